@@ -1,0 +1,37 @@
+# Two entry points for a fresh machine: `make demo` and `make test`.
+# Both create the virtual environment in .venv when it is missing.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup demo test lint bench docs clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+## Build the demo database from the bundled snapshot and show its feed.
+demo: $(STAMP)
+	$(BIN)/lightnews demo
+
+## Lint, type-check and run every test.
+test: $(STAMP)
+	$(BIN)/ruff check lightnews tests bench scripts
+	$(BIN)/mypy
+	$(BIN)/python -m pytest -n 2 -q
+
+## Regenerate docs/cli.md from the command line itself.
+docs: $(STAMP)
+	$(BIN)/python scripts/cli_docs.py > docs/cli.md
+
+bench: $(STAMP)
+	$(BIN)/python bench/snapshot_import.py --records 200000
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info

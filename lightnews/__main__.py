@@ -1,0 +1,5 @@
+"""``python -m lightnews`` runs the command line."""
+
+from lightnews.cli import main
+
+main()

@@ -1,0 +1,650 @@
+"""The ``lightnews`` command: every user-facing action from a terminal or a cron job.
+
+Read commands take ``--json`` and print machine-readable output on stdout;
+progress goes to stderr. Exit codes a cron job can act on:
+
+    0  done
+    1  the thing asked for is not there (``show`` of an unknown paper)
+    2  the command was used wrongly (bad option, bad value)
+    3  done, but some sources failed (their errors are recorded on them)
+    4  nothing could be done (every source failed, unreadable input)
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+import orjson
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.table import Table
+
+from lightnews import __version__
+from lightnews.errors import LightnewsError, NotFound, UsageError
+from lightnews.settings import SETTINGS, Settings
+from lightnews.store import SQLiteStore, default_db_path, open_store
+
+__all__ = ["EXIT_FAILED", "EXIT_NOT_FOUND", "EXIT_PARTIAL", "cli", "main"]
+
+EXIT_NOT_FOUND = 1
+EXIT_PARTIAL = 3
+EXIT_FAILED = 4
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False)
+
+
+class App:
+    """What every command needs: where the database is, the store, the settings."""
+
+    def __init__(self, db: Path | None) -> None:
+        self.db_path = db or default_db_path()
+        self._store: SQLiteStore | None = None
+
+    @property
+    def store(self) -> SQLiteStore:
+        if self._store is None:
+            self._store = open_store(self.db_path)
+        return self._store
+
+    @property
+    def settings(self) -> Settings:
+        return Settings(self.store.saved_settings())
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+
+pass_app = click.make_pass_decorator(App)
+
+
+def emit_json(data: Any) -> None:
+    click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS))
+
+
+@contextmanager
+def errors_as_exit() -> Iterator[None]:
+    """Turn Lightnews errors into a message on stderr and the matching exit code."""
+    try:
+        yield
+    except NotFound as error:
+        err.print(f"[red]not found:[/red] {error}")
+        sys.exit(EXIT_NOT_FOUND)
+    except UsageError as error:
+        raise click.UsageError(str(error)) from None
+    except LightnewsError as error:
+        err.print(f"[red]error:[/red] {error}")
+        sys.exit(EXIT_FAILED)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="LIGHTNEWS_DB",
+    help="Database file (default: lightnews.db in the user data directory; env LIGHTNEWS_DB).",
+)
+@click.version_option(__version__, prog_name="lightnews")
+@click.pass_context
+def cli(ctx: click.Context, db: Path | None) -> None:
+    """Lightnews: scholar-powered research news.
+
+    Follow researchers across arXiv, their labs' blogs and other feeds, and read
+    one deduplicated feed of the papers they write and discuss.
+    """
+    app = App(db)
+    ctx.obj = app
+    ctx.call_on_close(app.close)
+
+
+@cli.command()
+@pass_app
+def init(app: App) -> None:
+    """Create the database (or bring its schema up to date)."""
+    with errors_as_exit():
+        version = app.store.schema_version
+    out.print(f"database ready at {app.db_path} (schema version {version})")
+
+
+# -- sources -------------------------------------------------------------------
+
+
+@cli.group()
+def sources() -> None:
+    """Add, list, remove and export the sources Lightnews reads."""
+
+
+@sources.command("add")
+@click.argument("url", required=False)
+@click.option(
+    "--category",
+    "categories",
+    multiple=True,
+    metavar="CAT",
+    help="An arXiv category to follow (cs.LG); repeatable.",
+)
+@click.option(
+    "--author",
+    "authors",
+    multiple=True,
+    metavar="NAME",
+    help='An arXiv author to follow ("Sepp Hochreiter"); repeatable.',
+)
+@click.option("--query", help="Any arXiv API search_query (ti:diffusion AND cat:cs.CV).")
+@click.option("--ids", help="Comma-separated arXiv ids to watch.")
+@click.option("--oai-set", metavar="SET", help="Harvest an OAI-PMH set (cs, math, ...).")
+@click.option(
+    "--oai-format",
+    type=click.Choice(["arXiv", "arXivRaw"]),
+    default="arXiv",
+    show_default=True,
+    help="OAI-PMH metadata format for --oai-set.",
+)
+@click.option(
+    "--opml",
+    "opml_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Add every feed listed in an OPML file, with its folder.",
+)
+@click.option("--folder", help="Folder to file the source under.")
+@click.option("--title", help="A title for the source.")
+@click.option("--json", "as_json", is_flag=True, help="Print the added sources as JSON.")
+@pass_app
+def sources_add(
+    app: App,
+    url: str | None,
+    categories: tuple[str, ...],
+    authors: tuple[str, ...],
+    query: str | None,
+    ids: str | None,
+    oai_set: str | None,
+    oai_format: str,
+    opml_file: Path | None,
+    folder: str | None,
+    title: str | None,
+    as_json: bool,
+) -> None:
+    """Add a feed URL, arXiv categories, authors, queries or ids, an OAI set, or an OPML file.
+
+    \b
+    Examples:
+      lightnews sources add https://example.org/blog/feed.xml --folder Labs
+      lightnews sources add --category cs.LG --category cs.CL
+      lightnews sources add --author "Sepp Hochreiter"
+      lightnews sources add --opml subscriptions.opml
+    """
+    from lightnews.sources.opml import parse_opml
+
+    wanted: list[tuple[str, str, str | None, str | None, dict[str, Any]]] = []
+    if url:
+        if not url.startswith(("http://", "https://")):
+            raise click.BadParameter("a feed address must be an http(s) URL", param_hint="URL")
+        wanted.append(("feed", url, title, folder, {}))
+    wanted += [("arxiv-api", f"cat:{c}", title, folder, {}) for c in categories]
+    wanted += [("arxiv-api", f'au:"{a}"', title or a, folder, {}) for a in authors]
+    if query:
+        wanted.append(("arxiv-api", query, title, folder, {}))
+    if ids:
+        cleaned = ",".join(i.strip() for i in ids.split(",") if i.strip())
+        wanted.append(("arxiv-api", f"id:{cleaned}", title, folder, {}))
+    if oai_set:
+        wanted.append(("arxiv-oai", oai_set, title, folder, {"metadataPrefix": oai_format}))
+    if opml_file:
+        with errors_as_exit():
+            feeds = parse_opml(opml_file.read_bytes())
+        wanted += [("feed", f.url, f.title, folder or f.folder, {}) for f in feeds]
+    if not wanted:
+        raise click.UsageError(
+            "nothing to add: give a URL or one of --category, --author, "
+            "--query, --ids, --oai-set, --opml"
+        )
+    from lightnews.pipeline import _iso, utc_now
+
+    added: list[dict[str, Any]] = []
+    with errors_as_exit():
+        for kind, address, name, group, params in wanted:
+            row, created = app.store.add_source(
+                kind, address, now=_iso(utc_now()), title=name, folder=group, params=params
+            )
+            added.append({**row.to_json(), "created": created})
+    if as_json:
+        emit_json(added)
+        return
+    for entry in added:
+        state = "added" if entry["created"] else "already there"
+        out.print(f"{state}: #{entry['id']} {entry['kind']} {entry['url']}")
+
+
+@sources.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_app
+def sources_list(app: App, as_json: bool) -> None:
+    """List sources with their health: last success, last error, next attempt."""
+    with errors_as_exit():
+        rows = app.store.list_sources()
+    if as_json:
+        emit_json([r.to_json() for r in rows])
+        return
+    if not rows:
+        out.print("no sources yet: add one with `lightnews sources add`")
+        return
+    table = Table("id", "kind", "source", "folder", "last success", "errors", "next attempt")
+    for r in rows:
+        health = f"[red]{r.error_count}: {r.last_error}[/red]" if r.last_error else "0"
+        table.add_row(
+            str(r.id),
+            r.kind,
+            r.title or r.address,
+            r.folder or "",
+            r.last_success or "never",
+            health,
+            r.next_attempt or "now",
+        )
+    out.print(table)
+
+
+@sources.command("remove")
+@click.argument("source_ids", nargs=-1, type=int, required=True)
+@pass_app
+def sources_remove(app: App, source_ids: tuple[int, ...]) -> None:
+    """Remove sources by id (their items go; papers stay)."""
+    with errors_as_exit():
+        for source_id in source_ids:
+            row = app.store.remove_source(source_id)
+            out.print(f"removed #{row.id} {row.kind} {row.address}")
+
+
+@sources.command("export")
+@click.option("--opml", "as_opml", is_flag=True, default=True, help="OPML 2.0 (the default).")
+@pass_app
+def sources_export(app: App, as_opml: bool) -> None:
+    """Print the feed sources as OPML, folders included."""
+    from lightnews.sources.opml import OpmlFeed, write_opml
+
+    with errors_as_exit():
+        feeds = [
+            OpmlFeed(r.address, r.title, r.folder)
+            for r in app.store.list_sources()
+            if r.kind == "feed"
+        ]
+    click.echo(write_opml(feeds).decode())
+
+
+# -- ingest ----------------------------------------------------------------------
+
+
+def _progress(console: Console) -> Progress:
+    return Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
+
+
+@cli.command()
+@click.option("--force", is_flag=True, help="Refresh every source, due or not.")
+@click.option("--kind", "kinds", multiple=True, help="Only sources of this kind; repeatable.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON report per source.")
+@pass_app
+def refresh(app: App, force: bool, kinds: tuple[str, ...], as_json: bool) -> None:
+    """Fetch every due source politely, with progress and a summary.
+
+    Exit status 3 when some sources failed, 4 when all did; each failure is
+    recorded on its source (see `lightnews sources list`).
+    """
+    from lightnews.pipeline import refresh as run_refresh
+
+    with errors_as_exit():
+        settings = app.settings
+        due = len(app.store.list_sources())
+        with _progress(err) as progress:
+            task = progress.add_task("refreshing", total=due)
+
+            def started(row: Any) -> None:
+                progress.update(task, description=f"{row.kind} {row.title or row.address}")
+
+            reports = run_refresh(
+                app.store,
+                settings,
+                force=force,
+                kinds=list(kinds) or None,
+                on_start=started,
+                on_done=lambda r: progress.advance(task),
+            )
+    failed = [r for r in reports if not r.ok]
+    if as_json:
+        emit_json([r.to_json() for r in reports])
+    else:
+        for r in reports:
+            if r.ok:
+                note = (
+                    "not modified"
+                    if r.not_modified
+                    else (
+                        f"{r.saved.papers_new} new papers, {r.saved.items_new} new items, "
+                        f"{r.saved.papers_updated + r.saved.items_updated} updated"
+                    )
+                )
+                out.print(f"[green]ok[/green]   #{r.source_id} {r.kind} {r.address}: {note}")
+            else:
+                out.print(
+                    f"[red]fail[/red] #{r.source_id} {r.kind} {r.address}: {r.error} "
+                    f"(next attempt {r.next_attempt})"
+                )
+        out.print(f"{len(reports)} sources refreshed, {len(failed)} failed")
+    if reports and len(failed) == len(reports):
+        sys.exit(EXIT_FAILED)
+    if failed:
+        sys.exit(EXIT_PARTIAL)
+
+
+@cli.command()
+@click.option(
+    "--kind",
+    required=True,
+    help="Source kind that reads the file (arxiv-api, arxiv-oai, arxiv-abs, feed, ...).",
+)
+@click.option(
+    "--from-file",
+    "path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A saved response, exactly as the service sent it.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@pass_app
+def ingest(app: App, kind: str, path: Path, as_json: bool) -> None:
+    """Read a saved response instead of the network (replay): same parser, same store."""
+    from lightnews.pipeline import ingest_file
+
+    with errors_as_exit():
+        report = ingest_file(app.store, kind, path, app.settings)
+    if as_json:
+        emit_json(report.to_json())
+    elif report.ok:
+        s = report.saved
+        out.print(
+            f"{path.name}: {s.papers_new} new papers, {s.papers_updated} updated, "
+            f"{s.items_new} new items, {s.items_updated} updated, "
+            f"{s.mentions} mentions, {s.unchanged} unchanged"
+        )
+        for warning in s.warnings:
+            err.print(f"[yellow]warning:[/yellow] {warning}")
+    else:
+        err.print(f"[red]error:[/red] {path.name}: {report.error}")
+    if not report.ok:
+        sys.exit(EXIT_FAILED)
+
+
+@cli.group("import")
+def import_group() -> None:
+    """Bulk imports."""
+
+
+@import_group.command("arxiv-snapshot")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--batch-size", default=5000, show_default=True, help="Records per transaction.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@pass_app
+def import_snapshot(app: App, path: Path, batch_size: int, as_json: bool) -> None:
+    """Import arXiv's metadata snapshot (JSON Lines), streamed in constant memory.
+
+    Re-importing is safe: unchanged records are skipped, changed ones merged.
+    """
+    from lightnews.bulk import import_snapshot as run_import
+
+    with errors_as_exit(), _progress(err) as progress:
+        task = progress.add_task(f"importing {path.name}", total=path.stat().st_size)
+        summary = run_import(
+            app.store,
+            path,
+            batch_size=batch_size,
+            on_progress=lambda done: progress.update(task, completed=done),
+        )
+    if as_json:
+        emit_json(summary.to_json())
+    else:
+        out.print(
+            f"{summary.records} records in {summary.seconds:.1f}s "
+            f"({summary.rate:,.0f}/s): {summary.saved.papers_new} new, "
+            f"{summary.saved.papers_updated} updated, {summary.saved.unchanged} unchanged, "
+            f"{summary.errors.count} unreadable lines"
+        )
+        for example in summary.errors.examples:
+            err.print(f"[yellow]skipped[/yellow] {example}")
+    if summary.records == 0 and summary.errors.count:
+        sys.exit(EXIT_FAILED)
+
+
+# -- read ----------------------------------------------------------------------------
+
+
+@cli.command()
+@click.option("--limit", default=30, show_default=True, help="How many stories.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_app
+def feed(app: App, limit: int, as_json: bool) -> None:
+    """The feed: stories with the most recent activity first."""
+    from lightnews.rank import newest_stories
+
+    with errors_as_exit():
+        stories = newest_stories(app.store, limit)
+    if as_json:
+        emit_json([s.to_json() for s in stories])
+        return
+    if not stories:
+        out.print("the feed is empty: add sources and run `lightnews refresh`")
+    for story in stories:
+        label = story.arxiv_id or "item"
+        out.print(f"[bold]{story.title}[/bold]")
+        out.print(f"  {label} · {(story.time or '')[:10]} · {' · '.join(story.why[:3])}")
+        if story.url:
+            out.print(f"  {story.url}")
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--limit", default=20, show_default=True, help="Results per page.")
+@click.option("--page", default=1, show_default=True, help="Page number.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_app
+def search(app: App, query: str, limit: int, page: int, as_json: bool) -> None:
+    """Search papers by words, "exact phrases", prefix*, -excluded words, or an arXiv id."""
+    from lightnews.search import search_papers
+
+    with errors_as_exit():
+        hits = search_papers(app.store, query, limit=limit, offset=(max(page, 1) - 1) * limit)
+    if as_json:
+        emit_json(
+            [{"arxiv_id": h.arxiv_id, "title": h.title, "score": round(h.score, 4)} for h in hits]
+        )
+        return
+    if not hits:
+        out.print("no results")
+    for hit in hits:
+        out.print(
+            f"{hit.arxiv_id:>18}  {hit.title}  [dim]{(hit.published or '')[:10]} "
+            f"{hit.primary_category or ''}[/dim]"
+        )
+
+
+@cli.command()
+@click.argument("arxiv_id")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_app
+def show(app: App, arxiv_id: str, as_json: bool) -> None:
+    """Show a paper with its versions, links and everything that mentions it.
+
+    Exit status 1 when the paper is not stored.
+    """
+    with errors_as_exit():
+        paper = app.store.get_paper(arxiv_id)
+    if as_json:
+        emit_json(paper)
+        return
+    out.print(f"[bold]{paper['title'] or '(metadata not fetched yet)'}[/bold]")
+    out.print(
+        f"{paper['arxiv_id']} · {paper['primary_category'] or ''} · "
+        f"{(paper['published'] or '')[:10]}"
+        + (" · [red]withdrawn[/red]" if paper["withdrawn"] else "")
+    )
+    if paper["authors"]:
+        out.print(", ".join(paper["authors"]))
+    if paper["versions"]:
+        out.print(
+            "versions: "
+            + ", ".join(f"{v['version']} {(v['date'] or '')[:10]}" for v in paper["versions"])
+        )
+    if paper["abstract"]:
+        out.print()
+        out.print(paper["abstract"])
+    out.print()
+    for name, link in paper["links"].items():
+        out.print(f"{name}: {link}")
+    if paper["mentions"]:
+        out.print(f"\n[bold]mentioned in {len(paper['mentions'])} items[/bold]")
+        for m in paper["mentions"]:
+            out.print(f"  {m['kind']} · {m['source']} · {m['title']} · {m['url'] or ''}")
+
+
+# -- settings ----------------------------------------------------------------------------
+
+
+@cli.group(invoke_without_command=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def settings(ctx: click.Context, as_json: bool) -> None:
+    """Every setting with its default, current value and help."""
+    if ctx.invoked_subcommand is not None:
+        return
+    app = ctx.find_object(App)
+    assert app is not None
+    with errors_as_exit():
+        resolved = app.settings
+    rows = []
+    for s in SETTINGS:
+        value = resolved.get(s.name)
+        rows.append(
+            {
+                "name": s.name,
+                "env": s.env,
+                "default": s.default,
+                "value": "********" if s.secret and value else value,
+                "origin": resolved.origin(s.name),
+                "help": s.help,
+            }
+        )
+    if as_json:
+        emit_json(rows)
+        return
+    table = Table("setting", "value", "default", "help", show_lines=False)
+    for row in rows:
+        table.add_row(
+            f"{row['name']}\n[dim]{row['env']}[/dim]",
+            str(row["value"]),
+            str(row["default"]),
+            row["help"],
+        )
+    out.print(table)
+
+
+@settings.command("set")
+@click.argument("name")
+@click.argument("value")
+@pass_app
+def settings_set(app: App, name: str, value: str) -> None:
+    """Save a setting in the database (the environment still overrides it)."""
+    try:
+        setting = Settings.lookup(name)
+        setting.convert(value, f"setting {setting.name}")
+    except LightnewsError as error:
+        raise click.BadParameter(str(error)) from None
+    app.store.save_setting(setting.name, value)
+    out.print(f"{setting.name} = {value}")
+
+
+@settings.command("unset")
+@click.argument("name")
+@pass_app
+def settings_unset(app: App, name: str) -> None:
+    """Forget a saved setting (back to its default)."""
+    try:
+        setting = Settings.lookup(name)
+    except LightnewsError as error:
+        raise click.BadParameter(str(error)) from None
+    app.store.save_setting(setting.name, None)
+    out.print(f"{setting.name} reset to its default ({setting.default!r})")
+
+
+# -- demo ------------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print what was loaded as JSON.")
+@pass_app
+def demo(app: App, as_json: bool) -> None:
+    """Build a database from the bundled offline snapshot and show its feed.
+
+    Uses --db when given, else demo.db beside the default database. The
+    snapshot is a set of saved responses in the services' real formats, read by
+    the real parsers: no network needed.
+    """
+    from lightnews.demo import build_demo
+    from lightnews.rank import newest_stories
+
+    if app._store is None and app.db_path == default_db_path():
+        app.db_path = default_db_path().with_name("demo.db")
+    with errors_as_exit():
+        reports = build_demo(app.store, app.settings)
+        stories = newest_stories(app.store, 10)
+        counts = app.store.counts()
+    if as_json:
+        emit_json(
+            {
+                "db": str(app.db_path),
+                "counts": counts,
+                "files": [r.to_json() for r in reports],
+                "feed": [s.to_json() for s in stories],
+            }
+        )
+        return
+    out.print(f"[bold]Lightnews demo[/bold] · database {app.db_path}")
+    for report in reports:
+        status = "[green]ok[/green]" if report.ok else f"[red]{report.error}[/red]"
+        out.print(f"  {report.kind:<10} {Path(report.address).name:<26} {status}")
+    out.print(
+        f"{counts['papers'] - counts['stubs']} papers, {counts['items']} items, "
+        f"{counts['mentions']} mentions, {counts['sources']} sources\n"
+    )
+    for story in stories:
+        out.print(f"[bold]{story.title}[/bold]")
+        out.print(
+            f"  {story.arxiv_id or 'article'} · {(story.time or '')[:10]} · "
+            f"{' · '.join(dict.fromkeys(story.why))}"
+        )
+    out.print("\nTry: lightnews --db " + str(app.db_path) + " search attention")
+
+
+def main() -> None:
+    cli(prog_name="lightnews")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,72 @@
+"""The exception tree, drawn once.
+
+Exceptions are for situations a caller can act on; bad data from a source is
+*recorded* on the source's row (see :mod:`lightnews.pipeline`), never allowed
+to stop a run. Every exception Lightnews raises on purpose derives from
+:class:`LightnewsError`::
+
+    LightnewsError
+    ├── FetchError        the network or the server did not give us the bytes
+    │   ├── TooLarge      the body went over the size cap
+    │   └── Blocked       the address is not one we may reach (private network)
+    ├── ParseError        bytes we fetched are not the format they claim to be
+    ├── NotFound          a paper, source or scholar that is not stored
+    ├── UsageError        a command or argument that cannot be carried out
+    └── SettingError      a setting with an invalid value
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "Blocked",
+    "FetchError",
+    "LightnewsError",
+    "NotFound",
+    "ParseError",
+    "SettingError",
+    "TooLarge",
+    "UsageError",
+]
+
+
+class LightnewsError(Exception):
+    """Base of every error Lightnews raises on purpose."""
+
+
+class FetchError(LightnewsError):
+    """A request failed: connection, timeout, HTTP status or a broken body.
+
+    ``status`` is the HTTP status when there was one; ``retry_after`` is the
+    number of seconds the server asked us to wait, when it asked.
+    """
+
+    def __init__(
+        self, message: str, *, status: int | None = None, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retry_after = retry_after
+
+
+class TooLarge(FetchError):
+    """The response body is larger than the configured cap."""
+
+
+class Blocked(FetchError):
+    """The URL points at an address Lightnews refuses to reach."""
+
+
+class ParseError(LightnewsError):
+    """A payload could not be read as the format its source expects."""
+
+
+class NotFound(LightnewsError):
+    """The asked-for object is not stored."""
+
+
+class UsageError(LightnewsError):
+    """A request that cannot be carried out as given (bad id, unknown kind...)."""
+
+
+class SettingError(LightnewsError):
+    """A setting has a value that does not pass its validation."""

@@ -1,0 +1,65 @@
+"""arXiv identifiers in text and URLs, as mentions.
+
+Forms recognised (case-insensitive):
+
+* URLs on arxiv.org and its mirrors: ``/abs/ID``, ``/pdf/ID[.pdf]``, ``/html/ID``,
+  ``/format/ID``, ``export.arxiv.org``; alphaxiv ``/abs/ID``; Hugging Face
+  ``/papers/ID``;
+* arXiv's own DOIs ``10.48550/arXiv.ID``;
+* ``arXiv:ID`` and ``arXiv ID`` in running text;
+* a bare new-style id (``2510.02375``), accepted only when it is a plausible
+  id (valid month, the digit count of its era) and with a lower confidence.
+
+Versions are dropped: every version of a paper is one paper.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from lightnews.model import Item, Mention
+from lightnews.normalize.arxiv_ids import NEW_STYLE, OLD_STYLE, parse_arxiv_id
+
+__all__ = ["find_arxiv_mentions", "link_item"]
+
+_ID = rf"(?P<id>{NEW_STYLE}|{OLD_STYLE})(?:v\d+)?"
+_HOSTS = r"(?:(?:www\.|export\.|browse\.)?arxiv\.org|alphaxiv\.org|www\.alphaxiv\.org)"
+
+# Each pattern: (compiled regex, method, confidence). First match for an id wins.
+_PATTERNS: tuple[tuple[re.Pattern[str], str, float], ...] = (
+    (re.compile(rf"{_HOSTS}/(?:abs|pdf|html|format|ps|overview)/{_ID}", re.I), "arxiv-url", 1.0),
+    (re.compile(rf"huggingface\.co/papers/{_ID}", re.I), "hf-url", 1.0),
+    (re.compile(rf"10\.48550/arxiv\.{_ID}", re.I), "doi", 1.0),
+    (re.compile(rf"\barxiv\s*:\s*{_ID}", re.I), "arxiv-id", 1.0),
+    (re.compile(rf"\barxiv\s+{_ID}", re.I), "arxiv-id", 0.95),
+    (re.compile(rf"(?<![\w./-]){_ID}(?![\w/]|\.\d)", re.I), "bare-id", 0.8),
+)
+
+
+def find_arxiv_mentions(texts: Iterable[str]) -> list[Mention]:
+    """Every arXiv paper named in ``texts``, once, with the surest method found."""
+    best: dict[str, Mention] = {}
+    for text in texts:
+        if not text:
+            continue
+        for pattern, method, confidence in _PATTERNS:
+            for match in pattern.finditer(text):
+                parsed = parse_arxiv_id(match["id"])
+                if parsed is None:
+                    continue
+                if method == "bare-id" and parsed.old_style:
+                    continue
+                known = best.get(parsed.base)
+                if known is None or known.confidence < confidence:
+                    best[parsed.base] = Mention(parsed.base, method, confidence, match[0])
+    return list(best.values())
+
+
+def link_item(item: Item) -> list[Mention]:
+    """Mentions of an item: from its links first, then its title and text.
+
+    An item that *is* a paper record does not mention itself.
+    """
+    found = find_arxiv_mentions([*item.links, item.title, item.text])
+    return [m for m in found if m.arxiv_id != item.paper_id]

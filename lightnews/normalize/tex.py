@@ -1,0 +1,104 @@
+"""TeX accents and markup in names and titles, turned into Unicode.
+
+arXiv metadata is typed by authors, many of whom write ``M\\"uller``,
+``Andr{\\'e}``, ``{\\L}ukasz`` or ``\\c{C}elik``. We resolve accents and the
+few letter macros to Unicode, drop grouping braces outside math, and leave
+math (``$\\ell_1$``) as written, since readers of ML papers read TeX math.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+__all__ = ["tex_to_unicode"]
+
+# Accent macro -> combining character.
+_ACCENTS = {
+    '"': "\u0308",
+    "'": "\u0301",
+    "`": "\u0300",
+    "^": "\u0302",
+    "~": "\u0303",
+    "=": "\u0304",
+    ".": "\u0307",
+    "u": "\u0306",
+    "v": "\u030c",
+    "H": "\u030b",
+    "c": "\u0327",
+    "k": "\u0328",
+    "r": "\u030a",
+    "d": "\u0323",
+    "b": "\u0331",
+}
+# Letter macros -> letters.
+_LETTERS = {
+    "ss": "ß",
+    "o": "ø",
+    "O": "Ø",
+    "aa": "å",
+    "AA": "Å",
+    "ae": "æ",
+    "AE": "Æ",
+    "oe": "œ",
+    "OE": "Œ",
+    "l": "ł",
+    "L": "Ł",
+    "i": "ı",
+    "j": "ȷ",
+    "dh": "ð",
+    "DH": "Ð",
+    "th": "þ",
+    "TH": "Þ",
+    "ng": "ŋ",
+    "NG": "Ŋ",
+}
+_SYMBOLS = {"&": "&", "%": "%", "$": "$", "#": "#", "_": "_", "{": "{", "}": "}"}
+
+_SYMBOL_ACCENT = r"[\"'`^~=.]"
+_LETTER_ACCENT = r"[uvHckrdb]"
+# \"{u}, \"u, {\"u}, \" u, \c{c}, \c c ; the accented thing is a letter or \i / \j.
+_ACCENT_RE = re.compile(
+    r"\{?\\(?:(?P<sym>" + _SYMBOL_ACCENT + r")\s*|(?P<let>" + _LETTER_ACCENT + r")(?:\s+|(?=\{)))"
+    r"(?:\{\s*(?P<g>\\[ij]|[A-Za-z])\s*\}|(?P<b>\\[ij](?![A-Za-z])|[A-Za-z]))\}?"
+)
+_LETTER_RE = re.compile(
+    r"\{?\\(" + "|".join(sorted(_LETTERS, key=len, reverse=True)) + r")(?![A-Za-z])\s?\}?"
+)
+_SYMBOL_RE = re.compile(r"\\([&%$#_{}])")
+_TEXTCMD_RE = re.compile(r"\\(?:emph|textit|textbf|textrm|textsc|textsf|texttt|mathrm|em|it|bf)\s*")
+_SPACE_RE = re.compile(r"\s+")
+_MATH_RE = re.compile(r"(\$\$?.+?\$\$?)", re.S)
+
+
+def _accent(match: re.Match[str]) -> str:
+    mark = _ACCENTS[match["sym"] or match["let"]]
+    base = match["g"] or match["b"]
+    if base in ("\\i", "\\j"):
+        base = base[1]
+    return unicodedata.normalize("NFC", base + mark)
+
+
+def _plain(part: str) -> str:
+    part = _ACCENT_RE.sub(_accent, part)
+    part = _LETTER_RE.sub(lambda m: _LETTERS[m[1]], part)
+    part = _TEXTCMD_RE.sub("", part)
+    part = _SYMBOL_RE.sub(lambda m: "\x00" + m[1], part)
+    part = part.replace("{", "").replace("}", "").replace("~", " ")
+    part = part.replace("``", "“").replace("''", "”").replace("---", "—").replace("--", "–")
+    return part.replace("\x00", "")
+
+
+def tex_to_unicode(text: str) -> str:
+    """Resolve TeX accents and markup outside math; collapse whitespace.
+
+    >>> tex_to_unicode(r"J\\"urgen M{\\"u}ller and {\\L}ukasz Kaiser")
+    'Jürgen Müller and Łukasz Kaiser'
+    >>> tex_to_unicode(r"Sparse $\\ell_1$ {Recovery}")
+    'Sparse $\\\\ell_1$ Recovery'
+    """
+    if "\\" not in text and "{" not in text and "$" not in text and "~" not in text:
+        return _SPACE_RE.sub(" ", text).strip()
+    pieces = _MATH_RE.split(text)
+    out = [piece if i % 2 else _plain(piece) for i, piece in enumerate(pieces)]
+    return _SPACE_RE.sub(" ", "".join(out)).strip()

@@ -1,0 +1,221 @@
+"""Every setting Lightnews reads, in one declarative table.
+
+The same table feeds ``lightnews settings``, the documentation and the
+validation errors. A setting's value comes, in order of precedence, from the
+environment (``LIGHTNEWS_<NAME>``), from a value saved in the database with
+``lightnews settings set``, or from its default.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from lightnews.errors import SettingError
+
+__all__ = ["SETTINGS", "Setting", "Settings", "env_name"]
+
+
+def _positive_int(raw: str) -> int:
+    value = int(raw)
+    if value <= 0:
+        raise ValueError
+    return value
+
+
+def _non_negative_float(raw: str) -> float:
+    value = float(raw)
+    if value < 0 or value != value:
+        raise ValueError
+    return value
+
+
+def _boolean(raw: str) -> bool:
+    lowered = raw.strip().lower()
+    if lowered in {"1", "true", "yes", "on"}:
+        return True
+    if lowered in {"0", "false", "no", "off"}:
+        return False
+    raise ValueError
+
+
+_KIND_WORDS: dict[Callable[[str], Any], str] = {
+    _positive_int: "a positive integer",
+    _non_negative_float: "a non-negative number",
+    _boolean: "true or false",
+    str: "text",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One setting: its name, default, how to read it and what it is for."""
+
+    name: str
+    default: Any
+    parse: Callable[[str], Any]
+    help: str
+    secret: bool = False
+
+    @property
+    def env(self) -> str:
+        return env_name(self.name)
+
+    @property
+    def kind(self) -> str:
+        return _KIND_WORDS.get(self.parse, "a value")
+
+    def convert(self, raw: str, origin: str) -> Any:
+        try:
+            return self.parse(raw)
+        except (TypeError, ValueError):
+            raise SettingError(f"{origin} must be {self.kind}, got {raw!r}") from None
+
+
+def env_name(name: str) -> str:
+    return "LIGHTNEWS_" + name.upper()
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "contact",
+        "",
+        str,
+        "E-mail or URL put in the User-Agent so that services can reach whoever runs "
+        "this instance (arXiv asks for one).",
+    ),
+    Setting(
+        "http_timeout",
+        30.0,
+        _non_negative_float,
+        "Seconds to wait for a server to connect or send data before giving up.",
+    ),
+    Setting(
+        "http_max_bytes",
+        15 * 1024 * 1024,
+        _positive_int,
+        "Largest response body accepted, in bytes, after decompression.",
+    ),
+    Setting(
+        "http_retries",
+        3,
+        _positive_int,
+        "How many times a request is retried after 429, 5xx or a network error.",
+    ),
+    Setting(
+        "http_backoff",
+        1.0,
+        _non_negative_float,
+        "Base delay in seconds of the exponential backoff between retries (jitter added).",
+    ),
+    Setting(
+        "http_max_wait",
+        120.0,
+        _non_negative_float,
+        "Longest Retry-After, in seconds, honoured inside one run; a longer one ends the "
+        "run for that source and schedules its next attempt.",
+    ),
+    Setting(
+        "allow_private_addresses",
+        False,
+        _boolean,
+        "Allow fetching URLs on loopback or private networks (off: user-given URLs cannot "
+        "reach private addresses).",
+    ),
+    Setting(
+        "arxiv_interval",
+        3.0,
+        _non_negative_float,
+        "Seconds between two requests to arXiv's API and OAI-PMH hosts (arXiv asks for 3).",
+    ),
+    Setting(
+        "arxiv_api_url",
+        "https://export.arxiv.org/api/query",
+        str,
+        "Endpoint of the arXiv query API.",
+    ),
+    Setting(
+        "arxiv_oai_url",
+        "https://oaipmh.arxiv.org/oai",
+        str,
+        "Endpoint of arXiv's OAI-PMH interface.",
+    ),
+    Setting(
+        "arxiv_page_size",
+        100,
+        _positive_int,
+        "Results asked for per arXiv API page (arXiv allows up to 2000).",
+    ),
+    Setting(
+        "arxiv_max_results",
+        500,
+        _positive_int,
+        "Most results one refresh of an arXiv query source reads (arXiv stops at 30000).",
+    ),
+    Setting(
+        "refresh_minutes", 60, _positive_int, "Minutes between two refreshes of a healthy source."
+    ),
+    Setting(
+        "retry_max_hours",
+        24,
+        _positive_int,
+        "Longest wait, in hours, before retrying a failing source (backoff doubles up to it).",
+    ),
+)
+
+_BY_NAME = {setting.name: setting for setting in SETTINGS}
+
+
+class Settings:
+    """Resolved settings: environment over saved values over defaults."""
+
+    def __init__(
+        self, saved: Mapping[str, str] | None = None, environ: Mapping[str, str] | None = None
+    ) -> None:
+        self._saved = dict(saved or {})
+        self._environ = os.environ if environ is None else environ
+        self._values: dict[str, Any] = {}
+        for setting in SETTINGS:
+            self._values[setting.name] = self._resolve(setting)
+
+    def _resolve(self, setting: Setting) -> Any:
+        raw_env = self._environ.get(setting.env)
+        if raw_env is not None:
+            return setting.convert(raw_env, setting.env)
+        if setting.name in self._saved:
+            return setting.convert(self._saved[setting.name], f"setting {setting.name}")
+        return setting.default
+
+    def origin(self, name: str) -> str:
+        setting = self.lookup(name)
+        if setting.env in self._environ:
+            return "environment"
+        if name in self._saved:
+            return "saved"
+        return "default"
+
+    @staticmethod
+    def lookup(name: str) -> Setting:
+        try:
+            return _BY_NAME[name.replace("-", "_")]
+        except KeyError:
+            known = ", ".join(sorted(_BY_NAME))
+            raise SettingError(f"no setting named {name!r}; known settings: {known}") from None
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.__dict__["_values"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def get(self, name: str) -> Any:
+        return self._values[self.lookup(name).name]
+
+    def with_overrides(self, **values: Any) -> Settings:
+        """A copy with some values replaced (tests, the demo)."""
+        copy = Settings(self._saved, self._environ)
+        for name, value in values.items():
+            copy._values[self.lookup(name).name] = value
+        return copy

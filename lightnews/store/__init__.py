@@ -1,0 +1,32 @@
+"""Store: where everything Lightnews knows is kept.
+
+SQLite by default (one file under the user's data directory, overridden by
+``--db PATH`` or ``LIGHTNEWS_DB``). Other packages talk to the store through
+the methods of :class:`SQLiteStore`; SQL never leaves this package.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import platformdirs
+
+from lightnews.store.sqlite import SaveResult, SourceRow, SQLiteStore
+
+__all__ = ["SQLiteStore", "SaveResult", "SourceRow", "default_db_path", "open_store"]
+
+Store = SQLiteStore
+
+
+def default_db_path() -> Path:
+    """``$LIGHTNEWS_DB``, else ``lightnews.db`` in the user's data directory."""
+    from_env = os.environ.get("LIGHTNEWS_DB")
+    if from_env:
+        return Path(from_env).expanduser()
+    return Path(platformdirs.user_data_dir("lightnews")) / "lightnews.db"
+
+
+def open_store(path: str | Path | None = None) -> SQLiteStore:
+    """Open (creating and migrating as needed) the database at ``path``."""
+    return SQLiteStore(Path(path).expanduser() if path else default_db_path())

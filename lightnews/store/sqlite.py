@@ -1,0 +1,727 @@
+"""The SQLite store: every database read and write of the personal setup.
+
+One file, WAL mode, versioned migrations (``migrations/NNNN_*.sql``, tracked
+in ``PRAGMA user_version``), FTS5 indexes kept in step by triggers. SQL that
+is specific to SQLite lives here and nowhere else, so a PostgreSQL backend can
+implement the same methods without other packages changing.
+
+Writes are idempotent: saving the same batch twice changes nothing, because
+papers and items carry a content hash and rows are only rewritten when it
+differs. Merging rules for papers: the newer record (by version, then update
+time) wins field by field, gaps are filled from the other, versions are the
+union of both, and a *stub* (a paper known only by its id because something
+mentioned it) never overwrites metadata.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from lightnews.errors import NotFound, UsageError
+from lightnews.model import Author, Batch, Item, Paper, SourceState, Version
+from lightnews.normalize.arxiv_ids import parse_arxiv_id
+from lightnews.normalize.names import name_key
+
+__all__ = ["SQLiteStore", "SaveResult", "SourceRow"]
+
+_PAPER_COLUMNS = (
+    "arxiv_id",
+    "title",
+    "abstract",
+    "authors",
+    "primary_category",
+    "categories",
+    "published",
+    "updated",
+    "versions",
+    "latest_version",
+    "doi",
+    "journal_ref",
+    "comments",
+    "license",
+    "submitter",
+    "withdrawn",
+    "content_hash",
+)
+_UPSERT_PAPER = (
+    f"INSERT INTO papers ({', '.join(_PAPER_COLUMNS)}, first_seen, modified) "
+    f"VALUES ({', '.join('?' * len(_PAPER_COLUMNS))}, ?, ?) "
+    "ON CONFLICT(arxiv_id) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in _PAPER_COLUMNS[1:])
+    + ", modified = excluded.modified WHERE papers.content_hash IS NOT excluded.content_hash"
+)
+_INSERT_AUTHORSHIP = (
+    "INSERT INTO authorships (paper_id, position, name, name_key, keyname, forenames, "
+    "affiliations) VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+_SOURCE_COLUMNS = (
+    "id, kind, address, title, folder, scholar_id, params, etag, last_modified, cursor, "
+    "resumption_token, state, created_at, last_attempt, last_success, last_error, "
+    "last_error_at, error_count, next_attempt, enabled"
+)
+
+
+@dataclass(slots=True)
+class SourceRow:
+    """A source as stored: what it reads, its saved state and its health."""
+
+    id: int
+    kind: str
+    address: str
+    title: str | None
+    folder: str | None
+    scholar_id: int | None
+    params: dict[str, Any]
+    state: SourceState
+    created_at: str
+    last_attempt: str | None
+    last_success: str | None
+    last_error: str | None
+    last_error_at: str | None
+    error_count: int
+    next_attempt: str | None
+    enabled: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "url": self.address,
+            "title": self.title,
+            "folder": self.folder,
+            "last_attempt": self.last_attempt,
+            "last_success": self.last_success,
+            "last_error": self.last_error,
+            "last_error_at": self.last_error_at,
+            "error_count": self.error_count,
+            "next_attempt": self.next_attempt,
+            "enabled": self.enabled,
+        }
+
+
+@dataclass(slots=True)
+class SaveResult:
+    """Counts of what one save changed; all zero when the data was already stored."""
+
+    papers_new: int = 0
+    papers_updated: int = 0
+    items_new: int = 0
+    items_updated: int = 0
+    mentions: int = 0
+    unchanged: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    def add(self, other: SaveResult) -> None:
+        self.papers_new += other.papers_new
+        self.papers_updated += other.papers_updated
+        self.items_new += other.items_new
+        self.items_updated += other.items_updated
+        self.mentions += other.mentions
+        self.unchanged += other.unchanged
+        self.warnings.extend(other.warnings)
+
+    @property
+    def changed(self) -> int:
+        return self.papers_new + self.papers_updated + self.items_new + self.items_updated
+
+
+def _json(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
+def _hash(values: Sequence[Any]) -> str:
+    return hashlib.blake2b(orjson.dumps(values), digest_size=12).hexdigest()
+
+
+def _version_key(paper: Paper | dict[str, Any]) -> tuple[int, str]:
+    if isinstance(paper, Paper):
+        return (paper.latest_version or 0, paper.updated or "")
+    return (paper["latest_version"] or 0, paper["updated"] or "")
+
+
+def _merge_versions(a: Iterable[Sequence[Any]], b: Iterable[Version]) -> list[list[Any]]:
+    merged: dict[int, list[Any]] = {int(v[0]): list(v) for v in a}
+    for version in b:
+        known = merged.get(version.number)
+        if known is None:
+            merged[version.number] = [version.number, version.date, version.size]
+        else:
+            known[1] = known[1] or version.date
+            known[2] = known[2] or version.size
+    return [merged[n] for n in sorted(merged)]
+
+
+class SQLiteStore:
+    """All reads and writes of one Lightnews SQLite database."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        if str(path) != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+        self.db.row_factory = sqlite3.Row
+        self.db.execute("PRAGMA journal_mode = WAL")
+        self.db.execute("PRAGMA synchronous = NORMAL")
+        self.db.execute("PRAGMA foreign_keys = ON")
+        self.db.execute("PRAGMA busy_timeout = 10000")
+        self.db.execute("PRAGMA cache_size = -65536")
+        self.migrate()
+
+    # -- lifecycle -------------------------------------------------------
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @staticmethod
+    def _migrations() -> list[tuple[int, str, str]]:
+        folder = resources.files("lightnews.store") / "migrations"
+        found = []
+        for entry in folder.iterdir():
+            match = re.match(r"(\d{4})_(\w+)\.sql$", entry.name)
+            if match:
+                found.append((int(match[1]), match[2], entry.read_text(encoding="utf-8")))
+        return sorted(found)
+
+    @property
+    def schema_version(self) -> int:
+        return int(self.db.execute("PRAGMA user_version").fetchone()[0])
+
+    def migrate(self) -> list[str]:
+        """Apply every migration newer than the database, each in its own transaction."""
+        applied = []
+        for number, name, script in self._migrations():
+            if number <= self.schema_version:
+                continue
+            self.db.executescript(
+                f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version = {number};\nCOMMIT;"
+            )
+            applied.append(f"{number:04d}_{name}")
+        return applied
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One write transaction; nested use joins the outer one."""
+        if self.db.in_transaction:
+            yield
+            return
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    # -- settings ----------------------------------------------------------
+
+    def saved_settings(self) -> dict[str, str]:
+        return {r["name"]: r["value"] for r in self.db.execute("SELECT name, value FROM settings")}
+
+    def save_setting(self, name: str, value: str | None) -> None:
+        with self.transaction():
+            if value is None:
+                self.db.execute("DELETE FROM settings WHERE name = ?", (name,))
+            else:
+                self.db.execute(
+                    "INSERT INTO settings (name, value) VALUES (?, ?) "
+                    "ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+                    (name, value),
+                )
+
+    # -- sources -----------------------------------------------------------
+
+    @staticmethod
+    def _source(row: sqlite3.Row) -> SourceRow:
+        return SourceRow(
+            id=row["id"],
+            kind=row["kind"],
+            address=row["address"],
+            title=row["title"],
+            folder=row["folder"],
+            scholar_id=row["scholar_id"],
+            params=orjson.loads(row["params"]),
+            state=SourceState(
+                etag=row["etag"],
+                last_modified=row["last_modified"],
+                cursor=row["cursor"],
+                resumption_token=row["resumption_token"],
+                extra=orjson.loads(row["state"]),
+            ),
+            created_at=row["created_at"],
+            last_attempt=row["last_attempt"],
+            last_success=row["last_success"],
+            last_error=row["last_error"],
+            last_error_at=row["last_error_at"],
+            error_count=row["error_count"],
+            next_attempt=row["next_attempt"],
+            enabled=bool(row["enabled"]),
+        )
+
+    def add_source(
+        self,
+        kind: str,
+        address: str,
+        *,
+        now: str,
+        title: str | None = None,
+        folder: str | None = None,
+        params: dict[str, Any] | None = None,
+        scholar_id: int | None = None,
+    ) -> tuple[SourceRow, bool]:
+        """Add a source; returns it and whether it is new (adding twice is harmless)."""
+        with self.transaction():
+            cursor = self.db.execute(
+                "INSERT INTO sources (kind, address, title, folder, params, scholar_id, "
+                "created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(kind, address) DO NOTHING",
+                (kind, address, title, folder, _json(params or {}), scholar_id, now),
+            )
+            created = cursor.rowcount == 1
+            if not created and (title or folder):
+                self.db.execute(
+                    "UPDATE sources SET title = COALESCE(?, title), folder = COALESCE(?, folder)"
+                    " WHERE kind = ? AND address = ?",
+                    (title, folder, kind, address),
+                )
+        found = self.find_source(kind, address)
+        assert found is not None
+        return found, created
+
+    def find_source(self, kind: str, address: str) -> SourceRow | None:
+        row = self.db.execute(
+            f"SELECT {_SOURCE_COLUMNS} FROM sources WHERE kind = ? AND address = ?",
+            (kind, address),
+        ).fetchone()
+        return self._source(row) if row else None
+
+    def get_source(self, source_id: int) -> SourceRow:
+        row = self.db.execute(
+            f"SELECT {_SOURCE_COLUMNS} FROM sources WHERE id = ?", (source_id,)
+        ).fetchone()
+        if row is None:
+            raise NotFound(f"no source with id {source_id}")
+        return self._source(row)
+
+    def list_sources(self) -> list[SourceRow]:
+        rows = self.db.execute(f"SELECT {_SOURCE_COLUMNS} FROM sources ORDER BY folder, id")
+        return [self._source(r) for r in rows]
+
+    def due_sources(self, now: str, kinds: Iterable[str] | None = None) -> list[SourceRow]:
+        """Enabled sources whose next attempt has come (or that never ran)."""
+        due = [
+            s
+            for s in self.list_sources()
+            if s.enabled and (s.next_attempt is None or s.next_attempt <= now)
+        ]
+        if kinds is not None:
+            wanted = set(kinds)
+            due = [s for s in due if s.kind in wanted]
+        return due
+
+    def remove_source(self, source_id: int) -> SourceRow:
+        """Remove a source and its items; the papers they recorded or mentioned stay."""
+        source = self.get_source(source_id)
+        with self.transaction():
+            self.db.execute("DELETE FROM sources WHERE id = ?", (source_id,))
+        return source
+
+    def set_source_title(self, source_id: int, title: str) -> None:
+        with self.transaction():
+            self.db.execute("UPDATE sources SET title = ? WHERE id = ?", (title, source_id))
+
+    def save_state(self, source_id: int, state: SourceState) -> None:
+        with self.transaction():
+            self.db.execute(
+                "UPDATE sources SET etag = ?, last_modified = ?, cursor = ?, resumption_token = ?,"
+                " state = ? WHERE id = ?",
+                (
+                    state.etag,
+                    state.last_modified,
+                    state.cursor,
+                    state.resumption_token,
+                    _json(state.extra),
+                    source_id,
+                ),
+            )
+
+    def record_attempt(self, source_id: int, now: str) -> None:
+        with self.transaction():
+            self.db.execute("UPDATE sources SET last_attempt = ? WHERE id = ?", (now, source_id))
+
+    def record_success(self, source_id: int, now: str, next_attempt: str) -> None:
+        with self.transaction():
+            self.db.execute(
+                "UPDATE sources SET last_success = ?, error_count = 0, next_attempt = ?, "
+                "last_error = NULL WHERE id = ?",
+                (now, next_attempt, source_id),
+            )
+
+    def record_failure(self, source_id: int, message: str, now: str, next_attempt: str) -> None:
+        with self.transaction():
+            self.db.execute(
+                "UPDATE sources SET last_error = ?, last_error_at = ?, "
+                "error_count = error_count + 1, next_attempt = ? WHERE id = ?",
+                (message, now, next_attempt, source_id),
+            )
+
+    # -- papers --------------------------------------------------------------
+
+    def _existing_papers(self, arxiv_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        found: dict[str, dict[str, Any]] = {}
+        for start in range(0, len(arxiv_ids), 30000):
+            chunk = arxiv_ids[start : start + 30000]
+            rows = self.db.execute(
+                f"SELECT id, {', '.join(_PAPER_COLUMNS)} FROM papers "
+                f"WHERE arxiv_id IN ({', '.join('?' * len(chunk))})",
+                chunk,
+            )
+            for row in rows:
+                found[row["arxiv_id"]] = dict(row)
+        return found
+
+    @staticmethod
+    def _paper_values(paper: Paper, old: dict[str, Any] | None) -> tuple[Any, ...] | None:
+        """Merged column values for ``paper`` over the stored row ``old``."""
+        if paper.is_stub:
+            return None
+        versions = _merge_versions(orjson.loads(old["versions"]) if old else [], paper.versions)
+        authors = ", ".join(a.name for a in paper.authors)
+        fresh: dict[str, Any] = {
+            "arxiv_id": paper.arxiv_id,
+            "title": paper.title,
+            "abstract": paper.abstract,
+            "authors": authors,
+            "primary_category": paper.primary_category,
+            "categories": " ".join(paper.categories),
+            "published": paper.published,
+            "updated": paper.updated,
+            "versions": None,
+            "latest_version": None,
+            "doi": paper.doi,
+            "journal_ref": paper.journal_ref,
+            "comments": paper.comments,
+            "license": paper.license,
+            "submitter": paper.submitter,
+            "withdrawn": int(paper.withdrawn),
+        }
+        if old is not None and old["content_hash"] is not None:
+            newer_first = _version_key(paper) >= _version_key(old)
+            first, second = (fresh, old) if newer_first else (old, fresh)
+            merged = {c: first[c] if first[c] not in (None, "") else second[c] for c in fresh}
+            merged["published"] = min(
+                (d for d in (fresh["published"], old["published"]) if d), default=None
+            )
+            merged["withdrawn"] = first["withdrawn"]
+        else:
+            merged = fresh
+        merged["versions"] = _json(versions)
+        merged["latest_version"] = (
+            max(
+                [v[0] for v in versions]
+                + [paper.latest_version or 0, (old or {}).get("latest_version") or 0]
+            )
+            or None
+        )
+        values = [merged[c] for c in _PAPER_COLUMNS[:-1]]
+        content_hash = _hash(values)
+        if old is not None and old["content_hash"] == content_hash:
+            return None
+        return (*values, content_hash)
+
+    def save_papers(self, papers: Sequence[Paper], now: str) -> SaveResult:
+        """Insert or merge papers (and their authorships) in the current transaction."""
+        result = SaveResult()
+        if not papers:
+            return result
+        latest: dict[str, Paper] = {}
+        for paper in papers:  # the same id twice in one batch: keep the newer
+            known = latest.get(paper.arxiv_id)
+            if known is None or _version_key(paper) >= _version_key(known):
+                latest[paper.arxiv_id] = paper
+        existing = self._existing_papers(list(latest))
+        rows: list[tuple[Any, ...]] = []
+        stubs: list[tuple[str, str, str]] = []
+        changed: list[Paper] = []
+        for arxiv_id, paper in latest.items():
+            old = existing.get(arxiv_id)
+            if paper.is_stub:
+                if old is None:
+                    stubs.append((arxiv_id, now, now))
+                continue
+            values = self._paper_values(paper, old)
+            if values is None:
+                result.unchanged += 1
+                continue
+            rows.append((*values, now, now))
+            if values[3] == ", ".join(a.name for a in paper.authors):
+                changed.append(paper)  # its author list is the one now stored
+            if old is None or old["content_hash"] is None:
+                result.papers_new += 1
+            else:
+                result.papers_updated += 1
+        with self.transaction():
+            if stubs:
+                self.db.executemany(
+                    "INSERT OR IGNORE INTO papers (arxiv_id, first_seen, modified) "
+                    "VALUES (?, ?, ?)",
+                    stubs,
+                )
+            if rows:
+                self.db.executemany(_UPSERT_PAPER, rows)
+                self._save_authorships(changed, existing)
+        return result
+
+    def _save_authorships(self, papers: Sequence[Paper], existing: dict[str, Any]) -> None:
+        with_authors = [p for p in papers if p.authors]
+        if not with_authors:
+            return
+        ids = self._paper_ids([p.arxiv_id for p in with_authors])
+        stale = [(ids[p.arxiv_id],) for p in with_authors if p.arxiv_id in existing]
+        if stale:
+            self.db.executemany("DELETE FROM authorships WHERE paper_id = ?", stale)
+        rows = [
+            (
+                ids[p.arxiv_id],
+                position,
+                a.name,
+                name_key(a.name, a.keyname),
+                a.keyname,
+                a.forenames,
+                "; ".join(a.affiliations) or None,
+            )
+            for p in with_authors
+            for position, a in enumerate(p.authors)
+        ]
+        self.db.executemany(_INSERT_AUTHORSHIP, rows)
+
+    def _paper_ids(self, arxiv_ids: Sequence[str]) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for start in range(0, len(arxiv_ids), 30000):
+            chunk = arxiv_ids[start : start + 30000]
+            marks = ", ".join("?" * len(chunk))
+            rows = self.db.execute(
+                f"SELECT arxiv_id, id FROM papers WHERE arxiv_id IN ({marks})", chunk
+            )
+            found.update((r[0], r[1]) for r in rows)
+        return found
+
+    # -- items and mentions ------------------------------------------------------
+
+    @staticmethod
+    def _item_values(item: Item) -> list[Any]:
+        return [
+            item.kind,
+            item.title,
+            item.url,
+            item.author,
+            item.text,
+            item.html,
+            item.published,
+            item.updated,
+            _json(item.links),
+            _json(item.tags),
+            _json(item.engagement),
+            _json(item.extra),
+            item.payload,
+        ]
+
+    def save_batch(self, source_id: int, batch: Batch, now: str) -> SaveResult:
+        """Store everything one parsed response carried, in one transaction."""
+        with self.transaction():
+            result = self.save_papers(batch.papers, now)
+            result.add(self.save_items(source_id, batch.items, now))
+        return result
+
+    def save_items(self, source_id: int, items: Sequence[Item], now: str) -> SaveResult:
+        """Insert new items, rewrite changed ones, leave identical ones untouched."""
+        result = SaveResult()
+        if not items:
+            return result
+        with self.transaction():
+            wanted = {m.arxiv_id for i in items for m in i.mentions}
+            wanted.update(i.paper_id for i in items if i.paper_id)
+            self.save_papers([Paper(arxiv_id=a) for a in sorted(wanted)], now)
+            paper_ids = self._paper_ids(sorted(wanted))
+            for item in items:
+                values = self._item_values(item)
+                mentions = sorted((m.arxiv_id, m.method, m.confidence) for m in item.mentions)
+                content_hash = _hash([*values, item.paper_id, mentions])
+                row = self.db.execute(
+                    "SELECT id, content_hash FROM items WHERE source_id = ? AND key = ?",
+                    (source_id, item.key),
+                ).fetchone()
+                paper_row = paper_ids.get(item.paper_id) if item.paper_id else None
+                if row is None:
+                    item_id = self.db.execute(
+                        "INSERT INTO items (kind, title, url, author, text, html, published, "
+                        "updated, links, tags, engagement, extra, payload, source_id, key, "
+                        "paper_id, content_hash, first_seen, modified) VALUES "
+                        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                        (*values, source_id, item.key, paper_row, content_hash, now, now),
+                    ).fetchone()[0]
+                    result.items_new += 1
+                elif row["content_hash"] != content_hash:
+                    item_id = row["id"]
+                    self.db.execute(
+                        "UPDATE items SET kind = ?, title = ?, url = ?, author = ?, text = ?, "
+                        "html = ?, published = ?, updated = ?, links = ?, tags = ?, "
+                        "engagement = ?, extra = ?, payload = ?, paper_id = ?, "
+                        "content_hash = ?, modified = ? WHERE id = ?",
+                        (*values, paper_row, content_hash, now, item_id),
+                    )
+                    self.db.execute("DELETE FROM mentions WHERE item_id = ?", (item_id,))
+                    result.items_updated += 1
+                else:
+                    result.unchanged += 1
+                    continue
+                self.db.executemany(
+                    "INSERT OR REPLACE INTO mentions (item_id, paper_id, method, confidence, "
+                    "evidence) VALUES (?, ?, ?, ?, ?)",
+                    [
+                        (item_id, paper_ids[m.arxiv_id], m.method, m.confidence, m.evidence)
+                        for m in item.mentions
+                    ],
+                )
+                result.mentions += len(item.mentions)
+        return result
+
+    # -- reads ---------------------------------------------------------------------
+
+    def counts(self) -> dict[str, int]:
+        tables = ("papers", "items", "mentions", "sources", "scholars", "authorships")
+        counts = {t: self.db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
+        counts["stubs"] = self.db.execute(
+            "SELECT count(*) FROM papers WHERE content_hash IS NULL"
+        ).fetchone()[0]
+        return counts
+
+    def get_paper(self, arxiv_id: str) -> dict[str, Any]:
+        """A paper with its authors, versions, links, records and mentions."""
+        parsed = parse_arxiv_id(arxiv_id)
+        if parsed is None:
+            raise UsageError(f"{arxiv_id!r} is not an arXiv identifier")
+        row = self.db.execute("SELECT * FROM papers WHERE arxiv_id = ?", (parsed.base,)).fetchone()
+        if row is None:
+            raise NotFound(f"paper {parsed.base} is not stored")
+        authors = [
+            dict(r)
+            for r in self.db.execute(
+                "SELECT position, name, keyname, forenames, affiliations, scholar_id, confidence "
+                "FROM authorships WHERE paper_id = ? ORDER BY position",
+                (row["id"],),
+            )
+        ]
+        base = parsed.base
+        links = {"abs": f"https://arxiv.org/abs/{base}", "pdf": f"https://arxiv.org/pdf/{base}"}
+        if row["doi"]:
+            links["doi"] = f"https://doi.org/{row['doi'].split()[0]}"
+        mentions = [
+            dict(r)
+            for r in self.db.execute(
+                "SELECT i.kind, s.kind AS source_kind, COALESCE(s.title, s.address) AS source, "
+                "i.url, i.author, i.title, i.published, substr(i.text, 1, 500) AS text, "
+                "m.method, m.confidence FROM mentions m JOIN items i ON i.id = m.item_id "
+                "JOIN sources s ON s.id = i.source_id WHERE m.paper_id = ? "
+                "ORDER BY i.published DESC",
+                (row["id"],),
+            )
+        ]
+        records = [
+            dict(r)
+            for r in self.db.execute(
+                "SELECT s.kind AS source_kind, COALESCE(s.title, s.address) AS source, i.url, "
+                "i.first_seen FROM items i JOIN sources s ON s.id = i.source_id "
+                "WHERE i.paper_id = ? ORDER BY i.first_seen",
+                (row["id"],),
+            )
+        ]
+        return {
+            "arxiv_id": base,
+            "stub": row["content_hash"] is None,
+            "title": row["title"],
+            "authors": [a["name"] for a in authors],
+            "authorships": authors,
+            "abstract": row["abstract"],
+            "primary_category": row["primary_category"],
+            "categories": row["categories"].split(),
+            "published": row["published"],
+            "updated": row["updated"],
+            "versions": [
+                {"version": f"v{n}", "date": d, "size": s}
+                for n, d, s in orjson.loads(row["versions"])
+            ],
+            "latest_version": row["latest_version"],
+            "doi": row["doi"],
+            "journal_ref": row["journal_ref"],
+            "comments": row["comments"],
+            "license": row["license"],
+            "withdrawn": bool(row["withdrawn"]),
+            "links": links,
+            "records": records,
+            "mentions": mentions,
+        }
+
+    def search_papers(self, match: str, limit: int, offset: int = 0) -> list[dict[str, Any]]:
+        """Papers matching an FTS5 query, title weighted over authors over abstract."""
+        rows = self.db.execute(
+            "SELECT p.arxiv_id, p.title, p.published, p.primary_category, "
+            "-bm25(papers_fts, 10.0, 3.0, 1.0) AS score FROM papers_fts "
+            "JOIN papers p ON p.id = papers_fts.rowid WHERE papers_fts MATCH ? "
+            "ORDER BY bm25(papers_fts, 10.0, 3.0, 1.0) LIMIT ? OFFSET ?",
+            (match, limit, offset),
+        )
+        return [dict(r) for r in rows]
+
+    def recent_papers(self, limit: int, before: str | None = None) -> list[dict[str, Any]]:
+        rows = self.db.execute(
+            "SELECT id, arxiv_id, title, authors, primary_category, published, updated, "
+            "latest_version FROM papers WHERE content_hash IS NOT NULL AND published IS NOT NULL "
+            "AND (? IS NULL OR published < ?) ORDER BY published DESC LIMIT ?",
+            (before, before, limit),
+        )
+        return [dict(r) for r in rows]
+
+    def recent_items(self, limit: int) -> list[dict[str, Any]]:
+        """Newest items with the papers they record or mention."""
+        rows = self.db.execute(
+            "SELECT i.id, i.kind, i.title, i.url, i.author, "
+            "COALESCE(i.published, i.first_seen) AS time, s.kind AS source_kind, "
+            "COALESCE(s.title, s.address) AS source, "
+            "(SELECT arxiv_id FROM papers WHERE id = i.paper_id) AS record_of, "
+            "(SELECT group_concat(p.arxiv_id, ' ') FROM mentions m JOIN papers p "
+            " ON p.id = m.paper_id WHERE m.item_id = i.id) AS mentioned "
+            "FROM items i JOIN sources s ON s.id = i.source_id "
+            "ORDER BY time DESC LIMIT ?",
+            (limit,),
+        )
+        return [dict(r) for r in rows]
+
+    def papers_by_ids(self, arxiv_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        if not arxiv_ids:
+            return {}
+        rows = self.db.execute(
+            "SELECT arxiv_id, title, authors, primary_category, published, updated, "
+            f"latest_version FROM papers WHERE arxiv_id IN ({', '.join('?' * len(arxiv_ids))})",
+            list(arxiv_ids),
+        )
+        return {r["arxiv_id"]: dict(r) for r in rows}
+
+
+def authors_from_rows(rows: Iterable[dict[str, Any]]) -> list[Author]:
+    """Authorship rows back into :class:`Author` objects (for re-derivation)."""
+    return [Author(name=r["name"], keyname=r["keyname"], forenames=r["forenames"]) for r in rows]
