@@ -149,9 +149,24 @@ def refresh_source(
     except Exception as error:  # a parser bug must not stop the other sources
         message = f"internal error while reading this source: {type(error).__name__}: {error}"
         return _fail(store, row, report, message, settings, clock(), None)
-    next_attempt = _iso(clock() + timedelta(minutes=settings.refresh_minutes))
-    store.record_success(row.id, _iso(clock()), next_attempt)
+    return _succeed(store, row, report, settings, clock())
+
+
+def _succeed(
+    store: SQLiteStore, row: SourceRow, report: RunReport, settings: Settings, now: datetime
+) -> RunReport:
+    """Record a run that stored what it read; problems in the input still show as errors."""
+    next_attempt = _iso(now + timedelta(minutes=int(settings.refresh_minutes)))
     report.next_attempt = next_attempt
+    store.record_success(row.id, _iso(now), next_attempt, clean=not report.saved.warnings)
+    if report.saved.warnings:
+        problems = list(dict.fromkeys(report.saved.warnings))
+        message = "; ".join(problems[:3]) + (
+            f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+        )
+        store.record_failure(row.id, message, _iso(now), next_attempt)
+        report.ok = False
+        report.error = message
     return report
 
 
@@ -234,8 +249,7 @@ def ingest_bytes(
     except Exception as error:
         message = f"internal error while reading this file: {type(error).__name__}: {error}"
         return _fail(store, row, report, message, settings, clock(), None)
-    store.record_success(row.id, now, now)
-    return report
+    return _succeed(store, row, report, settings, clock())
 
 
 def ingest_file(

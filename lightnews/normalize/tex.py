@@ -66,6 +66,8 @@ _LETTER_RE = re.compile(
     r"\{?\\(" + "|".join(sorted(_LETTERS, key=len, reverse=True)) + r")(?![A-Za-z])\s?\}?"
 )
 _SYMBOL_RE = re.compile(r"\\([&%$#_{}])")
+_SPACING_RE = re.compile(r"\\[,;: ]|(?<!/)~")
+_NOTHING_RE = re.compile(r"\\[-!/]")
 _TEXTCMD_RE = re.compile(r"\\(?:emph|textit|textbf|textrm|textsc|textsf|texttt|mathrm|em|it|bf)\s*")
 _SPACE_RE = re.compile(r"\s+")
 _MATH_RE = re.compile(r"(\$\$?.+?\$\$?)", re.S)
@@ -84,7 +86,9 @@ def _plain(part: str) -> str:
     part = _LETTER_RE.sub(lambda m: _LETTERS[m[1]], part)
     part = _TEXTCMD_RE.sub("", part)
     part = _SYMBOL_RE.sub(lambda m: "\x00" + m[1], part)
-    part = part.replace("{", "").replace("}", "").replace("~", " ")
+    part = _SPACING_RE.sub(" ", part)
+    part = _NOTHING_RE.sub("", part)
+    part = part.replace("{", "").replace("}", "")
     part = part.replace("``", "“").replace("''", "”").replace("---", "—").replace("--", "–")
     return part.replace("\x00", "")
 

@@ -59,7 +59,9 @@ def parse_abs(text: str) -> Paper:
         title=tex_to_unicode(fields.get("title", "")),
         abstract=tex_to_unicode(abstract),
         authors=split_author_list(fields.get("authors", "")),
-        categories=split_categories(fields.get("categories")),
+        # Early records have no Categories line: their archive is the category.
+        categories=split_categories(fields.get("categories"))
+        or ([parsed.base.split("/")[0]] if parsed.old_style else []),
         published=dates[0] if dates else None,
         updated=dates[-1] if dates else None,
         versions=versions,

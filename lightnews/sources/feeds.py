@@ -29,6 +29,8 @@ from lightnews.sources import Source
 
 __all__ = ["FeedSource", "parse_feed"]
 
+_HEADER_NOTES = (feedparser.NonXMLContentType,)
+
 
 def _hrefs(html: str) -> list[str]:
     if "href" not in html:
@@ -92,13 +94,17 @@ def _article(
 
 
 def _from_feedparser(body: bytes, url: str | None) -> Batch:
-    headers = {"content-location": url} if url else {}
+    # feedparser then follows the XML declaration (RFC 3023) for the encoding.
+    headers = {"content-type": "application/xml"}
+    if url:
+        headers["content-location"] = url
     parsed = feedparser.parse(
         body, response_headers=headers, sanitize_html=False, resolve_relative_uris=True
     )
     batch = Batch(title=clean_text(parsed.feed.get("title")) or None)
-    if parsed.bozo:
-        problem = parsed.get("bozo_exception")
+    problem = parsed.get("bozo_exception")
+    # A missing Content-Type is a note about HTTP headers, not about the feed.
+    if parsed.bozo and not isinstance(problem, _HEADER_NOTES):
         if not parsed.entries and not parsed.get("version"):
             raise ParseError(f"not a readable feed: {problem or 'unknown format'}")
         batch.warnings.append(f"feed is not well-formed, read anyway: {problem}")
@@ -108,10 +114,9 @@ def _from_feedparser(body: bytes, url: str | None) -> Batch:
         if not html and contents:
             html = contents[0].get("value", "")
         html = html or entry.get("summary", "")
-        published = iso_utc(
-            entry.get("published_parsed")
-            or entry.get("updated_parsed")
-            or entry.get("created_parsed")
+        updated = iso_utc(entry["updated_parsed"]) if "updated_parsed" in entry else None
+        published = (
+            iso_utc(entry.get("published_parsed") or entry.get("created_parsed")) or updated
         )
         batch.items.append(
             _article(
@@ -121,7 +126,7 @@ def _from_feedparser(body: bytes, url: str | None) -> Batch:
                 author=entry.get("author"),
                 html=html,
                 published=published,
-                updated=iso_utc(entry.get("updated_parsed")) or published,
+                updated=updated or published,
                 links=[lk.get("href", "") for lk in entry.get("links", []) if lk.get("href")],
                 tags=[t.get("term", "") for t in entry.get("tags", []) if t.get("term")],
                 payload=dict(entry),

@@ -363,13 +363,22 @@ class SQLiteStore:
         with self.transaction():
             self.db.execute("UPDATE sources SET last_attempt = ? WHERE id = ?", (now, source_id))
 
-    def record_success(self, source_id: int, now: str, next_attempt: str) -> None:
+    def record_success(
+        self, source_id: int, now: str, next_attempt: str, *, clean: bool = True
+    ) -> None:
+        """A run that stored what it read; ``clean`` clears the error state."""
         with self.transaction():
-            self.db.execute(
-                "UPDATE sources SET last_success = ?, error_count = 0, next_attempt = ?, "
-                "last_error = NULL WHERE id = ?",
-                (now, next_attempt, source_id),
-            )
+            if clean:
+                self.db.execute(
+                    "UPDATE sources SET last_success = ?, error_count = 0, next_attempt = ?, "
+                    "last_error = NULL WHERE id = ?",
+                    (now, next_attempt, source_id),
+                )
+            else:
+                self.db.execute(
+                    "UPDATE sources SET last_success = ?, next_attempt = ? WHERE id = ?",
+                    (now, next_attempt, source_id),
+                )
 
     def record_failure(self, source_id: int, message: str, now: str, next_attempt: str) -> None:
         with self.transaction():

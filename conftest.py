@@ -1,0 +1,143 @@
+"""Test fixtures shared by every test: stores, settings, recorded data, a local HTTP server.
+
+Real third-party recordings live in ``../shared/fixtures`` beside the project;
+a clone without it skips those tests with a clear reason, and the project's own
+fixtures (``tests/data`` and the demo snapshot) still cover every behaviour.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from lightnews.settings import Settings
+from lightnews.store import SQLiteStore
+
+ROOT = Path(__file__).resolve().parent
+SHARED = ROOT.parent / "shared" / "fixtures"
+DATA = ROOT / "tests" / "data"
+DEMO = ROOT / "lightnews" / "demo" / "snapshot"
+
+
+@pytest.fixture
+def shared() -> Path:
+    """The real recordings in ../shared/fixtures, or a skip when this clone has none."""
+    if not SHARED.is_dir():
+        pytest.skip("../shared/fixtures is not present beside this clone (real recordings)")
+    return SHARED
+
+
+@pytest.fixture
+def data() -> Path:
+    return DATA
+
+
+@pytest.fixture
+def demo_dir() -> Path:
+    return DEMO
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SQLiteStore]:
+    db = SQLiteStore(tmp_path / "lightnews.db")
+    yield db
+    db.close()
+
+
+@pytest.fixture
+def settings() -> Settings:
+    """Settings for tests: no environment, loopback allowed, no real waiting."""
+    return Settings(environ={}).with_overrides(
+        allow_private_addresses=True, arxiv_interval=0.0, http_backoff=0.0, http_retries=2,
+        http_timeout=5.0,
+    )
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Hit:
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+
+
+class RecordedServer:
+    """A real HTTP server on 127.0.0.1 serving recorded replies by path.
+
+    ``route(path, *replies)`` serves the replies in order, the last one
+    repeating. A reply may be a callable taking the :class:`Hit` (to answer
+    conditional requests or by query). Every request is kept in ``hits``.
+    """
+
+    def __init__(self) -> None:
+        self.routes: dict[str, list[Any]] = {}
+        self.counts: dict[str, int] = {}
+        self.hits: list[Hit] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                parts = urlsplit(self.path)
+                hit = Hit(parts.path, parse_qs(parts.query),
+                          {k.lower(): v for k, v in self.headers.items()})
+                outer.hits.append(hit)
+                replies = outer.routes.get(parts.path)
+                if not replies:
+                    reply = Reply(404, b"not found")
+                else:
+                    index = outer.counts.get(parts.path, 0)
+                    outer.counts[parts.path] = index + 1
+                    reply = replies[min(index, len(replies) - 1)]
+                    if callable(reply):
+                        reply = reply(hit)
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self.send_response(reply.status)
+                    for name, value in reply.headers.items():
+                        self.send_header(name, value)
+                    self.send_header("Content-Length", str(len(reply.body)))
+                    self.end_headers()
+                    self.wfile.write(reply.body)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def url(self, path: str) -> str:
+        return self.base + path
+
+    def route(self, path: str, *replies: Any) -> str:
+        self.routes[path] = list(replies)
+        self.counts[path] = 0
+        return self.url(path)
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def server() -> Iterator[RecordedServer]:
+    running = RecordedServer()
+    yield running
+    running.close()
