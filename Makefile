@@ -22,13 +22,13 @@ demo: $(STAMP)
 
 ## Lint, type-check and run every test.
 test: $(STAMP)
-	$(BIN)/ruff check lightnews tests bench scripts
+	$(BIN)/ruff check lightnews bench conftest.py
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -n 2 -q
 
 ## Regenerate docs/cli.md from the command line itself.
 docs: $(STAMP)
-	$(BIN)/python scripts/cli_docs.py > docs/cli.md
+	$(BIN)/python -m lightnews.cli_docs > docs/cli.md
 
 bench: $(STAMP)
 	$(BIN)/python bench/snapshot_import.py --records 200000

@@ -56,7 +56,10 @@ def store(tmp_path: Path) -> Iterator[SQLiteStore]:
 def settings() -> Settings:
     """Settings for tests: no environment, loopback allowed, no real waiting."""
     return Settings(environ={}).with_overrides(
-        allow_private_addresses=True, arxiv_interval=0.0, http_backoff=0.0, http_retries=2,
+        allow_private_addresses=True,
+        arxiv_interval=0.0,
+        http_backoff=0.0,
+        http_retries=2,
         http_timeout=5.0,
     )
 
@@ -95,8 +98,11 @@ class RecordedServer:
 
             def do_GET(self) -> None:
                 parts = urlsplit(self.path)
-                hit = Hit(parts.path, parse_qs(parts.query),
-                          {k.lower(): v for k, v in self.headers.items()})
+                hit = Hit(
+                    parts.path,
+                    parse_qs(parts.query),
+                    {k.lower(): v for k, v in self.headers.items()},
+                )
                 outer.hits.append(hit)
                 replies = outer.routes.get(parts.path)
                 if not replies:

@@ -216,6 +216,7 @@ class Settings:
     def with_overrides(self, **values: Any) -> Settings:
         """A copy with some values replaced (tests, the demo)."""
         copy = Settings(self._saved, self._environ)
+        copy._values.update(self._values)
         for name, value in values.items():
             copy._values[self.lookup(name).name] = value
         return copy

@@ -52,6 +52,11 @@ def test_one_mention_per_paper_with_best_method() -> None:
 
 
 def test_item_does_not_mention_itself() -> None:
-    item = Item(key="x", kind="paper", text="extends arXiv:2401.00001", paper_id="2510.02375",
-                links=["https://arxiv.org/abs/2510.02375"])
+    item = Item(
+        key="x",
+        kind="paper",
+        text="extends arXiv:2401.00001",
+        paper_id="2510.02375",
+        links=["https://arxiv.org/abs/2510.02375"],
+    )
     assert [m.arxiv_id for m in link_item(item)] == ["2401.00001"]

@@ -72,7 +72,9 @@ def test_split_flat_author_list() -> None:
     authors = split_author_list(r"A. Smith (MIT), B. Jones ((1) Harvard, (2) MIT) and J\"org Ko")
     assert [a.name for a in authors] == ["A. Smith", "B. Jones", "Jörg Ko"]
     assert [a.name for a in split_author_list("J. Mueller-Quade and H. Imai")] == [
-        "J. Mueller-Quade", "H. Imai"]
+        "J. Mueller-Quade",
+        "H. Imai",
+    ]
 
 
 def test_structured_author_and_keys() -> None:

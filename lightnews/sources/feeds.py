@@ -115,9 +115,7 @@ def _from_feedparser(body: bytes, url: str | None) -> Batch:
             html = contents[0].get("value", "")
         html = html or entry.get("summary", "")
         updated = iso_utc(entry["updated_parsed"]) if "updated_parsed" in entry else None
-        published = (
-            iso_utc(entry.get("published_parsed") or entry.get("created_parsed")) or updated
-        )
+        published = iso_utc(entry.get("published_parsed") or entry.get("created_parsed")) or updated
         batch.items.append(
             _article(
                 key=entry.get("id") or entry.get("link"),

@@ -64,8 +64,10 @@ def test_every_2016_api_response(shared: Path) -> None:
 
 
 def test_api_paging_and_cursor(shared: Path) -> None:
-    source = ArxivApiSource("all:testing", settings=Settings(environ={}).with_overrides(
-        arxiv_page_size=10, arxiv_max_results=40))
+    source = ArxivApiSource(
+        "all:testing",
+        settings=Settings(environ={}).with_overrides(arxiv_page_size=10, arxiv_max_results=40),
+    )
     first = source.first_request(SourceState())
     assert first.params["start"] == 0 and first.params["max_results"] == 10
     _, body = _recorded(next((shared / "arxiv/api-2026").glob("q_testing_s0_m10_*")))
@@ -79,7 +81,9 @@ def test_api_paging_and_cursor(shared: Path) -> None:
 
 
 def test_demo_api_file_is_read_like_the_real_thing(demo_dir: Path) -> None:
-    papers, items, counts, warnings = parse_api_feed((demo_dir / "arxiv-api-cs.LG.xml").read_bytes())
+    papers, items, counts, warnings = parse_api_feed(
+        (demo_dir / "arxiv-api-cs.LG.xml").read_bytes()
+    )
     assert len(papers) == counts["totalResults"] == 14 and not warnings
     tex = next(p for p in papers if p.arxiv_id == "2511.07731")
     assert "$\\ell_1$" in tex.title
@@ -89,7 +93,8 @@ def test_demo_api_file_is_read_like_the_real_thing(demo_dir: Path) -> None:
 
 def test_oai_arxiv_raw_list_records(shared: Path) -> None:
     batch, token, newest, error = parse_oai(
-        (shared / "arxiv/oai-pmh/ListRecordsResponse.xml").read_bytes())
+        (shared / "arxiv/oai-pmh/ListRecordsResponse.xml").read_bytes()
+    )
     assert error is None and token == "726959|1001" and newest
     assert len(batch.papers) == 6
     paper = next(p for p in batch.papers if p.arxiv_id == "0704.0716")
@@ -102,7 +107,9 @@ def test_oai_arxiv_raw_list_records(shared: Path) -> None:
 
 
 def test_oai_get_record(shared: Path) -> None:
-    batch, token, _, error = parse_oai((shared / "arxiv/oai-pmh/GetRecordResponse.xml").read_bytes())
+    batch, token, _, error = parse_oai(
+        (shared / "arxiv/oai-pmh/GetRecordResponse.xml").read_bytes()
+    )
     assert error is None and token is None and len(batch.papers) == 1
 
 
@@ -140,10 +147,16 @@ def test_oai_no_records_match_is_success(shared: Path) -> None:
 def test_oai_resumption_is_saved_and_resumed(shared: Path) -> None:
     source = ArxivOaiSource("physics", {"metadataPrefix": "arXivRaw"})
     first = source.first_request(SourceState(cursor="2014-10-01"))
-    assert first.params == {"verb": "ListRecords", "metadataPrefix": "arXivRaw",
-                            "set": "physics", "from": "2014-10-01"}
-    batch = source.parse((shared / "arxiv/oai-pmh/ListRecordsResponse.xml").read_bytes(),
-                         SourceState(cursor="2014-10-01"))
+    assert first.params == {
+        "verb": "ListRecords",
+        "metadataPrefix": "arXivRaw",
+        "set": "physics",
+        "from": "2014-10-01",
+    }
+    batch = source.parse(
+        (shared / "arxiv/oai-pmh/ListRecordsResponse.xml").read_bytes(),
+        SourceState(cursor="2014-10-01"),
+    )
     assert batch.state is not None and batch.state.resumption_token == "726959|1001"
     assert batch.next is not None and batch.next.params["resumptionToken"] == "726959|1001"
     resumed = source.first_request(batch.state)
@@ -182,9 +195,15 @@ def test_abs_old_style_versions_and_accents(shared: Path) -> None:
     assert paper.arxiv_id == "cs/0011004"
     assert [v.number for v in paper.versions] == [1, 2]
     assert paper.abstract.startswith("In this short note we want to introduce anonymous")
-    accented = [p for p in (parse_abs(f.read_text(errors="replace"))
-                            for f in (shared / "arxiv/abs").rglob("*.abs") if f.stat().st_size)
-                if any(ch in "".join(a.name for a in p.authors) for ch in "äöüéèçø")]
+    accented = [
+        p
+        for p in (
+            parse_abs(f.read_text(errors="replace"))
+            for f in (shared / "arxiv/abs").rglob("*.abs")
+            if f.stat().st_size
+        )
+        if any(ch in "".join(a.name for a in p.authors) for ch in "äöüéèçø")
+    ]
     assert accented, "some .abs records have TeX accents in author names"
     assert not any("\\" in a.name for p in accented for a in p.authors)
 

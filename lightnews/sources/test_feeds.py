@@ -15,8 +15,11 @@ from lightnews.sources.opml import OpmlFeed, parse_opml, write_opml
 from lightnews.store import SQLiteStore
 
 CORPUS = "feeds/feedparser-tests/tests"
-HOSTILE = re.compile(r"<script|<iframe|<object|<embed|<applet|<meta|<link|<style|\son\w+=|"
-                     r"javascript:|vbscript:|expression\(", re.I)
+HOSTILE = re.compile(
+    r"<script|<iframe|<object|<embed|<applet|<meta|<link|<style|\son\w+=|"
+    r"javascript:|vbscript:|expression\(",
+    re.I,
+)
 _PLAIN_EXPECT = re.compile(
     r"^Expect:\s+not bozo and entries\[0\]\['(title|link|id)'\] == u?'([^<&\\']*)'\s*$", re.M
 )
@@ -45,8 +48,9 @@ def test_broken_feed_keeps_what_was_stored(
     demo_dir: Path, store: SQLiteStore, settings: Settings
 ) -> None:
     address = "https://northlake.example/blog/feed.xml"
-    good = ingest_bytes(store, "feed", address, (demo_dir / "blog-lab.rss.xml").read_bytes(),
-                        settings)
+    good = ingest_bytes(
+        store, "feed", address, (demo_dir / "blog-lab.rss.xml").read_bytes(), settings
+    )
     assert good.ok, good.error
     assert good.saved.items_new == 5
     for broken in (b"", b"<rss><channel><item><title>cut", b"\x00\xff garbage", b"{not json"):
@@ -115,8 +119,14 @@ def test_demo_feeds_all_formats(demo_dir: Path) -> None:
     assert (len(rss.items), len(atom.items), len(json_feed.items)) == (5, 4, 4)
     assert rss.title and atom.title and json_feed.title == "Kestrel Weekly"
     mentioned = {m.arxiv_id for b in (rss, atom, json_feed) for i in b.items for m in i.mentions}
-    assert {"2511.18342", "2511.10268", "2510.08856", "cs/0112017", "2511.17015",
-            "2511.04419"} <= mentioned
+    assert {
+        "2511.18342",
+        "2511.10268",
+        "2510.08856",
+        "cs/0112017",
+        "2511.17015",
+        "2511.04419",
+    } <= mentioned
     hostile = next(i for i in rss.items if "group-sparse" in (i.key or ""))
     assert not HOSTILE.search(hostile.html) and "alert" not in hostile.text
     assert all(i.published for b in (rss, atom, json_feed) for i in b.items)
@@ -127,8 +137,10 @@ def test_json_feed_errors() -> None:
         parse_feed(b'{"title": "no version"}')
     with pytest.raises(ParseError, match="no items"):
         parse_feed(b'{"version": "https://jsonfeed.org/version/1.1", "items": 3}')
-    batch = parse_feed(b'{"version": "https://jsonfeed.org/version/1", "items": [7, '
-                       b'{"id": 1, "content_text": "a <b> & arXiv:2510.02375"}]}')
+    batch = parse_feed(
+        b'{"version": "https://jsonfeed.org/version/1", "items": [7, '
+        b'{"id": 1, "content_text": "a <b> & arXiv:2510.02375"}]}'
+    )
     assert len(batch.items) == 1 and batch.warnings
     assert batch.items[0].mentions[0].arxiv_id == "2510.02375"
     assert "&lt;b&gt;" in batch.items[0].html
@@ -141,7 +153,8 @@ def test_opml_round_trip(demo_dir: Path) -> None:
     assert [(f.url, f.title, f.folder) for f in again] == [
         (f.url, f.title, f.folder) for f in sorted(feeds, key=lambda f: f.folder or "")
     ] or sorted(again, key=lambda f: f.url) == sorted(
-        [OpmlFeed(f.url, f.title, f.folder) for f in feeds], key=lambda f: f.url)
+        [OpmlFeed(f.url, f.title, f.folder) for f in feeds], key=lambda f: f.url
+    )
 
 
 def test_opml_rejects_non_opml() -> None:
@@ -149,8 +162,10 @@ def test_opml_rejects_non_opml() -> None:
         parse_opml(b"<rss/>")
     with pytest.raises(ParseError):
         parse_opml(b"<opml><body><outline")
-    entity = (b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]>'
-              b'<opml><body><outline text="&e;" xmlUrl="https://a/"/></body></opml>')
+    entity = (
+        b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]>'
+        b'<opml><body><outline text="&e;" xmlUrl="https://a/"/></body></opml>'
+    )
     try:
         feeds = parse_opml(entity)
     except ParseError:

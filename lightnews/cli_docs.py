@@ -1,6 +1,6 @@
 """Print the Markdown reference of every ``lightnews`` command, from the CLI itself.
 
-``make docs`` writes it to ``docs/cli.md``; a test fails when that file drifts
+``make docs`` (``python -m lightnews.cli_docs``) writes it to ``docs/cli.md``; a test fails when that file drifts
 from what the commands say about themselves.
 """
 
@@ -13,7 +13,11 @@ from lightnews.cli import cli
 
 def _walk(command: click.Command, path: list[str]) -> list[str]:
     ctx = click.Context(
-        command, info_name=" ".join(path), max_content_width=100, terminal_width=100
+        command,
+        info_name=" ".join(path),
+        max_content_width=100,
+        terminal_width=100,
+        help_option_names=["-h", "--help"],
     )
     lines = [
         f"{'#' * min(len(path) + 1, 4)} `{' '.join(path)}`",

@@ -1,0 +1,159 @@
+"""The SQLite store: migrations, idempotent saves, merge rules, stubs, search, health."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from lightnews.errors import NotFound, UsageError
+from lightnews.model import Author, Item, Mention, Paper, SourceState, Version
+from lightnews.search import build_match, search_papers
+from lightnews.store import SQLiteStore
+
+NOW = "2025-11-30T12:00:00Z"
+
+
+def paper(arxiv_id: str = "2510.02375", **changes: object) -> Paper:
+    fields: dict[str, object] = {
+        "title": "Sparse Ring Attention",
+        "abstract": "We route blocks of tokens to a ring of experts.",
+        "authors": [Author("Mara Lindqvist"), Author("Tobias Achterberg-Reyes")],
+        "categories": ["cs.LG", "cs.CL"],
+        "published": "2025-10-02T17:59:48Z",
+        "updated": "2025-10-02T17:59:48Z",
+        "versions": [Version(1, "2025-10-02T17:59:48Z")],
+    }
+    fields.update(changes)
+    return Paper(arxiv_id, **fields)  # type: ignore[arg-type]
+
+
+def test_fresh_database_is_migrated_and_in_wal(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "a" / "b.db")
+    assert store.schema_version >= 1
+    assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert store.migrate() == []  # nothing left to apply
+    version = store.schema_version
+    store.close()
+    again = SQLiteStore(tmp_path / "a" / "b.db")
+    assert again.schema_version == version
+    again.close()
+
+
+def test_saving_twice_changes_nothing(store: SQLiteStore) -> None:
+    first = store.save_papers([paper()], NOW)
+    assert first.papers_new == 1
+    before = store.db.execute("SELECT modified, content_hash FROM papers").fetchall()
+    second = store.save_papers([paper()], "2026-01-01T00:00:00Z")
+    assert second.changed == 0 and second.unchanged == 1
+    after = store.db.execute("SELECT modified, content_hash FROM papers").fetchall()
+    assert [tuple(r) for r in before] == [tuple(r) for r in after]
+    assert store.counts()["authorships"] == 2
+
+
+def test_newer_version_wins_and_versions_merge(store: SQLiteStore) -> None:
+    store.save_papers([paper(versions=[Version(1, "2025-10-02T17:59:48Z", "1mb")])], NOW)
+    newer = paper(title="Sparse Ring Attention (v2)", updated="2025-11-01T00:00:00Z",
+                  versions=[Version(2, "2025-11-01T00:00:00Z")], doi=None,
+                  authors=[Author("Mara Lindqvist")])
+    assert store.save_papers([newer], NOW).papers_updated == 1
+    # An older record arriving later does not undo the newer one, but fills gaps.
+    older = paper(doi="10.1/x", versions=[Version(1, "2025-10-02T17:59:48Z")])
+    store.save_papers([older], NOW)
+    shown = store.get_paper("2510.02375v1")
+    assert shown["title"] == "Sparse Ring Attention (v2)"
+    assert shown["authors"] == ["Mara Lindqvist"]
+    assert [v["version"] for v in shown["versions"]] == ["v1", "v2"]
+    assert shown["versions"][0]["size"] == "1mb"
+    assert shown["doi"] == "10.1/x" and shown["latest_version"] == 2
+    assert shown["published"] == "2025-10-02T17:59:48Z"
+
+
+def test_stub_from_mention_is_filled_in_later(store: SQLiteStore) -> None:
+    source, _ = store.add_source("feed", "https://blog.example/feed", now=NOW)
+    item = Item(key="post-1", kind="article", title="We liked this",
+                mentions=[Mention("2510.02375", "arxiv-url", 1.0, "arxiv.org/abs/2510.02375")])
+    saved = store.save_items(source.id, [item], NOW)
+    assert saved.items_new == 1 and saved.mentions == 1
+    stub = store.get_paper("2510.02375")
+    assert stub["stub"] and stub["title"] == "" and len(stub["mentions"]) == 1
+    assert store.save_papers([Paper("2510.02375")], NOW).changed == 0  # a stub never overwrites
+    store.save_papers([paper()], NOW)
+    filled = store.get_paper("2510.02375")
+    assert not filled["stub"] and filled["title"] == "Sparse Ring Attention"
+    assert filled["mentions"][0]["url"] is None and filled["mentions"][0]["kind"] == "article"
+
+
+def test_items_are_idempotent_and_updates_replace_mentions(store: SQLiteStore) -> None:
+    source, created = store.add_source("feed", "https://blog.example/feed", now=NOW)
+    assert created and not store.add_source("feed", "https://blog.example/feed", now=NOW)[1]
+    item = Item(key="k", kind="article", title="A", text="see arXiv:2510.02375",
+                mentions=[Mention("2510.02375", "arxiv-id", 1.0)])
+    assert store.save_items(source.id, [item], NOW).items_new == 1
+    assert store.save_items(source.id, [item], NOW).unchanged == 1
+    item.mentions = [Mention("2401.00001", "arxiv-id", 1.0)]
+    assert store.save_items(source.id, [item], NOW).items_updated == 1
+    rows = store.db.execute(
+        "SELECT p.arxiv_id FROM mentions m JOIN papers p ON p.id = m.paper_id").fetchall()
+    assert [r[0] for r in rows] == ["2401.00001"]
+
+
+def test_search_weights_titles_and_survives_any_query(store: SQLiteStore) -> None:
+    store.save_papers([
+        paper("2510.00001", title="Diffusion models for text", abstract="About attention."),
+        paper("2510.00002", title="Attention is what you route", abstract="Diffusion aside."),
+        paper("2510.00003", title="Unrelated", abstract="Nothing here."),
+    ], NOW)
+    hits = search_papers(store, "attention")
+    assert [h.arxiv_id for h in hits][:2] == ["2510.00002", "2510.00001"]
+    assert search_papers(store, "lindqvist")  # authors are indexed
+    assert [h.arxiv_id for h in search_papers(store, "2510.00003")] == ["2510.00003"]
+    assert [h.arxiv_id for h in search_papers(store, "https://arxiv.org/abs/2510.00003v2")] == [
+        "2510.00003"]
+    assert [h.arxiv_id for h in search_papers(store, "diffus*")] != []
+    assert [h.arxiv_id for h in search_papers(store, "attention -text")] == ["2510.00002"]
+    for hostile in ['"', "AND", "NEAR(", "*", "title:x", "')--", "(((", "-", ""]:
+        search_papers(store, hostile)  # never an FTS syntax error
+    assert build_match("  ") is None
+
+
+def test_remove_source_keeps_papers(store: SQLiteStore) -> None:
+    source, _ = store.add_source("arxiv-api", "cat:cs.LG", now=NOW)
+    store.save_items(source.id, [Item(key="2510.02375", kind="paper", paper_id="2510.02375")], NOW)
+    store.save_papers([paper()], NOW)
+    store.remove_source(source.id)
+    assert store.counts()["items"] == 0 and store.get_paper("2510.02375")["title"]
+    with pytest.raises(NotFound):
+        store.get_source(source.id)
+
+
+def test_source_health_and_state(store: SQLiteStore) -> None:
+    source, _ = store.add_source("feed", "https://x.example/feed", now=NOW)
+    store.save_state(source.id, SourceState(etag='"e"', last_modified="lm", cursor="c",
+                                            resumption_token="t", extra={"a": 1}))
+    store.record_failure(source.id, "HTTP 500", NOW, "2025-11-30T13:00:00Z")
+    store.record_failure(source.id, "HTTP 502", NOW, "2025-11-30T14:00:00Z")
+    row = store.get_source(source.id)
+    assert row.state == SourceState('"e"', "lm", "c", "t", {"a": 1})
+    assert (row.error_count, row.last_error) == (2, "HTTP 502")
+    assert store.due_sources("2025-11-30T13:30:00Z") == []
+    assert [s.id for s in store.due_sources("2025-11-30T14:00:00Z")] == [source.id]
+    store.record_success(source.id, NOW, "2025-12-01T00:00:00Z")
+    row = store.get_source(source.id)
+    assert (row.error_count, row.last_error, row.last_success) == (0, None, NOW)
+
+
+def test_get_paper_errors(store: SQLiteStore) -> None:
+    with pytest.raises(UsageError):
+        store.get_paper("not an id")
+    with pytest.raises(NotFound):
+        store.get_paper("2510.99999")
+
+
+def test_failed_write_rolls_back(store: SQLiteStore) -> None:
+    store.save_papers([paper()], NOW)
+    with pytest.raises(sqlite3.IntegrityError), store.transaction():
+        store.db.execute("DELETE FROM papers")
+        store.db.execute("INSERT INTO sources (kind, address) VALUES (NULL, NULL)")
+    assert store.counts()["papers"] == 1

@@ -1,0 +1,161 @@
+"""The command line as a user and a cron job see it: output, --json shapes, exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from conftest import ROOT, RecordedServer, Reply
+from lightnews.cli import cli
+
+
+def run(db: Path, *args: str, code: int = 0) -> Result:
+    result = CliRunner().invoke(cli, ["--db", str(db), *args], catch_exceptions=False)
+    assert result.exit_code == code, result.output
+    return result
+
+
+def as_json(result: Result) -> Any:
+    return json.loads(result.stdout)
+
+
+@pytest.fixture
+def demo_db(tmp_path: Path) -> Path:
+    db = tmp_path / "demo.db"
+    run(db, "demo")
+    return db
+
+
+def test_init_and_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "x.db"
+    assert "schema version" in run(db, "init").stdout
+    rows = as_json(run(db, "settings", "--json"))
+    names = {r["name"] for r in rows}
+    assert {"contact", "http_timeout", "arxiv_interval", "refresh_minutes"} <= names
+    assert all(r["help"] and "default" in r for r in rows)
+    run(db, "settings", "set", "refresh_minutes", "15")
+    monkeypatch.setenv("LIGHTNEWS_CONTACT", "me@example.org")
+    rows = {r["name"]: r for r in as_json(run(db, "settings", "--json"))}
+    assert rows["refresh_minutes"]["value"] == 15 and rows["refresh_minutes"]["origin"] == "saved"
+    assert rows["contact"]["origin"] == "environment"
+    bad = run(db, "settings", "set", "refresh_minutes", "soon", code=2)
+    assert "must be a positive integer, got 'soon'" in bad.output
+    run(db, "settings", "unset", "refresh_minutes")
+    monkeypatch.setenv("LIGHTNEWS_REFRESH_MINUTES", "soon")
+    broken = run(db, "settings", code=4)
+    assert "LIGHTNEWS_REFRESH_MINUTES must be a positive integer, got 'soon'" in broken.output
+
+
+def test_sources_add_list_export_remove(tmp_path: Path, demo_dir: Path) -> None:
+    db = tmp_path / "x.db"
+    added = as_json(run(db, "sources", "add", "--category", "cs.LG", "--author",
+                        "Sepp Hochreiter", "--ids", "2510.02375, 2505.20295", "--oai-set", "cs",
+                        "--json"))
+    assert [a["url"] for a in added] == ["cat:cs.LG", 'au:"Sepp Hochreiter"',
+                                         "id:2510.02375,2505.20295", "cs"]
+    run(db, "sources", "add", "--opml", str(demo_dir / "sources.opml"))
+    run(db, "sources", "add", "https://example.org/feed.xml", "--folder", "Mine")
+    again = as_json(run(db, "sources", "add", "https://example.org/feed.xml", "--json"))
+    assert again[0]["created"] is False
+    listed = as_json(run(db, "sources", "list", "--json"))
+    assert {"id", "kind", "url", "last_success", "last_error", "error_count"} <= set(listed[0])
+    feeds = [s for s in listed if s["kind"] == "feed"]
+    assert len(feeds) >= 7 and {"Lab blogs", "Mine"} <= {s["folder"] for s in feeds}
+    opml = run(db, "sources", "export").stdout
+    assert "https://example.org/feed.xml" in opml and 'text="Lab blogs"' in opml
+    run(db, "sources", "remove", str(listed[0]["id"]))
+    assert len(as_json(run(db, "sources", "list", "--json"))) == len(listed) - 1
+    run(db, "sources", "remove", "9999", code=1)
+    run(db, "sources", "add", "ftp://nope", code=2)
+    run(db, "sources", "add", code=2)
+
+
+def test_demo_show_search_feed(demo_db: Path) -> None:
+    paper = as_json(run(demo_db, "show", "2510.03172", "--json"))
+    for key in ("arxiv_id", "title", "authors", "abstract", "primary_category", "categories",
+                "versions", "links", "mentions"):
+        assert key in paper
+    assert paper["links"]["abs"] == "https://arxiv.org/abs/2510.03172"
+    assert len(paper["versions"]) == 3 and paper["mentions"]
+    assert "Mara Lindqvist" in paper["authors"]
+    text = run(demo_db, "show", "arXiv:2510.03172v2").stdout
+    assert paper["title"][:30] in text
+    run(demo_db, "show", "2510.99999", code=1)
+    run(demo_db, "show", "not-an-id", code=2)
+    hits = as_json(run(demo_db, "search", "attention", "--json"))
+    assert hits and set(hits[0]) == {"arxiv_id", "title", "score"}
+    assert hits[0]["score"] >= hits[-1]["score"]
+    assert as_json(run(demo_db, "search", "zzzzunfindable", "--json")) == []
+    feed = as_json(run(demo_db, "feed", "--json", "--limit", "5"))
+    assert len(feed) == 5 and all("title" in s and "why" in s for s in feed)
+    times = [s["time"] for s in feed]
+    assert times == sorted(times, reverse=True)
+
+
+def test_ingest_replay_and_errors(tmp_path: Path, demo_dir: Path) -> None:
+    db = tmp_path / "x.db"
+    report = as_json(run(db, "ingest", "--kind", "arxiv-api", "--from-file",
+                         str(demo_dir / "arxiv-api-cs.LG.xml"), "--json"))
+    assert report["ok"] and report["papers_new"] == 14
+    again = as_json(run(db, "ingest", "--kind", "arxiv-api", "--from-file",
+                        str(demo_dir / "arxiv-api-cs.LG.xml"), "--json"))
+    assert again["papers_new"] == again["papers_updated"] == again["items_new"] == 0
+    broken = tmp_path / "broken.xml"
+    broken.write_bytes(b"<feed><entry>")
+    failed = run(db, "ingest", "--kind", "arxiv-api", "--from-file", str(broken), code=4)
+    assert "not well-formed" in failed.output
+    listed = as_json(run(db, "sources", "list", "--json"))
+    assert any(s["last_error"] and "not well-formed" in s["last_error"] for s in listed)
+    run(db, "ingest", "--kind", "nope", "--from-file", str(broken), code=2)
+
+
+def test_import_snapshot(tmp_path: Path, data: Path) -> None:
+    db = tmp_path / "x.db"
+    summary = as_json(run(db, "import", "arxiv-snapshot", str(data / "arxiv/snapshot-small.jsonl"),
+                          "--json"))
+    assert summary["records"] == 3 and summary["papers_new"] == 3
+    assert summary["unreadable_lines"] == 3 and summary["errors"]
+    again = as_json(run(db, "import", "arxiv-snapshot",
+                        str(data / "arxiv/snapshot-small.jsonl"), "--json"))
+    assert again["papers_new"] == again["papers_updated"] == 0 and again["unchanged"] == 3
+    assert as_json(run(db, "show", "hep-th/9901001", "--json"))["withdrawn"] is True
+
+
+def test_refresh_exit_codes(tmp_path: Path, server: RecordedServer, demo_dir: Path) -> None:
+    db = tmp_path / "x.db"
+    env = {"LIGHTNEWS_ALLOW_PRIVATE_ADDRESSES": "1", "LIGHTNEWS_HTTP_RETRIES": "1",
+           "LIGHTNEWS_HTTP_BACKOFF": "0"}
+    good = server.route("/good", Reply(200, (demo_dir / "blog-lab.rss.xml").read_bytes()))
+    bad = server.route("/bad", Reply(500))
+
+    def invoke(*args: str) -> Result:
+        return CliRunner(env=env).invoke(cli, ["--db", str(db), *args], catch_exceptions=False)
+
+    invoke("sources", "add", good)
+    assert invoke("refresh").exit_code == 0
+    invoke("sources", "add", bad)
+    result = invoke("refresh", "--force", "--json")
+    assert result.exit_code == 3
+    assert {r["ok"] for r in json.loads(result.stdout)} == {True, False}
+    invoke("sources", "remove", "1")
+    assert invoke("refresh", "--force").exit_code == 4
+
+
+def test_console_script_runs(tmp_path: Path) -> None:
+    script = Path(sys.executable).with_name("lightnews")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "lightnews"]
+    done = subprocess.run([*command, "--db", str(tmp_path / "y.db"), "show", "2510.00001"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "not stored" in done.stderr
+
+
+def test_cli_reference_is_current() -> None:
+    from lightnews.cli_docs import render
+
+    assert (ROOT / "docs/cli.md").read_text() == render(), "run `make docs`"

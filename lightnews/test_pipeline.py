@@ -1,0 +1,167 @@
+"""The pipeline end to end: real client, real local HTTP server, real store."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+from conftest import Hit, RecordedServer, Reply
+from lightnews.pipeline import ingest_bytes, refresh
+from lightnews.settings import Settings
+from lightnews.store import SQLiteStore
+
+NOW = datetime(2025, 12, 1, 8, 0, tzinfo=UTC)
+
+
+def clock() -> datetime:
+    return NOW
+
+
+def test_feed_conditional_get(
+    server: RecordedServer, store: SQLiteStore, settings: Settings, demo_dir: Path
+) -> None:
+    body = (demo_dir / "blog-lab.rss.xml").read_bytes()
+
+    def feed(hit: Hit) -> Reply:
+        if hit.headers.get("if-none-match") == '"v1"':
+            return Reply(304)
+        return Reply(200, body, {"ETag": '"v1"', "Content-Type": "application/rss+xml"})
+
+    url = server.route("/feed.xml", feed)
+    store.add_source("feed", url, now="2025-12-01T00:00:00Z")
+    (first,) = refresh(store, settings, clock=clock)
+    assert first.ok and first.saved.items_new == 5 and first.saved.mentions >= 4
+    row = store.list_sources()[0]
+    assert row.state.etag == '"v1"' and row.title == "Northlake AI Lab Blog"
+    assert row.last_success == "2025-12-01T08:00:00Z"
+    assert row.next_attempt == "2025-12-01T09:00:00Z"
+    assert refresh(store, settings, clock=clock) == []  # not due yet
+    (second,) = refresh(store, settings, clock=clock, force=True)
+    assert second.ok and second.not_modified and second.saved.changed == 0
+    assert server.hits[-1].headers["if-none-match"] == '"v1"'
+    assert "lightnews" in server.hits[-1].headers["user-agent"].lower()
+
+
+def test_failures_are_recorded_and_others_carry_on(
+    server: RecordedServer, store: SQLiteStore, settings: Settings, demo_dir: Path
+) -> None:
+    good = server.route("/good", Reply(200, (demo_dir / "blog-notes.atom.xml").read_bytes()))
+    down = server.route("/down", Reply(500, b"oops"))
+    junk = server.route("/junk", Reply(200, b"<html><body>not a feed</body>"))
+    gone = server.route("/gone", Reply(404, b"no"))
+    for url in (down, good, junk, gone):
+        store.add_source("feed", url, now="2025-12-01T00:00:00Z")
+    reports = {r.address: r for r in refresh(store, settings, clock=clock)}
+    assert reports[good].ok and reports[good].saved.items_new == 4
+    assert "HTTP 500" in (reports[down].error or "")
+    assert len([h for h in server.hits if h.path == "/down"]) == 3  # retried twice
+    assert "not a readable feed" in (reports[junk].error or "")
+    assert "HTTP 404" in (reports[gone].error or "")
+    rows = {r.address: r for r in store.list_sources()}
+    assert rows[down].error_count == 1 and rows[down].last_error
+    assert rows[down].next_attempt == "2025-12-01T08:15:00Z"  # a quarter of the period
+    assert rows[good].error_count == 0
+    refresh(store, settings, clock=lambda: datetime(2025, 12, 1, 8, 30, tzinfo=UTC))
+    assert store.get_source(rows[down].id).error_count == 2
+    assert store.get_source(rows[down].id).next_attempt == "2025-12-01T09:00:00Z"  # doubled
+    assert store.counts()["items"] == 4  # nothing lost, nothing doubled
+
+
+def test_retry_after_beyond_patience_schedules_next_attempt(
+    server: RecordedServer, store: SQLiteStore, settings: Settings
+) -> None:
+    url = server.route("/busy", Reply(429, b"slow down", {"Retry-After": "7200"}))
+    store.add_source("feed", url, now="2025-12-01T00:00:00Z")
+    (report,) = refresh(store, settings, clock=clock)
+    assert not report.ok and report.next_attempt == "2025-12-01T10:00:00Z"
+
+
+def test_private_addresses_refused_unless_allowed(
+    server: RecordedServer, store: SQLiteStore, settings: Settings
+) -> None:
+    url = server.route("/feed", Reply(200, b"<rss/>"))
+    store.add_source("feed", url, now="2025-12-01T00:00:00Z")
+    (report,) = refresh(store, settings.with_overrides(allow_private_addresses=False),
+                        clock=clock)
+    assert not report.ok and "is not a public address" in (report.error or "")
+    assert server.hits == []
+
+
+def _recorded(shared: Path, pattern: str) -> bytes:
+    path = next((shared / "arxiv/api-2026").glob(pattern))
+    return str(json.loads(path.read_text())["body"]).encode("latin-1")
+
+
+def test_arxiv_api_pages_politely(
+    server: RecordedServer, store: SQLiteStore, settings: Settings, shared: Path
+) -> None:
+    pages = {str(s): _recorded(shared, f"q_testing_s{s}_m10_*") for s in (0, 10, 20)}
+    url = server.route("/api/query", lambda hit: Reply(200, pages[hit.query["start"][0]]))
+    settings = settings.with_overrides(arxiv_api_url=url, arxiv_page_size=10,
+                                       arxiv_max_results=30)
+    store.add_source("arxiv-api", "all:testing", now="2025-12-01T00:00:00Z")
+    (report,) = refresh(store, settings, clock=clock)
+    assert report.ok and report.pages == 3
+    assert [h.query["start"] for h in server.hits] == [["0"], ["10"], ["20"]]
+    assert all(h.query["search_query"] == ["all:testing"] for h in server.hits)
+    assert store.counts()["papers"] == report.saved.papers_new == 30
+    assert store.list_sources()[0].state.cursor  # the next refresh stops at what it has
+
+
+def test_oai_harvest_resumes_after_interruption(
+    server: RecordedServer, store: SQLiteStore, settings: Settings, shared: Path,
+    demo_dir: Path,
+) -> None:
+    first_page = (shared / "arxiv/oai-pmh/ListRecordsResponse.xml").read_bytes()
+    last_page = (demo_dir / "arxiv-oai-cs.xml").read_bytes()
+    available = {"last": False}
+
+    def oai(hit: Hit) -> Reply:
+        if "resumptionToken" not in hit.query:
+            return Reply(200, first_page)
+        return Reply(200, last_page) if available["last"] else Reply(503, b"maintenance")
+
+    url = server.route("/oai", oai)
+    settings = settings.with_overrides(arxiv_oai_url=url)
+    source, _ = store.add_source("arxiv-oai", "physics", now="2025-12-01T00:00:00Z",
+                                 params={"metadataPrefix": "arXivRaw"})
+    (broken,) = refresh(store, settings, clock=clock)
+    assert not broken.ok and broken.saved.papers_new == 6 and "503" in (broken.error or "")
+    assert store.get_source(source.id).state.resumption_token == "726959|1001"
+    available["last"] = True
+    (resumed,) = refresh(store, settings, clock=clock, force=True)
+    assert resumed.ok and resumed.pages == 1
+    assert server.hits[-1].query == {"verb": ["ListRecords"], "resumptionToken": ["726959|1001"]}
+    state = store.get_source(source.id).state
+    assert state.resumption_token is None and state.cursor  # done: next run asks from there
+    seen = len(server.hits)
+    (again,) = refresh(store, settings, clock=clock, force=True)
+    assert server.hits[seen].query["from"] == [state.cursor]
+    assert again.saved.changed == 0  # the same page again changes nothing
+
+
+def test_replay_twice_changes_nothing(
+    store: SQLiteStore, settings: Settings, demo_dir: Path
+) -> None:
+    for name, kind in (("arxiv-api-cs.LG.xml", "arxiv-api"), ("blog-lab.rss.xml", "feed")):
+        body = (demo_dir / name).read_bytes()
+        first = ingest_bytes(store, kind, f"demo:{name}", body, settings)
+        assert first.ok and first.saved.changed > 0
+        counts = store.counts()
+        second = ingest_bytes(store, kind, f"demo:{name}", body, settings)
+        assert second.ok and second.saved.changed == 0 and store.counts() == counts
+
+
+def test_demo_merges_one_paper_from_three_sources(
+    store: SQLiteStore, settings: Settings
+) -> None:
+    from lightnews.demo import build_demo
+
+    reports = build_demo(store, settings)
+    assert all(r.ok for r in reports), [r.error for r in reports if not r.ok]
+    paper = store.get_paper("2510.03172")
+    assert [v["version"] for v in paper["versions"]] == ["v1", "v2", "v3"]
+    assert len(paper["records"]) == 3  # API, OAI arXiv and OAI arXivRaw: one paper
+    assert paper["mentions"]  # and the lab blog's article that names it
+    assert build_demo(store, settings) and store.counts() == store.counts()
