@@ -22,7 +22,7 @@ demo: $(STAMP)
 
 ## Lint, type-check and run every test.
 test: $(STAMP)
-	$(BIN)/ruff check lightnews bench conftest.py
+	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -n 2 -q
 

@@ -1,7 +1,7 @@
 """Print the Markdown reference of every ``lightnews`` command, from the CLI itself.
 
-``make docs`` (``python -m lightnews.cli_docs``) writes it to ``docs/cli.md``; a test fails when that file drifts
-from what the commands say about themselves.
+``make docs`` (``python -m lightnews.cli_docs``) writes it to ``docs/cli.md``;
+a test fails when that file drifts from what the commands say about themselves.
 """
 
 from __future__ import annotations

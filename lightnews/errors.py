@@ -37,15 +37,22 @@ class FetchError(LightnewsError):
     """A request failed: connection, timeout, HTTP status or a broken body.
 
     ``status`` is the HTTP status when there was one; ``retry_after`` is the
-    number of seconds the server asked us to wait, when it asked.
+    number of seconds the server asked us to wait, when it asked; ``body`` is
+    what the server sent with an error status (services explain errors there).
     """
 
     def __init__(
-        self, message: str, *, status: int | None = None, retry_after: float | None = None
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+        body: bytes = b"",
     ) -> None:
         super().__init__(message)
         self.status = status
         self.retry_after = retry_after
+        self.body = body
 
 
 class TooLarge(FetchError):

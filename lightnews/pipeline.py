@@ -113,6 +113,7 @@ def refresh_source(
     report = RunReport(row.id, row.kind, row.address)
     started = clock()
     store.record_attempt(row.id, _iso(started))
+    source: Source | None = None
     try:
         source = _source_for(row, settings)
         if not source.fetchable:
@@ -143,9 +144,14 @@ def refresh_source(
             request = batch.next
             if on_page:
                 on_page(report)
-    except (FetchError, ParseError, LightnewsError) as error:
-        retry_after = error.retry_after if isinstance(error, FetchError) else None
-        return _fail(store, row, report, str(error), settings, clock(), retry_after)
+    except FetchError as error:
+        message = str(error)
+        detail = source.describe_error(error.body) if source and error.body else None
+        if detail:
+            message = f"{message}: {detail}"
+        return _fail(store, row, report, message, settings, clock(), error.retry_after)
+    except (ParseError, LightnewsError) as error:
+        return _fail(store, row, report, str(error), settings, clock(), None)
     except Exception as error:  # a parser bug must not stop the other sources
         message = f"internal error while reading this source: {type(error).__name__}: {error}"
         return _fail(store, row, report, message, settings, clock(), None)

@@ -54,11 +54,28 @@ def test_init_and_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
 
 def test_sources_add_list_export_remove(tmp_path: Path, demo_dir: Path) -> None:
     db = tmp_path / "x.db"
-    added = as_json(run(db, "sources", "add", "--category", "cs.LG", "--author",
-                        "Sepp Hochreiter", "--ids", "2510.02375, 2505.20295", "--oai-set", "cs",
-                        "--json"))
-    assert [a["url"] for a in added] == ["cat:cs.LG", 'au:"Sepp Hochreiter"',
-                                         "id:2510.02375,2505.20295", "cs"]
+    added = as_json(
+        run(
+            db,
+            "sources",
+            "add",
+            "--category",
+            "cs.LG",
+            "--author",
+            "Sepp Hochreiter",
+            "--ids",
+            "2510.02375, 2505.20295",
+            "--oai-set",
+            "cs",
+            "--json",
+        )
+    )
+    assert [a["url"] for a in added] == [
+        "cat:cs.LG",
+        'au:"Sepp Hochreiter"',
+        "id:2510.02375,2505.20295",
+        "cs",
+    ]
     run(db, "sources", "add", "--opml", str(demo_dir / "sources.opml"))
     run(db, "sources", "add", "https://example.org/feed.xml", "--folder", "Mine")
     again = as_json(run(db, "sources", "add", "https://example.org/feed.xml", "--json"))
@@ -78,8 +95,17 @@ def test_sources_add_list_export_remove(tmp_path: Path, demo_dir: Path) -> None:
 
 def test_demo_show_search_feed(demo_db: Path) -> None:
     paper = as_json(run(demo_db, "show", "2510.03172", "--json"))
-    for key in ("arxiv_id", "title", "authors", "abstract", "primary_category", "categories",
-                "versions", "links", "mentions"):
+    for key in (
+        "arxiv_id",
+        "title",
+        "authors",
+        "abstract",
+        "primary_category",
+        "categories",
+        "versions",
+        "links",
+        "mentions",
+    ):
         assert key in paper
     assert paper["links"]["abs"] == "https://arxiv.org/abs/2510.03172"
     assert len(paper["versions"]) == 3 and paper["mentions"]
@@ -100,11 +126,29 @@ def test_demo_show_search_feed(demo_db: Path) -> None:
 
 def test_ingest_replay_and_errors(tmp_path: Path, demo_dir: Path) -> None:
     db = tmp_path / "x.db"
-    report = as_json(run(db, "ingest", "--kind", "arxiv-api", "--from-file",
-                         str(demo_dir / "arxiv-api-cs.LG.xml"), "--json"))
+    report = as_json(
+        run(
+            db,
+            "ingest",
+            "--kind",
+            "arxiv-api",
+            "--from-file",
+            str(demo_dir / "arxiv-api-cs.LG.xml"),
+            "--json",
+        )
+    )
     assert report["ok"] and report["papers_new"] == 14
-    again = as_json(run(db, "ingest", "--kind", "arxiv-api", "--from-file",
-                        str(demo_dir / "arxiv-api-cs.LG.xml"), "--json"))
+    again = as_json(
+        run(
+            db,
+            "ingest",
+            "--kind",
+            "arxiv-api",
+            "--from-file",
+            str(demo_dir / "arxiv-api-cs.LG.xml"),
+            "--json",
+        )
+    )
     assert again["papers_new"] == again["papers_updated"] == again["items_new"] == 0
     broken = tmp_path / "broken.xml"
     broken.write_bytes(b"<feed><entry>")
@@ -117,20 +161,25 @@ def test_ingest_replay_and_errors(tmp_path: Path, demo_dir: Path) -> None:
 
 def test_import_snapshot(tmp_path: Path, data: Path) -> None:
     db = tmp_path / "x.db"
-    summary = as_json(run(db, "import", "arxiv-snapshot", str(data / "arxiv/snapshot-small.jsonl"),
-                          "--json"))
+    summary = as_json(
+        run(db, "import", "arxiv-snapshot", str(data / "arxiv/snapshot-small.jsonl"), "--json")
+    )
     assert summary["records"] == 3 and summary["papers_new"] == 3
     assert summary["unreadable_lines"] == 3 and summary["errors"]
-    again = as_json(run(db, "import", "arxiv-snapshot",
-                        str(data / "arxiv/snapshot-small.jsonl"), "--json"))
+    again = as_json(
+        run(db, "import", "arxiv-snapshot", str(data / "arxiv/snapshot-small.jsonl"), "--json")
+    )
     assert again["papers_new"] == again["papers_updated"] == 0 and again["unchanged"] == 3
     assert as_json(run(db, "show", "hep-th/9901001", "--json"))["withdrawn"] is True
 
 
 def test_refresh_exit_codes(tmp_path: Path, server: RecordedServer, demo_dir: Path) -> None:
     db = tmp_path / "x.db"
-    env = {"LIGHTNEWS_ALLOW_PRIVATE_ADDRESSES": "1", "LIGHTNEWS_HTTP_RETRIES": "1",
-           "LIGHTNEWS_HTTP_BACKOFF": "0"}
+    env = {
+        "LIGHTNEWS_ALLOW_PRIVATE_ADDRESSES": "1",
+        "LIGHTNEWS_HTTP_RETRIES": "1",
+        "LIGHTNEWS_HTTP_BACKOFF": "0",
+    }
     good = server.route("/good", Reply(200, (demo_dir / "blog-lab.rss.xml").read_bytes()))
     bad = server.route("/bad", Reply(500))
 
@@ -150,8 +199,12 @@ def test_refresh_exit_codes(tmp_path: Path, server: RecordedServer, demo_dir: Pa
 def test_console_script_runs(tmp_path: Path) -> None:
     script = Path(sys.executable).with_name("lightnews")
     command = [str(script)] if script.exists() else [sys.executable, "-m", "lightnews"]
-    done = subprocess.run([*command, "--db", str(tmp_path / "y.db"), "show", "2510.00001"],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [*command, "--db", str(tmp_path / "y.db"), "show", "2510.00001"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 1 and "not stored" in done.stderr
 
 

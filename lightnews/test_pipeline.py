@@ -82,8 +82,7 @@ def test_private_addresses_refused_unless_allowed(
 ) -> None:
     url = server.route("/feed", Reply(200, b"<rss/>"))
     store.add_source("feed", url, now="2025-12-01T00:00:00Z")
-    (report,) = refresh(store, settings.with_overrides(allow_private_addresses=False),
-                        clock=clock)
+    (report,) = refresh(store, settings.with_overrides(allow_private_addresses=False), clock=clock)
     assert not report.ok and "is not a public address" in (report.error or "")
     assert server.hits == []
 
@@ -98,8 +97,7 @@ def test_arxiv_api_pages_politely(
 ) -> None:
     pages = {str(s): _recorded(shared, f"q_testing_s{s}_m10_*") for s in (0, 10, 20)}
     url = server.route("/api/query", lambda hit: Reply(200, pages[hit.query["start"][0]]))
-    settings = settings.with_overrides(arxiv_api_url=url, arxiv_page_size=10,
-                                       arxiv_max_results=30)
+    settings = settings.with_overrides(arxiv_api_url=url, arxiv_page_size=10, arxiv_max_results=30)
     store.add_source("arxiv-api", "all:testing", now="2025-12-01T00:00:00Z")
     (report,) = refresh(store, settings, clock=clock)
     assert report.ok and report.pages == 3
@@ -109,8 +107,21 @@ def test_arxiv_api_pages_politely(
     assert store.list_sources()[0].state.cursor  # the next refresh stops at what it has
 
 
+def test_arxiv_error_feed_explains_http_400(
+    server: RecordedServer, store: SQLiteStore, settings: Settings, shared: Path
+) -> None:
+    url = server.route("/api/query", Reply(400, _recorded(shared, "id_abc_*")))
+    store.add_source("arxiv-api", "id:abc", now="2025-12-01T00:00:00Z")
+    (report,) = refresh(store, settings.with_overrides(arxiv_api_url=url), clock=clock)
+    assert not report.ok and "HTTP 400" in (report.error or "")
+    assert "incorrect id format for abc" in (report.error or "")
+
+
 def test_oai_harvest_resumes_after_interruption(
-    server: RecordedServer, store: SQLiteStore, settings: Settings, shared: Path,
+    server: RecordedServer,
+    store: SQLiteStore,
+    settings: Settings,
+    shared: Path,
     demo_dir: Path,
 ) -> None:
     first_page = (shared / "arxiv/oai-pmh/ListRecordsResponse.xml").read_bytes()
@@ -124,8 +135,9 @@ def test_oai_harvest_resumes_after_interruption(
 
     url = server.route("/oai", oai)
     settings = settings.with_overrides(arxiv_oai_url=url)
-    source, _ = store.add_source("arxiv-oai", "physics", now="2025-12-01T00:00:00Z",
-                                 params={"metadataPrefix": "arXivRaw"})
+    source, _ = store.add_source(
+        "arxiv-oai", "physics", now="2025-12-01T00:00:00Z", params={"metadataPrefix": "arXivRaw"}
+    )
     (broken,) = refresh(store, settings, clock=clock)
     assert not broken.ok and broken.saved.papers_new == 6 and "503" in (broken.error or "")
     assert store.get_source(source.id).state.resumption_token == "726959|1001"
@@ -153,9 +165,7 @@ def test_replay_twice_changes_nothing(
         assert second.ok and second.saved.changed == 0 and store.counts() == counts
 
 
-def test_demo_merges_one_paper_from_three_sources(
-    store: SQLiteStore, settings: Settings
-) -> None:
+def test_demo_merges_one_paper_from_three_sources(store: SQLiteStore, settings: Settings) -> None:
     from lightnews.demo import build_demo
 
     reports = build_demo(store, settings)

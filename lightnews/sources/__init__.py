@@ -56,6 +56,10 @@ class Source(ABC):
     def parse(self, body: bytes, state: SourceState, *, url: str | None = None) -> Batch:
         """Turn one response body into a batch. Raises ParseError on unreadable input."""
 
+    def describe_error(self, body: bytes) -> str | None:
+        """What the service says went wrong, from the body of an HTTP error (or None)."""
+        return None
+
     @classmethod
     def host_interval(cls, settings: Settings) -> dict[str, float]:
         """Minimum seconds between requests per host that this source needs."""

@@ -196,6 +196,13 @@ class ArxivApiSource(Source):
             items=items, papers=papers, next=next_request, state=new_state, warnings=warnings
         )
 
+    def describe_error(self, body: bytes) -> str | None:
+        try:
+            parse_api_feed(body)
+        except ParseError as error:
+            return str(error) if str(error).startswith("arXiv API error") else None
+        return None
+
     @classmethod
     def host_interval(cls, settings: Settings) -> dict[str, Any]:
         host = urlsplit(settings.arxiv_api_url).hostname or "export.arxiv.org"

@@ -505,7 +505,11 @@ class HttpClient:
         status = response.status_code
         message = f"HTTP {status} {response.reason_phrase} from {url}"
         if status not in _RETRY_STATUSES:
-            raise FetchError(message, status=status)
+            try:  # services explain client errors in the body (arXiv's error feed)
+                body = self._read_body(response)
+            except (FetchError, httpx.HTTPError):
+                body = b""
+            raise FetchError(message, status=status, body=body)
         retry_after = _parse_retry_after(
             response.headers.get("retry-after"), response.headers.get("date")
         )

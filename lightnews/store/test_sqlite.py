@@ -54,9 +54,13 @@ def test_saving_twice_changes_nothing(store: SQLiteStore) -> None:
 
 def test_newer_version_wins_and_versions_merge(store: SQLiteStore) -> None:
     store.save_papers([paper(versions=[Version(1, "2025-10-02T17:59:48Z", "1mb")])], NOW)
-    newer = paper(title="Sparse Ring Attention (v2)", updated="2025-11-01T00:00:00Z",
-                  versions=[Version(2, "2025-11-01T00:00:00Z")], doi=None,
-                  authors=[Author("Mara Lindqvist")])
+    newer = paper(
+        title="Sparse Ring Attention (v2)",
+        updated="2025-11-01T00:00:00Z",
+        versions=[Version(2, "2025-11-01T00:00:00Z")],
+        doi=None,
+        authors=[Author("Mara Lindqvist")],
+    )
     assert store.save_papers([newer], NOW).papers_updated == 1
     # An older record arriving later does not undo the newer one, but fills gaps.
     older = paper(doi="10.1/x", versions=[Version(1, "2025-10-02T17:59:48Z")])
@@ -72,8 +76,12 @@ def test_newer_version_wins_and_versions_merge(store: SQLiteStore) -> None:
 
 def test_stub_from_mention_is_filled_in_later(store: SQLiteStore) -> None:
     source, _ = store.add_source("feed", "https://blog.example/feed", now=NOW)
-    item = Item(key="post-1", kind="article", title="We liked this",
-                mentions=[Mention("2510.02375", "arxiv-url", 1.0, "arxiv.org/abs/2510.02375")])
+    item = Item(
+        key="post-1",
+        kind="article",
+        title="We liked this",
+        mentions=[Mention("2510.02375", "arxiv-url", 1.0, "arxiv.org/abs/2510.02375")],
+    )
     saved = store.save_items(source.id, [item], NOW)
     assert saved.items_new == 1 and saved.mentions == 1
     stub = store.get_paper("2510.02375")
@@ -88,29 +96,39 @@ def test_stub_from_mention_is_filled_in_later(store: SQLiteStore) -> None:
 def test_items_are_idempotent_and_updates_replace_mentions(store: SQLiteStore) -> None:
     source, created = store.add_source("feed", "https://blog.example/feed", now=NOW)
     assert created and not store.add_source("feed", "https://blog.example/feed", now=NOW)[1]
-    item = Item(key="k", kind="article", title="A", text="see arXiv:2510.02375",
-                mentions=[Mention("2510.02375", "arxiv-id", 1.0)])
+    item = Item(
+        key="k",
+        kind="article",
+        title="A",
+        text="see arXiv:2510.02375",
+        mentions=[Mention("2510.02375", "arxiv-id", 1.0)],
+    )
     assert store.save_items(source.id, [item], NOW).items_new == 1
     assert store.save_items(source.id, [item], NOW).unchanged == 1
     item.mentions = [Mention("2401.00001", "arxiv-id", 1.0)]
     assert store.save_items(source.id, [item], NOW).items_updated == 1
     rows = store.db.execute(
-        "SELECT p.arxiv_id FROM mentions m JOIN papers p ON p.id = m.paper_id").fetchall()
+        "SELECT p.arxiv_id FROM mentions m JOIN papers p ON p.id = m.paper_id"
+    ).fetchall()
     assert [r[0] for r in rows] == ["2401.00001"]
 
 
 def test_search_weights_titles_and_survives_any_query(store: SQLiteStore) -> None:
-    store.save_papers([
-        paper("2510.00001", title="Diffusion models for text", abstract="About attention."),
-        paper("2510.00002", title="Attention is what you route", abstract="Diffusion aside."),
-        paper("2510.00003", title="Unrelated", abstract="Nothing here."),
-    ], NOW)
+    store.save_papers(
+        [
+            paper("2510.00001", title="Diffusion models for text", abstract="About attention."),
+            paper("2510.00002", title="Attention is what you route", abstract="Diffusion aside."),
+            paper("2510.00003", title="Unrelated", abstract="Nothing here."),
+        ],
+        NOW,
+    )
     hits = search_papers(store, "attention")
     assert [h.arxiv_id for h in hits][:2] == ["2510.00002", "2510.00001"]
     assert search_papers(store, "lindqvist")  # authors are indexed
     assert [h.arxiv_id for h in search_papers(store, "2510.00003")] == ["2510.00003"]
     assert [h.arxiv_id for h in search_papers(store, "https://arxiv.org/abs/2510.00003v2")] == [
-        "2510.00003"]
+        "2510.00003"
+    ]
     assert [h.arxiv_id for h in search_papers(store, "diffus*")] != []
     assert [h.arxiv_id for h in search_papers(store, "attention -text")] == ["2510.00002"]
     for hostile in ['"', "AND", "NEAR(", "*", "title:x", "')--", "(((", "-", ""]:
@@ -130,8 +148,12 @@ def test_remove_source_keeps_papers(store: SQLiteStore) -> None:
 
 def test_source_health_and_state(store: SQLiteStore) -> None:
     source, _ = store.add_source("feed", "https://x.example/feed", now=NOW)
-    store.save_state(source.id, SourceState(etag='"e"', last_modified="lm", cursor="c",
-                                            resumption_token="t", extra={"a": 1}))
+    store.save_state(
+        source.id,
+        SourceState(
+            etag='"e"', last_modified="lm", cursor="c", resumption_token="t", extra={"a": 1}
+        ),
+    )
     store.record_failure(source.id, "HTTP 500", NOW, "2025-11-30T13:00:00Z")
     store.record_failure(source.id, "HTTP 502", NOW, "2025-11-30T14:00:00Z")
     row = store.get_source(source.id)
