@@ -20,6 +20,7 @@ __all__ = [
     "Item",
     "Mention",
     "Paper",
+    "QueryTerm",
     "Request",
     "SourceState",
     "Version",
@@ -119,6 +120,15 @@ class Item:
     extra: dict[str, Any] = field(default_factory=dict)
     paper_id: str | None = None
     mentions: list[Mention] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class QueryTerm:
+    """One term of a search: words that must appear together, a prefix, or an exclusion."""
+
+    words: str
+    prefix: bool = False
+    exclude: bool = False
 
 
 @dataclass(slots=True)

@@ -124,7 +124,7 @@ def test_demo_show_search_feed(demo_db: Path) -> None:
     assert times == sorted(times, reverse=True)
 
 
-def test_ingest_replay_and_errors(tmp_path: Path, demo_dir: Path) -> None:
+def test_ingest_replay_and_errors(tmp_path: Path, demo_dir: Path, data: Path) -> None:
     db = tmp_path / "x.db"
     report = as_json(
         run(
@@ -157,6 +157,19 @@ def test_ingest_replay_and_errors(tmp_path: Path, demo_dir: Path) -> None:
     listed = as_json(run(db, "sources", "list", "--json"))
     assert any(s["last_error"] and "not well-formed" in s["last_error"] for s in listed)
     run(db, "ingest", "--kind", "nope", "--from-file", str(broken), code=2)
+    abs_report = as_json(
+        run(
+            db,
+            "ingest",
+            "--kind",
+            "arxiv-abs",
+            "--from-file",
+            str(data / "arxiv/hep-th-9901001.abs"),
+            "--json",
+        )
+    )
+    assert abs_report["papers_new"] == 1
+    assert as_json(run(db, "show", "hep-th/9901001v2", "--json"))["authors"][0] == "Jörg Müller"
 
 
 def test_import_snapshot(tmp_path: Path, data: Path) -> None:

@@ -2,9 +2,9 @@
 
 Lexical search over the store's full-text index (title weighted over authors
 over abstract). A query that is an arXiv id or URL finds that paper first.
-User text is turned into a safe FTS5 expression here (every word quoted,
-``"exact phrases"`` kept, a trailing ``*`` kept as a prefix search, ``-word``
-excluded), so no query can be a syntax error.
+User text is parsed here into neutral terms (``"exact phrases"``, a trailing
+``*`` for a prefix, ``-word`` to exclude); the store turns them into its own
+full-text syntax, so no query can be a syntax error on any backend.
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from lightnews.link import find_arxiv_mentions
+from lightnews.model import QueryTerm
 from lightnews.store import SQLiteStore
 
-__all__ = ["SearchHit", "build_match", "search_papers"]
+__all__ = ["SearchHit", "parse_query", "search_papers"]
 
 _TOKEN_RE = re.compile(r'(-?)"([^"]+)"|(-?)([\w][\w.\'-]*\*?)', re.UNICODE)
 
@@ -39,34 +40,20 @@ class SearchHit:
         }
 
 
-def _quote(text: str) -> str:
-    return '"' + text.replace('"', '""') + '"'
-
-
-def build_match(query: str) -> str | None:
-    """An FTS5 MATCH expression for a user's query, or None when it has no words."""
-    positive: list[str] = []
-    negative: list[str] = []
+def parse_query(query: str) -> list[QueryTerm]:
+    """The terms of a user's query; backends turn them into their own syntax."""
+    terms: list[QueryTerm] = []
     for match in _TOKEN_RE.finditer(query):
         if match[2] is not None:
             words = " ".join(re.findall(r"\w+", match[2]))
-            target = negative if match[1] else positive
             if words:
-                target.append(_quote(words))
+                terms.append(QueryTerm(words, exclude=bool(match[1])))
             continue
         word = match[4]
-        prefix = word.endswith("*")
-        parts = re.findall(r"\w+", word)
-        if not parts:
-            continue
-        term = _quote(" ".join(parts)) + ("*" if prefix else "")
-        (negative if match[3] else positive).append(term)
-    if not positive:
-        return None
-    expression = " ".join(positive)
-    for term in negative:
-        expression += f" NOT {term}"
-    return expression
+        words = " ".join(re.findall(r"\w+", word))
+        if words:
+            terms.append(QueryTerm(words, prefix=word.endswith("*"), exclude=bool(match[3])))
+    return terms
 
 
 def search_papers(
@@ -82,11 +69,11 @@ def search_papers(
             )
         if hits and len(query.split()) == 1:
             return hits
-    expression = build_match(query)
-    if expression is None:
+    terms = parse_query(query)
+    if not any(not t.exclude for t in terms):
         return hits
     seen = {h.arxiv_id for h in hits}
-    for row in store.search_papers(expression, limit, offset):
+    for row in store.search_papers(terms, limit, offset):
         if row["arxiv_id"] not in seen:
             hits.append(
                 SearchHit(

@@ -208,6 +208,17 @@ def test_abs_old_style_versions_and_accents(shared: Path) -> None:
     assert not any("\\" in a.name for p in accented for a in p.authors)
 
 
+def test_abs_own_fixture(data: Path) -> None:
+    paper = parse_abs((data / "arxiv/hep-th-9901001.abs").read_text())
+    assert paper.arxiv_id == "hep-th/9901001"
+    assert paper.title == r"A toy model of strings on a circle with $\mathbb{Z}_2$ twists"
+    assert [a.name for a in paper.authors] == ["Jörg Müller", "François Lévy", "A. Writer"]
+    assert [(v.number, v.size) for v in paper.versions] == [(1, "12kb"), (2, "14kb")]
+    assert paper.updated == "1999-03-15T09:30:00Z" and paper.categories == ["hep-th", "math-ph"]
+    assert paper.journal_ref == "Toy Phys. Lett. 1 (1999) 1-12"
+    assert paper.abstract.startswith("We write down a toy model") and "{" not in paper.abstract
+
+
 def test_snapshot_lines(data: Path) -> None:
     errors = SnapshotErrors()
     with (data / "arxiv/snapshot-small.jsonl").open("rb") as stream:

@@ -28,7 +28,7 @@ from typing import Any
 import orjson
 
 from lightnews.errors import NotFound, UsageError
-from lightnews.model import Author, Batch, Item, Paper, SourceState, Version
+from lightnews.model import Author, Batch, Item, Paper, QueryTerm, SourceState, Version
 from lightnews.normalize.arxiv_ids import parse_arxiv_id
 from lightnews.normalize.names import name_key
 
@@ -685,8 +685,25 @@ class SQLiteStore:
             "mentions": mentions,
         }
 
-    def search_papers(self, match: str, limit: int, offset: int = 0) -> list[dict[str, Any]]:
-        """Papers matching an FTS5 query, title weighted over authors over abstract."""
+    @staticmethod
+    def _fts_expression(terms: Sequence[QueryTerm]) -> str | None:
+        """FTS5 syntax for neutral query terms: every term quoted, so never a syntax error."""
+
+        def quoted(term: QueryTerm) -> str:
+            return '"' + term.words.replace('"', '""') + '"' + ("*" if term.prefix else "")
+
+        wanted = [quoted(t) for t in terms if not t.exclude]
+        if not wanted:
+            return None
+        return " ".join(wanted) + "".join(f" NOT {quoted(t)}" for t in terms if t.exclude)
+
+    def search_papers(
+        self, terms: Sequence[QueryTerm], limit: int, offset: int = 0
+    ) -> list[dict[str, Any]]:
+        """Papers matching all terms, best first: title weighted over authors over abstract."""
+        match = self._fts_expression(terms)
+        if match is None:
+            return []
         rows = self.db.execute(
             "SELECT p.arxiv_id, p.title, p.published, p.primary_category, "
             "-bm25(papers_fts, 10.0, 3.0, 1.0) AS score FROM papers_fts "

@@ -9,7 +9,7 @@ import pytest
 
 from lightnews.errors import NotFound, UsageError
 from lightnews.model import Author, Item, Mention, Paper, SourceState, Version
-from lightnews.search import build_match, search_papers
+from lightnews.search import parse_query, search_papers
 from lightnews.store import SQLiteStore
 
 NOW = "2025-11-30T12:00:00Z"
@@ -133,7 +133,8 @@ def test_search_weights_titles_and_survives_any_query(store: SQLiteStore) -> Non
     assert [h.arxiv_id for h in search_papers(store, "attention -text")] == ["2510.00002"]
     for hostile in ['"', "AND", "NEAR(", "*", "title:x", "')--", "(((", "-", ""]:
         search_papers(store, hostile)  # never an FTS syntax error
-    assert build_match("  ") is None
+    assert parse_query("  ") == []
+    assert store.search_papers(parse_query("-only -excluded"), 10) == []
 
 
 def test_remove_source_keeps_papers(store: SQLiteStore) -> None:
