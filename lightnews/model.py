@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "Account",
     "Author",
     "Batch",
     "Item",
@@ -95,6 +96,29 @@ class Mention:
 
 
 @dataclass(slots=True)
+class Account:
+    """A person's account on a social service: who speaks, with the counts a profile shows.
+
+    ``service`` is ``bluesky`` today; ``id`` is the stable identifier there (a
+    DID), ``handle`` the changeable one. ``pinned`` is the key of the pinned
+    item, if any. ``payload`` keeps the original profile as the service sent it.
+    """
+
+    service: str
+    id: str
+    handle: str = ""
+    name: str = ""
+    description: str = ""
+    avatar: str | None = None
+    followers: int | None = None
+    following: int | None = None
+    posts: int | None = None
+    pinned: str | None = None
+    created: str | None = None
+    payload: str = ""
+
+
+@dataclass(slots=True)
 class Item:
     """One unit of content from a source: a post, an article, a paper record, a note.
 
@@ -120,6 +144,11 @@ class Item:
     extra: dict[str, Any] = field(default_factory=dict)
     paper_id: str | None = None
     mentions: list[Mention] = field(default_factory=list)
+    #: The account that posted it (``Account.id``), for social items.
+    account: str | None = None
+    #: Keys of the first and the previous item of the conversation it replies to.
+    thread_root: str | None = None
+    reply_parent: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,3 +195,7 @@ class Batch:
     warnings: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     title: str | None = None
+    accounts: list[Account] = field(default_factory=list)
+    #: Further requests this response calls for (a thread's missing posts), fetched
+    #: after the ``next`` pages and parsed by the same source.
+    follow: list[Request] = field(default_factory=list)
