@@ -524,6 +524,265 @@ def show(app: App, arxiv_id: str, as_json: bool) -> None:
             out.print(f"  {m['kind']} · {m['source']} · {m['title']} · {m['url'] or ''}")
 
 
+# -- scholars ------------------------------------------------------------------------------
+
+
+def _arxiv_author_query(name: str) -> str:
+    """arXiv's author search: ``au:Hochreiter_S`` finds "S. Hochreiter" and "Sepp Hochreiter"."""
+    from lightnews.link.attribution import parse_name
+
+    parts = parse_name(name)
+    surname_words = name.split()[-len(parts.surname.split()) :] if parts.surname else []
+    if len(surname_words) == 1 and parts.given and surname_words[0].isalpha():
+        return f"au:{surname_words[0]}_{parts.given[0][0].upper()}"
+    return f'au:"{name}"'
+
+
+@cli.command()
+@click.argument("handle", required=False)
+@click.option("--arxiv-author", "arxiv_author", metavar="NAME",
+              help='Follow an arXiv author ("Sepp Hochreiter"): their papers, attributed.')
+@click.option("--orcid", metavar="ID", help="Add an ORCID iD to the scholar.")
+@click.option("--starter-pack", "starter_pack", metavar="URL",
+              help="Follow every member of a Bluesky starter pack.")
+@click.option("--scholar", "scholar_query", metavar="WHO",
+              help="Add the identity to this existing scholar instead of a new one.")
+@click.option("--json", "as_json", is_flag=True, help="Print the scholar as JSON.")
+@pass_app
+def follow(
+    app: App, handle: str | None, arxiv_author: str | None, orcid: str | None,
+    starter_pack: str | None, scholar_query: str | None, as_json: bool,
+) -> None:
+    """Follow a scholar: a Bluesky @handle, an arXiv author, an ORCID, or a starter pack.
+
+    \b
+    Examples:
+      lightnews follow @mkirchhof.bsky.social
+      lightnews follow --arxiv-author "Sepp Hochreiter"
+      lightnews follow --orcid 0000-0001-7751-4000 --scholar "Sepp Hochreiter"
+      lightnews follow --starter-pack https://bsky.app/starter-pack/someone/3kabc
+    Run `lightnews refresh` afterwards to fetch what they wrote.
+    """
+    from lightnews.pipeline import _iso, utc_now
+
+    if not (handle or arxiv_author or orcid or starter_pack):
+        raise click.UsageError("give a @handle, --arxiv-author, --orcid or --starter-pack")
+    now = _iso(utc_now())
+    store = app.store
+    with errors_as_exit():
+        if starter_pack:
+            row, _ = store.add_source("bluesky-starter-pack", starter_pack, now=now,
+                                      params={"follow_members": True})
+            out.print(f"following the members of {starter_pack} (source #{row.id}); "
+                      "run `lightnews refresh`")
+            if not (handle or arxiv_author or orcid):
+                return
+        scholar_id = store.find_scholar(scholar_query) if scholar_query else None
+        if handle:
+            handle = handle.removeprefix("@").strip()
+            kind = "bluesky-did" if handle.startswith("did:") else "bluesky-handle"
+            scholar_id = scholar_id or store.scholar_by_identity(kind, handle)
+            if scholar_id is None:
+                scholar_id = store.create_scholar(f"@{handle}", now)
+            store.add_identity(scholar_id, kind, handle)
+            store.add_source("bluesky", handle, now=now, scholar_id=scholar_id)
+        if arxiv_author:
+            name = " ".join(arxiv_author.split())
+            scholar_id = scholar_id or store.scholar_by_identity("arxiv-name", name)
+            if scholar_id is None:
+                scholar_id = store.create_scholar(name, now)
+            store.add_identity(scholar_id, "arxiv-name", name)
+            store.add_source("arxiv-api", _arxiv_author_query(name), now=now, title=name,
+                             scholar_id=scholar_id)
+        if orcid:
+            if scholar_id is None:
+                scholar_id = store.scholar_by_identity("orcid", orcid) or store.create_scholar(
+                    f"ORCID {orcid}", now)
+            store.add_identity(scholar_id, "orcid", orcid)
+        assert scholar_id is not None
+        store.set_followed(scholar_id, True)
+        from lightnews.link.attribution import attribute_scholar
+
+        attribute_scholar(store, scholar_id)
+        scholar = store.get_scholar(scholar_id)
+    if as_json:
+        emit_json(scholar)
+        return
+    ids = ", ".join(f"{i['kind']} {i['value']}" for i in scholar["identities"])
+    out.print(f"following #{scholar['id']} {scholar['name']} ({ids}); run `lightnews refresh`")
+
+
+@cli.command()
+@click.argument("who")
+@pass_app
+def unfollow(app: App, who: str) -> None:
+    """Stop following a scholar (kept, with their sources paused)."""
+    with errors_as_exit():
+        scholar_id = app.store.find_scholar(who)
+        app.store.set_followed(scholar_id, False)
+        for source in app.store.scholar_sources(scholar_id):
+            app.store.set_source_enabled(source["id"], False)
+        out.print(f"unfollowed #{scholar_id} {app.store.get_scholar(scholar_id)['name']}")
+
+
+@cli.group()
+def scholars() -> None:
+    """List scholars, merge or split them, confirm or reject their papers."""
+
+
+@scholars.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_app
+def scholars_list(app: App, as_json: bool) -> None:
+    """Scholars with their identities and how many records are attributed to them."""
+    with errors_as_exit():
+        rows = app.store.list_scholars(app.settings.attribution_bar)
+    if as_json:
+        emit_json(rows)
+        return
+    if not rows:
+        out.print("no scholars yet: `lightnews follow @handle` or `--arxiv-author NAME`")
+        return
+    table = Table("id", "name", "identities", "records", "followed")
+    for row in rows:
+        ids = "\n".join(f"{i['kind']}: {i['value']}" for i in row["identities"])
+        table.add_row(str(row["id"]), row["name"], ids, str(row["records"]),
+                      "yes" if row["followed"] else "no")
+    out.print(table)
+
+
+@scholars.command("merge")
+@click.argument("keep")
+@click.argument("drop")
+@pass_app
+def scholars_merge(app: App, keep: str, drop: str) -> None:
+    """Merge scholar DROP into KEEP (one person known twice)."""
+    from lightnews.link.attribution import attribute_scholar
+
+    with errors_as_exit():
+        keep_id, drop_id = app.store.find_scholar(keep), app.store.find_scholar(drop)
+        app.store.merge_scholars(keep_id, drop_id)
+        count = attribute_scholar(app.store, keep_id)
+        out.print(f"merged #{drop_id} into #{keep_id}: {count} attributed records")
+
+
+@scholars.command("split")
+@click.argument("who")
+@click.option("--identity", "identities", multiple=True, required=True, metavar="KIND:VALUE",
+              help="An identity to move to the new scholar (arxiv-name:NAME); repeatable.")
+@click.option("--name", required=True, help="Name of the new scholar.")
+@pass_app
+def scholars_split(app: App, who: str, identities: tuple[str, ...], name: str) -> None:
+    """Split identities off a scholar into a new one (two people known as one)."""
+    from lightnews.link.attribution import attribute_scholar
+    from lightnews.pipeline import _iso, utc_now
+
+    pairs = []
+    for identity in identities:
+        kind, sep, value = identity.partition(":")
+        if not sep or not value:
+            raise click.BadParameter(f"{identity!r} is not KIND:VALUE", param_hint="--identity")
+        pairs.append((kind, value))
+    with errors_as_exit():
+        old_id = app.store.find_scholar(who)
+        new_id = app.store.split_scholar(old_id, pairs, name, _iso(utc_now()))
+        attribute_scholar(app.store, old_id)
+        attribute_scholar(app.store, new_id)
+    out.print(f"split #{new_id} {name} off #{old_id}")
+
+
+def _decide(app: App, who: str, arxiv_id: str, decision: str | None) -> None:
+    from lightnews.link.attribution import attribute_scholar
+    from lightnews.normalize.arxiv_ids import parse_arxiv_id
+    from lightnews.pipeline import _iso, utc_now
+
+    parsed = parse_arxiv_id(arxiv_id)
+    if parsed is None:
+        raise click.BadParameter(f"{arxiv_id!r} is not an arXiv id", param_hint="ARXIV_ID")
+    with errors_as_exit():
+        scholar_id = app.store.find_scholar(who)
+        app.store.get_paper(parsed.base)
+        app.store.set_decision(scholar_id, parsed.base, decision, _iso(utc_now()))
+        attribute_scholar(app.store, scholar_id)
+    word = {"confirm": "confirmed", "reject": "rejected", None: "left to the matcher"}[decision]
+    out.print(f"{parsed.base} {word} for #{scholar_id}")
+
+
+@scholars.command("confirm")
+@click.argument("who")
+@click.argument("arxiv_id")
+@pass_app
+def scholars_confirm(app: App, who: str, arxiv_id: str) -> None:
+    """Confirm that ARXIV_ID is by this scholar (kept across every re-ingest)."""
+    _decide(app, who, arxiv_id, "confirm")
+
+
+@scholars.command("reject")
+@click.argument("who")
+@click.argument("arxiv_id")
+@pass_app
+def scholars_reject(app: App, who: str, arxiv_id: str) -> None:
+    """Reject a wrong attribution of ARXIV_ID to this scholar (kept across re-ingests)."""
+    _decide(app, who, arxiv_id, "reject")
+
+
+@scholars.command("undecide")
+@click.argument("who")
+@click.argument("arxiv_id")
+@pass_app
+def scholars_undecide(app: App, who: str, arxiv_id: str) -> None:
+    """Forget a confirm or reject: the matcher decides again."""
+    _decide(app, who, arxiv_id, None)
+
+
+@cli.command()
+@click.argument("who")
+@click.option("--page", default=1, show_default=True, help="Page of the papers list.")
+@click.option("--per-page", default=20, show_default=True, help="Papers per page.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_app
+def scholar(app: App, who: str, page: int, per_page: int, as_json: bool) -> None:
+    """A scholar's page: profile, posts (threads as one unit) and attributed papers."""
+    from lightnews.serve.scholar import scholar_page
+
+    with errors_as_exit():
+        data = scholar_page(app.store, who, page=page, per_page=per_page,
+                            bar=app.settings.attribution_bar)
+    if as_json:
+        emit_json(data)
+        return
+    profile = data["profile"] or {}
+    out.print(f"[bold]{data['scholar']['name']}[/bold]"
+              + (f"  @{profile['handle']}" if profile.get("handle") else ""))
+    if profile:
+        out.print(f"{profile.get('followers') or 0} followers · {profile.get('following') or 0} "
+                  f"following · {profile.get('posts') or 0} posts")
+        if profile.get("description"):
+            out.print(profile["description"])
+    for post in data["posts"][:30]:
+        if post["gap"]:
+            where = f"{post['position']}/{post['thread_size']}"
+            out.print(f"\n[dim]… post {where} of this thread is not fetched yet[/dim]")
+            continue
+        marks = []
+        if post["pinned"]:
+            marks.append("pinned")
+        if post["reposted_by"]:
+            by = post["reposted_by"]
+            marks.append(f"reposted by {by.get('name') or by.get('handle')}")
+        if post["thread_size"] > 1:
+            marks.append(f"thread {post['position']}/{post['thread_size']}")
+        out.print(f"\n[dim]{(post['created_at'] or '')[:10]} {' · '.join(marks)}[/dim]")
+        out.print(post["text"])
+        for link in post["links"]:
+            out.print(f"  {link}")
+    out.print(f"\n[bold]Publications and source records · at least {data['records_at_least']} "
+              f"records · page {data['page']} of {data['pages']}[/bold]")
+    for paper in data["papers"]:
+        out.print(f"{paper['year'] or '----'}  {paper['title']}  [dim]{paper['primary_category']}"
+                  f"  {paper['url']}[/dim]")
+
+
 # -- settings ----------------------------------------------------------------------------
 
 

@@ -21,7 +21,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from lightnews.errors import FetchError, LightnewsError, ParseError
-from lightnews.model import Batch, SourceState
+from lightnews.link.attribution import attribute_all
+from lightnews.model import Account, Batch, Request, SourceState
 from lightnews.settings import Settings
 from lightnews.sources import Source, get_source_class
 from lightnews.sources.http import HttpClient
@@ -30,6 +31,7 @@ from lightnews.store import SaveResult, SourceRow, SQLiteStore
 __all__ = ["RunReport", "ingest_bytes", "ingest_file", "refresh", "refresh_source", "utc_now"]
 
 MAX_PAGES = 10_000
+MAX_FOLLOW = 50
 #: Addresses of sources made by replaying files; ``refresh`` leaves them alone.
 REPLAY_PREFIXES = ("file://", "demo:")
 
@@ -95,9 +97,49 @@ def _store_page(
         report.saved.add(store.save_batch(row.id, batch, now))
         if batch.title and not row.title:
             store.set_source_title(row.id, batch.title)
+        if batch.accounts:
+            store.save_accounts(batch.accounts, now)
+            _link_accounts(store, row, batch, now)
         if batch.state is not None:
             store.save_state(row.id, batch.state)
     report.saved.warnings.extend(batch.warnings)
+
+
+def _link_accounts(store: SQLiteStore, row: SourceRow, batch: Batch, now: str) -> None:
+    """Tie the accounts a source reported to scholars.
+
+    A source followed for a scholar (``follow @handle``) names that scholar's
+    account: its DID and handle become identities and its display name the
+    scholar's name. A source that follows a group (a starter pack) makes each
+    member a followed scholar with a source of their own.
+    """
+    address = row.address.removeprefix("@").lower()
+    for account in batch.accounts:
+        if row.scholar_id is not None and address in (account.id.lower(),
+                                                      account.handle.lower()):
+            store.add_identity(row.scholar_id, f"{account.service}-did", account.id)
+            if account.handle:
+                store.add_identity(row.scholar_id, f"{account.service}-handle", account.handle)
+            scholar = store.get_scholar(row.scholar_id)
+            if account.name and scholar["name"].removeprefix("@").lower() == address:
+                store.rename_scholar(row.scholar_id, account.name)
+        elif row.params.get("follow_members"):
+            follow_account(store, account, now)
+
+
+def follow_account(store: SQLiteStore, account: Account, now: str) -> int:
+    """Make ``account`` a followed scholar with a source reading its posts (idempotent)."""
+    did_kind = f"{account.service}-did"
+    scholar_id = store.scholar_by_identity(did_kind, account.id)
+    if scholar_id is None:
+        scholar_id = store.create_scholar(account.name or account.handle or account.id, now)
+        store.add_identity(scholar_id, did_kind, account.id)
+    if account.handle:
+        store.add_identity(scholar_id, f"{account.service}-handle", account.handle)
+    store.add_source(account.service, account.handle or account.id, now=now,
+                     title=account.name or None, scholar_id=scholar_id)
+    store.set_followed(scholar_id, True)
+    return scholar_id
 
 
 def refresh_source(
@@ -122,6 +164,7 @@ def refresh_source(
             client.set_host_interval(host, seconds)
         state = row.state
         request = source.first_request(state)
+        follow: list[Request] = []
         while request is not None and report.pages < MAX_PAGES:
             response = client.get(
                 request.url,
@@ -140,10 +183,22 @@ def refresh_source(
                 new_state.last_modified = response.last_modified or new_state.last_modified
             batch.state = new_state
             _store_page(store, row, batch, report, _iso(clock()))
+            follow.extend(r for r in batch.follow if r not in follow)
             state = new_state
             request = batch.next
             if on_page:
                 on_page(report)
+        # Requests a page called for (a thread's missing posts): best effort, no paging.
+        for extra in follow[:MAX_FOLLOW]:
+            try:
+                response = client.get(extra.url, params=extra.params or None)
+                batch = source.parse(response.body, state, url=response.url)
+            except (FetchError, ParseError) as error:
+                report.saved.warnings.append(f"could not complete from {extra.url}: {error}")
+                continue
+            batch.state, batch.next, batch.follow = None, None, []
+            report.pages += 1
+            _store_page(store, row, batch, report, _iso(clock()))
     except FetchError as error:
         message = str(error)
         detail = source.describe_error(error.body) if source and error.body else None
@@ -223,7 +278,14 @@ def refresh(
     finally:
         if own_client:
             http.close()
+    reattribute(store, reports)
     return reports
+
+
+def reattribute(store: SQLiteStore, reports: list[RunReport]) -> None:
+    """New or changed papers may be by followed scholars: attribute them again."""
+    if any(r.saved.papers_new or r.saved.papers_updated for r in reports):
+        attribute_all(store)
 
 
 def ingest_bytes(
@@ -255,6 +317,7 @@ def ingest_bytes(
     except Exception as error:
         message = f"internal error while reading this file: {type(error).__name__}: {error}"
         return _fail(store, row, report, message, settings, clock(), None)
+    reattribute(store, [report])
     return _succeed(store, row, report, settings, clock())
 
 

@@ -155,6 +155,13 @@ SETTINGS: tuple[Setting, ...] = (
         "Most results one refresh of an arXiv query source reads (arXiv stops at 30000).",
     ),
     Setting(
+        "attribution_bar",
+        0.6,
+        _non_negative_float,
+        "Confidence at or above which a paper counts as a scholar's record "
+        '("at least N records"); below it a match is only a candidate.',
+    ),
+    Setting(
         "refresh_minutes", 60, _positive_int, "Minutes between two refreshes of a healthy source."
     ),
     Setting(

@@ -88,10 +88,13 @@ def fold(text: str) -> str:
 
 @lru_cache(maxsize=65536)
 def name_key(name: str, keyname: str | None = None) -> str:
-    """The folded surname a name is looked up by (``Hochreiter, S.`` -> ``hochreiter``)."""
-    if keyname:
-        return fold(keyname)
-    if "," in name:
-        return fold(name.split(",", 1)[0])
+    """The folded last word of the surname, what names are looked up by.
+
+    ``Hochreiter, S.`` -> ``hochreiter``; ``van der Berg`` -> ``berg`` (so
+    "J. van der Berg" and "Jan Berg" meet, and the scorer decides).
+    """
+    if keyname or "," in name:
+        words = fold(keyname or name.split(",", 1)[0]).split()
+        return words[-1] if words else ""
     parts = [p for p in fold(name).split() if p not in {"jr", "sr", "ii", "iii", "iv"}]
     return parts[-1] if parts else ""

@@ -31,6 +31,7 @@ from lightnews.errors import NotFound, UsageError
 from lightnews.model import Author, Batch, Item, Paper, QueryTerm, SourceState, Version
 from lightnews.normalize.arxiv_ids import parse_arxiv_id
 from lightnews.normalize.names import name_key
+from lightnews.store.scholars import ScholarQueries
 
 __all__ = ["SQLiteStore", "SaveResult", "SourceRow"]
 
@@ -63,6 +64,18 @@ _UPSERT_PAPER = (
 _INSERT_AUTHORSHIP = (
     "INSERT INTO authorships (paper_id, position, name, name_key, keyname, forenames, "
     "affiliations) VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+_ITEM_COLUMNS = (
+    "kind", "title", "url", "author", "text", "html", "published", "updated", "links", "tags",
+    "engagement", "extra", "payload", "account", "thread_root", "reply_parent",
+)  # fmt: skip
+_INSERT_ITEM = (
+    f"INSERT INTO items ({', '.join(_ITEM_COLUMNS)}, source_id, key, paper_id, content_hash, "
+    f"first_seen, modified) VALUES ({', '.join('?' * (len(_ITEM_COLUMNS) + 6))}) RETURNING id"
+)
+_UPDATE_ITEM = (
+    f"UPDATE items SET {', '.join(c + ' = ?' for c in _ITEM_COLUMNS)}, paper_id = ?, "
+    "content_hash = ?, modified = ? WHERE id = ?"
 )
 _SOURCE_COLUMNS = (
     "id, kind, address, title, folder, scholar_id, params, etag, last_modified, cursor, "
@@ -161,7 +174,7 @@ def _merge_versions(a: Iterable[Sequence[Any]], b: Iterable[Version]) -> list[li
     return [merged[n] for n in sorted(merged)]
 
 
-class SQLiteStore:
+class SQLiteStore(ScholarQueries):
     """All reads and writes of one Lightnews SQLite database."""
 
     def __init__(self, path: str | Path) -> None:
@@ -339,6 +352,12 @@ class SQLiteStore:
         with self.transaction():
             self.db.execute("DELETE FROM sources WHERE id = ?", (source_id,))
         return source
+
+    def set_source_enabled(self, source_id: int, enabled: bool) -> None:
+        with self.transaction():
+            self.db.execute(
+                "UPDATE sources SET enabled = ? WHERE id = ?", (int(enabled), source_id)
+            )
 
     def set_source_title(self, source_id: int, title: str) -> None:
         with self.transaction():
@@ -533,21 +552,12 @@ class SQLiteStore:
 
     @staticmethod
     def _item_values(item: Item) -> list[Any]:
+        """Values of ``_ITEM_COLUMNS`` for ``item``."""
         return [
-            item.kind,
-            item.title,
-            item.url,
-            item.author,
-            item.text,
-            item.html,
-            item.published,
-            item.updated,
-            _json(item.links),
-            _json(item.tags),
-            _json(item.engagement),
-            _json(item.extra),
-            item.payload,
-        ]
+            item.kind, item.title, item.url, item.author, item.text, item.html, item.published,
+            item.updated, _json(item.links), _json(item.tags), _json(item.engagement),
+            _json(item.extra), item.payload, item.account, item.thread_root, item.reply_parent,
+        ]  # fmt: skip
 
     def save_batch(self, source_id: int, batch: Batch, now: str) -> SaveResult:
         """Store everything one parsed response carried, in one transaction."""
@@ -577,20 +587,14 @@ class SQLiteStore:
                 paper_row = paper_ids.get(item.paper_id) if item.paper_id else None
                 if row is None:
                     item_id = self.db.execute(
-                        "INSERT INTO items (kind, title, url, author, text, html, published, "
-                        "updated, links, tags, engagement, extra, payload, source_id, key, "
-                        "paper_id, content_hash, first_seen, modified) VALUES "
-                        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                        _INSERT_ITEM,
                         (*values, source_id, item.key, paper_row, content_hash, now, now),
                     ).fetchone()[0]
                     result.items_new += 1
                 elif row["content_hash"] != content_hash:
                     item_id = row["id"]
                     self.db.execute(
-                        "UPDATE items SET kind = ?, title = ?, url = ?, author = ?, text = ?, "
-                        "html = ?, published = ?, updated = ?, links = ?, tags = ?, "
-                        "engagement = ?, extra = ?, payload = ?, paper_id = ?, "
-                        "content_hash = ?, modified = ? WHERE id = ?",
+                        _UPDATE_ITEM,
                         (*values, paper_row, content_hash, now, item_id),
                     )
                     self.db.execute("DELETE FROM mentions WHERE item_id = ?", (item_id,))

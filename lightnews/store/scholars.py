@@ -1,0 +1,340 @@
+"""Store queries about people: scholars, their identities, accounts and attributions.
+
+Part of the SQLite store (mixed into :class:`~lightnews.store.sqlite.SQLiteStore`),
+kept in its own module because it has its own job: the identity graph
+(scholar -> Bluesky DID and handle, arXiv name variants, ORCID, OpenAlex,
+homepage or feed), social accounts with their profile counts, authorships
+attributed to scholars with a confidence, and the user's confirm/reject
+decisions, which outlive every re-ingest and re-attribution.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+import orjson
+
+from lightnews.errors import NotFound, UsageError
+from lightnews.model import Account
+
+__all__ = ["IDENTITY_KINDS", "ScholarQueries"]
+
+IDENTITY_KINDS = (
+    "bluesky-did", "bluesky-handle", "arxiv-name", "orcid", "openalex", "homepage", "feed",
+)  # fmt: skip
+
+
+class ScholarQueries:
+    """Scholar, identity, account and attribution reads and writes."""
+
+    db: sqlite3.Connection
+
+    def transaction(self) -> AbstractContextManager[None]:  # pragma: no cover - provided
+        raise NotImplementedError
+
+    # -- scholars and identities -------------------------------------------------
+
+    def create_scholar(self, name: str, now: str) -> int:
+        with self.transaction():
+            cursor = self.db.execute(
+                "INSERT INTO scholars (name, created_at) VALUES (?, ?) RETURNING id", (name, now)
+            )
+            return int(cursor.fetchone()[0])
+
+    def rename_scholar(self, scholar_id: int, name: str) -> None:
+        with self.transaction():
+            self.db.execute("UPDATE scholars SET name = ? WHERE id = ?", (name, scholar_id))
+
+    def set_followed(self, scholar_id: int, followed: bool) -> None:
+        with self.transaction():
+            self.db.execute(
+                "UPDATE scholars SET followed = ? WHERE id = ?", (int(followed), scholar_id)
+            )
+
+    def add_identity(self, scholar_id: int, kind: str, value: str) -> int:
+        """Tie an identity to a scholar; returns the scholar that owns it (maybe another)."""
+        if kind not in IDENTITY_KINDS:
+            raise UsageError(f"unknown identity kind {kind!r}; known: {', '.join(IDENTITY_KINDS)}")
+        with self.transaction():
+            self.db.execute(
+                "INSERT INTO identities (scholar_id, kind, value) VALUES (?, ?, ?) "
+                "ON CONFLICT(kind, value) DO NOTHING",
+                (scholar_id, kind, value),
+            )
+            owner = self.db.execute(
+                "SELECT scholar_id FROM identities WHERE kind = ? AND value = ?", (kind, value)
+            ).fetchone()
+        return int(owner[0])
+
+    def identities(self, scholar_id: int) -> list[tuple[str, str]]:
+        rows = self.db.execute(
+            "SELECT kind, value FROM identities WHERE scholar_id = ? ORDER BY kind, value",
+            (scholar_id,),
+        )
+        return [(r[0], r[1]) for r in rows]
+
+    def scholar_by_identity(self, kind: str, value: str) -> int | None:
+        row = self.db.execute(
+            "SELECT scholar_id FROM identities WHERE kind = ? AND value = ?", (kind, value)
+        ).fetchone()
+        return int(row[0]) if row else None
+
+    def get_scholar(self, scholar_id: int) -> dict[str, Any]:
+        row = self.db.execute(
+            "SELECT id, name, followed, created_at FROM scholars WHERE id = ?", (scholar_id,)
+        ).fetchone()
+        if row is None:
+            raise NotFound(f"no scholar with id {scholar_id}")
+        scholar = dict(row)
+        scholar["followed"] = bool(scholar["followed"])
+        scholar["identities"] = [{"kind": k, "value": v} for k, v in self.identities(scholar_id)]
+        return scholar
+
+    def find_scholar(self, query: str) -> int:
+        """A scholar by id, handle (with or without @), DID, ORCID, arXiv name or name."""
+        text = query.strip()
+        if text.isdigit() and self.db.execute(
+            "SELECT 1 FROM scholars WHERE id = ?", (int(text),)
+        ).fetchone():
+            return int(text)
+        handle = text.removeprefix("@").lower()
+        row = self.db.execute(
+            "SELECT scholar_id FROM identities WHERE lower(value) IN (?, ?) "
+            "ORDER BY kind = 'arxiv-name' LIMIT 1",
+            (text.lower(), handle),
+        ).fetchone()
+        if row is None:
+            row = self.db.execute(
+                "SELECT id FROM scholars WHERE lower(name) = ? ORDER BY id LIMIT 1",
+                (text.lower(),),
+            ).fetchone()
+        if row is None:
+            raise NotFound(f"no scholar matches {query!r} (see `lightnews scholars list`)")
+        return int(row[0])
+
+    def list_scholars(self, bar: float = 0.0) -> list[dict[str, Any]]:
+        rows = self.db.execute(
+            "SELECT s.id, s.name, s.followed, "
+            "(SELECT count(*) FROM authorships a WHERE a.scholar_id = s.id "
+            " AND a.confidence >= ?) AS records "
+            "FROM scholars s ORDER BY s.name COLLATE NOCASE",
+            (bar,),
+        ).fetchall()
+        scholars = []
+        for row in rows:
+            entry = dict(row)
+            entry["followed"] = bool(entry["followed"])
+            entry["identities"] = [{"kind": k, "value": v} for k, v in self.identities(row["id"])]
+            scholars.append(entry)
+        return scholars
+
+    def merge_scholars(self, keep: int, drop: int) -> None:
+        """One person known twice: everything of ``drop`` moves to ``keep``."""
+        if keep == drop:
+            raise UsageError("cannot merge a scholar with itself")
+        self.get_scholar(keep)
+        self.get_scholar(drop)
+        with self.transaction():
+            self.db.execute(
+                "UPDATE OR IGNORE identities SET scholar_id = ? WHERE scholar_id = ?", (keep, drop)
+            )
+            self.db.execute("UPDATE sources SET scholar_id = ? WHERE scholar_id = ?", (keep, drop))
+            self.db.execute(
+                "UPDATE authorships SET scholar_id = ? WHERE scholar_id = ?", (keep, drop)
+            )
+            self.db.execute(
+                "UPDATE OR IGNORE attribution_decisions SET scholar_id = ? WHERE scholar_id = ?",
+                (keep, drop),
+            )
+            self.db.execute("DELETE FROM scholars WHERE id = ?", (drop,))
+
+    def split_scholar(
+        self, scholar_id: int, identities: Sequence[tuple[str, str]], name: str, now: str
+    ) -> int:
+        """Two people known as one: move ``identities`` (and their sources) to a new scholar."""
+        owned = set(self.identities(scholar_id))
+        missing = [f"{k}:{v}" for k, v in identities if (k, v) not in owned]
+        if missing:
+            raise UsageError(f"scholar {scholar_id} has no identity {', '.join(missing)}")
+        with self.transaction():
+            new_id = self.create_scholar(name, now)
+            for kind, value in identities:
+                self.db.execute(
+                    "UPDATE identities SET scholar_id = ? WHERE kind = ? AND value = ?",
+                    (new_id, kind, value),
+                )
+                if kind in ("bluesky-handle", "bluesky-did", "feed"):
+                    self.db.execute(
+                        "UPDATE sources SET scholar_id = ? WHERE scholar_id = ? AND address = ?",
+                        (new_id, scholar_id, value),
+                    )
+            # Attributions are recomputed for both from their identities.
+            self.db.execute(
+                "UPDATE authorships SET scholar_id = NULL, confidence = NULL "
+                "WHERE scholar_id = ?",
+                (scholar_id,),
+            )
+        return new_id
+
+    # -- accounts --------------------------------------------------------------------
+
+    def save_accounts(self, accounts: Iterable[Account], now: str) -> int:
+        """Insert or refresh accounts (profile counts change); returns how many were saved."""
+        rows = [
+            (a.service, a.id, a.handle, a.name, a.description, a.avatar, a.followers,
+             a.following, a.posts, a.pinned, a.created, a.payload, now)
+            for a in accounts
+        ]  # fmt: skip
+        with self.transaction():
+            self.db.executemany(
+                "INSERT INTO accounts (service, id, handle, name, description, avatar, "
+                "followers, following, posts, pinned, created, payload, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT(service, id) DO UPDATE SET handle = excluded.handle, "
+                "name = COALESCE(NULLIF(excluded.name, ''), name), "
+                "description = COALESCE(NULLIF(excluded.description, ''), description), "
+                "avatar = COALESCE(excluded.avatar, avatar), "
+                "followers = COALESCE(excluded.followers, followers), "
+                "following = COALESCE(excluded.following, following), "
+                "posts = COALESCE(excluded.posts, posts), "
+                "pinned = CASE WHEN excluded.payload LIKE '%\"followersCount\"%' "
+                "  THEN excluded.pinned ELSE COALESCE(excluded.pinned, pinned) END, "
+                "created = COALESCE(excluded.created, created), "
+                "payload = CASE WHEN length(excluded.payload) > 0 THEN excluded.payload "
+                "  ELSE payload END, updated_at = excluded.updated_at",
+                rows,
+            )
+        return len(rows)
+
+    def get_account(self, service: str, key: str) -> dict[str, Any] | None:
+        """An account by its id or its handle."""
+        row = self.db.execute(
+            "SELECT * FROM accounts WHERE service = ? AND (id = ? OR lower(handle) = lower(?))",
+            (service, key, key.removeprefix("@")),
+        ).fetchone()
+        return dict(row) if row else None
+
+    def mark_bot(self, service: str, account_id: str, reason: str | None) -> None:
+        with self.transaction():
+            self.db.execute(
+                "UPDATE accounts SET bot = ?, bot_reason = ? WHERE service = ? AND id = ?",
+                (int(reason is not None), reason, service, account_id),
+            )
+
+    def account_items(
+        self, account_ids: Sequence[str], limit: int = 200, offset: int = 0
+    ) -> list[dict[str, Any]]:
+        """Posts and reposts by these accounts (or reposted by them), newest first."""
+        if not account_ids:
+            return []
+        marks = ", ".join("?" * len(account_ids))
+        repost_keys = [f"repost:{a}:%" for a in account_ids]
+        likes = " OR ".join("i.key LIKE ?" for _ in repost_keys)
+        rows = self.db.execute(
+            "SELECT i.id, i.key, i.kind, i.title, i.url, i.author, i.text, i.published, "
+            "i.links, i.engagement, i.extra, i.account, i.thread_root, i.reply_parent, "
+            "(SELECT group_concat(p.arxiv_id, ' ') FROM mentions m JOIN papers p "
+            " ON p.id = m.paper_id WHERE m.item_id = i.id) AS papers "
+            f"FROM items i WHERE i.kind IN ('post', 'repost') AND (i.account IN ({marks}) "
+            f"OR {likes}) GROUP BY i.key ORDER BY i.published DESC LIMIT ? OFFSET ?",
+            (*account_ids, *repost_keys, limit, offset),
+        )
+        items = []
+        for row in rows:
+            item = dict(row)
+            for name in ("links", "engagement", "extra"):
+                item[name] = orjson.loads(item[name])
+            item["papers"] = (item["papers"] or "").split()
+            items.append(item)
+        return items
+
+    # -- attribution --------------------------------------------------------------------
+
+    def authorship_candidates(self, name_keys: Sequence[str]) -> list[dict[str, Any]]:
+        """Authorships whose folded surname is one of ``name_keys``, with paper context."""
+        if not name_keys:
+            return []
+        marks = ", ".join("?" * len(name_keys))
+        rows = self.db.execute(
+            "SELECT a.paper_id, a.position, a.name, a.keyname, a.forenames, a.scholar_id, "
+            "a.confidence, p.arxiv_id, p.categories, p.published, "
+            "(SELECT group_concat(b.name_key, ' ') FROM authorships b "
+            " WHERE b.paper_id = a.paper_id AND b.position != a.position) AS coauthors "
+            f"FROM authorships a JOIN papers p ON p.id = a.paper_id WHERE a.name_key IN ({marks})",
+            list(name_keys),
+        )
+        return [dict(r) for r in rows]
+
+    def paper_authorships(self, arxiv_id: str) -> list[dict[str, Any]]:
+        rows = self.db.execute(
+            "SELECT a.paper_id, a.position, a.name FROM authorships a JOIN papers p "
+            "ON p.id = a.paper_id WHERE p.arxiv_id = ? ORDER BY a.position",
+            (arxiv_id,),
+        )
+        return [dict(r) for r in rows]
+
+    def set_attributions(
+        self, scholar_id: int, rows: Sequence[tuple[int, int, float]]
+    ) -> None:
+        """Replace the scholar's attributions with ``(paper_id, position, confidence)`` rows."""
+        with self.transaction():
+            self.db.execute(
+                "UPDATE authorships SET scholar_id = NULL, confidence = NULL "
+                "WHERE scholar_id = ?",
+                (scholar_id,),
+            )
+            self.db.executemany(
+                "UPDATE authorships SET scholar_id = ?, confidence = ? "
+                "WHERE paper_id = ? AND position = ? AND (scholar_id IS NULL OR confidence < ?)",
+                [(scholar_id, c, p, pos, c) for p, pos, c in rows],
+            )
+
+    def set_decision(self, scholar_id: int, arxiv_id: str, decision: str | None, now: str) -> None:
+        with self.transaction():
+            if decision is None:
+                self.db.execute(
+                    "DELETE FROM attribution_decisions WHERE scholar_id = ? AND arxiv_id = ?",
+                    (scholar_id, arxiv_id),
+                )
+            else:
+                self.db.execute(
+                    "INSERT INTO attribution_decisions (scholar_id, arxiv_id, decision, "
+                    "decided_at) VALUES (?, ?, ?, ?) ON CONFLICT(scholar_id, arxiv_id) "
+                    "DO UPDATE SET decision = excluded.decision, decided_at = excluded.decided_at",
+                    (scholar_id, arxiv_id, decision, now),
+                )
+
+    def decisions(self, scholar_id: int) -> dict[str, str]:
+        rows = self.db.execute(
+            "SELECT arxiv_id, decision FROM attribution_decisions WHERE scholar_id = ?",
+            (scholar_id,),
+        )
+        return {r[0]: r[1] for r in rows}
+
+    def scholar_papers(
+        self, scholar_id: int, bar: float, limit: int, offset: int = 0
+    ) -> tuple[int, list[dict[str, Any]]]:
+        """Attributed records above ``bar``, newest first, and how many there are in all."""
+        total = self.db.execute(
+            "SELECT count(DISTINCT paper_id) FROM authorships "
+            "WHERE scholar_id = ? AND confidence >= ?",
+            (scholar_id, bar),
+        ).fetchone()[0]
+        rows = self.db.execute(
+            "SELECT p.arxiv_id, p.title, p.abstract, p.primary_category, p.categories, "
+            "p.published, p.updated, p.withdrawn, max(a.confidence) AS confidence, "
+            "a.name AS name_as_written FROM authorships a JOIN papers p ON p.id = a.paper_id "
+            "WHERE a.scholar_id = ? AND a.confidence >= ? GROUP BY p.id "
+            "ORDER BY p.published DESC LIMIT ? OFFSET ?",
+            (scholar_id, bar, limit, offset),
+        )
+        return int(total), [dict(r) for r in rows]
+
+    def scholar_sources(self, scholar_id: int) -> list[dict[str, Any]]:
+        rows = self.db.execute(
+            "SELECT id, kind, address FROM sources WHERE scholar_id = ? ORDER BY id", (scholar_id,)
+        )
+        return [dict(r) for r in rows]

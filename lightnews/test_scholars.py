@@ -1,0 +1,85 @@
+"""Following scholars: identities, attribution with user decisions, the scholar page data."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from lightnews.cli import cli
+
+
+def run(db: Path, *args: str, code: int = 0) -> Any:
+    result = CliRunner().invoke(cli, ["--db", str(db), *args], catch_exceptions=False)
+    assert result.exit_code == code, result.output
+    try:
+        return json.loads(result.stdout)
+    except json.JSONDecodeError:
+        return result.stdout
+
+
+def test_follow_arxiv_author_on_real_records(tmp_path: Path, shared: Path) -> None:
+    db = tmp_path / "x.db"
+    followed = run(db, "follow", "--arxiv-author", "Adrian Del Maestro", "--json")
+    assert {"kind": "arxiv-name", "value": "Adrian Del Maestro"} in followed["identities"]
+    sources = run(db, "sources", "list", "--json")
+    assert sources[0]["url"] == 'au:"Adrian Del Maestro"'
+    feed = shared / "arxiv/api-2016/search_au_del_maestro.xml"
+    run(db, "ingest", "--kind", "arxiv-api", "--from-file", str(feed))
+    page = run(db, "scholar", "Adrian Del Maestro", "--json", "--per-page", "4")
+    assert page["records_at_least"] == 10 and page["pages"] == 3 and len(page["papers"]) == 4
+    first = page["papers"][0]
+    assert first["year"] and first["primary_category"].startswith("cond-mat")
+    assert first["url"].startswith("https://arxiv.org/abs/")
+    years = [p["year"] for p in page["papers"]]
+    assert years == sorted(years, reverse=True)
+    second = run(db, "scholar", "Adrian Del Maestro", "--json", "--per-page", "4", "--page", "2")
+    assert not {p["arxiv_id"] for p in second["papers"]} & {p["arxiv_id"] for p in page["papers"]}
+    # "A. Del Maestro" is matched too, with a lower confidence lifted by shared co-authors.
+    assert any(p["name_as_written"] == "A. Del Maestro" for p in page["papers"] + second["papers"])
+
+    wrong = first["arxiv_id"]
+    run(db, "scholars", "reject", "Adrian Del Maestro", wrong)
+    run(db, "ingest", "--kind", "arxiv-api", "--from-file", str(feed))
+    after = run(db, "scholar", "Adrian Del Maestro", "--json", "--per-page", "50")
+    assert after["records_at_least"] == 9
+    assert wrong not in {p["arxiv_id"] for p in after["papers"]}
+    run(db, "scholars", "undecide", "Adrian Del Maestro", wrong)
+    assert run(db, "scholar", "Adrian Del Maestro", "--json")["records_at_least"] == 10
+
+
+def test_follow_on_demo_and_decisions_survive_reingest(tmp_path: Path) -> None:
+    db = tmp_path / "demo.db"
+    run(db, "follow", "--arxiv-author", "Mara Lindqvist")
+    run(db, "demo")
+    page = run(db, "scholar", "mara lindqvist", "--json")
+    ids = [p["arxiv_id"] for p in page["papers"]]
+    assert page["records_at_least"] == len(ids) >= 6
+    assert all(p["confidence"] >= 0.6 for p in page["papers"])
+    run(db, "scholars", "reject", "Mara Lindqvist", ids[0])
+    run(db, "scholars", "confirm", "Mara Lindqvist", "2511.15577")  # not hers by name
+    run(db, "demo")  # re-ingest everything
+    again = run(db, "scholar", "Mara Lindqvist", "--json", "--per-page", "50")
+    kept = [p["arxiv_id"] for p in again["papers"]]
+    assert ids[0] not in kept and "2511.15577" in kept
+    listed = run(db, "scholars", "list", "--json")
+    assert listed[0]["records"] == again["records_at_least"]
+
+
+def test_merge_and_split(tmp_path: Path) -> None:
+    db = tmp_path / "x.db"
+    run(db, "demo")
+    a = run(db, "follow", "--arxiv-author", "Mara Lindqvist", "--json")
+    b = run(db, "follow", "--arxiv-author", "M. Lindqvist", "--json")
+    assert a["id"] != b["id"]
+    run(db, "scholars", "merge", str(a["id"]), str(b["id"]))
+    merged = run(db, "scholars", "list", "--json")
+    assert len(merged) == 1 and len(merged[0]["identities"]) == 2
+    run(db, "scholars", "split", str(a["id"]), "--identity", "arxiv-name:M. Lindqvist",
+        "--name", "Somebody Else")
+    assert len(run(db, "scholars", "list", "--json")) == 2
+    run(db, "scholars", "merge", str(a["id"]), str(a["id"]), code=2)
+    run(db, "scholar", "Nobody At All", code=1)
+    run(db, "follow", code=2)
