@@ -22,6 +22,7 @@ from pathlib import Path
 
 from lightnews.errors import FetchError, LightnewsError, ParseError
 from lightnews.link.attribution import attribute_all
+from lightnews.link.bots import bot_reason
 from lightnews.model import Account, Batch, Request, SourceState
 from lightnews.settings import Settings
 from lightnews.sources import Source, get_source_class
@@ -100,6 +101,7 @@ def _store_page(
         if batch.accounts:
             store.save_accounts(batch.accounts, now)
             _link_accounts(store, row, batch, now)
+        _classify_accounts(store, {i.account for i in batch.items if i.account})
         if batch.state is not None:
             store.save_state(row.id, batch.state)
     report.saved.warnings.extend(batch.warnings)
@@ -125,6 +127,17 @@ def _link_accounts(store: SQLiteStore, row: SourceRow, batch: Batch, now: str) -
                 store.rename_scholar(row.scholar_id, account.name)
         elif row.params.get("follow_members"):
             follow_account(store, account, now)
+
+
+def _classify_accounts(store: SQLiteStore, account_ids: set[str]) -> None:
+    """Mark accounts that only post or repost arXiv listings (see :mod:`lightnews.link.bots`)."""
+    for account_id in sorted(account_ids):
+        account = store.get_account("bluesky", account_id)
+        if account is None:
+            continue
+        reason = bot_reason(account, store.account_items([account_id], limit=50))
+        if bool(reason) != bool(account["bot"]) or reason != account["bot_reason"]:
+            store.mark_bot("bluesky", account_id, reason)
 
 
 def follow_account(store: SQLiteStore, account: Account, now: str) -> int:

@@ -21,18 +21,6 @@ __all__ = ["scholar_page"]
 MAX_POSTS = 400
 
 
-def _item(row: dict[str, Any]) -> Item:
-    item = Item(
-        key=row["key"], kind=row["kind"], title=row["title"], url=row["url"],
-        author=row["author"], text=row["text"], published=row["published"],
-        links=row["links"], engagement=row["engagement"], extra=row["extra"],
-        account=row["account"], thread_root=row["thread_root"],
-        reply_parent=row["reply_parent"],
-    )  # fmt: skip
-    item.extra["_papers"] = row["papers"]
-    return item
-
-
 def _post(item: Item | None, unit: Thread, position: int, pinned_key: str | None,
           missing: str | None) -> dict[str, Any]:
     root = unit.root if unit.size > 1 else (item.thread_root if item else None)
@@ -62,12 +50,12 @@ def _post(item: Item | None, unit: Thread, position: int, pinned_key: str | None
         "links": item.links,
         "card": item.extra.get("card"),
         "quote": item.extra.get("quote"),
-        "papers": item.extra.get("_papers", []),
+        "papers": [m.arxiv_id for m in item.mentions],
     }
 
 
 def _posts(store: SQLiteStore, did: str, pinned_key: str | None) -> list[dict[str, Any]]:
-    items = [_item(r) for r in store.account_items([did], limit=MAX_POSTS)]
+    items = store.account_items([did], limit=MAX_POSTS)
     units = assemble_threads(items)
     pinned = [u for u in units if any(
         i.key == pinned_key or i.extra.get("pinned") for i in u.items if i.kind == "post")]

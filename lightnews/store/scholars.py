@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from lightnews.errors import NotFound, UsageError
-from lightnews.model import Account
+from lightnews.model import Account, Item, Mention
 
 __all__ = ["IDENTITY_KINDS", "ScholarQueries"]
 
@@ -226,7 +226,7 @@ class ScholarQueries:
 
     def account_items(
         self, account_ids: Sequence[str], limit: int = 200, offset: int = 0
-    ) -> list[dict[str, Any]]:
+    ) -> list[Item]:
         """Posts and reposts by these accounts (or reposted by them), newest first."""
         if not account_ids:
             return []
@@ -242,14 +242,17 @@ class ScholarQueries:
             f"OR {likes}) GROUP BY i.key ORDER BY i.published DESC LIMIT ? OFFSET ?",
             (*account_ids, *repost_keys, limit, offset),
         )
-        items = []
-        for row in rows:
-            item = dict(row)
-            for name in ("links", "engagement", "extra"):
-                item[name] = orjson.loads(item[name])
-            item["papers"] = (item["papers"] or "").split()
-            items.append(item)
-        return items
+        return [
+            Item(
+                key=r["key"], kind=r["kind"], title=r["title"], url=r["url"], author=r["author"],
+                text=r["text"], published=r["published"], links=orjson.loads(r["links"]),
+                engagement=orjson.loads(r["engagement"]), extra=orjson.loads(r["extra"]),
+                account=r["account"], thread_root=r["thread_root"],
+                reply_parent=r["reply_parent"],
+                mentions=[Mention(a, "stored", 1.0) for a in (r["papers"] or "").split()],
+            )
+            for r in rows
+        ]
 
     # -- attribution --------------------------------------------------------------------
 
