@@ -117,14 +117,25 @@ def _link_accounts(store: SQLiteStore, row: SourceRow, batch: Batch, now: str) -
     """
     address = row.address.removeprefix("@").lower()
     for account in batch.accounts:
-        if row.scholar_id is not None and address in (account.id.lower(),
-                                                      account.handle.lower()):
-            store.add_identity(row.scholar_id, f"{account.service}-did", account.id)
+        did_kind, handle_kind = f"{account.service}-did", f"{account.service}-handle"
+        owner = store.scholar_by_identity(did_kind, account.id) or (
+            store.scholar_by_identity(handle_kind, account.handle) if account.handle else None
+        )
+        if (
+            owner is None
+            and row.scholar_id is not None
+            and address in (account.id.lower(), account.handle.lower())
+        ):
+            owner = row.scholar_id
+        if owner is not None:
+            # The DID stays when a handle changes: both are kept as identities.
+            store.add_identity(owner, did_kind, account.id)
             if account.handle:
-                store.add_identity(row.scholar_id, f"{account.service}-handle", account.handle)
-            scholar = store.get_scholar(row.scholar_id)
-            if account.name and scholar["name"].removeprefix("@").lower() == address:
-                store.rename_scholar(row.scholar_id, account.name)
+                store.add_identity(owner, handle_kind, account.handle)
+            scholar = store.get_scholar(owner)
+            placeholder = scholar["name"].removeprefix("@").lower()
+            if account.name and placeholder in (account.handle.lower(), account.id.lower()):
+                store.rename_scholar(owner, account.name)
         elif row.params.get("follow_members"):
             follow_account(store, account, now)
 
@@ -149,8 +160,13 @@ def follow_account(store: SQLiteStore, account: Account, now: str) -> int:
         store.add_identity(scholar_id, did_kind, account.id)
     if account.handle:
         store.add_identity(scholar_id, f"{account.service}-handle", account.handle)
-    store.add_source(account.service, account.handle or account.id, now=now,
-                     title=account.name or None, scholar_id=scholar_id)
+    store.add_source(
+        account.service,
+        account.handle or account.id,
+        now=now,
+        title=account.name or None,
+        scholar_id=scholar_id,
+    )
     store.set_followed(scholar_id, True)
     return scholar_id
 

@@ -77,9 +77,75 @@ def test_merge_and_split(tmp_path: Path) -> None:
     run(db, "scholars", "merge", str(a["id"]), str(b["id"]))
     merged = run(db, "scholars", "list", "--json")
     assert len(merged) == 1 and len(merged[0]["identities"]) == 2
-    run(db, "scholars", "split", str(a["id"]), "--identity", "arxiv-name:M. Lindqvist",
-        "--name", "Somebody Else")
+    run(
+        db,
+        "scholars",
+        "split",
+        str(a["id"]),
+        "--identity",
+        "arxiv-name:M. Lindqvist",
+        "--name",
+        "Somebody Else",
+    )
     assert len(run(db, "scholars", "list", "--json")) == 2
     run(db, "scholars", "merge", str(a["id"]), str(a["id"]), code=2)
     run(db, "scholar", "Nobody At All", code=1)
     run(db, "follow", code=2)
+
+
+def test_seed_scholar_page(tmp_path: Path, shared: Path) -> None:
+    """Seed 000: pinned first, threads whole and in order, reposts, full links, counts."""
+    db = tmp_path / "x.db"
+    seed = shared / "seed-pages/bluesky"
+    run(db, "follow", "@mkirchhof.bsky.social")
+    run(
+        db,
+        "ingest",
+        "--kind",
+        "bluesky-profile",
+        "--from-file",
+        str(seed / "getProfile.mkirchhof.json"),
+    )
+    run(
+        db, "ingest", "--kind", "bluesky", "--from-file", str(seed / "getAuthorFeed.mkirchhof.json")
+    )
+    page = run(db, "scholar", "@mkirchhof.bsky.social", "--json")
+    assert page["scholar"]["name"] == "Michael Kirchhof (ICML)"
+    profile = page["profile"]
+    assert (profile["followers"], profile["following"], profile["posts"]) == (340, 190, 65)
+    assert profile["handle"] == "mkirchhof.bsky.social" and not profile["bot"]
+    posts = page["posts"]
+    first = posts[0]
+    assert first["pinned"] and first["text"].startswith("Can LLMs access")
+    assert (first["reply_count"], first["repost_count"], first["like_count"]) == (1, 6, 21)
+    assert "https://github.com/apple/ml-selfreflect" in first["links"]
+    assert not any(link.endswith("...") for p in posts for link in p["links"])
+
+    units: list[list[dict[str, Any]]] = []
+    for post in posts:
+        if post["position"] == 1:
+            units.append([])
+        units[-1].append(post)
+    threads = [u for u in units if len(u) > 1]
+    assert [len(u) for u in threads] == [10, 10, 4]
+    pinned_thread, memory, selfreflect = threads
+    assert sum(p["gap"] for p in pinned_thread) == 1 and pinned_thread[1]["gap"]
+    assert [p["position"] for p in memory] == list(range(1, 11))
+    assert memory[0]["text"].endswith("[1/10]🧵") and "[9/10]" in memory[8]["text"]
+    assert "2510.02375" in memory[5]["thread_papers"]
+    assert [p["created_at"] for p in selfreflect] == sorted(p["created_at"] for p in selfreflect)
+
+    reposts = [p for p in posts if p["reposted_by"]]
+    assert len(reposts) == 2
+    assert {p["reposted_by"]["handle"] for p in reposts} == {"mkirchhof.bsky.social"}
+    assert {p["handle"] for p in reposts} == {"marcocuturi.bsky.social", "shubhendu.bsky.social"}
+    mentioned = {a for p in posts for a in p["papers"]}
+    assert {"2510.02375", "2505.20295", "2508.21184"} <= mentioned
+    for arxiv_id in ("2510.02375", "2505.20295", "2508.21184"):
+        story = run(db, "show", arxiv_id, "--json")
+        assert story["stub"] and story["mentions"]  # waits for its metadata, mentions kept
+    # Re-ingesting is harmless.
+    run(
+        db, "ingest", "--kind", "bluesky", "--from-file", str(seed / "getAuthorFeed.mkirchhof.json")
+    )
+    assert run(db, "scholar", "mkirchhof.bsky.social", "--json")["posts"] == posts

@@ -183,7 +183,8 @@ def _context(evidence: Evidence, candidate: Candidate) -> float:
 
 
 def score_candidates(
-    variants: Sequence[NameParts], candidates: Sequence[Candidate],
+    variants: Sequence[NameParts],
+    candidates: Sequence[Candidate],
     decisions: dict[str, str] | None = None,
 ) -> dict[tuple[int, int], float]:
     """Confidence per ``(paper_id, position)`` for one scholar; rejected ones are left out."""
@@ -265,8 +266,9 @@ def attribute_scholar(store: SQLiteStore, scholar_id: int) -> int:
             continue
         paper = store.paper_authorships(arxiv_id)
         if paper:
-            best = max(paper, key=lambda a: max(fuzz.token_sort_ratio(fold(a["name"]), n)
-                                                for n in names))
+            best = max(
+                paper, key=lambda a: max(fuzz.token_sort_ratio(fold(a["name"]), n) for n in names)
+            )
             scores[(best["paper_id"], best["position"])] = 1.0
     store.set_attributions(scholar_id, [(p, pos, c) for (p, pos), c in scores.items()])
     return len(scores)

@@ -58,10 +58,12 @@ def test_structured_names() -> None:
     assert parse_name("Carlos de la Torre").surname == "de la torre"
 
 
-def candidate(paper: int, name: str, coauthors: str = "", cats: str = "cs.LG",
-              year: int = 2020) -> Candidate:
-    return Candidate(paper, 0, f"2001.{paper:05d}", parse_name(name), cats.split(), year,
-                     coauthors.split())
+def candidate(
+    paper: int, name: str, coauthors: str = "", cats: str = "cs.LG", year: int = 2020
+) -> Candidate:
+    return Candidate(
+        paper, 0, f"2001.{paper:05d}", parse_name(name), cats.split(), year, coauthors.split()
+    )
 
 
 def test_context_lifts_initials_and_sinks_strangers() -> None:
@@ -69,9 +71,9 @@ def test_context_lifts_initials_and_sinks_strangers() -> None:
         candidate(1, "Sepp Hochreiter", "klambauer unterthiner", "cs.LG stat.ML"),
         candidate(2, "Sepp Hochreiter", "klambauer", "cs.LG"),
         candidate(3, "Sepp Hochreiter", "brandstetter", "cs.LG"),
-        candidate(4, "S. Hochreiter", "klambauer", "cs.LG"),       # co-author and subject
+        candidate(4, "S. Hochreiter", "klambauer", "cs.LG"),  # co-author and subject
         candidate(5, "S. Hochreiter", "nobody", "nucl-th", 1975),  # other field, other era
-        candidate(6, "Stefan Hochreiter", "klambauer", "cs.LG"),   # a different person
+        candidate(6, "Stefan Hochreiter", "klambauer", "cs.LG"),  # a different person
     ]
     scores = score_candidates([SEPP], candidates)
     by_paper = {p: v for (p, _), v in scores.items()}
@@ -81,15 +83,16 @@ def test_context_lifts_initials_and_sinks_strangers() -> None:
 
 def test_decisions_override() -> None:
     candidates = [candidate(1, "Sepp Hochreiter"), candidate(2, "S. Hochreiter", cats="hep-th")]
-    scores = score_candidates([SEPP], candidates, {"2001.00001": "reject",
-                                                  "2001.00002": "confirm"})
+    scores = score_candidates([SEPP], candidates, {"2001.00001": "reject", "2001.00002": "confirm"})
     assert scores == {(2, 0): 1.0}
 
 
 def test_common_surnames_need_more_than_an_initial() -> None:
     wang = parse_name("Yizhou Wang")
-    others = [candidate(10 + i, f"{first} Wang", cats="cs.CV")
-              for i, first in enumerate(["Wei", "Jun", "Lei", "Xin", "Hao", "Yu"])]
+    others = [
+        candidate(10 + i, f"{first} Wang", cats="cs.CV")
+        for i, first in enumerate(["Wei", "Jun", "Lei", "Xin", "Hao", "Yu"])
+    ]
     lone_initial = candidate(1, "Y. Wang", cats="cs.CV")
     scores = score_candidates([wang], [*others, lone_initial])
     assert scores.get((1, 0), 0.0) < 0.6

@@ -14,21 +14,30 @@ def post(text: str, kind: str = "post", card_title: str = "", link: str = "") ->
 LISTINGS = [
     post("Sparse Ring Attention. (arXiv:2511.18342v1 [cs.LG])"),
     post("[cs.CL] Calibrated Abstention for LLM Judges https://arxiv.org/abs/2511.17015"),
-    post("Flow Matching on Product Manifolds arxiv.org/abs/2511.12904",
-         card_title="Flow Matching on Product Manifolds", link="https://arxiv.org/abs/2511.12904"),
+    post(
+        "Flow Matching on Product Manifolds arxiv.org/abs/2511.12904",
+        card_title="Flow Matching on Product Manifolds",
+        link="https://arxiv.org/abs/2511.12904",
+    ),
     post("arxiv.org/abs/2511.10268", link="https://arxiv.org/abs/2511.10268"),
-    post("Off-Policy Evaluation of Tool-Using Agents arxiv.org/abs/2511.14092",
-         card_title="Off-Policy Evaluation of Tool-Using Agents with Counterfactual Replays",
-         link="https://arxiv.org/abs/2511.14092"),
+    post(
+        "Off-Policy Evaluation of Tool-Using Agents arxiv.org/abs/2511.14092",
+        card_title="Off-Policy Evaluation of Tool-Using Agents with Counterfactual Replays",
+        link="https://arxiv.org/abs/2511.14092",
+    ),
 ]
 SCHOLAR = [
-    post("In our new preprint we add memory parameters to the model and pretrain it with a big "
-         "bank of memories. arxiv.org/abs/2510.02375 [1/10]",
-         link="https://arxiv.org/abs/2510.02375"),
+    post(
+        "In our new preprint we add memory parameters to the model and pretrain it with a big "
+        "bank of memories. arxiv.org/abs/2510.02375 [1/10]",
+        link="https://arxiv.org/abs/2510.02375",
+    ),
     post("Which tasks benefit more from memory? Tasks requiring specific knowledge."),
-    post("Natural idea. Looks like a nice paper too. arxiv.org/abs/2508.21184",
-         card_title="BED-LLM: Intelligent Information Gathering",
-         link="https://arxiv.org/abs/2508.21184"),
+    post(
+        "Natural idea. Looks like a nice paper too. arxiv.org/abs/2508.21184",
+        card_title="BED-LLM: Intelligent Information Gathering",
+        link="https://arxiv.org/abs/2508.21184",
+    ),
     post("I'll present my view on the future of uncertainty at the workshop on Friday."),
     post("Happy to share that our benchmark is out, with code. Let's solve it :)"),
 ]
@@ -40,13 +49,23 @@ def test_listing_posts() -> None:
 
 
 def test_bot_accounts() -> None:
-    person = {"name": "Michael Kirchhof", "handle": "mkirchhof.bsky.social",
-              "description": "Research Scientist for uncertainty quantification."}
+    person = {
+        "name": "Michael Kirchhof",
+        "handle": "mkirchhof.bsky.social",
+        "description": "Research Scientist for uncertainty quantification.",
+    }
     assert bot_reason(person, SCHOLAR) is None
     assert bot_reason(person, SCHOLAR[:2]) is None
     assert "listings" in (bot_reason({"handle": "cs-lg.bsky.social"}, LISTINGS) or "")
     described = {"name": "arXiv cs.LG", "description": "Automated feed of new arXiv papers"}
     assert bot_reason(described, []) == "describes itself as automated"
-    reposter = [post(p.text, kind="repost", card_title=p.extra.get("card", {}).get("title", ""),
-                     link=p.links[0] if p.links else "") for p in LISTINGS * 2]
+    reposter = [
+        post(
+            p.text,
+            kind="repost",
+            card_title=p.extra.get("card", {}).get("title", ""),
+            link=p.links[0] if p.links else "",
+        )
+        for p in LISTINGS * 2
+    ]
     assert bot_reason({"handle": "someone.bsky.social"}, reposter) == "only reposts arXiv listings"

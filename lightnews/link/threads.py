@@ -1,59 +1,90 @@
-"""Threads: a scholar's chain of replies to themself read as one unit, in order.
+"""Threads: a scholar's chain of replies to themself, read as one unit, in order.
 
 A self-thread ("🧵1/9 … 9/9", "[1/10] … [10/10]", or unnumbered replies to
 self) is a root post plus replies whose root and parent are by the same
-author. It is ordered root first by following parent links; where a parent
-is missing (the feed did not carry it, and it could not be fetched) the
-thread keeps a *gap* in its place, and numbering markers place the pieces
-that hang below a gap. Everything any post of the thread links to is the
+author. It is ordered root first by following parent links. Where a parent is
+missing (the feed did not carry it and it could not be fetched) the thread
+keeps a *gap* in its place, and the numbers authors write place the pieces
+that hang below gaps. Everything any post of the thread links to is the
 thread's.
 
-Works on :class:`~lightnews.model.Item` objects, from a parse or from the
-store alike; pure, no I/O.
+Works on :class:`~lightnews.model.Item` objects from a parse or from the
+store alike; pure, no I/O. Authors are read from the AT URI authority
+(``at://DID/...``), so a missing post's author is known too.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from lightnews.model import Item
 
-__all__ = ["Thread", "assemble_threads", "author_of", "numbering"]
+__all__ = [
+    "Thread",
+    "assemble_threads",
+    "author_of",
+    "is_self_reply",
+    "item_uri",
+    "thread_number",
+]
 
-_NUMBER_RE = re.compile(r"(?:^|[\s\[(🧵])(\d{1,3})\s*/\s*(\d{1,3})?(?=$|[\s\])🧵.,:])")
+_NUMBERING = (
+    re.compile(r"🧵\s*(\d{1,3})\s*/\s*(\d{1,3})?"),
+    re.compile(r"(?<![\w/.])(\d{1,3})\s*/\s*(\d{1,3})?\s*🧵"),
+    re.compile(r"[\[(]\s*(\d{1,3})\s*/\s*(\d{1,3})?\s*[\])]"),
+    re.compile(r"^\s*(\d{1,3})\s*/\s*(\d{1,3})?(?=\s|$)"),
+    re.compile(r"(?<![\w/.:])(\d{1,3})\s*/\s*(\d{1,3})?[^\w/]*$"),
+)
 
 
-def numbering(text: str) -> tuple[int, int | None] | None:
-    """The "n/m" marker of a thread post (``🧵1/9``, ``[3/10]``, ``2/``), if any."""
-    for match in _NUMBER_RE.finditer(text or ""):
-        number, total = int(match[1]), int(match[2]) if match[2] else None
-        if number >= 1 and (total is None or number <= total):
-            return number, total
+def thread_number(text: str) -> tuple[int, int | None] | None:
+    """The position a thread post gives itself: ``🧵3/9``, ``[3/10]``, ``3/`` -> ``(3, 9)``."""
+    for pattern in _NUMBERING:
+        for match in pattern.finditer(text or ""):
+            number = int(match[1])
+            total = int(match[2]) if match[2] else None
+            if number >= 1 and (total is None or number <= total):
+                return number, total
     return None
 
 
-def author_of(key: str | None, known: dict[str, Item]) -> str | None:
-    """Who wrote the item with ``key``: from the AT URI authority, else from the item itself."""
-    if not key:
-        return None
-    if key.startswith("at://"):
-        return key[5:].split("/", 1)[0]
-    item = known.get(key)
-    return item.account if item else None
+def author_of(uri: str | None) -> str:
+    """The authority (author DID) of an ``at://`` URI, or ``""``."""
+    if not uri or not uri.startswith("at://"):
+        return ""
+    return uri[5:].split("/", 1)[0]
+
+
+def item_uri(item: Item) -> str:
+    """The URI of a post (a repost's key differs from the URI of what it reposts)."""
+    uri = item.extra.get("uri")
+    return uri if isinstance(uri, str) and uri else item.key
+
+
+def is_self_reply(item: Item) -> bool:
+    """A post replying to its own author in a thread its own author started."""
+    did = item.account or author_of(item_uri(item))
+    return (
+        item.kind == "post"
+        and bool(item.reply_parent and item.thread_root)
+        and author_of(item.reply_parent) == did
+        and author_of(item.thread_root) == did
+    )
 
 
 @dataclass(slots=True)
 class Thread:
-    """One unit of a feed: a single post, or a self-thread in order with its gaps.
+    """A self-thread, root first. ``entries`` holds ``None`` where a post is missing.
 
-    ``entries`` holds the items in reading order, ``None`` where a post is
-    missing; ``gaps`` are the keys of the missing parents.
+    ``root_key`` is the root post's URI (known even when the root itself is
+    missing); ``gaps`` are the URIs of the missing parents, in thread order;
+    ``author`` is the author's DID.
     """
 
-    root: str
-    account: str | None
+    root_key: str
+    author: str
     entries: list[Item | None] = field(default_factory=list)
     gaps: list[str] = field(default_factory=list)
 
@@ -62,84 +93,99 @@ class Thread:
         return [e for e in self.entries if e is not None]
 
     @property
-    def size(self) -> int:
-        return len(self.entries)
+    def complete(self) -> bool:
+        return not self.gaps
 
     @property
     def latest(self) -> str:
         return max((i.published or "" for i in self.items), default="")
 
     def links(self) -> list[str]:
+        """Everything any post of the thread links to, once, in order."""
         return list(dict.fromkeys(link for i in self.items for link in i.links))
 
 
-def _is_self_reply(item: Item, known: dict[str, Item]) -> bool:
-    if not item.thread_root or not item.reply_parent or not item.account:
-        return False
-    return (author_of(item.thread_root, known) == item.account
-            and author_of(item.reply_parent, known) == item.account)  # fmt: skip
+def _order_key(item: Item) -> tuple[int, str]:
+    number = thread_number(item.text)
+    return (number[0] if number else 1 << 20, item.published or "")
 
 
-def assemble_threads(items: Sequence[Item]) -> list[Thread]:
-    """Group items into threads (self-threads joined, everything else alone), newest first."""
-    known = {i.key: i for i in items if i.kind == "post"}
-    members: dict[str, list[Item]] = {}
-    units: list[Thread] = []
-    for item in items:
-        if item.kind == "post" and _is_self_reply(item, known):
-            members.setdefault(item.thread_root or "", []).append(item)
-    roots_in_threads = set(members)
-    for item in items:
-        if item.kind == "post" and _is_self_reply(item, known):
+def _segment(head: Item, children: dict[str, list[Item]]) -> list[Item]:
+    """``head`` and every post below it, depth first, siblings by number then time."""
+    ordered: list[Item] = []
+    stack, seen = [head], set()
+    while stack:
+        item = stack.pop()
+        if item_uri(item) in seen:
             continue
-        if item.kind == "post" and item.key in roots_in_threads:
-            continue  # placed with its thread below
-        units.append(Thread(item.key, item.account, [item]))
-    for root_key, replies in members.items():
-        units.append(_order(root_key, known.get(root_key), replies))
-    units.sort(key=lambda t: t.latest, reverse=True)
-    return units
+        seen.add(item_uri(item))
+        ordered.append(item)
+        stack.extend(sorted(children.get(item_uri(item), []), key=_order_key, reverse=True))
+    return ordered
 
 
-def _order(root_key: str, root: Item | None, replies: list[Item]) -> Thread:
-    """Root first, then each chain of replies by parent links; gaps where parents are missing."""
-    present = {r.key for r in replies} | ({root_key} if root else set())
-    children: dict[str, list[Item]] = {}
-    for reply in replies:
-        children.setdefault(reply.reply_parent or "", []).append(reply)
-    for siblings in children.values():
-        siblings.sort(key=lambda i: i.published or "")
+def _estimated_position(segment: list[Item]) -> int | None:
+    for offset, item in enumerate(segment):
+        number = thread_number(item.text)
+        if number:
+            return number[0] - offset
+    return None
 
-    def chain(start: Item) -> list[Item]:
-        out, seen, stack = [], set(), [start]
-        while stack:
-            node = stack.pop()
-            if node.key in seen:
-                continue
-            seen.add(node.key)
-            out.append(node)
-            stack.extend(reversed(children.get(node.key, [])))
-        return out
 
-    thread = Thread(root_key, root.account if root else replies[0].account)
-    pieces: list[tuple[tuple[int, str], list[Item | None], str | None]] = []
-    if root is not None:
-        pieces.append(((0, ""), list(chain(root)), None))
-    else:
-        thread.gaps.append(root_key)
-        pieces.append(((0, ""), [None], root_key))
-    for parent, orphans in children.items():
-        if parent in present:
-            continue
-        for orphan in orphans:
-            marker = numbering(orphan.text)
-            rank = (marker[0] if marker else 10_000, orphan.published or "")
-            if parent != root_key:
-                thread.gaps.append(parent)
-                pieces.append((rank, [None, *chain(orphan)], parent))
+def assemble_threads(items: Iterable[Item]) -> list[Thread]:
+    """Group self-threads root first, with a gap where a parent is missing; newest first.
+
+    Where parents are missing, the pieces are put in order by the numbers their
+    authors wrote when every piece has one, else by time. Reposts and replies
+    to other people are not part of any thread.
+    """
+    posts: dict[str, Item] = {}
+    for item in items:
+        if item.kind == "post":
+            posts.setdefault(item_uri(item), item)
+    groups: dict[tuple[str, str], list[Item]] = {}
+    for item in posts.values():
+        if is_self_reply(item) and item.thread_root:
+            groups.setdefault((author_of(item.thread_root), item.thread_root), []).append(item)
+    threads = []
+    for (author, root_uri), replies in groups.items():
+        root = posts.get(root_uri)
+        member_uris = {item_uri(m) for m in replies} | ({root_uri} if root else set())
+        children: dict[str, list[Item]] = {}
+        heads = []
+        for reply in replies:
+            if reply.reply_parent in member_uris:
+                children.setdefault(reply.reply_parent or "", []).append(reply)
             else:
-                pieces.append((rank, list(chain(orphan)), None))
-    pieces.sort(key=lambda p: p[0])
-    for _, entries, _ in pieces:
-        thread.entries.extend(entries)
-    return thread
+                heads.append(reply)
+        segments = [_segment(h, children) for h in heads]
+        positions = [_estimated_position(s) for s in segments]
+        if all(p is not None for p in positions):
+            order = sorted(
+                range(len(segments)),
+                key=lambda n: (positions[n] or 0, segments[n][0].published or ""),
+            )
+        else:
+            order = sorted(range(len(segments)), key=lambda n: segments[n][0].published or "")
+        thread = Thread(root_uri, author)
+        if root is not None:
+            thread.entries.extend(_segment(root, children))
+        for n in order:
+            parent = segments[n][0].reply_parent
+            if parent and parent not in posts and parent not in thread.gaps:
+                thread.gaps.append(parent)
+                thread.entries.append(None)
+            elif parent == root_uri and root is None and root_uri not in thread.gaps:
+                thread.gaps.append(root_uri)
+                thread.entries.append(None)
+            thread.entries.extend(segments[n])
+        placed = {item_uri(i) for i in thread.items}
+        # Replies whose parent links go round in a circle (broken data) go last, by time.
+        for reply in sorted(replies, key=lambda i: i.published or ""):
+            if item_uri(reply) not in placed:
+                segment = _segment(reply, children)
+                placed.update(item_uri(i) for i in segment)
+                thread.entries.extend(segment)
+        threads.append(thread)
+    threads.sort(key=lambda t: t.latest, reverse=True)
+    return threads

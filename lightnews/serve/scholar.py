@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from lightnews.link.threads import Thread, assemble_threads
+from lightnews.link.threads import assemble_threads, item_uri
 from lightnews.model import Item
 from lightnews.store import SQLiteStore
 
@@ -21,17 +21,23 @@ __all__ = ["scholar_page"]
 MAX_POSTS = 400
 
 
-def _post(item: Item | None, unit: Thread, position: int, pinned_key: str | None,
-          missing: str | None) -> dict[str, Any]:
-    root = unit.root if unit.size > 1 else (item.thread_root if item else None)
+def _post(
+    item: Item | None,
+    unit: list[Item | None],
+    root: str | None,
+    position: int,
+    pinned_key: str | None,
+    missing: str | None,
+) -> dict[str, Any]:
+    size = len(unit)
     if item is None:
         return {"gap": True, "uri": missing, "thread_root": root, "position": position,
-                "thread_size": unit.size, "text": "", "links": [], "papers": []}
+                "thread_size": size, "text": "", "links": [], "papers": [], "pinned": False,
+                "reposted_by": None, "created_at": None}  # fmt: skip
     counts = item.engagement
-    reposter = item.extra.get("reposted_by")
     return {
         "gap": False,
-        "uri": item.extra.get("uri", item.key),
+        "uri": item_uri(item),
         "url": item.url,
         "kind": item.kind,
         "author": item.author,
@@ -39,10 +45,10 @@ def _post(item: Item | None, unit: Thread, position: int, pinned_key: str | None
         "text": item.text,
         "created_at": item.published,
         "pinned": bool(item.extra.get("pinned")) or item.key == pinned_key,
-        "reposted_by": reposter or None,
-        "thread_root": root,
+        "reposted_by": item.extra.get("reposted_by") or None,
+        "thread_root": root if size > 1 else item.thread_root,
         "position": position,
-        "thread_size": unit.size,
+        "thread_size": size,
         "reply_count": counts.get("replies", 0),
         "repost_count": counts.get("reposts", 0),
         "like_count": counts.get("likes", 0),
@@ -55,17 +61,35 @@ def _post(item: Item | None, unit: Thread, position: int, pinned_key: str | None
 
 
 def _posts(store: SQLiteStore, did: str, pinned_key: str | None) -> list[dict[str, Any]]:
+    """Pinned unit first, then units newest first; a self-thread is one unit in order."""
     items = store.account_items([did], limit=MAX_POSTS)
-    units = assemble_threads(items)
-    pinned = [u for u in units if any(
-        i.key == pinned_key or i.extra.get("pinned") for i in u.items if i.kind == "post")]
-    ordered = pinned[:1] + [u for u in units if u not in pinned[:1]]
+    threads = assemble_threads(items)
+    in_threads = {item_uri(i) for t in threads for i in t.items}
+    units: list[tuple[str | None, list[Item | None], list[str]]] = [
+        (t.root_key, t.entries, t.gaps) for t in threads
+    ]
+    units += [(None, [i], []) for i in items if i.kind != "post" or item_uri(i) not in in_threads]
+
+    def latest(unit: tuple[str | None, list[Item | None], list[str]]) -> str:
+        times = [(i.extra.get("reposted_at") or i.published or "") for i in unit[1] if i]
+        return max(times, default="")
+
+    def pinned(unit: tuple[str | None, list[Item | None], list[str]]) -> bool:
+        return any(i.kind == "post" and (i.key == pinned_key or i.extra.get("pinned"))
+                   for i in unit[1] if i)  # fmt: skip
+
+    units.sort(key=lambda u: (pinned(u), latest(u)), reverse=True)
     posts = []
-    for unit in ordered:
-        gaps = iter(unit.gaps)
-        for position, entry in enumerate(unit.entries, start=1):
-            missing = next(gaps, None) if entry is None else None
-            posts.append(_post(entry, unit, position, pinned_key, missing))
+    for root, entries, gaps in units:
+        missing = iter(gaps)
+        # A thread links to everything any of its posts links to.
+        links = list(dict.fromkeys(link for e in entries if e for link in e.links))
+        papers = list(dict.fromkeys(m.arxiv_id for e in entries if e for m in e.mentions))
+        for position, entry in enumerate(entries, start=1):
+            gap = next(missing, None) if entry is None else None
+            post = _post(entry, entries, root, position, pinned_key, gap)
+            post["thread_links"], post["thread_papers"] = links, papers
+            posts.append(post)
     return posts
 
 
@@ -75,8 +99,11 @@ def scholar_page(
     """Everything a scholar's page shows (raises NotFound for an unknown scholar)."""
     scholar_id = store.find_scholar(who)
     scholar = store.get_scholar(scholar_id)
-    dids = [i["value"] for i in scholar["identities"] if i["kind"] == "bluesky-did"]
-    account = store.get_account("bluesky", dids[0]) if dids else None
+    keys = [i["value"] for i in scholar["identities"]
+            if i["kind"] in ("bluesky-did", "bluesky-handle")]  # fmt: skip
+    account = next(
+        (a for a in (store.get_account("bluesky", k) for k in keys) if a is not None), None
+    )
     profile = None
     posts: list[dict[str, Any]] = []
     if account is not None:
