@@ -35,6 +35,8 @@ from lightnews.store.scholars import ScholarQueries
 
 __all__ = ["SQLiteStore", "SaveResult", "SourceRow"]
 
+#: Most matches a query ranks by relevance (see ``search_papers``).
+SEARCH_WINDOW = 5000
 _PAPER_COLUMNS = (
     "arxiv_id",
     "title",
@@ -704,16 +706,31 @@ class SQLiteStore(ScholarQueries):
     def search_papers(
         self, terms: Sequence[QueryTerm], limit: int, offset: int = 0
     ) -> list[dict[str, Any]]:
-        """Papers matching all terms, best first: title weighted over authors over abstract."""
+        """Papers matching all terms, best first: title weighted over authors over abstract.
+
+        Ranking every match of a very common word ("model" matches most of a
+        million papers) costs time in proportion to the matches, so a query
+        with more than ``SEARCH_WINDOW`` matches ranks the most recently added
+        ``SEARCH_WINDOW`` of them: FTS5 finds that window by rowid in a
+        fraction of a millisecond and scores only inside it. For news that is
+        the right trade; narrower queries are ranked over all their matches.
+        """
         match = self._fts_expression(terms)
         if match is None:
             return []
+        edge = self.db.execute(
+            "SELECT rowid FROM papers_fts WHERE papers_fts MATCH ? "
+            "ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+            (match, SEARCH_WINDOW),
+        ).fetchone()
+        floor = edge[0] if edge else 0
         rows = self.db.execute(
             "SELECT p.arxiv_id, p.title, p.published, p.primary_category, "
             "-bm25(papers_fts, 10.0, 3.0, 1.0) AS score FROM papers_fts "
-            "JOIN papers p ON p.id = papers_fts.rowid WHERE papers_fts MATCH ? "
+            "JOIN papers p ON p.id = papers_fts.rowid "
+            "WHERE papers_fts MATCH ? AND papers_fts.rowid > ? "
             "ORDER BY bm25(papers_fts, 10.0, 3.0, 1.0) LIMIT ? OFFSET ?",
-            (match, limit, offset),
+            (match, floor, limit, offset),
         )
         return [dict(r) for r in rows]
 

@@ -180,3 +180,19 @@ def test_failed_write_rolls_back(store: SQLiteStore) -> None:
         store.db.execute("DELETE FROM papers")
         store.db.execute("INSERT INTO sources (kind, address) VALUES (NULL, NULL)")
     assert store.counts()["papers"] == 1
+
+
+def test_very_common_queries_rank_the_newest_window(
+    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import lightnews.store.sqlite as backend
+
+    store.save_papers(
+        [paper(f"2510.0000{n}", title=f"Model number {n}", abstract="x") for n in range(1, 6)]
+        + [paper("2510.00009", title="Rare gem", abstract="model")],
+        NOW,
+    )
+    monkeypatch.setattr(backend, "SEARCH_WINDOW", 3)
+    common = [h.arxiv_id for h in search_papers(store, "model", limit=10)]
+    assert len(common) == 3 and "2510.00001" not in common  # the oldest fall outside
+    assert [h.arxiv_id for h in search_papers(store, "rare")] == ["2510.00009"]
