@@ -63,6 +63,10 @@ _UPSERT_PAPER = (
     + ", ".join(f"{c} = excluded.{c}" for c in _PAPER_COLUMNS[1:])
     + ", modified = excluded.modified WHERE papers.content_hash IS NOT excluded.content_hash"
 )
+_INSERT_PAPER = (
+    f"INSERT INTO papers ({', '.join(_PAPER_COLUMNS)}, first_seen, modified) "
+    f"VALUES ({', '.join('?' * (len(_PAPER_COLUMNS) + 2))})"
+)
 _INSERT_AUTHORSHIP = (
     "INSERT INTO authorships (paper_id, position, name, name_key, keyname, forenames, "
     "affiliations) VALUES (?, ?, ?, ?, ?, ?, ?)"
@@ -485,6 +489,7 @@ class SQLiteStore(ScholarQueries):
                 latest[paper.arxiv_id] = paper
         existing = self._existing_papers(list(latest))
         rows: list[tuple[Any, ...]] = []
+        fresh: list[tuple[Any, ...]] = []
         stubs: list[tuple[str, str, str]] = []
         changed: list[Paper] = []
         for arxiv_id, paper in latest.items():
@@ -497,7 +502,7 @@ class SQLiteStore(ScholarQueries):
             if values is None:
                 result.unchanged += 1
                 continue
-            rows.append((*values, now, now))
+            (fresh if old is None else rows).append((*values, now, now))
             if values[3] == ", ".join(a.name for a in paper.authors):
                 changed.append(paper)  # its author list is the one now stored
             if old is None or old["content_hash"] is None:
@@ -511,10 +516,22 @@ class SQLiteStore(ScholarQueries):
                     "VALUES (?, ?, ?)",
                     stubs,
                 )
+            if fresh:
+                self._insert_papers(fresh)
             if rows:
                 self.db.executemany(_UPSERT_PAPER, rows)
+            if changed:
                 self._save_authorships(changed, existing)
         return result
+
+    def _insert_papers(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        """New papers and their full-text rows, in bulk (no per-row trigger)."""
+        self.db.executemany(_INSERT_PAPER, rows)
+        ids = self._paper_ids([r[0] for r in rows])
+        self.db.executemany(
+            "INSERT INTO papers_fts (rowid, title, authors, abstract) VALUES (?, ?, ?, ?)",
+            [(ids[r[0]], r[1], r[3], r[2]) for r in rows],
+        )
 
     def _save_authorships(self, papers: Sequence[Paper], existing: dict[str, Any]) -> None:
         with_authors = [p for p in papers if p.authors]
