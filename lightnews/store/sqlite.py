@@ -28,6 +28,7 @@ from typing import Any
 import orjson
 
 from lightnews.errors import NotFound, UsageError
+from lightnews.link.titles import TitleCandidate
 from lightnews.model import Author, Batch, Item, Paper, QueryTerm, SourceState, Version
 from lightnews.normalize.arxiv_ids import parse_arxiv_id
 from lightnews.normalize.names import name_key
@@ -750,6 +751,57 @@ class SQLiteStore(ScholarQueries):
             (match, floor, limit, offset),
         )
         return [dict(r) for r in rows]
+
+    # -- title lookup (for lightnews.link.titles) ------------------------------------
+
+    def title_candidates(
+        self, words: Sequence[str], limit: int, surname: str | None = None
+    ) -> list[TitleCandidate]:
+        """Papers whose titles share the most telling of ``words`` (an OR query on titles)."""
+        quoted = [f'"{w}"' for w in dict.fromkeys(words) if w and '"' not in w]
+        if not quoted:
+            return []
+        match = "{title}: (" + " OR ".join(quoted) + ")"
+        surname_filter = (
+            "AND p.id IN (SELECT paper_id FROM authorships WHERE name_key = ?) " if surname else ""
+        )
+        args: list[Any] = [match]
+        if surname:
+            args.append(surname)
+        args.append(limit)
+        rows = self.db.execute(
+            "SELECT p.id, p.arxiv_id, p.title, p.published FROM papers_fts "
+            "JOIN papers p ON p.id = papers_fts.rowid WHERE papers_fts MATCH ? "
+            f"{surname_filter}ORDER BY bm25(papers_fts, 10.0, 0.0, 0.0) LIMIT ?",
+            args,
+        ).fetchall()
+        if not rows:
+            return []
+        ids = [r["id"] for r in rows]
+        surnames: dict[int, list[str]] = {}
+        for paper_id, key in self.db.execute(
+            f"SELECT paper_id, name_key FROM authorships WHERE paper_id IN "
+            f"({', '.join('?' * len(ids))}) ORDER BY position",
+            ids,
+        ):
+            surnames.setdefault(paper_id, []).append(key)
+        return [
+            TitleCandidate(r["arxiv_id"], r["title"], tuple(surnames.get(r["id"], ())),
+                           r["published"])
+            for r in rows
+        ]
+
+    def title_doc_freq(self, stem: str) -> int:
+        """How many papers use this (Porter-stemmed) word anywhere (title, authors, abstract)."""
+        row = self.db.execute(
+            "SELECT doc FROM papers_vocab WHERE term >= ? AND term <= ?", (stem, stem)
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+    def paper_count(self) -> int:
+        return int(self.db.execute(
+            "SELECT count(*) FROM papers WHERE content_hash IS NOT NULL"
+        ).fetchone()[0])
 
     def recent_papers(self, limit: int, before: str | None = None) -> list[dict[str, Any]]:
         rows = self.db.execute(

@@ -1,0 +1,120 @@
+"""Title linking on a small real store: exact, paraphrased, cut, cited by surname, and not."""
+
+from __future__ import annotations
+
+from lightnews.link.titles import Reference, find_title_mentions, match_reference, stems
+from lightnews.model import Author, Paper
+from lightnews.store import SQLiteStore
+
+PAPERS = [
+    ("2410.02073", "Depth Pro: Sharp Monocular Metric Depth in Less Than a Second", "Bochkovskii"),
+    (
+        "2410.05229",
+        "GSM-Symbolic: Understanding the Limitations of Mathematical Reasoning in "
+        "Large Language Models",
+        "Mirzadeh",
+    ),
+    ("2409.03137", "The AdEMAMix Optimizer: Better, Faster, Older", "Pagliardini"),
+    ("2409.04431", "Theory, Analysis, and Best Practices for Sigmoid Self-Attention", "Ramapuram"),
+    ("2501.00001", "Monocular Depth Estimation with Transformers", "Other"),
+    ("2501.00002", "Large Language Models Are Few-Shot Reasoners", "Someone"),
+    ("2501.00003", "Attention Is All You Need Again", "Else"),
+    ("2501.00004", "A Survey of Optimizers for Deep Learning", "Writer"),
+]
+
+
+def store_with_papers(store: SQLiteStore) -> SQLiteStore:
+    common = (
+        "we they will current addresses this paper study show results models data language "
+        "learning method new approach better faster older higher sooner optimizer second "
+        "than less much their work which present analysis theory best practices large"
+    ).split()
+    filler = [
+        Paper(
+            f"2502.{n:05d}",
+            title=f"On {common[n % len(common)]} {common[(n * 7) % len(common)]}",
+            abstract=" ".join(common[(n + k) % len(common)] for k in range(0, 40, 3)),
+            authors=[Author("A. Person")],
+            published="2025-02-01T00:00:00Z",
+        )
+        for n in range(300)
+    ]
+    store.save_papers(
+        [
+            Paper(
+                i,
+                title=t,
+                abstract="An abstract.",
+                authors=[Author(f"Ann {s}")],
+                published="2024-10-01T00:00:00Z",
+            )
+            for i, t, s in PAPERS
+        ]
+        + filler,
+        "2025-01-01T00:00:00Z",
+    )
+    return store
+
+
+def linked(text: str, store: SQLiteStore, **options: object) -> list[str]:
+    return [m.arxiv_id for m in find_title_mentions(text, store, **options)]  # type: ignore[arg-type]
+
+
+def test_exact_and_paraphrased_titles_in_running_text(store: SQLiteStore) -> None:
+    store_with_papers(store)
+    assert linked(
+        "We present Depth Pro: Sharp Monocular Metric Depth in Less Than a Second at ICLR.", store
+    ) == ["2410.02073"]
+    spun = (
+        "At ICLR, researchers will current their work Depth Professional: Sharp Monocular "
+        "Metric Depth in Much less Than a Second, which surpasses prior limitations."
+    )
+    assert linked(spun, store) == ["2410.02073"]
+    assert linked(
+        "In GSM-Symbolic: Understanding the Limitations of Mathematical Reasoning in "
+        "Giant Language Fashions the authors show fragility.",
+        store,
+    ) == ["2410.05229"]
+    assert linked(
+        "They will current The AdEMAMix Optimizer: Higher, Sooner, Older, which addresses this.",
+        store,
+    ) == ["2409.03137"]
+    two = (
+        "Two papers: Theory, Evaluation, and Best Practices for Sigmoid Self-Consideration "
+        "and, we show in this study with results of their work which present analysis of models, "
+        "data, language and learning with a new approach, much later in the same post, "
+        "The AdEMAMix Optimizer: Better, Faster, Older."
+    )
+    assert sorted(linked(two, store)) == ["2409.03137", "2409.04431"]
+
+
+def test_no_link_without_enough_evidence(store: SQLiteStore) -> None:
+    store_with_papers(store)
+    assert linked("We like depth estimation and language models.", store) == []
+    assert linked("Attention", store, whole=True) == []
+    # A title that is not stored, sharing words with one that is, is not linked.
+    assert linked("Sharp Monocular Depth Completion from Sparse Lidar Points", store) == []
+    # A paper published long after the text was written cannot be what it names.
+    assert (
+        linked(
+            "Depth Pro: Sharp Monocular Metric Depth in Less Than a Second",
+            store,
+            published="2020-01-01T00:00:00Z",
+        )
+        == []
+    )
+
+
+def test_surname_short_title(store: SQLiteStore) -> None:
+    store_with_papers(store)
+    found = match_reference(Reference("Pagliardini", "AdEMAMix Optimizer"), store)
+    assert found is not None and found.arxiv_id == "2409.03137"
+    assert found.method == "surname-title"
+    typo = match_reference(Reference("Bochkovskii", "Depth Pro Shrap Monocular"), store)
+    assert typo is not None and typo.arxiv_id == "2410.02073"
+    assert match_reference(Reference("Nobody", "AdEMAMix Optimizer"), store) is None
+    assert match_reference(Reference("Pagliardini", "the of"), store) is None
+
+
+def test_stems_match_the_index() -> None:
+    assert stems("Generative Models, generation!") == ["gener", "model", "gener"]
