@@ -21,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from lightnews.errors import FetchError, LightnewsError, ParseError
+from lightnews.link import link_titles
 from lightnews.link.attribution import attribute_all
 from lightnews.link.bots import bot_reason
 from lightnews.model import Account, Batch, Request, SourceState
@@ -92,10 +93,18 @@ def _source_for(row: SourceRow, settings: Settings) -> Source:
 
 
 def _store_page(
-    store: SQLiteStore, row: SourceRow, batch: Batch, report: RunReport, now: str
+    store: SQLiteStore,
+    row: SourceRow,
+    batch: Batch,
+    report: RunReport,
+    now: str,
+    settings: Settings,
 ) -> None:
     with store.transaction():
-        report.saved.add(store.save_batch(row.id, batch, now))
+        # Papers first, so that titles named on this very page can be linked to them.
+        report.saved.add(store.save_papers(batch.papers, now))
+        link_titles(batch.items, store, bar=settings.link_bar)
+        report.saved.add(store.save_items(row.id, batch.items, now))
         if batch.title and not row.title:
             store.set_source_title(row.id, batch.title)
         if batch.accounts:
@@ -211,7 +220,7 @@ def refresh_source(
                 new_state.etag = response.etag or new_state.etag
                 new_state.last_modified = response.last_modified or new_state.last_modified
             batch.state = new_state
-            _store_page(store, row, batch, report, _iso(clock()))
+            _store_page(store, row, batch, report, _iso(clock()), settings)
             follow.extend(r for r in batch.follow if r not in follow)
             state = new_state
             request = batch.next
@@ -227,7 +236,7 @@ def refresh_source(
                 continue
             batch.state, batch.next, batch.follow = None, None, []
             report.pages += 1
-            _store_page(store, row, batch, report, _iso(clock()))
+            _store_page(store, row, batch, report, _iso(clock()), settings)
     except FetchError as error:
         message = str(error)
         detail = source.describe_error(error.body) if source and error.body else None
@@ -340,7 +349,7 @@ def ingest_bytes(
         source = source_class(address, row.params, settings)
         batch = source.parse(body, SourceState(), url=address)
         batch.state = None  # a replay does not move the source's cursor
-        _store_page(store, row, batch, report, now)
+        _store_page(store, row, batch, report, now, settings)
     except LightnewsError as error:
         return _fail(store, row, report, str(error), settings, clock(), None)
     except Exception as error:

@@ -155,6 +155,13 @@ SETTINGS: tuple[Setting, ...] = (
         "Most results one refresh of an arXiv query source reads (arXiv stops at 30000).",
     ),
     Setting(
+        "link_bar",
+        0.8,
+        _non_negative_float,
+        "Confidence a link from an item to a paper found by its title needs to be asserted; "
+        "below it nothing is linked.",
+    ),
+    Setting(
         "attribution_bar",
         0.6,
         _non_negative_float,

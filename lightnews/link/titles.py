@@ -49,6 +49,7 @@ __all__ = [
     "match_reference",
     "match_title",
     "stems",
+    "title_weights",
 ]
 
 _STEMMER = snowballstemmer.stemmer("porter")
@@ -182,6 +183,11 @@ class _Weights:
 
 
 _FILLER_STEMS = frozenset(_stem(w) for w in _FILLER)
+
+
+def title_weights(lookup: TitleLookup) -> _Weights:
+    """Word weights for ``lookup``, to share between many calls (they are cached)."""
+    return _Weights(lookup)
 
 
 def _credits(
