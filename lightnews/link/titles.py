@@ -114,7 +114,13 @@ CANDIDATES = 25
 
 @lru_cache(maxsize=262144)
 def _stem(word: str) -> str:
-    return str(_STEMMER.stemWord(word))
+    """Porter stem as SQLite's FTS5 ``porter`` tokenizer makes it (Snowball's differs a little)."""
+    if len(word) <= 2:
+        return word
+    stem = str(_STEMMER.stemWord(word))
+    if stem.endswith("logi") or (stem.endswith("bli") and word.endswith("bly")):
+        stem = stem[:-1]  # technology -> technolog, assembly -> assembl
+    return stem
 
 
 def stems(text: str) -> list[str]:
@@ -176,7 +182,7 @@ class _Weights:
                 self.total = max(self.lookup.paper_count(), 1)
             df = self.lookup.title_doc_freq(stem)
             known = math.log((self.total + 1) / (df + 0.5))
-            if stem in _FILLER_STEMS:
+            if stem in _FILLER_STEMS or len(stem) <= 1:
                 known = 0.0
             self.cache[stem] = max(known, 0.0)
         return known
@@ -271,6 +277,21 @@ def match_title(
                 continue
             found, stretch, start, end = _align(form_stems, text_stems, weight)
             if found <= 0:
+                continue
+            # Enough of the title's words, not one telling word, unless it is a coined
+            # name at the head of the title ("FastVLM").
+            content = {s for s in form_stems if weight(s) > 0.5}
+            present = content & set(text_stems[start:end])
+            needed = 0.5 if factor == 1.0 else 0.67
+            coined = (
+                len(present) == 1
+                and weight(next(iter(present))) >= 8.0
+                and (
+                    next(iter(present)) == form_stems[0]
+                    or next(iter(present)) == stems(candidate.title)[0]
+                )
+            )
+            if not coined and (len(present) < 2 or len(present) < needed * len(content)):
                 continue
             recall = found / info
             precision = found / (text_info if whole else stretch or 1.0)
