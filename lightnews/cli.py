@@ -540,18 +540,35 @@ def _arxiv_author_query(name: str) -> str:
 
 @cli.command()
 @click.argument("handle", required=False)
-@click.option("--arxiv-author", "arxiv_author", metavar="NAME",
-              help='Follow an arXiv author ("Sepp Hochreiter"): their papers, attributed.')
+@click.option(
+    "--arxiv-author",
+    "arxiv_author",
+    metavar="NAME",
+    help='Follow an arXiv author ("Sepp Hochreiter"): their papers, attributed.',
+)
 @click.option("--orcid", metavar="ID", help="Add an ORCID iD to the scholar.")
-@click.option("--starter-pack", "starter_pack", metavar="URL",
-              help="Follow every member of a Bluesky starter pack.")
-@click.option("--scholar", "scholar_query", metavar="WHO",
-              help="Add the identity to this existing scholar instead of a new one.")
+@click.option(
+    "--starter-pack",
+    "starter_pack",
+    metavar="URL",
+    help="Follow every member of a Bluesky starter pack.",
+)
+@click.option(
+    "--scholar",
+    "scholar_query",
+    metavar="WHO",
+    help="Add the identity to this existing scholar instead of a new one.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the scholar as JSON.")
 @pass_app
 def follow(
-    app: App, handle: str | None, arxiv_author: str | None, orcid: str | None,
-    starter_pack: str | None, scholar_query: str | None, as_json: bool,
+    app: App,
+    handle: str | None,
+    arxiv_author: str | None,
+    orcid: str | None,
+    starter_pack: str | None,
+    scholar_query: str | None,
+    as_json: bool,
 ) -> None:
     """Follow a scholar: a Bluesky @handle, an arXiv author, an ORCID, or a starter pack.
 
@@ -571,10 +588,13 @@ def follow(
     store = app.store
     with errors_as_exit():
         if starter_pack:
-            row, _ = store.add_source("bluesky-starter-pack", starter_pack, now=now,
-                                      params={"follow_members": True})
-            out.print(f"following the members of {starter_pack} (source #{row.id}); "
-                      "run `lightnews refresh`")
+            row, _ = store.add_source(
+                "bluesky-starter-pack", starter_pack, now=now, params={"follow_members": True}
+            )
+            out.print(
+                f"following the members of {starter_pack} (source #{row.id}); "
+                "run `lightnews refresh`"
+            )
             if not (handle or arxiv_author or orcid):
                 return
         scholar_id = store.find_scholar(scholar_query) if scholar_query else None
@@ -592,12 +612,14 @@ def follow(
             if scholar_id is None:
                 scholar_id = store.create_scholar(name, now)
             store.add_identity(scholar_id, "arxiv-name", name)
-            store.add_source("arxiv-api", _arxiv_author_query(name), now=now, title=name,
-                             scholar_id=scholar_id)
+            store.add_source(
+                "arxiv-api", _arxiv_author_query(name), now=now, title=name, scholar_id=scholar_id
+            )
         if orcid:
             if scholar_id is None:
                 scholar_id = store.scholar_by_identity("orcid", orcid) or store.create_scholar(
-                    f"ORCID {orcid}", now)
+                    f"ORCID {orcid}", now
+                )
             store.add_identity(scholar_id, "orcid", orcid)
         assert scholar_id is not None
         store.set_followed(scholar_id, True)
@@ -646,8 +668,13 @@ def scholars_list(app: App, as_json: bool) -> None:
     table = Table("id", "name", "identities", "records", "followed")
     for row in rows:
         ids = "\n".join(f"{i['kind']}: {i['value']}" for i in row["identities"])
-        table.add_row(str(row["id"]), row["name"], ids, str(row["records"]),
-                      "yes" if row["followed"] else "no")
+        table.add_row(
+            str(row["id"]),
+            row["name"],
+            ids,
+            str(row["records"]),
+            "yes" if row["followed"] else "no",
+        )
     out.print(table)
 
 
@@ -668,8 +695,14 @@ def scholars_merge(app: App, keep: str, drop: str) -> None:
 
 @scholars.command("split")
 @click.argument("who")
-@click.option("--identity", "identities", multiple=True, required=True, metavar="KIND:VALUE",
-              help="An identity to move to the new scholar (arxiv-name:NAME); repeatable.")
+@click.option(
+    "--identity",
+    "identities",
+    multiple=True,
+    required=True,
+    metavar="KIND:VALUE",
+    help="An identity to move to the new scholar (arxiv-name:NAME); repeatable.",
+)
 @click.option("--name", required=True, help="Name of the new scholar.")
 @pass_app
 def scholars_split(app: App, who: str, identities: tuple[str, ...], name: str) -> None:
@@ -746,17 +779,22 @@ def scholar(app: App, who: str, page: int, per_page: int, as_json: bool) -> None
     from lightnews.serve.scholar import scholar_page
 
     with errors_as_exit():
-        data = scholar_page(app.store, who, page=page, per_page=per_page,
-                            bar=app.settings.attribution_bar)
+        data = scholar_page(
+            app.store, who, page=page, per_page=per_page, bar=app.settings.attribution_bar
+        )
     if as_json:
         emit_json(data)
         return
     profile = data["profile"] or {}
-    out.print(f"[bold]{data['scholar']['name']}[/bold]"
-              + (f"  @{profile['handle']}" if profile.get("handle") else ""))
+    out.print(
+        f"[bold]{data['scholar']['name']}[/bold]"
+        + (f"  @{profile['handle']}" if profile.get("handle") else "")
+    )
     if profile:
-        out.print(f"{profile.get('followers') or 0} followers · {profile.get('following') or 0} "
-                  f"following · {profile.get('posts') or 0} posts")
+        out.print(
+            f"{profile.get('followers') or 0} followers · {profile.get('following') or 0} "
+            f"following · {profile.get('posts') or 0} posts"
+        )
         if profile.get("description"):
             out.print(profile["description"])
     for post in data["posts"][:30]:
@@ -776,11 +814,15 @@ def scholar(app: App, who: str, page: int, per_page: int, as_json: bool) -> None
         out.print(post["text"])
         for link in post["links"]:
             out.print(f"  {link}")
-    out.print(f"\n[bold]Publications and source records · at least {data['records_at_least']} "
-              f"records · page {data['page']} of {data['pages']}[/bold]")
+    out.print(
+        f"\n[bold]Publications and source records · at least {data['records_at_least']} "
+        f"records · page {data['page']} of {data['pages']}[/bold]"
+    )
     for paper in data["papers"]:
-        out.print(f"{paper['year'] or '----'}  {paper['title']}  [dim]{paper['primary_category']}"
-                  f"  {paper['url']}[/dim]")
+        out.print(
+            f"{paper['year'] or '----'}  {paper['title']}  [dim]{paper['primary_category']}"
+            f"  {paper['url']}[/dim]"
+        )
 
 
 # -- settings ----------------------------------------------------------------------------

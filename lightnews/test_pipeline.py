@@ -10,8 +10,8 @@ from conftest import Hit, RecordedServer, Reply
 from lightnews.model import Paper
 from lightnews.normalize import parse_arxiv_id
 from lightnews.pipeline import ingest_bytes, refresh
-from lightnews.sources.arxiv_api import parse_api_feed
 from lightnews.settings import Settings
+from lightnews.sources.arxiv_api import parse_api_feed
 from lightnews.store import SQLiteStore
 
 NOW = datetime(2025, 12, 1, 8, 0, tzinfo=UTC)

@@ -96,9 +96,10 @@ class ScholarQueries:
     def find_scholar(self, query: str) -> int:
         """A scholar by id, handle (with or without @), DID, ORCID, arXiv name or name."""
         text = query.strip()
-        if text.isdigit() and self.db.execute(
-            "SELECT 1 FROM scholars WHERE id = ?", (int(text),)
-        ).fetchone():
+        if (
+            text.isdigit()
+            and self.db.execute("SELECT 1 FROM scholars WHERE id = ?", (int(text),)).fetchone()
+        ):
             return int(text)
         handle = text.removeprefix("@").lower()
         row = self.db.execute(
@@ -173,8 +174,7 @@ class ScholarQueries:
                     )
             # Attributions are recomputed for both from their identities.
             self.db.execute(
-                "UPDATE authorships SET scholar_id = NULL, confidence = NULL "
-                "WHERE scholar_id = ?",
+                "UPDATE authorships SET scholar_id = NULL, confidence = NULL WHERE scholar_id = ?",
                 (scholar_id,),
             )
         return new_id
@@ -244,10 +244,18 @@ class ScholarQueries:
         )
         return [
             Item(
-                key=r["key"], kind=r["kind"], title=r["title"], url=r["url"], author=r["author"],
-                text=r["text"], published=r["published"], links=orjson.loads(r["links"]),
-                engagement=orjson.loads(r["engagement"]), extra=orjson.loads(r["extra"]),
-                account=r["account"], thread_root=r["thread_root"],
+                key=r["key"],
+                kind=r["kind"],
+                title=r["title"],
+                url=r["url"],
+                author=r["author"],
+                text=r["text"],
+                published=r["published"],
+                links=orjson.loads(r["links"]),
+                engagement=orjson.loads(r["engagement"]),
+                extra=orjson.loads(r["extra"]),
+                account=r["account"],
+                thread_root=r["thread_root"],
                 reply_parent=r["reply_parent"],
                 mentions=[Mention(a, "stored", 1.0) for a in (r["papers"] or "").split()],
             )
@@ -279,14 +287,11 @@ class ScholarQueries:
         )
         return [dict(r) for r in rows]
 
-    def set_attributions(
-        self, scholar_id: int, rows: Sequence[tuple[int, int, float]]
-    ) -> None:
+    def set_attributions(self, scholar_id: int, rows: Sequence[tuple[int, int, float]]) -> None:
         """Replace the scholar's attributions with ``(paper_id, position, confidence)`` rows."""
         with self.transaction():
             self.db.execute(
-                "UPDATE authorships SET scholar_id = NULL, confidence = NULL "
-                "WHERE scholar_id = ?",
+                "UPDATE authorships SET scholar_id = NULL, confidence = NULL WHERE scholar_id = ?",
                 (scholar_id,),
             )
             self.db.executemany(

@@ -786,8 +786,9 @@ class SQLiteStore(ScholarQueries):
         ):
             surnames.setdefault(paper_id, []).append(key)
         return [
-            TitleCandidate(r["arxiv_id"], r["title"], tuple(surnames.get(r["id"], ())),
-                           r["published"])
+            TitleCandidate(
+                r["arxiv_id"], r["title"], tuple(surnames.get(r["id"], ())), r["published"]
+            )
             for r in rows
         ]
 
@@ -799,9 +800,11 @@ class SQLiteStore(ScholarQueries):
         return int(row[0]) if row else 0
 
     def paper_count(self) -> int:
-        return int(self.db.execute(
-            "SELECT count(*) FROM papers WHERE content_hash IS NOT NULL"
-        ).fetchone()[0])
+        return int(
+            self.db.execute(
+                "SELECT count(*) FROM papers WHERE content_hash IS NOT NULL"
+            ).fetchone()[0]
+        )
 
     def recent_papers(self, limit: int, before: str | None = None) -> list[dict[str, Any]]:
         rows = self.db.execute(
