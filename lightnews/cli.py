@@ -524,6 +524,88 @@ def show(app: App, arxiv_id: str, as_json: bool) -> None:
             out.print(f"  {m['kind']} · {m['source']} · {m['title']} · {m['url'] or ''}")
 
 
+@cli.command()
+@click.argument("text", required=False)
+@click.option(
+    "--file",
+    "path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Read the text from a file.",
+)
+@click.option("--offline", is_flag=True, help="Never fetch a URL given as TEXT.")
+@click.option(
+    "--bar",
+    type=float,
+    default=None,
+    help="Confidence a link needs (default: the link_bar setting).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_app
+def resolve(
+    app: App,
+    text: str | None,
+    path: Path | None,
+    offline: bool,
+    bar: float | None,
+    as_json: bool,
+) -> None:
+    """Which papers does this text or URL mention? Identifiers, titles, "Surname: title".
+
+    TEXT may be text, a URL (its page is fetched unless --offline), or "-" for
+    standard input; --file reads a file. Exit status 1 when nothing is found.
+    """
+    from lightnews.link import find_arxiv_mentions, merge_mentions
+    from lightnews.link.titles import find_title_mentions
+    from lightnews.normalize.text import html_to_text
+
+    if path is not None:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    elif text in (None, "-"):
+        text = sys.stdin.read()
+    assert text is not None
+    settings = app.settings
+    threshold = settings.link_bar if bar is None else bar
+    with errors_as_exit():
+        found = find_arxiv_mentions([text])
+        stripped = text.strip()
+        if (
+            not found
+            and not offline
+            and stripped.startswith(("http://", "https://"))
+            and (" " not in stripped)
+        ):
+            from lightnews.sources.http import HttpClient
+
+            with HttpClient(settings) as client:
+                page = client.get(stripped).body.decode("utf-8", errors="replace")
+            text = html_to_text(page) if "<" in page else page
+            found = find_arxiv_mentions([text])
+        titles = find_title_mentions(text, app.store, bar=threshold)
+        mentions = merge_mentions(found, titles)
+        known = app.store.papers_by_ids([m.arxiv_id for m in mentions])
+    rows = [
+        {
+            "arxiv_id": m.arxiv_id,
+            "title": (known.get(m.arxiv_id) or {}).get("title") or "",
+            "method": m.method,
+            "confidence": m.confidence,
+        }
+        for m in sorted(mentions, key=lambda m: m.confidence, reverse=True)
+    ]
+    if as_json:
+        emit_json(rows)
+    else:
+        for row in rows:
+            out.print(
+                f"{row['arxiv_id']:>18}  {row['confidence']:.2f} {row['method']:<12} "
+                f"{row['title'] or '(not stored yet)'}"
+            )
+        if not rows:
+            out.print("no paper found")
+    if not rows:
+        sys.exit(EXIT_NOT_FOUND)
+
+
 # -- scholars ------------------------------------------------------------------------------
 
 

@@ -225,3 +225,46 @@ def test_cli_reference_is_current() -> None:
     from lightnews.cli_docs import render
 
     assert (ROOT / "docs/cli.md").read_text() == render(), "run `make docs`"
+
+
+def test_resolve(demo_db: Path, tmp_path: Path, server: RecordedServer) -> None:
+    text = (
+        "we loved https://arxiv.org/pdf/2511.10268v2 and Conformal Risk Control for "
+        "Autoregressive Policies"
+    )
+    found = as_json(run(demo_db, "resolve", text, "--json"))
+    assert [(f["arxiv_id"], f["method"]) for f in found] == [
+        ("2511.10268", "arxiv-url"),
+        ("2511.04419", "exact-title"),
+    ]
+    assert all(set(f) == {"arxiv_id", "title", "method", "confidence"} for f in found)
+    note = tmp_path / "note.txt"
+    note.write_text("See arXiv:2511.17015 for details.")
+    assert as_json(run(demo_db, "resolve", "--file", str(note), "--json"))[0]["arxiv_id"] == (
+        "2511.17015"
+    )
+    assert as_json(run(demo_db, "resolve", "nothing to see", "--json", code=1)) == []
+    page = server.route(
+        "/post", Reply(200, b"<html><body><p>Our paper: arxiv.org/abs/2511.18342</p></body></html>")
+    )
+    env = {"LIGHTNEWS_ALLOW_PRIVATE_ADDRESSES": "1"}
+    result = CliRunner(env=env).invoke(cli, ["--db", str(demo_db), "resolve", page, "--json"])
+    assert json.loads(result.stdout)[0]["arxiv_id"] == "2511.18342"
+
+
+def test_story_mentions_have_who_and_where(demo_db: Path) -> None:
+    story = as_json(run(demo_db, "show", "2511.18342", "--json"))
+    mention = story["mentions"][0]
+    for key in (
+        "kind",
+        "source",
+        "url",
+        "author",
+        "scholar",
+        "published",
+        "text",
+        "method",
+        "confidence",
+    ):
+        assert key in mention
+    assert mention["kind"] == "article" and mention["source"] == "Northlake AI Lab Blog"

@@ -667,10 +667,14 @@ class SQLiteStore(ScholarQueries):
             dict(r)
             for r in self.db.execute(
                 "SELECT i.kind, s.kind AS source_kind, COALESCE(s.title, s.address) AS source, "
-                "i.url, i.author, i.title, i.published, substr(i.text, 1, 500) AS text, "
-                "m.method, m.confidence FROM mentions m JOIN items i ON i.id = m.item_id "
-                "JOIN sources s ON s.id = i.source_id WHERE m.paper_id = ? "
-                "ORDER BY i.published DESC",
+                "i.url, i.author, i.account, "
+                "(SELECT sc.name FROM identities d JOIN scholars sc ON sc.id = d.scholar_id "
+                " WHERE d.kind LIKE '%-did' AND d.value = i.account "
+                " UNION SELECT sc.name FROM scholars sc WHERE sc.id = s.scholar_id LIMIT 1) "
+                "AS scholar, i.title, i.published, substr(i.text, 1, 500) AS text, "
+                "m.method, m.confidence, m.evidence FROM mentions m "
+                "JOIN items i ON i.id = m.item_id JOIN sources s ON s.id = i.source_id "
+                "WHERE m.paper_id = ? ORDER BY i.published DESC",
                 (row["id"],),
             )
         ]
