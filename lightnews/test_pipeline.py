@@ -184,16 +184,7 @@ def test_seed_blog_article_links_the_papers_it_names(
     store: SQLiteStore, settings: Settings, shared: Path, data: Path
 ) -> None:
     """Seed 002: a machine-paraphrased lab post names papers by title only."""
-    # A realistic library around them: the 11k real papers of the Hugging Face corpus.
-    corpus = []
-    for line in (shared / "corpus/hf-papers/hf-papers-11k.jsonl").open("rb"):
-        record = json.loads(line)
-        parsed = parse_arxiv_id(record["id"].rsplit("/", 1)[-1])
-        if parsed:
-            corpus.append(
-                Paper(parsed.base, title=record["title"], abstract=record.get("content_text") or "")
-            )
-    store.save_papers(corpus, "2026-01-01T00:00:00Z")
+    _background(store, shared)
     papers = ingest_bytes(
         store,
         "arxiv-api",
@@ -233,4 +224,62 @@ def test_seed_blog_article_links_the_papers_it_names(
 
 def _lab_titles(data: Path) -> list[tuple[str, str]]:
     papers, *_ = parse_api_feed((data / "arxiv/iclr2025-lab-papers.xml").read_bytes())
+    return [(p.arxiv_id, p.title) for p in papers]
+
+
+def _background(store: SQLiteStore, shared: Path) -> None:
+    """A realistic library: the 11k real papers of the Hugging Face corpus."""
+    corpus = []
+    for line in (shared / "corpus/hf-papers/hf-papers-11k.jsonl").open("rb"):
+        record = json.loads(line)
+        parsed = parse_arxiv_id(record["id"].rsplit("/", 1)[-1])
+        if parsed:
+            corpus.append(
+                Paper(parsed.base, title=record["title"], abstract=record.get("content_text") or "")
+            )
+    store.save_papers(corpus, "2026-01-01T00:00:00Z")
+
+
+def test_seed_notes_page_one_note_per_heading_linked(
+    store: SQLiteStore, settings: Settings, shared: Path, data: Path
+) -> None:
+    """Seed 004: notes grouped by section, "Surname: short title" linked to papers."""
+    _background(store, shared)
+    ingest_bytes(
+        store,
+        "arxiv-api",
+        "test:papers",
+        (data / "arxiv/iclr2025-noted-papers.xml").read_bytes(),
+        settings,
+    )
+    page = (shared / "seed-pages/notes/iclr2025-notes.html").read_bytes()
+    report = ingest_bytes(store, "notes", "https://notes.example/iclr2025", page, settings)
+    assert report.ok and report.saved.items_new == 16
+    rows = store.db.execute("SELECT title, extra FROM items WHERE kind = 'note'").fetchall()
+    extras = {r["title"]: json.loads(r["extra"]) for r in rows}
+    assert {e["papers_reviewed"] for e in extras.values()} == {16}
+    assert extras["ICLR2025 Jin: MOE++ zero computation experts"]["section"] == "MoE"
+    assert "Friday Posters" in {e["section"] for e in extras.values()}
+    links = {
+        (r[0], r[1])
+        for r in store.db.execute(
+            "SELECT i.title, p.arxiv_id FROM mentions m JOIN papers p ON p.id = m.paper_id "
+            "JOIN items i ON i.id = m.item_id"
+        )
+    }
+    noted = {p[0] for p in _noted(data)}
+    assert all(arxiv_id in noted for _, arxiv_id in links)  # nothing linked wrongly
+    assert ("ICLR2025 Snell: Optimality of Scaling LLM Test-Time Compute", "2408.03314") in links
+    assert ("ICLR2025 Jin: MOE++ zero computation experts", "2410.07348") in links
+    friday = {a for t, a in links if t == "ICLR2025 Friday Posters"}
+    assert {"2410.02525", "2410.11414"} <= friday  # a note naming several papers links each
+    story = store.get_paper("2408.03314")
+    assert {m["title"] for m in story["mentions"]} == {
+        "ICLR2025 Snell: Optimality of Scaling LLM Test-Time Compute",
+        "ICLR2025 Adaptive Computation",
+    }
+
+
+def _noted(data: Path) -> list[tuple[str, str]]:
+    papers, *_ = parse_api_feed((data / "arxiv/iclr2025-noted-papers.xml").read_bytes())
     return [(p.arxiv_id, p.title) for p in papers]
