@@ -61,6 +61,7 @@ def settings() -> Settings:
         http_backoff=0.0,
         http_retries=2,
         http_timeout=5.0,
+        resolve_online=False,
     )
 
 

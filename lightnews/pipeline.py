@@ -27,6 +27,7 @@ from lightnews.link.bots import bot_reason
 from lightnews.model import Account, Batch, Request, SourceState
 from lightnews.settings import Settings
 from lightnews.sources import Source, get_source_class
+from lightnews.sources.arxiv_api import ArxivApiSource
 from lightnews.sources.http import HttpClient
 from lightnews.store import SaveResult, SourceRow, SQLiteStore
 
@@ -34,6 +35,10 @@ __all__ = ["RunReport", "ingest_bytes", "ingest_file", "refresh", "refresh_sourc
 
 MAX_PAGES = 10_000
 MAX_FOLLOW = 50
+#: The source row that resolves stubs, and how many ids it asks arXiv for at once.
+STUBS = ("arxiv-api", "stubs")
+STUB_BATCH = 50
+STUB_LIMIT = 500
 #: Addresses of sources made by replaying files; ``refresh`` leaves them alone.
 REPLAY_PREFIXES = ("file://", "demo:")
 
@@ -186,6 +191,7 @@ def refresh_source(
     client: HttpClient,
     settings: Settings,
     *,
+    source: Source | None = None,
     clock: Callable[[], datetime] = utc_now,
     on_page: Callable[[RunReport], None] | None = None,
 ) -> RunReport:
@@ -193,9 +199,8 @@ def refresh_source(
     report = RunReport(row.id, row.kind, row.address)
     started = clock()
     store.record_attempt(row.id, _iso(started))
-    source: Source | None = None
     try:
-        source = _source_for(row, settings)
+        source = source or _source_for(row, settings)
         if not source.fetchable:
             raise LightnewsError(f"source kind {row.kind} can only be read from a file")
         for host, seconds in source.host_interval(settings).items():
@@ -302,6 +307,7 @@ def refresh(
     rows = store.list_sources() if force else store.due_sources(now, kinds)
     rows = [r for r in rows if r.enabled and (kinds is None or r.kind in kinds)]
     rows = [r for r in rows if not r.address.startswith(REPLAY_PREFIXES)]
+    rows = [r for r in rows if (r.kind, r.address) != STUBS]
     reports = []
     own_client = client is None
     http = client or HttpClient(settings)
@@ -313,10 +319,45 @@ def refresh(
             reports.append(report)
             if on_done:
                 on_done(report)
+        if settings.resolve_online and (kinds is None or "arxiv-api" in kinds):
+            reports += resolve_stubs(store, settings, http, force=force, clock=clock)
     finally:
         if own_client:
             http.close()
     reattribute(store, reports)
+    return reports
+
+
+def resolve_stubs(
+    store: SQLiteStore,
+    settings: Settings,
+    client: HttpClient,
+    *,
+    force: bool = False,
+    clock: Callable[[], datetime] = utc_now,
+    batch: int = STUB_BATCH,
+) -> list[RunReport]:
+    """Fetch the metadata of papers known only because something mentioned their id.
+
+    Politely, in batches by id list through the arXiv API; offline (or when arXiv
+    fails) the error is recorded on the stubs row and they wait for the next run.
+    """
+    now = _iso(clock())
+    row, _ = store.add_source(*STUBS, now=now, title="Papers mentioned before their metadata")
+    if not force and row.next_attempt and row.next_attempt > now:
+        return []
+    ids = store.stub_ids(STUB_LIMIT)
+    reports = []
+    for start in range(0, len(ids), batch):
+        chunk = ids[start : start + batch]
+        source = ArxivApiSource("id:" + ",".join(chunk), settings=settings)
+        report = refresh_source(
+            store, store.get_source(row.id), client, settings, source=source, clock=clock
+        )
+        reports.append(report)
+        if not report.ok:
+            break
+        store.count_lookups(chunk)
     return reports
 
 

@@ -155,6 +155,13 @@ SETTINGS: tuple[Setting, ...] = (
         "Most results one refresh of an arXiv query source reads (arXiv stops at 30000).",
     ),
     Setting(
+        "resolve_online",
+        True,
+        _boolean,
+        "After a refresh, fetch from arXiv the papers that items mention by id but that are "
+        "not stored yet (in batches, politely); offline they wait for the next refresh.",
+    ),
+    Setting(
         "link_bar",
         0.8,
         _non_negative_float,

@@ -192,6 +192,7 @@ def test_refresh_exit_codes(tmp_path: Path, server: RecordedServer, demo_dir: Pa
         "LIGHTNEWS_ALLOW_PRIVATE_ADDRESSES": "1",
         "LIGHTNEWS_HTTP_RETRIES": "1",
         "LIGHTNEWS_HTTP_BACKOFF": "0",
+        "LIGHTNEWS_RESOLVE_ONLINE": "0",
     }
     good = server.route("/good", Reply(200, (demo_dir / "blog-lab.rss.xml").read_bytes()))
     bad = server.route("/bad", Reply(500))

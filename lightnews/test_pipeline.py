@@ -283,3 +283,28 @@ def test_seed_notes_page_one_note_per_heading_linked(
 def _noted(data: Path) -> list[tuple[str, str]]:
     papers, *_ = parse_api_feed((data / "arxiv/iclr2025-noted-papers.xml").read_bytes())
     return [(p.arxiv_id, p.title) for p in papers]
+
+
+def test_stubs_are_resolved_online_and_wait_offline(
+    server: RecordedServer,
+    store: SQLiteStore,
+    settings: Settings,
+    demo_dir: Path,
+) -> None:
+    feed = server.route("/feed", Reply(200, (demo_dir / "blog-digest.feed.json").read_bytes()))
+    store.add_source("feed", feed, now="2025-12-01T00:00:00Z")
+    api = server.route("/api/query", Reply(503, b"down"))
+    online = settings.with_overrides(resolve_online=True, arxiv_api_url=api)
+    reports = refresh(store, online, clock=clock)
+    assert [r.ok for r in reports] == [True, False]  # the feed, then the stubs (offline)
+    assert store.counts()["stubs"] == 2
+    stubs_row = store.find_source("arxiv-api", "stubs")
+    assert stubs_row is not None and stubs_row.error_count == 1
+    body = (demo_dir / "arxiv-api-cs.LG.xml").read_bytes()
+    server.route("/api/query", Reply(200, body))
+    later = lambda: datetime(2025, 12, 1, 9, 0, tzinfo=UTC)  # noqa: E731
+    reports = refresh(store, online, clock=later)
+    assert reports[-1].ok and store.counts()["stubs"] == 0
+    asked = server.hits[-1].query["id_list"][0].split(",")
+    assert sorted(asked) == ["2511.04419", "2511.17015"]
+    assert store.get_paper("2511.17015")["title"]

@@ -803,6 +803,22 @@ class SQLiteStore(ScholarQueries):
         ).fetchone()
         return int(row[0]) if row else 0
 
+    def stub_ids(self, limit: int, max_lookups: int = 5) -> list[str]:
+        """Papers known only by their id, least asked for first."""
+        rows = self.db.execute(
+            "SELECT arxiv_id FROM papers WHERE content_hash IS NULL AND lookups < ? "
+            "ORDER BY lookups, id LIMIT ?",
+            (max_lookups, limit),
+        )
+        return [r[0] for r in rows]
+
+    def count_lookups(self, arxiv_ids: Sequence[str]) -> None:
+        with self.transaction():
+            self.db.executemany(
+                "UPDATE papers SET lookups = lookups + 1 WHERE arxiv_id = ?",
+                [(a,) for a in arxiv_ids],
+            )
+
     def paper_count(self) -> int:
         return int(
             self.db.execute(
