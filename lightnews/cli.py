@@ -159,6 +159,18 @@ def sources() -> None:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Add every feed listed in an OPML file, with its folder.",
 )
+@click.option(
+    "--daily-papers",
+    "daily_papers",
+    is_flag=True,
+    help="Follow Hugging Face Daily Papers (upvotes, comments, GitHub stars).",
+)
+@click.option(
+    "--notes",
+    "notes_url",
+    metavar="URL",
+    help="A page of someone's paper notes (HTML or Markdown), one note per heading.",
+)
 @click.option("--folder", help="Folder to file the source under.")
 @click.option("--title", help="A title for the source.")
 @click.option("--json", "as_json", is_flag=True, help="Print the added sources as JSON.")
@@ -173,6 +185,8 @@ def sources_add(
     oai_set: str | None,
     oai_format: str,
     opml_file: Path | None,
+    daily_papers: bool,
+    notes_url: str | None,
     folder: str | None,
     title: str | None,
     as_json: bool,
@@ -202,6 +216,12 @@ def sources_add(
         wanted.append(("arxiv-api", f"id:{cleaned}", title, folder, {}))
     if oai_set:
         wanted.append(("arxiv-oai", oai_set, title, folder, {"metadataPrefix": oai_format}))
+    if daily_papers:
+        wanted.append(("hf-daily", "", title or "Hugging Face Daily Papers", folder, {}))
+    if notes_url:
+        if not notes_url.startswith(("http://", "https://")):
+            raise click.BadParameter("a notes page must be an http(s) URL", param_hint="--notes")
+        wanted.append(("notes", notes_url, title, folder, {}))
     if opml_file:
         with errors_as_exit():
             feeds = parse_opml(opml_file.read_bytes())
@@ -209,7 +229,7 @@ def sources_add(
     if not wanted:
         raise click.UsageError(
             "nothing to add: give a URL or one of --category, --author, "
-            "--query, --ids, --oai-set, --opml"
+            "--query, --ids, --oai-set, --daily-papers, --notes, --opml"
         )
     from lightnews.pipeline import _iso, utc_now
 
