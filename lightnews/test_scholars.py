@@ -8,6 +8,7 @@ from typing import Any
 
 from click.testing import CliRunner
 
+from conftest import RecordedServer, Reply
 from lightnews.cli import cli
 
 
@@ -149,3 +150,48 @@ def test_seed_scholar_page(tmp_path: Path, shared: Path) -> None:
         db, "ingest", "--kind", "bluesky", "--from-file", str(seed / "getAuthorFeed.mkirchhof.json")
     )
     assert run(db, "scholar", "mkirchhof.bsky.social", "--json")["posts"] == posts
+
+
+def test_follow_starter_pack_follows_every_member(
+    tmp_path: Path, server: RecordedServer, data: Path
+) -> None:
+    from lightnews.pipeline import refresh
+    from lightnews.settings import Settings
+    from lightnews.store import SQLiteStore
+
+    folder = data / "bluesky"
+    server.route(
+        "/xrpc/app.bsky.graph.getStarterPack",
+        Reply(200, (folder / "getStarterPack.json").read_bytes()),
+    )
+    server.route(
+        "/xrpc/app.bsky.graph.getList",
+        lambda hit: Reply(
+            200,
+            (
+                folder / ("getList.page2.json" if "cursor" in hit.query else "getList.page1.json")
+            ).read_bytes(),
+        ),
+    )
+    store = SQLiteStore(tmp_path / "x.db")
+    store.add_source(
+        "bluesky-starter-pack",
+        "https://bsky.app/starter-pack/ada.bsky.social/3lmlpack22222",
+        now="2025-12-01T00:00:00Z",
+        params={"follow_members": True, "api_url": server.url("/xrpc")},
+    )
+    settings = Settings(environ={}).with_overrides(
+        allow_private_addresses=True, resolve_online=False
+    )
+    (report,) = refresh(store, settings)
+    # One member of the list has no DID: recorded on the source, the others followed.
+    assert report.error == "Bluesky profile without a DID"
+    scholars = store.list_scholars()
+    handles = {
+        i["value"] for s in scholars for i in s["identities"] if i["kind"] == "bluesky-handle"
+    }
+    assert {"scholar1.bsky.social", "scholar5.bsky.social"} <= handles
+    assert len([s for s in store.list_sources() if s.kind == "bluesky"]) == len(scholars)
+    refresh(store, settings, force=True, kinds=["bluesky-starter-pack"])
+    assert len(store.list_scholars()) == len(scholars) == 5  # idempotent
+    store.close()
