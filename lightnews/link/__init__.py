@@ -9,7 +9,16 @@ and a confidence; the store decides what to keep.
 
 from __future__ import annotations
 
-from lightnews.link.identifiers import find_arxiv_mentions, link_item
+from collections.abc import Sequence
+from typing import Protocol
+
+from lightnews.link.identifiers import (
+    find_arxiv_mentions,
+    find_code_links,
+    find_dois,
+    find_slugs,
+    link_item,
+)
 from lightnews.link.titles import (
     Reference,
     TitleLookup,
@@ -39,10 +48,30 @@ def merge_mentions(*groups: list[Mention], exclude: str | None = None) -> list[M
     return list(best.values())
 
 
-def link_titles(items: list[Item], lookup: TitleLookup, *, bar: float) -> None:
-    """Add the papers each item names by title (or by "Surname: short title") to its mentions."""
+class Library(TitleLookup, Protocol):
+    """What linking asks of the stored library besides titles."""
+
+    def papers_by_doi(self, dois: Sequence[str]) -> dict[str, str]: ...
+
+
+def link_titles(items: list[Item], lookup: Library, *, bar: float) -> None:
+    """Add what each item names beyond arXiv ids: DOIs, titles, slugs, references; code links."""
     weight = title_weights(lookup)
     for item in items:
+        code = find_code_links(item.links)
+        if code:
+            item.extra["code_links"] = code
+        dois = find_dois([*item.links, item.text])
+        by_doi = [Mention(a, "doi", 1.0, d) for d, a in lookup.papers_by_doi(dois).items()]
+        slugs = [
+            m
+            for slug in find_slugs(item.links)
+            for m in find_title_mentions(slug, lookup, bar=bar, whole=True, weight=weight)
+        ]
+        for mention in slugs:
+            mention.method = "url-title"
+        if by_doi or slugs:
+            item.mentions = merge_mentions(item.mentions, by_doi, slugs, exclude=item.paper_id)
         if item.kind not in TITLED_KINDS:
             continue
         found: list[Mention] = []

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from urllib.parse import unquote
 
 from lightnews.model import Item, Mention
 from lightnews.normalize.arxiv_ids import NEW_STYLE, OLD_STYLE, parse_arxiv_id
 
-__all__ = ["find_arxiv_mentions", "link_item"]
+__all__ = ["find_arxiv_mentions", "find_code_links", "find_dois", "find_slugs", "link_item"]
 
 _ID = rf"(?P<id>{NEW_STYLE}|{OLD_STYLE})(?:v\d+)?"
 _HOSTS = r"(?:(?:www\.|export\.|browse\.)?arxiv\.org|alphaxiv\.org|www\.alphaxiv\.org)"
@@ -63,3 +64,51 @@ def link_item(item: Item) -> list[Mention]:
     """
     found = find_arxiv_mentions([*item.links, item.title, item.text])
     return [m for m in found if m.arxiv_id != item.paper_id]
+
+
+_DOI_RE = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>]+)", re.I)
+_SLUG_RE = re.compile(
+    r"(?:paperswithcode\.com/paper|semanticscholar\.org/paper|alphaxiv\.org/overview)/"
+    r"([A-Za-z0-9][A-Za-z0-9:'-]{10,})",
+    re.I,
+)
+_GITHUB_RE = re.compile(r"github\.com/([\w.-]+)/([\w.-]+)", re.I)
+_NOT_REPOS = {"orgs", "sponsors", "features", "topics", "about", "login", "settings", "apps"}
+
+
+def find_dois(texts: Iterable[str]) -> list[str]:
+    """DOIs other than arXiv's own (``10.48550/arXiv.*`` is an arXiv id), lower-cased."""
+    found: list[str] = []
+    for text in texts:
+        for match in _DOI_RE.finditer(text or ""):
+            doi = match[1].rstrip(".,;:)]}'").lower()
+            if not doi.startswith("10.48550/") and doi not in found:
+                found.append(doi)
+    return found
+
+
+def find_slugs(texts: Iterable[str]) -> list[str]:
+    """Titles written into paper-page URLs (Papers with Code, Semantic Scholar)."""
+    found: list[str] = []
+    for text in texts:
+        for match in _SLUG_RE.finditer(unquote(text or "")):
+            words = [w.strip(":'") for w in match[1].split("-")]
+            words = [w for w in words if w and not re.fullmatch(r"[0-9a-f]{20,}", w)]
+            if len(words) >= 3:
+                slug = " ".join(words)
+                if slug not in found:
+                    found.append(slug)
+    return found
+
+
+def find_code_links(links: Iterable[str]) -> list[str]:
+    """GitHub repositories among links, as ``https://github.com/owner/repo``."""
+    found: list[str] = []
+    for link in links:
+        match = _GITHUB_RE.search(link or "")
+        if match and match[1].lower() not in _NOT_REPOS:
+            repo = match[2].removesuffix(".git")
+            url = f"https://github.com/{match[1]}/{repo}"
+            if repo and not repo.endswith("...") and url not in found:
+                found.append(url)
+    return found

@@ -60,3 +60,77 @@ def test_item_does_not_mention_itself() -> None:
         links=["https://arxiv.org/abs/2510.02375"],
     )
     assert [m.arxiv_id for m in link_item(item)] == ["2401.00001"]
+
+
+def test_other_identifier_forms() -> None:
+    from lightnews.link.identifiers import find_code_links, find_dois, find_slugs
+
+    assert find_dois(
+        ["doi:10.1103/PhysRevC.76.024606.", "https://doi.org/10.48550/arXiv.2401.1"]
+    ) == ["10.1103/physrevc.76.024606"]
+    assert find_slugs(
+        [
+            "https://paperswithcode.com/paper/depth-pro-sharp-monocular-metric-depth-in",
+            "https://www.semanticscholar.org/paper/Depth-Pro%3A-Sharp-Monocular-Bochkovskii/"
+            "5f3c2f8e1b0c9d7a6e5f4c3b2a1d0e9f8a7b6c5d",
+            "https://paperswithcode.com/paper/short",
+        ]
+    ) == ["depth pro sharp monocular metric depth in", "Depth Pro Sharp Monocular Bochkovskii"]
+    assert find_code_links(
+        [
+            "https://github.com/apple/ml-depth-pro/tree/main",
+            "https://github.com/apple/ml-sel...",
+            "https://github.com/orgs/x",
+            "https://github.com/apple/ml-depth-pro.git",
+        ]
+    ) == ["https://github.com/apple/ml-depth-pro"]
+
+
+def test_library_links_dois_slugs_and_code(tmp_path: object, store: object) -> None:
+    from lightnews.link import link_titles
+    from lightnews.model import Paper
+    from lightnews.store import SQLiteStore
+
+    assert isinstance(store, SQLiteStore)
+    store.save_papers(
+        [
+            Paper(
+                "0704.0471",
+                title="Density dependence of the symmetry energy",
+                doi="10.1103/PhysRevC.76.024606 10.1103/PhysRevC.76.039902",
+                published="2007-04-03T00:00:00Z",
+            ),
+            Paper(
+                "2410.02073",
+                title="Depth Pro: Sharp Monocular Metric Depth in Less Than a Second",
+                published="2024-10-02T00:00:00Z",
+            ),
+        ],
+        "2025-01-01T00:00:00Z",
+    )
+    item = Item(
+        key="p",
+        kind="post",
+        text="Erratum: doi:10.1103/PhysRevC.76.039902 is out",
+        links=[
+            "https://paperswithcode.com/paper/depth-pro-sharp-monocular-metric-depth",
+            "https://github.com/apple/ml-depth-pro",
+        ],
+    )
+    link_titles([item], store, bar=0.8)
+    assert {(m.arxiv_id, m.method) for m in item.mentions} == {
+        ("0704.0471", "doi"),
+        ("2410.02073", "url-title"),
+    }
+    assert item.extra["code_links"] == ["https://github.com/apple/ml-depth-pro"]
+    source, _ = store.add_source("feed", "https://x.example/feed", now="2025-01-01T00:00:00Z")
+    lone = Item(
+        key="q",
+        kind="post",
+        text="code is out",
+        mentions=[item.mentions[1]],
+        links=["https://github.com/apple/ml-depth-pro"],
+        extra={"code_links": ["https://github.com/apple/ml-depth-pro"]},
+    )
+    store.save_items(source.id, [lone], "2025-01-01T00:00:00Z")
+    assert store.get_paper("2410.02073")["links"]["code"] == "https://github.com/apple/ml-depth-pro"

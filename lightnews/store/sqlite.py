@@ -622,6 +622,16 @@ class SQLiteStore(ScholarQueries):
                 else:
                     result.unchanged += 1
                     continue
+                code = item.extra.get("code_links") or []
+                sure = [m for m in item.mentions if m.confidence >= 0.9]
+                target = item.paper_id or (sure[0].arxiv_id if len(sure) == 1 else None)
+                if code and target in paper_ids:
+                    # A post or entry about exactly one paper that links a repository.
+                    self.db.executemany(
+                        "INSERT OR IGNORE INTO paper_links (paper_id, kind, url, item_id) "
+                        "VALUES (?, 'code', ?, ?)",
+                        [(paper_ids[target], url, item_id) for url in code],
+                    )
                 self.db.executemany(
                     "INSERT OR REPLACE INTO mentions (item_id, paper_id, method, confidence, "
                     "evidence) VALUES (?, ?, ?, ?, ?)",
@@ -663,6 +673,15 @@ class SQLiteStore(ScholarQueries):
         links = {"abs": f"https://arxiv.org/abs/{base}", "pdf": f"https://arxiv.org/pdf/{base}"}
         if row["doi"]:
             links["doi"] = f"https://doi.org/{row['doi'].split()[0]}"
+        code = [
+            r[0]
+            for r in self.db.execute(
+                "SELECT url FROM paper_links WHERE paper_id = ? AND kind = 'code' ORDER BY url",
+                (row["id"],),
+            )
+        ]
+        if code:
+            links["code"] = code[0]
         mentions = [
             dict(r)
             for r in self.db.execute(
@@ -709,6 +728,7 @@ class SQLiteStore(ScholarQueries):
             "license": row["license"],
             "withdrawn": bool(row["withdrawn"]),
             "links": links,
+            "code": code,
             "records": records,
             "mentions": mentions,
         }
@@ -802,6 +822,19 @@ class SQLiteStore(ScholarQueries):
             "SELECT doc FROM papers_vocab WHERE term >= ? AND term <= ?", (stem, stem)
         ).fetchone()
         return int(row[0]) if row else 0
+
+    def papers_by_doi(self, dois: Sequence[str]) -> dict[str, str]:
+        """arXiv ids of stored papers by DOI (a paper's DOI field may list several)."""
+        found: dict[str, str] = {}
+        for doi in dois:
+            row = self.db.execute(
+                "SELECT arxiv_id FROM papers WHERE lower(doi) = ? OR lower(doi) LIKE ? "
+                "OR lower(doi) LIKE ? LIMIT 1",
+                (doi, f"{doi} %", f"% {doi}"),
+            ).fetchone()
+            if row:
+                found[doi] = row[0]
+        return found
 
     def stub_ids(self, limit: int, max_lookups: int = 5) -> list[str]:
         """Papers known only by their id, least asked for first."""
