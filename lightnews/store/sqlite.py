@@ -36,6 +36,10 @@ from lightnews.store.scholars import ScholarQueries
 
 __all__ = ["SQLiteStore", "SaveResult", "SourceRow"]
 
+_STOPWORDS = frozenset(
+    "a an and are as at be by for from has have in into is it its of on or that the their "
+    "this to via was we were which with".split()
+)
 #: Most matches a query ranks by relevance (see ``search_papers``).
 SEARCH_WINDOW = 5000
 _PAPER_COLUMNS = (
@@ -740,7 +744,11 @@ class SQLiteStore(ScholarQueries):
         def quoted(term: QueryTerm) -> str:
             return '"' + term.words.replace('"', '""') + '"' + ("*" if term.prefix else "")
 
-        wanted = [quoted(t) for t in terms if not t.exclude]
+        positive = [t for t in terms if not t.exclude]
+        # Words nearly every paper has ("of", "for") make an AND query scan whole
+        # postings lists and change no result: left out when other words remain.
+        telling = [t for t in positive if t.words.lower() not in _STOPWORDS or t.prefix]
+        wanted = [quoted(t) for t in (telling or positive)]
         if not wanted:
             return None
         return " ".join(wanted) + "".join(f" NOT {quoted(t)}" for t in terms if t.exclude)

@@ -196,3 +196,10 @@ def test_very_common_queries_rank_the_newest_window(
     common = [h.arxiv_id for h in search_papers(store, "model", limit=10)]
     assert len(common) == 3 and "2510.00001" not in common  # the oldest fall outside
     assert [h.arxiv_id for h in search_papers(store, "rare")] == ["2510.00009"]
+
+
+def test_stopwords_are_left_out_of_queries_with_other_words(store: SQLiteStore) -> None:
+    store.save_papers([paper("2510.00001", title="Chain of thought for images", abstract="x")], NOW)
+    assert [h.arxiv_id for h in search_papers(store, "chain of thought for")] == ["2510.00001"]
+    assert [h.arxiv_id for h in search_papers(store, "of")] == ["2510.00001"]  # alone, kept
+    assert search_papers(store, '"thought of chain"') == []  # phrases keep every word
