@@ -1,9 +1,11 @@
 """The offline demo: a database built from a snapshot bundled with the package.
 
 The files under ``demo/snapshot/`` are saved responses in the real wire
-formats of arXiv's API and OAI-PMH, RSS, Atom and JSON Feed, written by this
-project. ``lightnews demo`` replays them through the real parsers and store,
-so a new user sees real output without any network.
+formats of arXiv's API and OAI-PMH, RSS, Atom, JSON Feed, Bluesky's XRPC,
+Hugging Face Daily Papers and a notes page, written by this project.
+``lightnews demo`` replays them through the real parsers and store, so a new
+user sees real output without any network. Two of the demo's scholars are
+followed, so their scholar pages (posts, threads, attributed papers) work too.
 """
 
 from __future__ import annotations
@@ -11,14 +13,16 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
+from lightnews.link.attribution import attribute_scholar
 from lightnews.pipeline import RunReport, _iso, ingest_bytes, utc_now
 from lightnews.settings import Settings
 from lightnews.sources.opml import parse_opml
 from lightnews.store import SQLiteStore
 
-__all__ = ["SNAPSHOT_FILES", "build_demo", "snapshot_path"]
+__all__ = ["DEMO_SCHOLARS", "SNAPSHOT_FILES", "build_demo", "follow_demo_scholars", "snapshot_path"]
 
-# (file, replay kind), in the order a real first run would see them.
+# (file, replay kind), in the order a real first run would see them: papers
+# first, so that the posts, entries and notes read later can be linked to them.
 SNAPSHOT_FILES = (
     ("arxiv-api-cs.LG.xml", "arxiv-api"),
     ("arxiv-oai-cs.xml", "arxiv-oai"),
@@ -26,6 +30,21 @@ SNAPSHOT_FILES = (
     ("blog-lab.rss.xml", "feed"),
     ("blog-notes.atom.xml", "feed"),
     ("blog-digest.feed.json", "feed"),
+    ("bluesky-profile.mara.json", "bluesky-profile"),
+    ("bluesky-feed.mara.json", "bluesky"),
+    ("bluesky-profile.arxivbot.json", "bluesky-profile"),
+    ("bluesky-feed.arxivbot.json", "bluesky"),
+    ("hf-daily-2025-11-27.json", "hf-daily"),
+    ("notes-neurips2025.html", "notes"),
+)
+
+#: The scholars the demo follows: display name, then identities (kind, value).
+DEMO_SCHOLARS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
+    (
+        "Mara Lindqvist",
+        (("arxiv-name", "Mara Lindqvist"), ("bluesky-handle", "maralindqvist.bsky.social")),
+    ),
+    ("Tobias Achterberg-Reyes", (("arxiv-name", "Tobias Achterberg-Reyes"),)),
 )
 
 
@@ -33,11 +52,38 @@ def snapshot_path(name: str) -> Path:
     return Path(str(resources.files("lightnews.demo") / "snapshot" / name))
 
 
+def follow_demo_scholars(store: SQLiteStore, now: str) -> list[int]:
+    """Follow the demo's scholars (idempotent); returns their ids.
+
+    A scholar the user already follows under one of these identities (``follow
+    --arxiv-author "Mara Lindqvist"``) is reused and given the others. Their
+    Bluesky DID is added when the saved profile is read (see the pipeline's
+    ``_link_accounts``).
+    """
+    ids = []
+    for name, identities in DEMO_SCHOLARS:
+        owners = [store.scholar_by_identity(kind, value) for kind, value in identities]
+        scholar_id = next((o for o in owners if o is not None), None)
+        if scholar_id is None:
+            scholar_id = store.create_scholar(name, now)
+        for kind, value in identities:
+            store.add_identity(scholar_id, kind, value)
+        if not store.get_scholar(scholar_id)["followed"]:
+            store.set_followed(scholar_id, True)
+        if any(o != scholar_id for o in owners):
+            # A new name to match papers under: attribute now, not only when papers change.
+            attribute_scholar(store, scholar_id)
+        ids.append(scholar_id)
+    return ids
+
+
 def build_demo(store: SQLiteStore, settings: Settings) -> list[RunReport]:
     """Load every snapshot file (safe to run again: nothing changes the second time)."""
     reports = []
+    follow_demo_scholars(store, _iso(utc_now()))
     # The OPML says which folder each demo feed belongs in; files carry the titles.
     folders = {f.title: f.folder for f in parse_opml(snapshot_path("sources.opml").read_bytes())}
+    profile_title = None
     for name, kind in SNAPSHOT_FILES:
         address = f"demo:{name}"
         report = ingest_bytes(store, kind, address, snapshot_path(name).read_bytes(), settings)
@@ -45,4 +91,10 @@ def build_demo(store: SQLiteStore, settings: Settings) -> list[RunReport]:
         row = store.get_source(report.source_id)
         if row.title in folders and not row.folder:
             store.add_source(kind, address, now=_iso(utc_now()), folder=folders[row.title])
+        # A live Bluesky source reads the profile and the feed as one source; replayed, they
+        # are two files, so the feed takes its title from the profile read just before it.
+        if kind == "bluesky-profile":
+            profile_title = row.title
+        elif kind == "bluesky" and profile_title and not row.title:
+            store.set_source_title(row.id, profile_title)
     return reports

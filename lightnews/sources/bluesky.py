@@ -683,6 +683,8 @@ class Page:
     list_uri: str | None = None
     #: The DID a resolveHandle answer gave.
     did: str | None = None
+    #: Who posted what a feed holds: known accounts, not members of anything.
+    authors: list[Account] = field(default_factory=list)
 
 
 def detect_method(document: dict[str, Any]) -> str | None:
@@ -715,10 +717,30 @@ def detect_method(document: dict[str, Any]) -> str | None:
 
 
 def _feed_page(document: dict[str, Any], page: Page) -> None:
+    seen: set[str] = set()
     for entry in _list(document.get("feed")):
         item = _entry_item(entry, page.warnings)
         if item:
             page.items.append(item)
+        # Everyone who posted or reposted here becomes a known account (without
+        # profile counts), so that bots among them can be recognised.
+        entry = _obj(entry)
+        for who in (
+            _obj(_obj(entry.get("post")).get("author")),
+            _obj(_obj(entry.get("reason")).get("by")),
+        ):
+            did = _str(who.get("did"))
+            if did.startswith("did:") and did not in seen:
+                seen.add(did)
+                page.authors.append(
+                    Account(
+                        service="bluesky",
+                        id=did,
+                        handle=_str(who.get("handle")),
+                        name=clean_text(_str(who.get("displayName"))),
+                        avatar=_str(who.get("avatar")) or None,
+                    )
+                )
 
 
 def _thread_page(document: dict[str, Any], page: Page) -> None:
@@ -941,7 +963,7 @@ class BlueskySource(Source):
         page = parse_response(body, url)
         batch = Batch(
             items=page.items,
-            accounts=page.accounts,
+            accounts=page.accounts + page.authors,
             warnings=page.warnings,
             title=page.title,
             state=_copy_state(state),
