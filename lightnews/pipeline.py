@@ -15,6 +15,7 @@ store steps on bytes read from disk.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -24,7 +25,7 @@ from lightnews.errors import FetchError, LightnewsError, ParseError
 from lightnews.link import link_titles
 from lightnews.link.attribution import attribute_all
 from lightnews.link.bots import bot_reason
-from lightnews.model import Account, Batch, Request, SourceState
+from lightnews.model import Account, Batch, Item, Request, SourceState
 from lightnews.settings import Settings
 from lightnews.sources import Source, get_source_class
 from lightnews.sources.arxiv_api import ArxivApiSource
@@ -35,6 +36,7 @@ __all__ = ["RunReport", "ingest_bytes", "ingest_file", "refresh", "refresh_sourc
 
 MAX_PAGES = 10_000
 MAX_FOLLOW = 50
+MAX_TITLE_LOOKUPS = 20
 #: The source row that resolves stubs, and how many ids it asks arXiv for at once.
 STUBS = ("arxiv-api", "stubs")
 STUB_BATCH = 50
@@ -64,6 +66,8 @@ class RunReport:
     saved: SaveResult = field(default_factory=SaveResult)
     error: str | None = None
     next_attempt: str | None = None
+    #: Items naming papers by "Surname: short title" that no stored paper matched.
+    unresolved: list[Item] = field(default_factory=list)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -110,6 +114,11 @@ def _store_page(
         report.saved.add(store.save_papers(batch.papers, now))
         link_titles(batch.items, store, bar=settings.link_bar)
         report.saved.add(store.save_items(row.id, batch.items, now))
+        report.unresolved += [
+            i
+            for i in batch.items
+            if i.extra.get("references") and len(i.mentions) < len(i.extra["references"])
+        ][:MAX_TITLE_LOOKUPS]
         if batch.title and not row.title:
             store.set_source_title(row.id, batch.title)
         if batch.accounts:
@@ -316,6 +325,8 @@ def refresh(
             if on_start:
                 on_start(row)
             report = refresh_source(store, row, http, settings, clock=clock)
+            if settings.resolve_online and report.unresolved:
+                lookup_titles_online(store, settings, http, row, report, clock=clock)
             reports.append(report)
             if on_done:
                 on_done(report)
@@ -359,6 +370,53 @@ def resolve_stubs(
             break
         store.count_lookups(chunk)
     return reports
+
+
+def lookup_titles_online(
+    store: SQLiteStore,
+    settings: Settings,
+    client: HttpClient,
+    row: SourceRow,
+    report: RunReport,
+    *,
+    clock: Callable[[], datetime] = utc_now,
+) -> int:
+    """Ask arXiv for papers cited as "Surname: short title" that are not stored yet.
+
+    One API query per reference (``ti:`` words and ``au:`` surname), politely
+    and at most ``MAX_TITLE_LOOKUPS`` per source and run; the papers found are
+    stored and the item is linked again. Failures become warnings: the
+    references are tried again on a later refresh.
+    """
+    found = 0
+    asked = 0
+    for item in report.unresolved:
+        linked = {m.arxiv_id for m in item.mentions}
+        for raw in item.extra.get("references") or []:
+            if asked >= MAX_TITLE_LOOKUPS or not isinstance(raw, dict):
+                break
+            words = re.findall(r"[A-Za-z0-9]{3,}", str(raw.get("title", "")))[:6]
+            parts = str(raw.get("surname", "")).split()
+            surname = re.sub(r"[^A-Za-z-]", "", parts[-1]) if parts else ""
+            if len(words) < 2 or not surname:
+                continue
+            query = " AND ".join([f"au:{surname}", *(f"ti:{w}" for w in words)])
+            source = ArxivApiSource(query, {"max_results": 10}, settings)
+            request = source.first_request(SourceState())
+            request.params["max_results"] = 10
+            asked += 1
+            try:
+                response = client.get(request.url, params=request.params)
+                batch = source.parse(response.body, SourceState())
+            except (FetchError, ParseError) as error:
+                report.saved.warnings.append(f"title lookup for {raw.get('raw')!r}: {error}")
+                return found
+            store.save_papers(batch.papers, _iso(clock()))
+        link_titles([item], store, bar=settings.link_bar)
+        if {m.arxiv_id for m in item.mentions} - linked:
+            found += 1
+            report.saved.add(store.save_items(row.id, [item], _iso(clock())))
+    return found
 
 
 def reattribute(store: SQLiteStore, reports: list[RunReport]) -> None:

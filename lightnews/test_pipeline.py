@@ -308,3 +308,24 @@ def test_stubs_are_resolved_online_and_wait_offline(
     asked = server.hits[-1].query["id_list"][0].split(",")
     assert sorted(asked) == ["2511.04419", "2511.17015"]
     assert store.get_paper("2511.17015")["title"]
+
+
+def test_references_not_stored_are_looked_up_on_arxiv(
+    server: RecordedServer, store: SQLiteStore, settings: Settings, data: Path
+) -> None:
+    page = (
+        b"<html><body><h1>ICLR 2025 notes</h1><h2>ICLR2025 Snell: Optimality of Scaling "
+        b"LLM Test-Time Compute</h2><p>Spend compute at test time wisely.</p></body></html>"
+    )
+    url = server.route("/notes", Reply(200, page, {"Content-Type": "text/html"}))
+    api = server.route(
+        "/api/query", Reply(200, (data / "arxiv/iclr2025-noted-papers.xml").read_bytes())
+    )
+    store.add_source("notes", url, now="2025-12-01T00:00:00Z")
+    online = settings.with_overrides(resolve_online=True, arxiv_api_url=api)
+    (report, *_) = refresh(store, online, clock=clock)
+    assert report.ok, report.error
+    query = next(h for h in server.hits if h.path == "/api/query").query["search_query"][0]
+    assert query.startswith("au:Snell AND ti:Optimality")
+    story = store.get_paper("2408.03314")
+    assert [m["method"] for m in story["mentions"]] == ["surname-title"]
