@@ -50,9 +50,17 @@ def parse_query(query: str) -> list[QueryTerm]:
                 terms.append(QueryTerm(words, exclude=bool(match[1])))
             continue
         word = match[4]
-        words = " ".join(re.findall(r"\w+", word))
-        if words:
-            terms.append(QueryTerm(words, prefix=word.endswith("*"), exclude=bool(match[3])))
+        parts = re.findall(r"\w+", word)
+        if not parts:
+            continue
+        if match[3]:  # -excluded: the whole compound
+            terms.append(QueryTerm(" ".join(parts), prefix=word.endswith("*"), exclude=True))
+            continue
+        # "Text-to-Image" is its words, not a phrase: phrases of common words are
+        # slow to match and titles write compounds with and without hyphens.
+        for n, part in enumerate(parts):
+            last = n == len(parts) - 1
+            terms.append(QueryTerm(part, prefix=last and word.endswith("*")))
     return terms
 
 

@@ -203,3 +203,20 @@ def test_stopwords_are_left_out_of_queries_with_other_words(store: SQLiteStore) 
     assert [h.arxiv_id for h in search_papers(store, "chain of thought for")] == ["2510.00001"]
     assert [h.arxiv_id for h in search_papers(store, "of")] == ["2510.00001"]  # alone, kept
     assert search_papers(store, '"thought of chain"') == []  # phrases keep every word
+
+
+def test_hyphenated_compounds_are_their_words(store: SQLiteStore) -> None:
+    store.save_papers(
+        [
+            paper(
+                "2510.00001",
+                title="Text to image models, structure aware",
+                abstract="chain of thought",
+            )
+        ],
+        NOW,
+    )
+    assert [h.arxiv_id for h in search_papers(store, "Text-to-Image structure-aware")] == [
+        "2510.00001"
+    ]
+    assert [h.arxiv_id for h in search_papers(store, "Chain-of-Thought")] == ["2510.00001"]
