@@ -220,8 +220,9 @@ def _new_style_ids(count: int) -> Iterator[tuple[str, dt.date]]:
             raise ValueError(f"too many records for the id space ({count})")
         yymm = f"{year % 100:02d}{month:02d}"
         for number in range(1, n + 1):
-            yield (f"{yymm}.{number:05d}" if five else f"{yymm}.{number:04d}"), dt.date(
-                year, month, 1
+            yield (
+                (f"{yymm}.{number:05d}" if five else f"{yymm}.{number:04d}"),
+                dt.date(year, month, 1),
             )
         left -= n
 
@@ -369,9 +370,7 @@ class Generator:
             "doi": rng.choice(pools.dois) if rng.random() < 0.35 else None,
             "report-no": rng.choice(pools.report_nos) if rng.random() < 0.08 else None,
             "categories": categories,
-            "license": None
-            if old
-            else rng.choices(self.licenses, self.license_weights)[0],
+            "license": None if old else rng.choices(self.licenses, self.license_weights)[0],
             "abstract": "  " + _wrap(abstract, 78, "\n") + "\n",
             "versions": [
                 {"version": f"v{i}", "created": _rfc2822(moment)}

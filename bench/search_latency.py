@@ -1,0 +1,272 @@
+"""Benchmark: full-text search latency over a large paper database.
+
+The target (issue "Foundation"): full-text search p95 under 20 ms at 1
+million papers. This script runs a fixed, realistic set of 200 queries
+through :func:`lightnews.search.search_papers` (``limit=20``), the function
+the CLI and the web page call:
+
+* 150 queries of 1–4 consecutive words from real titles of the Hugging Face
+  papers corpus (``../shared/fixtures/corpus/hf-papers``), drawn with a fixed
+  seed, starting and ending on a content word (``vision and language``, not
+  ``in`` or ``Model for``);
+* 25 author surnames from the arXiv ``.abs`` fixtures;
+* 25 common words and phrases (``learning``, ``language models``,
+  ``diffusion``...), the queries that match the most papers.
+
+After one warm-up pass it times every query ``--passes`` times and reports
+p50/p95/p99/max and the slowest queries with how many papers each matches.
+As a same-run ceiling it also times the bare FTS5 lookup of the same MATCH
+expression without ranking (``SELECT rowid ... LIMIT 20``): the gap between
+the two is the cost of ranking every match by bm25 and of the join.
+
+    .venv/bin/python bench/search_latency.py --db bench/out/import-200000.db
+    .venv/bin/python bench/search_latency.py --records 200000   # builds one first
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _measure import OUT, machine, mb, run_phase, self_report, spin_seconds
+from make_snapshot import HF_PAPERS, fixtures_missing, load_pools
+
+COMMON = [
+    "learning",
+    "language models",
+    "diffusion",
+    "large language models",
+    "transformer",
+    "reinforcement learning",
+    "neural networks",
+    "benchmark",
+    "attention",
+    "reasoning",
+    "agents",
+    "video generation",
+    "graph neural networks",
+    "optimization",
+    "vision language",
+    "retrieval augmented generation",
+    "image",
+    "survey",
+    "robot",
+    "model",
+    "data",
+    "evaluation",
+    "quantum",
+    "dark matter",
+    "black holes",
+]
+_WORD_RE = re.compile(r"[A-Za-z0-9][\w'-]*")
+# Nobody searches for "in" or "Model for": n-grams must start and end on a content word.
+_STOPWORDS = frozenset(
+    {
+        "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from",
+        "how", "in", "into", "is", "it", "its", "not", "of", "on", "or", "our", "over", "than",
+        "that", "the", "this", "through", "to", "toward", "towards", "under", "using", "via",
+        "vs", "we", "what", "when", "where", "which", "why", "with", "without", "you", "your",
+    }
+)  # fmt: skip
+
+
+def build_queries(seed: int = 2024) -> list[str]:
+    """The fixed query set: 150 title n-grams, 25 surnames, 25 common words."""
+    rng = random.Random(seed)
+    titles = [orjson.loads(line)["title"] for line in HF_PAPERS.read_bytes().splitlines()]
+    titles = [t for t in titles if t]
+    queries: list[str] = []
+    seen: set[str] = set()
+    while len(queries) < 150:
+        words = _WORD_RE.findall(rng.choice(titles))
+        if not words:
+            continue
+        size = min(len(words), rng.choices((1, 2, 3, 4), (20, 35, 30, 15))[0])
+        start = rng.randrange(len(words) - size + 1)
+        chosen = words[start : start + size]
+        if chosen[0].lower() in _STOPWORDS or chosen[-1].lower() in _STOPWORDS:
+            continue
+        query = " ".join(chosen)
+        if query.lower() not in seen:
+            seen.add(query.lower())
+            queries.append(query)
+    surnames = [s for s in load_pools().surnames if s.isascii() and s.isalpha() and len(s) > 3]
+    queries.extend(rng.sample(surnames, 25))
+    queries.extend(COMMON)
+    return queries
+
+
+def match_expression(query: str) -> str | None:
+    """The FTS5 MATCH expression the store runs for ``query`` (for the ceiling)."""
+    import lightnews.search as search
+    from lightnews.store import SQLiteStore
+
+    parse: Any = getattr(search, "parse_query", None)
+    to_fts: Any = getattr(SQLiteStore, "_fts_expression", None)
+    if parse is not None and to_fts is not None:
+        expression: str | None = to_fts(parse(query))
+        return expression
+    build: Any = getattr(search, "build_match", None)  # the API before QueryTerm
+    if build is None:
+        raise SystemExit("cannot find how lightnews.search builds FTS5 expressions")
+    older: str | None = build(query)
+    return older
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def measure(db: Path, passes: int) -> dict[str, Any]:
+    from lightnews.search import search_papers
+    from lightnews.store import SQLiteStore
+
+    queries = build_queries()
+    store = SQLiteStore(db)
+    papers = store.db.execute("SELECT count(*) FROM papers").fetchone()[0]
+    raw_sql = "SELECT rowid FROM papers_fts WHERE papers_fts MATCH ? LIMIT 20"
+    spin = spin_seconds()
+    for query in queries:  # warm-up: the file is in the page cache afterwards
+        search_papers(store, query, limit=20)
+    timings: dict[str, list[float]] = {q: [] for q in queries}
+    raw: dict[str, list[float]] = {q: [] for q in queries}
+    hits: dict[str, int] = {}
+    for _ in range(passes):
+        for query in queries:
+            started = time.perf_counter()
+            found = search_papers(store, query, limit=20)
+            timings[query].append((time.perf_counter() - started) * 1000)
+            hits[query] = len(found)
+            expression = match_expression(query)
+            started = time.perf_counter()
+            if expression:
+                store.db.execute(raw_sql, (expression,)).fetchall()
+            raw[query].append((time.perf_counter() - started) * 1000)
+    samples = [t for ts in timings.values() for t in ts]
+    raw_samples = [t for ts in raw.values() for t in ts]
+    slowest = sorted(queries, key=lambda q: statistics.median(timings[q]), reverse=True)[:5]
+    slow_rows = []
+    for query in slowest:
+        expression = match_expression(query)
+        matches = (
+            store.db.execute(
+                "SELECT count(*) FROM papers_fts WHERE papers_fts MATCH ?", (expression,)
+            ).fetchone()[0]
+            if expression
+            else 0
+        )
+        slow_rows.append(
+            {
+                "query": query,
+                "median_ms": round(statistics.median(timings[query]), 2),
+                "raw_ms": round(statistics.median(raw[query]), 2),
+                "matches": matches,
+            }
+        )
+    store.close()
+    result = {
+        "papers": papers,
+        "queries": len(queries),
+        "passes": passes,
+        "samples": len(samples),
+        "spin_s": round(spin, 3),
+        "mean_hits": round(statistics.mean(hits.values()), 1),
+        "slowest": slow_rows,
+    }
+    for name, values in (("search", samples), ("raw", raw_samples)):
+        for label, q in (("p50", 0.5), ("p95", 0.95), ("p99", 0.99), ("max", 1.0)):
+            result[f"{name}_{label}_ms"] = round(_percentile(values, q), 2)
+    result.update(self_report())
+    return result
+
+
+def build_db(records: int) -> Path:
+    """A database of ``records`` snapshot records, imported in a fresh process once."""
+    db = OUT / f"import-{records}.db"
+    if db.exists():
+        return db
+    from snapshot_import import SCRIPT, ensure_snapshot
+
+    path = ensure_snapshot(records, 0)
+    print(f"importing {path} into {db} ...", file=sys.stderr, flush=True)
+    run_phase([str(SCRIPT), "--phase", "import", "--file", str(path), "--db", str(db)])
+    return db
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--db", type=Path, help="an existing Lightnews database")
+    where.add_argument("--records", type=int, help=f"build (or reuse) {OUT}/import-N.db")
+    parser.add_argument("--passes", type=int, default=3, help="timed passes (default 3)")
+    parser.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    reason = fixtures_missing()
+    if reason:
+        print(reason)
+        return 0
+    db = args.db if args.db else build_db(args.records)
+    if args.measure:
+        print(json.dumps(measure(db, args.passes)))
+        return 0
+    info = machine()
+    r = run_phase(
+        [str(Path(__file__).resolve()), "--db", str(db), "--passes", str(args.passes), "--measure"]
+    )
+    print()
+    print(f"## Search latency, {r['papers']:,} papers ({mb(db):,.0f} MB database)")
+    print()
+    print(
+        f"{info['date']}; {info['cpus']} CPUs ({info['cpu']}); Python {info['python']}; "
+        f"SQLite {info['sqlite']}; {r['queries']} queries x {r['passes']} passes after a "
+        f"warm-up pass (warm page cache); CPU check {r['spin_s']:.3f} s"
+    )
+    print()
+    print("| | p50 ms | p95 ms | p99 ms | max ms |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for name, label in (
+        ("search", "search_papers (ranked, limit 20)"),
+        ("raw", "ceiling: bare FTS5 lookup, unranked"),
+    ):
+        print(
+            f"| {label} | {r[name + '_p50_ms']} | {r[name + '_p95_ms']} | "
+            f"{r[name + '_p99_ms']} | {r[name + '_max_ms']} |"
+        )
+    ratio = r["search_p95_ms"] / r["raw_p95_ms"] if r["raw_p95_ms"] else float("inf")
+    print()
+    print(f"p95 ratio to the ceiling: {ratio:.1f}x. Mean hits per query: {r['mean_hits']}.")
+    print(f"Peak memory (VmHWM of the searching process): {r['hwm_mb']:.0f} MB.")
+    print(f"Other programs kept {r['other_cpus']:.2f} CPUs busy on average meanwhile.")
+    verdict = "PASS" if r["search_p95_ms"] < 20 else "MISS"
+    print(f"Target p95 < 20 ms: {verdict} ({r['search_p95_ms']} ms).")
+    print()
+    print("Slowest queries (median of the passes):")
+    print()
+    print("| query | ms | unranked ms | matching papers |")
+    print("| --- | ---: | ---: | ---: |")
+    for row in r["slowest"]:
+        print(f"| {row['query']} | {row['median_ms']} | {row['raw_ms']} | {row['matches']:,} |")
+    print()
+    how = f"--db {args.db}" if args.db else f"--records {args.records}"
+    print(f"Reproduce: .venv/bin/python bench/search_latency.py {how} --passes {args.passes}")
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / f"search_latency-{r['papers']}.json").write_text(
+        json.dumps({"machine": info, "db": str(db), **r}, indent=1)
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
