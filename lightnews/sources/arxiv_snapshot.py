@@ -23,9 +23,9 @@ from typing import IO, Any
 import orjson
 
 from lightnews.errors import ParseError
-from lightnews.model import Author, Paper, Version
+from lightnews.model import Paper, Version
 from lightnews.normalize.arxiv_ids import parse_arxiv_id
-from lightnews.normalize.names import split_author_list
+from lightnews.normalize.names import author_from_parts, split_author_list
 from lightnews.normalize.tex import tex_to_unicode
 from lightnews.sources.arxiv_common import is_withdrawn, rfc2822_utc
 
@@ -43,24 +43,6 @@ class SnapshotErrors:
         self.count += 1
         if len(self.examples) < 10:
             self.examples.append(f"line {line_number}: {message}")
-
-
-def _tex(text: str) -> str:
-    """:func:`tex_to_unicode`, with its no-markup case done without a regex."""
-    if type(text) is str and not ("\\" in text or "{" in text or "$" in text or "~" in text):
-        return " ".join(text.split())
-    return tex_to_unicode(text)
-
-
-def _author(keyname: str, forenames: str | None, suffix: str | None) -> Author:
-    """:func:`author_from_parts` for one ``authors_parsed`` entry, plain names fast."""
-    keyname = _tex(keyname)
-    forenames = _tex(forenames) if forenames else None
-    suffix = _tex(suffix) if suffix else None
-    name = f"{forenames} {keyname}" if forenames else keyname
-    if suffix:
-        name = f"{name} {suffix}"
-    return Author(name, keyname, forenames or None, suffix or None)
 
 
 def _clean(value: Any) -> str | None:
@@ -85,7 +67,7 @@ def paper_from_snapshot(record: dict[str, Any]) -> Paper:
     parts = record.get("authors_parsed")
     if isinstance(parts, list) and parts:
         authors = [
-            _author(p[0], p[1] if len(p) > 1 else None, p[2] if len(p) > 2 else None)
+            author_from_parts(p[0], p[1] if len(p) > 1 else None, p[2] if len(p) > 2 else None)
             for p in parts
             if isinstance(p, list) and p and p[0]
         ]
@@ -98,8 +80,8 @@ def paper_from_snapshot(record: dict[str, Any]) -> Paper:
         updated = f"{update_date}T00:00:00Z"
     return Paper(
         arxiv_id=parsed.base,
-        title=_tex(record.get("title") or ""),
-        abstract=_tex(record.get("abstract") or ""),
+        title=tex_to_unicode(record.get("title") or ""),
+        abstract=tex_to_unicode(record.get("abstract") or ""),
         authors=authors,
         categories=(record.get("categories") or "").split(),
         published=versions[0].date if versions else updated,
