@@ -458,14 +458,30 @@ def import_snapshot(app: App, path: Path, batch_size: int, as_json: bool) -> Non
 
 @cli.command()
 @click.option("--limit", default=30, show_default=True, help="How many stories.")
+@click.option("--newest", is_flag=True, help="Most recent activity first, without ranking.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_app
-def feed(app: App, limit: int, as_json: bool) -> None:
-    """The feed: stories with the most recent activity first."""
-    from lightnews.rank import newest_stories
+def feed(app: App, limit: int, newest: bool, as_json: bool) -> None:
+    """The feed: stories ranked by what the scholars you follow write and discuss.
+
+    Every entry says why it is there: posted or authored by a followed scholar,
+    how many scholars discuss it, upvotes, topics you follow; newer counts more
+    (the half_life_hours setting).
+    """
+    from lightnews.rank import newest_stories, rank_stories
 
     with errors_as_exit():
-        stories = newest_stories(app.store, limit)
+        settings = app.settings
+        stories = (
+            newest_stories(app.store, limit)
+            if newest
+            else rank_stories(
+                app.store,
+                limit=limit,
+                half_life_hours=settings.half_life_hours,
+                bar=settings.attribution_bar,
+            )
+        )
     if as_json:
         emit_json([s.to_json() for s in stories])
         return
@@ -1010,13 +1026,13 @@ def demo(app: App, as_json: bool) -> None:
     the real parsers: no network needed.
     """
     from lightnews.demo import build_demo
-    from lightnews.rank import newest_stories
+    from lightnews.rank import rank_stories
 
     if app._store is None and app.db_path == default_db_path():
         app.db_path = default_db_path().with_name("demo.db")
     with errors_as_exit():
         reports = build_demo(app.store, app.settings)
-        stories = newest_stories(app.store, 10)
+        stories = rank_stories(app.store, limit=10, bar=app.settings.attribution_bar)
         counts = app.store.counts()
     if as_json:
         emit_json(
@@ -1039,7 +1055,8 @@ def demo(app: App, as_json: bool) -> None:
     for story in stories:
         out.print(f"[bold]{story.title}[/bold]")
         out.print(
-            f"  {story.arxiv_id or 'article'} · {(story.time or '')[:10]} · "
+            f"  {story.arxiv_id or (story.items[0]['kind'] if story.items else 'item')} · "
+            f"{(story.time or '')[:10]} · "
             f"{' · '.join(dict.fromkeys(story.why))}"
         )
     out.print("\nTry: lightnews --db " + str(app.db_path) + " search attention")

@@ -162,6 +162,12 @@ SETTINGS: tuple[Setting, ...] = (
         "not stored yet (in batches, politely); offline they wait for the next refresh.",
     ),
     Setting(
+        "half_life_hours",
+        36.0,
+        _non_negative_float,
+        "Hours after which a story's score in the feed is halved (newer counts more).",
+    ),
+    Setting(
         "link_bar",
         0.8,
         _non_negative_float,

@@ -119,8 +119,15 @@ def test_demo_show_search_feed(demo_db: Path) -> None:
     assert hits[0]["score"] >= hits[-1]["score"]
     assert as_json(run(demo_db, "search", "zzzzunfindable", "--json")) == []
     feed = as_json(run(demo_db, "feed", "--json", "--limit", "5"))
-    assert len(feed) == 5 and all("title" in s and "why" in s for s in feed)
-    times = [s["time"] for s in feed]
+    assert len(feed) == 5 and all({"title", "score", "why"} <= set(s) for s in feed)
+    assert all(("arxiv_id" in s) != ("item" in s) and s["why"] for s in feed)
+    scores = [s["score"] for s in feed]
+    assert scores == sorted(scores, reverse=True)
+    # The scholar the demo follows comes first: she posted it and wrote it.
+    assert any(w.startswith("posted by Mara Lindqvist") for w in feed[0]["why"])
+    assert any(w.startswith("authored by") for w in feed[0]["why"])
+    newest = as_json(run(demo_db, "feed", "--json", "--newest", "--limit", "5"))
+    times = [s["time"] for s in newest]
     assert times == sorted(times, reverse=True)
 
 

@@ -1,19 +1,27 @@
-"""Rank: order stories for the feed.
+"""Rank: order stories by what the scholars you follow write and discuss.
 
 A story is a paper with everything that records or mentions it; an item that
-mentions no paper is a story of its own. For now the order is simply the most
-recent activity first (a paper's publication, or the newest item about it);
-scholar-weighted ranking with explanations builds on this shape.
+mentions no paper is a story of its own. Each signal below is a plain function
+of one story and the same context, returning points and the words that explain
+them; :func:`rank_stories` adds them up, decays the sum with the story's age
+(a half-life setting) and keeps the explanations, so every entry says why it is
+there ("posted by A (followed) · authored by B · 3 scholars discuss it · Daily
+Papers, 41 upvotes"). A new signal is one function added to ``SIGNALS``.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
+
+import orjson
 
 from lightnews.store import SQLiteStore
 
-__all__ = ["Story", "newest_stories"]
+__all__ = ["SIGNALS", "Context", "Story", "gather_stories", "newest_stories", "rank_stories"]
 
 
 @dataclass(slots=True)
@@ -25,60 +33,198 @@ class Story:
     time: str
     arxiv_id: str | None = None
     url: str | None = None
+    category: str | None = None
     items: list[dict[str, Any]] = field(default_factory=list)
     why: list[str] = field(default_factory=list)
+    score: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"arxiv_id": self.arxiv_id} if self.arxiv_id else {"item": self.key}
         data.update(
-            title=self.title,
-            time=self.time,
+            title=self.title, score=round(self.score, 4), why=self.why, time=self.time,
             url=self.url,
-            why=self.why,
-            items=[
-                {k: i[k] for k in ("kind", "source", "title", "url", "time")} for i in self.items
-            ],
-        )
+            items=[{k: i.get(k) for k in ("kind", "source", "title", "url", "time")}
+                   for i in self.items],
+        )  # fmt: skip
         return data
 
 
-def newest_stories(store: SQLiteStore, limit: int = 30) -> list[Story]:
-    """The ``limit`` stories with the most recent activity, newest first."""
+@dataclass(slots=True)
+class Context:
+    """What every signal may read: followed authors and topics, names, the time."""
+
+    authored: dict[str, list[str]]
+    names: dict[int, str]
+    categories: set[str]
+    now: datetime
+
+
+Signal = Callable[[Story, Context], tuple[float, list[str]]]
+
+
+def _engagement(item: dict[str, Any]) -> dict[str, int]:
+    raw = item.get("engagement") or "{}"
+    value = orjson.loads(raw) if isinstance(raw, str) else raw
+    return value if isinstance(value, dict) else {}
+
+
+def posted_by_followed(story: Story, context: Context) -> tuple[float, list[str]]:
+    """A followed scholar posted it (counts most) or reposted it."""
+    posted: list[str] = []
+    reposted: list[str] = []
+    for item in story.items:
+        scholar = item.get("followed_scholar")
+        if scholar is None:
+            continue
+        name = context.names.get(scholar, "a scholar you follow")
+        target = reposted if item.get("kind") == "repost" else posted
+        if name not in target:
+            target.append(name)
+    points = 4.0 * len(posted) + 1.5 * len(reposted)
+    why = [f"posted by {n} (followed)" for n in posted]
+    why += [f"reposted by {n} (followed)" for n in reposted]
+    return points, why
+
+
+def authored_by_followed(story: Story, context: Context) -> tuple[float, list[str]]:
+    """A followed scholar is among the paper's authors."""
+    names = context.authored.get(story.arxiv_id or "", [])
+    return 3.0 * len(names), [f"authored by {n}" for n in names]
+
+
+def scholars_discussing(story: Story, context: Context) -> tuple[float, list[str]]:
+    """How many distinct people (bots weigh little) post about it."""
+    people = {i["account"] for i in story.items if i.get("account") and not i.get("bot")}
+    bots = {i["account"] for i in story.items if i.get("account") and i.get("bot")}
+    points = math.log1p(len(people)) + 0.1 * len(bots)
+    why = [f"{len(people)} scholars discuss it"] if len(people) >= 2 else []
+    return points, why
+
+
+def engagement(story: Story, context: Context) -> tuple[float, list[str]]:
+    """Engagement normalized per source: likes and reposts are not upvotes."""
+    likes = sum(_engagement(i).get("likes", 0) + 2 * _engagement(i).get("reposts", 0)
+                for i in story.items if i.get("source_kind") == "bluesky")  # fmt: skip
+    upvotes = max((_engagement(i).get("upvotes", 0) for i in story.items
+                   if i.get("source_kind") == "hf-daily"), default=0)  # fmt: skip
+    points = 0.5 * math.log1p(likes) / math.log1p(100) + math.log1p(upvotes) / math.log1p(50)
+    why = [f"Daily Papers, {upvotes} upvotes"] if upvotes else []
+    if likes >= 20:
+        why.append(f"{likes} likes and reposts")
+    return points, why
+
+
+def relevance(story: Story, context: Context) -> tuple[float, list[str]]:
+    """In a topic the user follows."""
+    if story.category and story.category in context.categories:
+        return 0.8, [f"in {story.category}, which you follow"]
+    return 0.0, []
+
+
+def coverage(story: Story, context: Context) -> tuple[float, list[str]]:
+    """Written about in articles, notes or newsletters."""
+    kinds = {i.get("kind") for i in story.items}
+    found = [k for k in ("article", "note", "daily") if k in kinds]
+    words = {"article": "in a blog post", "note": "in someone's notes", "daily": ""}
+    return 0.6 * len(found), [words[k] for k in found if words[k]]
+
+
+SIGNALS: tuple[Signal, ...] = (
+    posted_by_followed,
+    authored_by_followed,
+    scholars_discussing,
+    engagement,
+    relevance,
+    coverage,
+)
+
+
+def _age_hours(time: str, now: datetime) -> float:
+    try:
+        moment = datetime.fromisoformat(time.replace("Z", "+00:00"))
+    except (ValueError, AttributeError):
+        return 0.0
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return max((now - moment).total_seconds() / 3600, 0.0)
+
+
+def gather_stories(store: SQLiteStore, limit: int = 30) -> list[Story]:
+    """Candidate stories: recent papers and everything recently said about papers."""
     stories: dict[str, Story] = {}
-    for paper in store.recent_papers(limit):
+    for paper in store.recent_papers(limit * 3):
         stories[paper["arxiv_id"]] = Story(
-            key=paper["arxiv_id"],
-            title=paper["title"],
-            time=paper["published"],
-            arxiv_id=paper["arxiv_id"],
-            url=f"https://arxiv.org/abs/{paper['arxiv_id']}",
-            why=[f"new on arXiv ({paper['primary_category']})"]
-            if paper["primary_category"]
-            else ["new on arXiv"],
-        )
-    items = store.recent_items(limit * 4)
+            key=paper["arxiv_id"], title=paper["title"], time=paper["published"],
+            arxiv_id=paper["arxiv_id"], url=f"https://arxiv.org/abs/{paper['arxiv_id']}",
+            category=paper["primary_category"],
+        )  # fmt: skip
+    items = store.recent_items(limit * 12)
     wanted = {i["record_of"] for i in items if i["record_of"]}
     for item in items:
         wanted.update((item["mentioned"] or "").split())
     papers = store.papers_by_ids(sorted(wanted - set(stories)))
     for item in items:
         ids = [item["record_of"]] if item["record_of"] else (item["mentioned"] or "").split()
-        targets = ids or [f"item:{item['id']}"]
-        for key in targets:
+        for key in ids or [f"item:{item['id']}"]:
             story = stories.get(key)
             if story is None:
                 known = papers.get(key)
-                title = (known["title"] if known else "") or item["title"] or key
                 story = stories[key] = Story(
-                    key=key,
-                    title=title,
-                    time=item["time"],
-                    arxiv_id=key if ids else None,
+                    key=key, title=(known["title"] if known else "") or item["title"] or key,
+                    time=item["time"], arxiv_id=key if ids else None,
                     url=f"https://arxiv.org/abs/{key}" if ids else item["url"],
-                )
+                    category=known["primary_category"] if known else None,
+                )  # fmt: skip
             story.items.append(item)
-            story.time = max(story.time or "", item["time"] or "")
-            if item["kind"] != "paper":
-                story.why.append(f"{item['kind']} in {item['source']}")
-    ordered = sorted(stories.values(), key=lambda s: s.time or "", reverse=True)
-    return ordered[:limit]
+            # Only what carries its own date moves a story (an undated note does not).
+            if item["kind"] != "paper" and item.get("published"):
+                story.time = max(story.time or "", item["published"])
+    return list(stories.values())
+
+
+def rank_stories(
+    store: SQLiteStore,
+    *,
+    limit: int = 30,
+    half_life_hours: float = 36.0,
+    bar: float = 0.6,
+    now: datetime | None = None,
+) -> list[Story]:
+    """The feed: stories by what followed scholars do, each with why it is there."""
+    stories = gather_stories(store, limit)
+    arxiv_ids = [s.arxiv_id for s in stories if s.arxiv_id]
+    context = Context(
+        authored=store.followed_authorships(arxiv_ids, bar),
+        names=store.scholar_names(
+            i["followed_scholar"] for s in stories for i in s.items if i.get("followed_scholar")
+        ),
+        categories=store.followed_categories(),
+        now=now or datetime.now(UTC),
+    )
+    newest = max((s.time or "" for s in stories), default="")
+    reference = context.now
+    if newest:  # an old library (the demo) is ranked as of its newest story
+        reference = min(context.now, datetime.fromisoformat(newest.replace("Z", "+00:00")))
+    for story in stories:
+        points = 0.2
+        why: list[str] = []
+        for signal in SIGNALS:
+            gained, words = signal(story, context)
+            points += gained
+            why += words
+        decay = 0.5 ** (_age_hours(story.time, reference) / half_life_hours)
+        story.score = points * decay
+        story.why = why or ["new on arXiv" if story.arxiv_id else f"new in {_source(story)}"]
+    stories.sort(key=lambda s: (s.score, s.time or ""), reverse=True)
+    return stories[:limit]
+
+
+def _source(story: Story) -> str:
+    return str(story.items[0].get("source")) if story.items else "your sources"
+
+
+def newest_stories(store: SQLiteStore, limit: int = 30) -> list[Story]:
+    """Stories by most recent activity alone (no ranking)."""
+    stories = gather_stories(store, limit)
+    stories.sort(key=lambda s: s.time or "", reverse=True)
+    return stories[:limit]

@@ -879,7 +879,13 @@ class SQLiteStore(ScholarQueries):
     def recent_items(self, limit: int) -> list[dict[str, Any]]:
         """Newest items with the papers they record or mention."""
         rows = self.db.execute(
-            "SELECT i.id, i.kind, i.title, i.url, i.author, "
+            "SELECT i.id, i.kind, i.title, i.url, i.author, i.account, i.engagement, "
+            "i.key, i.reply_parent, i.published, "
+            "(SELECT sc.id FROM identities d JOIN scholars sc ON sc.id = d.scholar_id "
+            " WHERE d.kind = 'bluesky-did' AND sc.followed = 1 AND d.value = CASE "
+            "  WHEN i.key LIKE 'repost:%' THEN substr(i.key, 8, instr(substr(i.key, 8), ':') - 1)"
+            "  ELSE i.account END) AS followed_scholar, "
+            "(SELECT bot FROM accounts a WHERE a.id = i.account) AS bot, "
             "COALESCE(i.published, i.first_seen) AS time, s.kind AS source_kind, "
             "COALESCE(s.title, s.address) AS source, "
             "(SELECT arxiv_id FROM papers WHERE id = i.paper_id) AS record_of, "
@@ -890,6 +896,38 @@ class SQLiteStore(ScholarQueries):
             (limit,),
         )
         return [dict(r) for r in rows]
+
+    def followed_authorships(self, arxiv_ids: Sequence[str], bar: float) -> dict[str, list[str]]:
+        """Names of followed scholars each paper is attributed to (at or above ``bar``)."""
+        if not arxiv_ids:
+            return {}
+        rows = self.db.execute(
+            "SELECT p.arxiv_id, s.name FROM authorships a JOIN papers p ON p.id = a.paper_id "
+            "JOIN scholars s ON s.id = a.scholar_id WHERE s.followed = 1 AND a.confidence >= ? "
+            f"AND p.arxiv_id IN ({', '.join('?' * len(arxiv_ids))}) ORDER BY a.position",
+            (bar, *arxiv_ids),
+        )
+        found: dict[str, list[str]] = {}
+        for arxiv_id, name in rows:
+            found.setdefault(arxiv_id, []).append(name)
+        return found
+
+    def scholar_names(self, scholar_ids: Iterable[int]) -> dict[int, str]:
+        ids = sorted(set(scholar_ids))
+        if not ids:
+            return {}
+        rows = self.db.execute(
+            f"SELECT id, name FROM scholars WHERE id IN ({', '.join('?' * len(ids))})", ids
+        )
+        return {r[0]: r[1] for r in rows}
+
+    def followed_categories(self) -> set[str]:
+        """arXiv categories the user follows as sources (``cat:cs.LG``)."""
+        rows = self.db.execute(
+            "SELECT address FROM sources WHERE kind = 'arxiv-api' AND address LIKE 'cat:%' "
+            "AND enabled = 1"
+        )
+        return {r[0][4:] for r in rows}
 
     def papers_by_ids(self, arxiv_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         if not arxiv_ids:

@@ -1,0 +1,67 @@
+"""Ranking: followed scholars first, every entry explained, bots weigh little, age decays."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from lightnews.rank import (
+    Context,
+    Story,
+    engagement,
+    posted_by_followed,
+    rank_stories,
+    scholars_discussing,
+)
+from lightnews.settings import Settings
+from lightnews.store import SQLiteStore
+
+CONTEXT = Context(
+    authored={}, names={7: "Ada Example"}, categories=set(), now=datetime(2025, 12, 1, tzinfo=UTC)
+)
+
+
+def story(*items: dict[str, object]) -> Story:
+    return Story(
+        key="2510.00001",
+        title="t",
+        time="2025-11-30T00:00:00Z",
+        arxiv_id="2510.00001",
+        items=list(items),
+    )
+
+
+def test_followed_posts_count_most_and_say_so() -> None:
+    posted = story({"kind": "post", "followed_scholar": 7, "account": "did:a"})
+    reposted = story({"kind": "repost", "followed_scholar": 7, "account": "did:b"})
+    p_points, p_why = posted_by_followed(posted, CONTEXT)
+    r_points, r_why = posted_by_followed(reposted, CONTEXT)
+    assert p_points > r_points > 0
+    assert p_why == ["posted by Ada Example (followed)"]
+    assert r_why == ["reposted by Ada Example (followed)"]
+
+
+def test_bots_weigh_little() -> None:
+    person: list[dict[str, object]] = [{"kind": "post", "account": f"did:{n}"} for n in range(3)]
+    bot: list[dict[str, object]] = [{**p, "bot": 1} for p in person]
+    people, bots = story(*person), story(*bot)
+    assert scholars_discussing(people, CONTEXT)[0] > 4 * scholars_discussing(bots, CONTEXT)[0]
+    assert scholars_discussing(people, CONTEXT)[1] == ["3 scholars discuss it"]
+
+
+def test_engagement_is_normalized_per_source() -> None:
+    likes = story({"source_kind": "bluesky", "engagement": '{"likes": 41}'})
+    upvotes = story({"source_kind": "hf-daily", "engagement": '{"upvotes": 41}'})
+    assert engagement(upvotes, CONTEXT)[0] > engagement(likes, CONTEXT)[0]
+    assert engagement(upvotes, CONTEXT)[1] == ["Daily Papers, 41 upvotes"]
+
+
+def test_demo_feed_is_led_by_the_followed_scholar(store: SQLiteStore, settings: Settings) -> None:
+    from lightnews.demo import build_demo
+
+    build_demo(store, settings)
+    feed = rank_stories(store, limit=10)
+    assert all(s.why for s in feed)
+    assert feed[0].arxiv_id == "2511.18342"
+    assert [s.score for s in feed] == sorted((s.score for s in feed), reverse=True)
+    older = rank_stories(store, limit=10, half_life_hours=1.0)
+    assert older[0].score < feed[0].score  # a short half-life decays everything faster
