@@ -1015,10 +1015,31 @@ def settings_unset(app: App, name: str) -> None:
 # -- demo ------------------------------------------------------------------------------------
 
 
+def _serve(db_path: Path, host: str, port: int) -> None:
+    import uvicorn
+
+    from lightnews.serve.web import create_app
+
+    out.print(f"serving {db_path} on http://{host}:{port}/ (Ctrl-C to stop)")
+    uvicorn.run(create_app(db_path), host=host, port=port, log_level="warning")
+
+
+@cli.command()
+@click.option("--port", default=8080, show_default=True, help="Port to listen on.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@pass_app
+def serve(app: App, port: int, host: str) -> None:
+    """Serve the web UI and its JSON API (/api, /api/openapi.json) on the database."""
+    with errors_as_exit():
+        app.store.migrate()
+    _serve(app.db_path, host, port)
+
+
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print what was loaded as JSON.")
+@click.option("--port", type=int, default=None, help="Then serve the web UI on this port.")
 @pass_app
-def demo(app: App, as_json: bool) -> None:
+def demo(app: App, as_json: bool, port: int | None) -> None:
     """Build a database from the bundled offline snapshot and show its feed.
 
     Uses --db when given, else demo.db beside the default database. The
@@ -1060,6 +1081,8 @@ def demo(app: App, as_json: bool) -> None:
             f"{' · '.join(dict.fromkeys(story.why))}"
         )
     out.print("\nTry: lightnews --db " + str(app.db_path) + " search attention")
+    if port is not None:
+        _serve(app.db_path, "127.0.0.1", port)
 
 
 def main() -> None:

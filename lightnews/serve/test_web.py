@@ -1,0 +1,79 @@
+"""The web UI and JSON API on the demo data: every page type renders what it must."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from lightnews.demo import build_demo
+from lightnews.serve.web import create_app
+from lightnews.settings import Settings
+from lightnews.store import SQLiteStore
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    db = tmp_path_factory.mktemp("web") / "demo.db"
+    settings = Settings(environ={}).with_overrides(resolve_online=False)
+    with SQLiteStore(db) as store:
+        build_demo(store, settings)
+    with TestClient(create_app(db, settings)) as test_client:
+        yield test_client
+
+
+def test_home_feed_explains_every_entry(client: TestClient) -> None:
+    page = client.get("/")
+    assert page.status_code == 200
+    html = page.text
+    assert "<main" in html and 'aria-label="Main"' in html and 'role="search"' in html
+    assert "Sparse Ring Attention" in html and "posted by Mara Lindqvist (followed)" in html
+    feed = client.get("/api/feed").json()
+    assert feed and all(entry["why"] for entry in feed)
+
+
+def test_scholar_page_posts_and_papers(client: TestClient) -> None:
+    posts = client.get("/scholar/maralindqvist.bsky.social")
+    assert posts.status_code == 200
+    assert "Pinned" in posts.text and "Reposted by" in posts.text
+    assert "followers" in posts.text and "is missing" in posts.text  # the thread's gap
+    papers = client.get("/scholar/maralindqvist.bsky.social?tab=papers")
+    assert "Publications and source records attributed to Mara Lindqvist" in papers.text
+    assert "At least" in papers.text and "https://arxiv.org/abs/" in papers.text
+    data = client.get("/api/scholar/maralindqvist.bsky.social").json()
+    assert data["records_at_least"] >= 6 and data["posts"][0]["pinned"]
+
+
+def test_story_page_groups_everything_that_mentions_it(client: TestClient) -> None:
+    page = client.get("/paper/2511.18342")
+    assert page.status_code == 200
+    for label in ("Blog posts", "Posts", "Notes", "Daily Papers"):
+        assert label in page.text
+    assert client.get("/api/paper/2511.18342").json()["mentions"]
+    assert client.get("/paper/2512.99999").status_code == 404
+    assert client.get("/api/paper/nonsense").status_code == 400
+
+
+def test_search_and_sources(client: TestClient) -> None:
+    page = client.get("/search", params={"q": "attention"})
+    assert page.status_code == 200 and "Sparse Ring Attention" in page.text
+    assert client.get("/api/search", params={"q": "attention"}).json()[0]["arxiv_id"]
+    sources = client.get("/sources")
+    assert sources.status_code == 200 and "Northlake AI Lab Blog" in sources.text
+    assert client.get("/api/openapi.json").json()["openapi"].startswith("3.")
+
+
+def test_hostile_content_renders_inert(client: TestClient) -> None:
+    for path in ("/", "/paper/2511.07731", "/search?q=%3Cscript%3Ealert(1)%3C/script%3E"):
+        html = client.get(path).text
+        assert "<script>alert" not in html and "onerror=" not in html
+
+
+def test_follow_form(client: TestClient, tmp_path: Path) -> None:
+    response = client.post(
+        "/follow", data={"arxiv_author": "Tobias Achterberg-Reyes"}, follow_redirects=False
+    )
+    assert response.status_code == 303 and response.headers["location"].startswith("/scholar/")
+    assert client.post("/follow", data={}).status_code == 400

@@ -1,0 +1,235 @@
+"""The web UI and its JSON API: the same page data the CLI prints, as HTML and JSON.
+
+Server-rendered with Starlette and Jinja2 (autoescaped; HTML from sources was
+sanitized before it was stored), usable without JavaScript, readable on a
+phone. Every page has a JSON twin under ``/api`` built from the same data.
+The application holds one store; ``lightnews serve`` and ``lightnews demo
+--port`` run it with uvicorn.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from lightnews.errors import LightnewsError, NotFound, UsageError
+from lightnews.rank import rank_stories
+from lightnews.search import search_papers
+from lightnews.serve.scholar import scholar_page
+from lightnews.settings import Settings
+from lightnews.store import SQLiteStore
+
+__all__ = ["create_app"]
+
+PER_PAGE = 20
+
+
+KIND_LABELS = {
+    "paper": "arXiv record", "article": "Blog posts", "post": "Posts", "repost": "Reposts",
+    "note": "Notes", "daily": "Daily Papers",
+}  # fmt: skip
+
+
+def _kind_label(kind: str) -> str:
+    return KIND_LABELS.get(kind, kind)
+
+
+def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlette:
+    """The web application over the database at ``db_path``."""
+    store = SQLiteStore(db_path)
+    env = Environment(
+        loader=PackageLoader("lightnews.serve", "templates"),
+        autoescape=select_autoescape(["html"]),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["day"] = lambda value: (value or "")[:10]
+    env.filters["kind_label"] = _kind_label
+
+    def current_settings() -> Settings:
+        return settings or Settings(store.saved_settings())
+
+    def page(name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        html = env.get_template(name).render(**context)
+        return HTMLResponse(html, status_code=status)
+
+    def wants_json(request: Request) -> bool:
+        return request.url.path.startswith("/api/")
+
+    def failure(request: Request, error: LightnewsError) -> Response:
+        status = 404 if isinstance(error, NotFound) else 400
+        if wants_json(request):
+            return JSONResponse({"error": str(error)}, status_code=status)
+        return page("error.html", status=status, message=str(error), title="Not found"
+                    if status == 404 else "Cannot do that")  # fmt: skip
+
+    async def home(request: Request) -> Response:
+        s = current_settings()
+        stories = rank_stories(store, limit=50, half_life_hours=s.half_life_hours,
+                               bar=s.attribution_bar)  # fmt: skip
+        if wants_json(request):
+            return JSONResponse([story.to_json() for story in stories])
+        scholars = store.list_scholars(s.attribution_bar)
+        return page("home.html", stories=stories, scholars=scholars, title="Your feed")
+
+    async def scholar(request: Request) -> Response:
+        who = request.path_params["who"]
+        tab = request.query_params.get("tab", "posts")
+        try:
+            number = max(int(request.query_params.get("page", "1")), 1)
+            data = scholar_page(store, who, page=number, per_page=PER_PAGE,
+                                bar=current_settings().attribution_bar)  # fmt: skip
+        except ValueError:
+            return failure(request, UsageError("page must be a number"))
+        except LightnewsError as error:
+            return failure(request, error)
+        if wants_json(request):
+            return JSONResponse(data)
+        return page("scholar.html", data=data, tab=tab, who=who,
+                    title=data["scholar"]["name"])  # fmt: skip
+
+    async def paper(request: Request) -> Response:
+        try:
+            data = store.get_paper(request.path_params["arxiv_id"])
+        except LightnewsError as error:
+            return failure(request, error)
+        if wants_json(request):
+            return JSONResponse(data)
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for mention in data["mentions"]:
+            groups.setdefault(mention["kind"], []).append(mention)
+        for record in data["records"]:  # where the paper itself was listed
+            kind = "daily" if record["source_kind"].startswith("hf") else "paper"
+            groups.setdefault(kind, []).append(
+                {
+                    "title": record["source"],
+                    "url": record["url"],
+                    "source": record["source"],
+                    "published": record["first_seen"],
+                    "method": "listed",
+                    "confidence": 1.0,
+                    "scholar": None,
+                    "author": None,
+                }
+            )
+        return page("paper.html", paper=data, groups=groups,
+                    title=data["title"] or data["arxiv_id"])  # fmt: skip
+
+    async def search(request: Request) -> Response:
+        query = request.query_params.get("q", "").strip()
+        try:
+            number = max(int(request.query_params.get("page", "1")), 1)
+        except ValueError:
+            number = 1
+        hits = search_papers(store, query, limit=PER_PAGE,
+                             offset=(number - 1) * PER_PAGE) if query else []  # fmt: skip
+        if wants_json(request):
+            return JSONResponse([h.to_json() for h in hits])
+        return page(
+            "search.html",
+            query=query,
+            hits=hits,
+            page=number,
+            more=len(hits) == PER_PAGE,
+            title=f"Search: {query}" if query else "Search",
+        )
+
+    async def sources(request: Request) -> Response:
+        rows = [r.to_json() for r in store.list_sources()]
+        if wants_json(request):
+            return JSONResponse(rows)
+        return page("sources.html", sources=rows, title="Sources")
+
+    async def follow(request: Request) -> Response:
+        from lightnews.cli import _arxiv_author_query
+        from lightnews.link.attribution import attribute_scholar
+        from lightnews.pipeline import _iso, utc_now
+
+        form = await request.form()
+        handle = str(form.get("handle") or "").strip().removeprefix("@")
+        author = " ".join(str(form.get("arxiv_author") or "").split())
+        if not handle and not author:
+            return failure(request, UsageError("give a Bluesky handle or an arXiv author name"))
+        now = _iso(utc_now())
+        scholar_id = None
+        if handle:
+            scholar_id = store.scholar_by_identity(
+                "bluesky-handle", handle
+            ) or store.create_scholar(f"@{handle}", now)
+            store.add_identity(scholar_id, "bluesky-handle", handle)
+            store.add_source("bluesky", handle, now=now, scholar_id=scholar_id)
+        if author:
+            scholar_id = (
+                scholar_id
+                or store.scholar_by_identity("arxiv-name", author)
+                or store.create_scholar(author, now)
+            )
+            store.add_identity(scholar_id, "arxiv-name", author)
+            store.add_source(
+                "arxiv-api",
+                _arxiv_author_query(author),
+                now=now,
+                title=author,
+                scholar_id=scholar_id,
+            )
+        assert scholar_id is not None
+        store.set_followed(scholar_id, True)
+        attribute_scholar(store, scholar_id)
+        return RedirectResponse(f"/scholar/{scholar_id}", status_code=303)
+
+    async def openapi(request: Request) -> Response:
+        return JSONResponse(_openapi())
+
+    routes = [
+        Route("/", home), Route("/api/feed", home),
+        Route("/scholar/{who:path}", scholar), Route("/api/scholar/{who:path}", scholar),
+        Route("/paper/{arxiv_id:path}", paper), Route("/api/paper/{arxiv_id:path}", paper),
+        Route("/search", search), Route("/api/search", search),
+        Route("/sources", sources), Route("/api/sources", sources),
+        Route("/follow", follow, methods=["POST"]),
+        Route("/api/openapi.json", openapi),
+    ]  # fmt: skip
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        store.close()
+
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.store = store
+    return app
+
+
+def _openapi() -> dict[str, Any]:
+    def get(summary: str, *params: str) -> dict[str, Any]:
+        return {"get": {"summary": summary, "parameters": [
+            {"name": p, "in": "path" if p in ("who", "arxiv_id") else "query",
+             "required": p in ("who", "arxiv_id"), "schema": {"type": "string"}}
+            for p in params], "responses": {"200": {"description": "JSON"}}}}  # fmt: skip
+
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Lightnews", "version": "0.1.0",
+                 "description": "The data behind every Lightnews page."},
+        "paths": {
+            "/api/feed": get("The ranked feed: stories with why they are there"),
+            "/api/scholar/{who}": get("A scholar's profile, posts and papers", "who", "page"),
+            "/api/paper/{arxiv_id}": get("A story: the paper and everything that mentions it",
+                                         "arxiv_id"),
+            "/api/search": get("Full-text search of papers", "q", "page"),
+            "/api/sources": get("Sources with their health"),
+        },
+    }  # fmt: skip
+
+
+def pages_for(total: int, per_page: int) -> int:
+    return max(1, math.ceil(total / per_page))
