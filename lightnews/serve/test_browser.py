@@ -1,0 +1,138 @@
+"""Every page type in a real Chromium, on the demo data, through the real server.
+
+Playwright drives the system Chromium (``/usr/bin/chromium``; Playwright's own
+browser download is not used). Screenshots of every page are saved under
+``test-artifacts/screenshots`` for review.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lightnews.demo import build_demo
+from lightnews.settings import Settings
+from lightnews.store import SQLiteStore
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+SHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
+playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+if not Path(CHROMIUM).exists():  # pragma: no cover - CI installs it
+    pytest.skip(
+        "no Chromium at /usr/bin/chromium (apt-get install chromium)", allow_module_level=True
+    )
+
+
+@pytest.fixture(scope="module")
+def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    import uvicorn
+
+    from lightnews.serve.web import create_app
+
+    db = tmp_path_factory.mktemp("browser") / "demo.db"
+    settings = Settings(environ={}).with_overrides(resolve_online=False)
+    with SQLiteStore(db) as store:
+        build_demo(store, settings)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(db, settings), host="127.0.0.1", port=port, log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    for _ in range(100):
+        if server.started:
+            break
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=5)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with playwright_api.sync_playwright() as p:
+        chromium = p.chromium.launch(
+            executable_path=CHROMIUM, headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--no-first-run", "--disable-sync"],
+        )  # fmt: skip
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: object) -> Iterator[object]:
+    context = browser.new_context(viewport={"width": 390, "height": 844})  # type: ignore[attr-defined]
+    tab = context.new_page()
+    tab.dialogs = []
+    tab.on("dialog", lambda dialog: (tab.dialogs.append(dialog.message), dialog.dismiss()))
+    yield tab
+    context.close()
+
+
+def shot(page: object, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)  # type: ignore[attr-defined]
+
+
+def test_home_feed(page: object, base_url: str) -> None:
+    p = page
+    p.goto(base_url + "/")  # type: ignore[attr-defined]
+    assert p.locator("main h1").inner_text() == "Your feed"  # type: ignore[attr-defined]
+    first = p.locator("main article").first  # type: ignore[attr-defined]
+    assert "Sparse Ring Attention" in first.inner_text()
+    assert "posted by Mara Lindqvist (followed)" in first.locator(".why").inner_text()
+    shot(p, "home")
+    first.locator("h2 a").click()
+    p.wait_for_url("**/paper/2511.18342")  # type: ignore[attr-defined]
+    assert "Everything that mentions it" in p.content()  # type: ignore[attr-defined]
+    for label in ("Blog posts", "Posts", "Notes", "Daily Papers"):
+        assert p.get_by_role("heading", name=label, exact=True).count() == 1  # type: ignore[attr-defined]
+    shot(p, "story")
+
+
+def test_scholar_tabs(page: object, base_url: str) -> None:
+    p = page
+    p.goto(base_url + "/scholar/maralindqvist.bsky.social")  # type: ignore[attr-defined]
+    text = p.locator("main").inner_text()  # type: ignore[attr-defined]
+    assert "Pinned" in text and "Reposted by" in text and "followers" in text
+    assert "is missing" in text  # a thread's post the feed did not carry
+    shot(p, "scholar-posts")
+    p.get_by_role("link", name="Papers").click()  # type: ignore[attr-defined]
+    text = p.locator("main").inner_text()  # type: ignore[attr-defined]
+    assert "Publications and source records attributed to Mara Lindqvist" in text
+    assert "At least" in text and "Page 1" in text
+    shot(p, "scholar-papers")
+
+
+def test_search_follow_and_sources(page: object, base_url: str) -> None:
+    p = page
+    p.goto(base_url + "/")  # type: ignore[attr-defined]
+    p.get_by_label("Search papers").fill("attention")  # type: ignore[attr-defined]
+    p.get_by_role("button", name="Search").click()  # type: ignore[attr-defined]
+    p.wait_for_url("**/search?q=attention")  # type: ignore[attr-defined]
+    assert p.locator("main article").count() >= 2  # type: ignore[attr-defined]
+    shot(p, "search")
+    p.goto(base_url + "/")  # type: ignore[attr-defined]
+    p.get_by_label("or arXiv author").fill("Wen-Li Hsiao")  # type: ignore[attr-defined]
+    p.get_by_role("button", name="Follow").click()  # type: ignore[attr-defined]
+    p.wait_for_url("**/scholar/*")  # type: ignore[attr-defined]
+    assert p.locator("main h1").inner_text() == "Wen-Li Hsiao"  # type: ignore[attr-defined]
+    p.goto(base_url + "/sources")  # type: ignore[attr-defined]
+    assert "Northlake AI Lab Blog" in p.locator("table").inner_text()  # type: ignore[attr-defined]
+    shot(p, "sources")
+
+
+def test_hostile_content_is_inert(page: object, base_url: str) -> None:
+    p = page
+    for path in ("/", "/paper/2511.07731", "/search?q=%3Cimg%20src=x%20onerror=alert(1)%3E"):
+        p.goto(base_url + path)  # type: ignore[attr-defined]
+    assert p.dialogs == []  # type: ignore[attr-defined]
