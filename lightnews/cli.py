@@ -459,9 +459,17 @@ def import_snapshot(app: App, path: Path, batch_size: int, as_json: bool) -> Non
 @cli.command()
 @click.option("--limit", default=30, show_default=True, help="How many stories.")
 @click.option("--newest", is_flag=True, help="Most recent activity first, without ranking.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "atom", "jsonfeed"]),
+    default="text",
+    show_default=True,
+    help="Print as text, Atom 1.0 or JSON Feed 1.1.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_app
-def feed(app: App, limit: int, newest: bool, as_json: bool) -> None:
+def feed(app: App, limit: int, newest: bool, fmt: str, as_json: bool) -> None:
     """The feed: stories ranked by what the scholars you follow write and discuss.
 
     Every entry says why it is there: posted or authored by a followed scholar,
@@ -484,6 +492,16 @@ def feed(app: App, limit: int, newest: bool, as_json: bool) -> None:
         )
     if as_json:
         emit_json([s.to_json() for s in stories])
+        return
+    if fmt != "text":
+        from lightnews.serve.export import FeedEntry, atom_feed, json_feed
+
+        entries = [FeedEntry(s.url or s.key, s.title, s.url, s.time, " · ".join(s.why))
+                   for s in stories]  # fmt: skip
+        if fmt == "atom":
+            click.echo(atom_feed("Lightnews: your feed", "lightnews:feed", entries).decode())
+        else:
+            emit_json(json_feed("Lightnews: your feed", "lightnews:feed", entries))
         return
     if not stories:
         out.print("the feed is empty: add sources and run `lightnews refresh`")
@@ -524,8 +542,9 @@ def search(app: App, query: str, limit: int, page: int, as_json: bool) -> None:
 @cli.command()
 @click.argument("arxiv_id")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--bibtex", "as_bibtex", is_flag=True, help="Print a BibTeX entry.")
 @pass_app
-def show(app: App, arxiv_id: str, as_json: bool) -> None:
+def show(app: App, arxiv_id: str, as_json: bool, as_bibtex: bool) -> None:
     """Show a paper with its versions, links and everything that mentions it.
 
     Exit status 1 when the paper is not stored.
@@ -534,6 +553,11 @@ def show(app: App, arxiv_id: str, as_json: bool) -> None:
         paper = app.store.get_paper(arxiv_id)
     if as_json:
         emit_json(paper)
+        return
+    if as_bibtex:
+        from lightnews.serve.export import bibtex
+
+        click.echo(bibtex([paper]), nl=False)
         return
     out.print(f"[bold]{paper['title'] or '(metadata not fetched yet)'}[/bold]")
     out.print(
@@ -941,6 +965,16 @@ def scholar(app: App, who: str, page: int, per_page: int, as_json: bool) -> None
             f"{paper['year'] or '----'}  {paper['title']}  [dim]{paper['primary_category']}"
             f"  {paper['url']}[/dim]"
         )
+
+
+@cli.command("export")
+@pass_app
+def export_command(app: App) -> None:
+    """Print everything you own as JSON: follows, identities, decisions, sources, settings."""
+    from lightnews.serve.export import user_export
+
+    with errors_as_exit():
+        emit_json(user_export(app.store))
 
 
 # -- settings ----------------------------------------------------------------------------

@@ -276,3 +276,18 @@ def test_story_mentions_have_who_and_where(demo_db: Path) -> None:
     ):
         assert key in mention
     assert mention["kind"] == "article" and mention["source"] == "Northlake AI Lab Blog"
+
+
+def test_feed_formats_bibtex_and_export(demo_db: Path) -> None:
+    import feedparser
+
+    atom = run(demo_db, "feed", "--format", "atom", "--limit", "3").stdout
+    parsed = feedparser.parse(atom.encode())
+    assert not parsed.bozo and len(parsed.entries) == 3
+    jsonfeed = as_json(run(demo_db, "feed", "--format", "jsonfeed", "--limit", "3"))
+    assert jsonfeed["version"].startswith("https://jsonfeed.org/") and len(jsonfeed["items"]) == 3
+    bib = run(demo_db, "show", "2511.18342", "--bibtex").stdout
+    assert bib.startswith("@misc{") and "eprint = {2511.18342}" in bib
+    owned = as_json(run(demo_db, "export"))
+    assert {"follows", "sources", "settings"} <= set(owned)
+    assert any(f["name"] == "Mara Lindqvist" for f in owned["follows"])

@@ -171,7 +171,10 @@ def gather_stories(store: SQLiteStore, limit: int = 30) -> list[Story]:
                 known = papers.get(key)
                 story = stories[key] = Story(
                     key=key, title=(known["title"] if known else "") or item["title"] or key,
-                    time=item["time"], arxiv_id=key if ids else None,
+                    # Undated items (a notes page) do not date a story: its paper does.
+                    time=item.get("published") or (known or {}).get("published")
+                    or item["time"],
+                    arxiv_id=key if ids else None,
                     url=f"https://arxiv.org/abs/{key}" if ids else item["url"],
                     category=known["primary_category"] if known else None,
                 )  # fmt: skip

@@ -61,7 +61,7 @@ def test_demo_feed_is_led_by_the_followed_scholar(store: SQLiteStore, settings: 
     build_demo(store, settings)
     feed = rank_stories(store, limit=10)
     assert all(s.why for s in feed)
-    assert feed[0].arxiv_id == "2511.18342"
+    assert feed[0].arxiv_id == "2511.18342" and feed[0].score > 1.0  # not decayed away
     assert [s.score for s in feed] == sorted((s.score for s in feed), reverse=True)
     older = rank_stories(store, limit=10, half_life_hours=1.0)
     assert older[0].score < feed[0].score  # a short half-life decays everything faster

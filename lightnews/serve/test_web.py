@@ -77,3 +77,30 @@ def test_follow_form(client: TestClient, tmp_path: Path) -> None:
     )
     assert response.status_code == 303 and response.headers["location"].startswith("/scholar/")
     assert client.post("/follow", data={}).status_code == 400
+
+
+def test_feeds_out_parse_back(client: TestClient) -> None:
+    import feedparser
+
+    for path in (
+        "/?format=atom",
+        "/scholar/maralindqvist.bsky.social?format=atom",
+        "/search?q=attention&format=atom",
+    ):
+        response = client.get(path)
+        assert response.headers["content-type"].startswith("application/atom+xml")
+        parsed = feedparser.parse(response.content)
+        assert not parsed.bozo and parsed.entries, path
+    home = feedparser.parse(client.get("/?format=atom").content)
+    assert "posted by Mara Lindqvist" in home.entries[0].summary
+    feed = client.get("/?format=jsonfeed").json()
+    assert feed["version"] == "https://jsonfeed.org/version/1.1" and feed["items"]
+    from lightnews.sources.feeds import parse_feed
+
+    assert parse_feed(client.get("/?format=jsonfeed").content).items  # our own reader reads it
+
+
+def test_bibtex(client: TestClient) -> None:
+    bib = client.get("/paper/2511.18342?format=bibtex").text
+    assert bib.startswith("@misc{lindqvist2025") and "eprint = {2511.18342}" in bib
+    assert "archivePrefix = {arXiv}" in bib and "author = {Mara Lindqvist and" in bib

@@ -24,6 +24,7 @@ from starlette.routing import Route
 from lightnews.errors import LightnewsError, NotFound, UsageError
 from lightnews.rank import rank_stories
 from lightnews.search import search_papers
+from lightnews.serve.export import FeedEntry, atom_feed, bibtex, json_feed
 from lightnews.serve.scholar import scholar_page
 from lightnews.settings import Settings
 from lightnews.store import SQLiteStore
@@ -62,6 +63,17 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         html = env.get_template(name).render(**context)
         return HTMLResponse(html, status_code=status)
 
+    def as_feed(request: Request, title: str, entries: list[FeedEntry]) -> Response | None:
+        """The page as Atom (``?format=atom``) or JSON Feed (``?format=jsonfeed``)."""
+        kind = request.query_params.get("format")
+        if kind == "atom":
+            return Response(atom_feed(title, str(request.url), entries),
+                            media_type="application/atom+xml")  # fmt: skip
+        if kind == "jsonfeed":
+            return JSONResponse(json_feed(title, str(request.url), entries),
+                                media_type="application/feed+json")  # fmt: skip
+        return None
+
     def wants_json(request: Request) -> bool:
         return request.url.path.startswith("/api/")
 
@@ -78,6 +90,12 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
                                bar=s.attribution_bar)  # fmt: skip
         if wants_json(request):
             return JSONResponse([story.to_json() for story in stories])
+        feed = as_feed(request, "Lightnews: your feed", [
+            FeedEntry(f"{request.base_url}paper/{st.arxiv_id}" if st.arxiv_id else st.key,
+                      st.title, st.url, st.time, " · ".join(st.why))
+            for st in stories])  # fmt: skip
+        if feed is not None:
+            return feed
         scholars = store.list_scholars(s.attribution_bar)
         return page("home.html", stories=stories, scholars=scholars, title="Your feed")
 
@@ -94,6 +112,13 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             return failure(request, error)
         if wants_json(request):
             return JSONResponse(data)
+        feed = as_feed(request, f"Lightnews: {data['scholar']['name']}", [
+            FeedEntry(p["url"], p["title"], p["url"], None, p["abstract"][:500])
+            for p in data["papers"]] + [
+            FeedEntry(p["uri"], (p["text"] or "")[:120], p["url"], p["created_at"], p["text"],
+                      [p["author"] or ""]) for p in data["posts"] if not p["gap"]])  # fmt: skip
+        if feed is not None:
+            return feed
         return page("scholar.html", data=data, tab=tab, who=who,
                     title=data["scholar"]["name"])  # fmt: skip
 
@@ -104,6 +129,8 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             return failure(request, error)
         if wants_json(request):
             return JSONResponse(data)
+        if request.query_params.get("format") == "bibtex":
+            return Response(bibtex([data]), media_type="application/x-bibtex")
         groups: dict[str, list[dict[str, Any]]] = {}
         for mention in data["mentions"]:
             groups.setdefault(mention["kind"], []).append(mention)
@@ -134,6 +161,21 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
                              offset=(number - 1) * PER_PAGE) if query else []  # fmt: skip
         if wants_json(request):
             return JSONResponse([h.to_json() for h in hits])
+        feed = as_feed(
+            request,
+            f"Lightnews search: {query}",
+            [
+                FeedEntry(
+                    f"https://arxiv.org/abs/{h.arxiv_id}",
+                    h.title,
+                    f"https://arxiv.org/abs/{h.arxiv_id}",
+                    h.published,
+                )
+                for h in hits
+            ],
+        )
+        if feed is not None:
+            return feed
         return page(
             "search.html",
             query=query,

@@ -1,0 +1,130 @@
+"""Out to other tools: Atom and JSON Feed of any feed, BibTeX of papers, a JSON export.
+
+Readers keep using their feed reader, their reference manager and their own
+backups: the ranked feed, a scholar's records and any search come out as Atom
+1.0 and JSON Feed 1.1 (each entry carries why it is there), a story or a list
+of papers as BibTeX, and everything the user owns (follows, decisions,
+sources, settings) as one JSON document.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from lxml import etree
+
+from lightnews import __version__
+from lightnews.normalize.names import fold
+from lightnews.store import SQLiteStore
+
+__all__ = ["FeedEntry", "atom_feed", "bibtex", "json_feed", "user_export"]
+
+ATOM = "http://www.w3.org/2005/Atom"
+
+
+class FeedEntry:
+    """One entry of an outgoing feed."""
+
+    def __init__(self, id: str, title: str, url: str | None, updated: str | None,
+                 summary: str = "", authors: Sequence[str] = ()) -> None:  # fmt: skip
+        self.id = id
+        self.title = title
+        self.url = url
+        self.updated = updated or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        self.summary = summary
+        self.authors = list(authors)
+
+
+def atom_feed(title: str, self_url: str, entries: Iterable[FeedEntry]) -> bytes:
+    """An Atom 1.0 document."""
+    items = list(entries)
+    root = etree.Element(f"{{{ATOM}}}feed", nsmap={None: ATOM})  # type: ignore[dict-item]
+    etree.SubElement(root, f"{{{ATOM}}}title").text = title
+    etree.SubElement(root, f"{{{ATOM}}}id").text = self_url
+    etree.SubElement(root, f"{{{ATOM}}}link", rel="self", href=self_url)
+    etree.SubElement(root, f"{{{ATOM}}}updated").text = max(
+        (e.updated for e in items), default=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    )
+    etree.SubElement(root, f"{{{ATOM}}}generator", version=__version__).text = "Lightnews"
+    for entry in items:
+        node = etree.SubElement(root, f"{{{ATOM}}}entry")
+        etree.SubElement(node, f"{{{ATOM}}}id").text = entry.id
+        etree.SubElement(node, f"{{{ATOM}}}title").text = entry.title
+        etree.SubElement(node, f"{{{ATOM}}}updated").text = entry.updated
+        if entry.url:
+            etree.SubElement(node, f"{{{ATOM}}}link", rel="alternate", href=entry.url)
+        for name in entry.authors or ["Lightnews"]:
+            etree.SubElement(etree.SubElement(node, f"{{{ATOM}}}author"),
+                             f"{{{ATOM}}}name").text = name  # fmt: skip
+        if entry.summary:
+            etree.SubElement(node, f"{{{ATOM}}}summary").text = entry.summary
+    return bytes(etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True))
+
+
+def json_feed(title: str, self_url: str, entries: Iterable[FeedEntry]) -> dict[str, Any]:
+    """A JSON Feed 1.1 document."""
+    return {
+        "version": "https://jsonfeed.org/version/1.1",
+        "title": title,
+        "feed_url": self_url,
+        "items": [
+            {"id": e.id, "url": e.url, "title": e.title, "content_text": e.summary,
+             "date_modified": e.updated, "authors": [{"name": a} for a in e.authors]}
+            for e in entries
+        ],
+    }  # fmt: skip
+
+
+def _bib_escape(text: str) -> str:
+    return re.sub(r"([&%#_{}])", r"\\\1", text or "")
+
+
+def bibtex(papers: Iterable[dict[str, Any]]) -> str:
+    """BibTeX entries (``@misc`` with arXiv eprint fields) for papers from the store."""
+    entries = []
+    used: set[str] = set()
+    for paper in papers:
+        authors = paper.get("authors") or []
+        year = (paper.get("published") or "")[:4]
+        first = fold(authors[0]).split()[-1] if authors else "anon"
+        word = next((w for w in fold(paper.get("title") or "").split() if len(w) > 3), "paper")
+        key = f"{first}{year}{word}"
+        while key in used:
+            key += "x"
+        used.add(key)
+        fields = {
+            "title": "{" + _bib_escape(paper.get("title") or "") + "}",
+            "author": " and ".join(_bib_escape(a) for a in authors),
+            "year": year,
+            "eprint": paper["arxiv_id"],
+            "archivePrefix": "arXiv",
+            "primaryClass": paper.get("primary_category") or "",
+            "url": f"https://arxiv.org/abs/{paper['arxiv_id']}",
+            "doi": (paper.get("doi") or "").split(" ")[0],
+        }
+        body = ",\n".join(f"  {k} = {{{v}}}" for k, v in fields.items() if v)
+        entries.append(f"@misc{{{key},\n{body}\n}}\n")
+    return "\n".join(entries)
+
+
+def user_export(store: SQLiteStore) -> dict[str, Any]:
+    """Everything the user owns: follows with identities, decisions, sources, settings."""
+    scholars = store.list_scholars()
+    return {
+        "lightnews": __version__,
+        "exported": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "follows": [
+            {"name": s["name"], "followed": s["followed"], "identities": s["identities"],
+             "decisions": store.decisions(s["id"])}
+            for s in scholars
+        ],
+        "sources": [
+            {"kind": r.kind, "url": r.address, "title": r.title, "folder": r.folder,
+             "enabled": r.enabled}
+            for r in store.list_sources()
+        ],
+        "settings": store.saved_settings(),
+    }  # fmt: skip
