@@ -967,6 +967,60 @@ def scholar(app: App, who: str, page: int, per_page: int, as_json: bool) -> None
         )
 
 
+@cli.command()
+@click.option(
+    "--since",
+    default="1d",
+    show_default=True,
+    help="Stories with activity since: 12h, 1d, 2w or a date.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["md", "html"]),
+    default="md",
+    show_default=True,
+    help="Markdown or HTML.",
+)
+@click.option("--limit", default=15, show_default=True, help="How many stories.")
+@click.option(
+    "--email",
+    "email",
+    is_flag=False,
+    flag_value="",
+    default=None,
+    metavar="ADDRESS",
+    help="E-mail it (to ADDRESS, or the digest_to setting) through the SMTP settings.",
+)
+@pass_app
+def digest(app: App, since: str, fmt: str, limit: int, email: str | None) -> None:
+    """The top stories since a moment, each with why it is there; printed or e-mailed."""
+    from datetime import UTC, datetime
+
+    from lightnews.serve.digest import (
+        digest_stories,
+        parse_since,
+        render_html,
+        render_markdown,
+        send_digest,
+    )
+
+    with errors_as_exit():
+        settings = app.settings
+        now = datetime.now(UTC)
+        start = parse_since(since, now)
+        stories = digest_stories(app.store, settings, start, limit=limit, now=now)
+        markdown, html = render_markdown(stories, start), render_html(stories, start)
+        if email is not None:
+            to = email or settings.digest_to
+            if not to:
+                raise UsageError("give --email ADDRESS or set digest_to")
+            send_digest(settings, to, f"Lightnews digest: {len(stories)} stories", markdown, html)
+            out.print(f"sent {len(stories)} stories to {to}")
+            return
+    click.echo(markdown if fmt == "md" else html, nl=False)
+
+
 @cli.command("export")
 @pass_app
 def export_command(app: App) -> None:

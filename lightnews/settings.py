@@ -167,6 +167,13 @@ SETTINGS: tuple[Setting, ...] = (
         _non_negative_float,
         "Hours after which a story's score in the feed is halved (newer counts more).",
     ),
+    Setting("smtp_host", "", str, "SMTP server the digest is e-mailed through (empty: no e-mail)."),
+    Setting("smtp_port", 25, _positive_int, "Port of the SMTP server."),
+    Setting("smtp_starttls", False, _boolean, "Upgrade the SMTP connection with STARTTLS."),
+    Setting("smtp_user", "", str, "SMTP login, if the server asks for one."),
+    Setting("smtp_password", "", str, "SMTP password.", secret=True),
+    Setting("smtp_from", "", str, "From address of the digest."),
+    Setting("digest_to", "", str, "Where `lightnews digest --email` sends the digest."),
     Setting(
         "link_bar",
         0.8,

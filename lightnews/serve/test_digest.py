@@ -1,0 +1,70 @@
+"""The digest: Markdown, HTML and e-mail through a real local SMTP server."""
+
+from __future__ import annotations
+
+import email
+import socket
+from collections.abc import Iterator
+from email.message import Message
+from pathlib import Path
+
+import pytest
+from aiosmtpd.controller import Controller
+from click.testing import CliRunner
+
+from lightnews.cli import cli
+
+
+class Inbox:
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+
+    async def handle_DATA(self, server: object, session: object, envelope: object) -> str:
+        self.messages.append(email.message_from_bytes(envelope.content))  # type: ignore[attr-defined]
+        return "250 OK"
+
+
+@pytest.fixture
+def smtp() -> Iterator[tuple[Inbox, int]]:
+    inbox = Inbox()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    controller = Controller(inbox, hostname="127.0.0.1", port=port)
+    controller.start()
+    yield inbox, port
+    controller.stop()
+
+
+def test_digest_markdown_html_and_email(tmp_path: Path, smtp: tuple[Inbox, int]) -> None:
+    db = tmp_path / "demo.db"
+    runner = CliRunner(env={"LIGHTNEWS_RESOLVE_ONLINE": "0"})
+    assert runner.invoke(cli, ["--db", str(db), "demo"]).exit_code == 0
+    markdown = runner.invoke(cli, ["--db", str(db), "digest", "--since", "2025-11-01"]).stdout
+    assert markdown.startswith("# Lightnews digest") and "Sparse Ring Attention" in markdown
+    assert "posted by Mara Lindqvist (followed)" in markdown
+    html = runner.invoke(
+        cli, ["--db", str(db), "digest", "--since", "2025-11-01", "--format", "html"]
+    ).stdout
+    assert "<ol>" in html and "Sparse Ring Attention" in html
+    empty = runner.invoke(cli, ["--db", str(db), "digest", "--since", "1d"]).stdout
+    assert "Nothing new" in empty  # the demo's stories are a year old
+    inbox, port = smtp
+    env = {
+        "LIGHTNEWS_SMTP_HOST": "127.0.0.1",
+        "LIGHTNEWS_SMTP_PORT": str(port),
+        "LIGHTNEWS_SMTP_FROM": "digest@lightnews.example",
+        "LIGHTNEWS_RESOLVE_ONLINE": "0",
+    }
+    sent = CliRunner(env=env).invoke(
+        cli, ["--db", str(db), "digest", "--since", "2025-11-01", "--email", "reader@example.org"]
+    )
+    assert sent.exit_code == 0, sent.output
+    (message,) = inbox.messages
+    assert message["To"] == "reader@example.org" and "Lightnews digest" in message["Subject"]
+    parts = {p.get_content_type() for p in message.walk()}
+    assert {"text/plain", "text/html"} <= parts
+    bad = runner.invoke(cli, ["--db", str(db), "digest", "--since", "soon"])
+    assert bad.exit_code == 2
+    nowhere = runner.invoke(cli, ["--db", str(db), "digest", "--email"])
+    assert nowhere.exit_code == 2
