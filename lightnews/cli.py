@@ -1021,6 +1021,52 @@ def digest(app: App, since: str, fmt: str, limit: int, email: str | None) -> Non
     click.echo(markdown if fmt == "md" else html, nl=False)
 
 
+@cli.command()
+@click.option("--scholar", "scholar_who", metavar="WHO", help="A scholar whose posts say nothing.")
+@click.option("--source", "source_id", type=int, metavar="ID", help="A source to silence.")
+@click.option("--keyword", metavar="WORD", help="Hide stories whose title has this word.")
+@click.option("--undo", is_flag=True, help="Unmute instead.")
+@pass_app
+def mute(app: App, scholar_who: str | None, source_id: int | None, keyword: str | None,
+         undo: bool) -> None:  # fmt: skip
+    """Mute (or --undo) a scholar, a source or a keyword in the feed and digests."""
+    from lightnews.pipeline import _iso, utc_now
+
+    now = _iso(utc_now())
+    with errors_as_exit():
+        targets: list[tuple[str, str]] = []
+        if scholar_who:
+            targets.append(("scholar", str(app.store.find_scholar(scholar_who))))
+        if source_id is not None:
+            targets.append(("source", str(app.store.get_source(source_id).id)))
+        if keyword:
+            targets.append(("keyword", keyword.strip().lower()))
+        if not targets:
+            raise UsageError("give --scholar, --source or --keyword")
+        for kind, value in targets:
+            app.store.set_mute(kind, value, now, muted=not undo)
+            out.print(f"{'unmuted' if undo else 'muted'} {kind} {value}")
+
+
+@cli.command("read")
+@click.argument("stories", nargs=-1, required=True)
+@click.option("--unread", is_flag=True, help="Mark unread instead.")
+@click.option("--save", is_flag=True, help="Also save them (keep them in the export).")
+@pass_app
+def read_command(app: App, stories: tuple[str, ...], unread: bool, save: bool) -> None:
+    """Mark stories read (an arXiv id, or item:ID): they come back only if something new happens."""
+    from lightnews.normalize.arxiv_ids import parse_arxiv_id
+    from lightnews.pipeline import _iso, utc_now
+
+    now = _iso(utc_now())
+    with errors_as_exit():
+        for key in stories:
+            parsed = parse_arxiv_id(key)
+            story = parsed.base if parsed else key
+            app.store.mark_story(story, now, read=not unread, saved=True if save else None)
+            out.print(f"{story}: {'unread' if unread else 'read'}{', saved' if save else ''}")
+
+
 @cli.command("export")
 @pass_app
 def export_command(app: App) -> None:

@@ -291,3 +291,19 @@ def test_feed_formats_bibtex_and_export(demo_db: Path) -> None:
     owned = as_json(run(demo_db, "export"))
     assert {"follows", "sources", "settings"} <= set(owned)
     assert any(f["name"] == "Mara Lindqvist" for f in owned["follows"])
+
+
+def test_mute_and_read(demo_db: Path) -> None:
+    run(demo_db, "read", "arXiv:2511.18342v1", "--save")
+    feed = as_json(run(demo_db, "feed", "--json", "--limit", "30"))
+    entry = next(s for s in feed if s.get("arxiv_id") == "2511.18342")
+    assert "read" in entry["why"] and "saved" in entry["why"]
+    run(demo_db, "mute", "--keyword", "Calibrated")
+    titles = [s["title"] for s in as_json(run(demo_db, "feed", "--json", "--limit", "30"))]
+    assert not any("Calibrated" in t for t in titles)
+    owned = as_json(run(demo_db, "export"))
+    assert owned["mutes"]["keyword"] == ["calibrated"]
+    assert owned["stories"]["2511.18342"]["saved"]
+    run(demo_db, "mute", "--keyword", "Calibrated", "--undo")
+    run(demo_db, "mute", code=2)
+    run(demo_db, "read", "2511.18342", "--unread")

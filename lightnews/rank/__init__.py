@@ -194,7 +194,7 @@ def rank_stories(
     now: datetime | None = None,
 ) -> list[Story]:
     """The feed: stories by what followed scholars do, each with why it is there."""
-    stories = gather_stories(store, limit)
+    stories = _apply_mutes(store, gather_stories(store, limit))
     arxiv_ids = [s.arxiv_id for s in stories if s.arxiv_id]
     context = Context(
         authored=store.followed_authorships(arxiv_ids, bar),
@@ -208,6 +208,7 @@ def rank_stories(
     reference = context.now
     if newest:  # an old library (the demo) is ranked as of its newest story
         reference = min(context.now, datetime.fromisoformat(newest.replace("Z", "+00:00")))
+    states = store.story_states()
     for story in stories:
         points = 0.2
         why: list[str] = []
@@ -218,8 +219,50 @@ def rank_stories(
         decay = 0.5 ** (_age_hours(story.time, reference) / half_life_hours)
         story.score = points * decay
         story.why = why or ["new on arXiv" if story.arxiv_id else f"new in {_source(story)}"]
+        read_at, saved_at = states.get(story.key, (None, None))
+        if saved_at:
+            story.why.append("saved")
+        if read_at:
+            news = _since(story, read_at)
+            if news:  # something material happened: it comes back, saying what
+                story.why.insert(0, news)
+            else:
+                story.score *= 0.05
+                story.why.append("read")
     stories.sort(key=lambda s: (s.score, s.time or ""), reverse=True)
     return stories[:limit]
+
+
+def _since(story: Story, read_at: str) -> str | None:
+    """What is material since the story was read: a followed scholar speaking, a new version."""
+    for item in story.items:
+        if item.get("followed_scholar") is not None and (item.get("published") or "") > read_at:
+            return "new since you read it: a scholar you follow posted about it"
+    for item in story.items:
+        if item.get("kind") == "paper" and (item.get("published") or "") > read_at:
+            return "new since you read it: a new version"
+    return None
+
+
+def _apply_mutes(store: SQLiteStore, stories: list[Story]) -> list[Story]:
+    """Muted scholars and sources say nothing; stories with a muted keyword are gone."""
+    mutes = store.mutes()
+    if not any(mutes.values()):
+        return stories
+    kept = []
+    for story in stories:
+        title = story.title.lower()
+        if any(word.lower() in title for word in mutes["keyword"]):
+            continue
+        story.items = [
+            i
+            for i in story.items
+            if str(i.get("followed_scholar")) not in mutes["scholar"]
+            and str(i.get("source_id")) not in mutes["source"]
+        ]
+        if story.items or story.arxiv_id:
+            kept.append(story)
+    return kept
 
 
 def _source(story: Story) -> str:

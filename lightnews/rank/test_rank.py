@@ -65,3 +65,23 @@ def test_demo_feed_is_led_by_the_followed_scholar(store: SQLiteStore, settings: 
     assert [s.score for s in feed] == sorted((s.score for s in feed), reverse=True)
     older = rank_stories(store, limit=10, half_life_hours=1.0)
     assert older[0].score < feed[0].score  # a short half-life decays everything faster
+
+
+def test_mutes_and_read_state(store: SQLiteStore, settings: Settings) -> None:
+    from lightnews.demo import build_demo
+
+    build_demo(store, settings)
+    first = rank_stories(store, limit=10)[0]
+    assert first.arxiv_id == "2511.18342"
+    store.mark_story("2511.18342", "2030-01-01T00:00:00Z", read=True)
+    again = {s.arxiv_id: s for s in rank_stories(store, limit=30)}
+    assert "read" in again["2511.18342"].why and again["2511.18342"].score < first.score / 10
+    store.mark_story("2511.18342", "2025-11-01T00:00:00Z", read=True)  # read before the news
+    back = {s.arxiv_id: s for s in rank_stories(store, limit=30)}["2511.18342"]
+    assert back.why[0].startswith("new since you read it")
+    store.set_mute("keyword", "sparse ring", "2025-12-01T00:00:00Z")
+    assert "2511.18342" not in {s.arxiv_id for s in rank_stories(store, limit=30)}
+    mara = store.find_scholar("Mara Lindqvist")
+    store.set_mute("scholar", str(mara), "2025-12-01T00:00:00Z")
+    muted = rank_stories(store, limit=30)
+    assert not any("posted by Mara Lindqvist" in w for s in muted for w in s.why)

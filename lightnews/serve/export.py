@@ -127,4 +127,7 @@ def user_export(store: SQLiteStore) -> dict[str, Any]:
             for r in store.list_sources()
         ],
         "settings": store.saved_settings(),
+        "mutes": {kind: sorted(values) for kind, values in store.mutes().items()},
+        "stories": {key: {"read": read, "saved": saved}
+                    for key, (read, saved) in store.story_states().items()},
     }  # fmt: skip

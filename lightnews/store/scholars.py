@@ -341,6 +341,42 @@ class ScholarQueries:
         )
         return int(total), [dict(r) for r in rows]
 
+    # -- the user's own state ------------------------------------------------------
+
+    def set_mute(self, kind: str, value: str, now: str, muted: bool = True) -> None:
+        if kind not in ("scholar", "source", "keyword"):
+            raise UsageError(f"cannot mute a {kind!r}; mute a scholar, a source or a keyword")
+        with self.transaction():
+            if muted:
+                self.db.execute(
+                    "INSERT OR IGNORE INTO mutes (kind, value, created_at) VALUES (?, ?, ?)",
+                    (kind, value, now),
+                )
+            else:
+                self.db.execute("DELETE FROM mutes WHERE kind = ? AND value = ?", (kind, value))
+
+    def mutes(self) -> dict[str, set[str]]:
+        found: dict[str, set[str]] = {"scholar": set(), "source": set(), "keyword": set()}
+        for kind, value in self.db.execute("SELECT kind, value FROM mutes"):
+            found[kind].add(value)
+        return found
+
+    def mark_story(self, key: str, now: str, *, read: bool | None = None,
+                   saved: bool | None = None) -> None:  # fmt: skip
+        """Mark a story read or unread, saved or not (unchanged when None)."""
+        with self.transaction():
+            self.db.execute("INSERT OR IGNORE INTO story_state (story_key) VALUES (?)", (key,))
+            if read is not None:
+                self.db.execute("UPDATE story_state SET read_at = ? WHERE story_key = ?",
+                                (now if read else None, key))  # fmt: skip
+            if saved is not None:
+                self.db.execute("UPDATE story_state SET saved_at = ? WHERE story_key = ?",
+                                (now if saved else None, key))  # fmt: skip
+
+    def story_states(self) -> dict[str, tuple[str | None, str | None]]:
+        rows = self.db.execute("SELECT story_key, read_at, saved_at FROM story_state")
+        return {r[0]: (r[1], r[2]) for r in rows}
+
     def scholar_sources(self, scholar_id: int) -> list[dict[str, Any]]:
         rows = self.db.execute(
             "SELECT id, kind, address FROM sources WHERE scholar_id = ? ORDER BY id", (scholar_id,)

@@ -870,7 +870,8 @@ class SQLiteStore(ScholarQueries):
     def recent_papers(self, limit: int, before: str | None = None) -> list[dict[str, Any]]:
         rows = self.db.execute(
             "SELECT id, arxiv_id, title, authors, primary_category, published, updated, "
-            "latest_version FROM papers WHERE content_hash IS NOT NULL AND published IS NOT NULL "
+            "latest_version, modified FROM papers "
+            "WHERE content_hash IS NOT NULL AND published IS NOT NULL "
             "AND (? IS NULL OR published < ?) ORDER BY published DESC LIMIT ?",
             (before, before, limit),
         )
@@ -880,7 +881,7 @@ class SQLiteStore(ScholarQueries):
         """Newest items with the papers they record or mention."""
         rows = self.db.execute(
             "SELECT i.id, i.kind, i.title, i.url, i.author, i.account, i.engagement, "
-            "i.key, i.reply_parent, i.published, "
+            "i.key, i.reply_parent, i.published, i.source_id, "
             "(SELECT sc.id FROM identities d JOIN scholars sc ON sc.id = d.scholar_id "
             " WHERE d.kind = 'bluesky-did' AND sc.followed = 1 AND d.value = CASE "
             "  WHEN i.key LIKE 'repost:%' THEN substr(i.key, 8, instr(substr(i.key, 8), ':') - 1)"
