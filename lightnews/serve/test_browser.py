@@ -117,13 +117,13 @@ def test_search_follow_and_sources(page: object, base_url: str) -> None:
     p = page
     p.goto(base_url + "/")  # type: ignore[attr-defined]
     p.get_by_label("Search papers").fill("attention")  # type: ignore[attr-defined]
-    p.get_by_role("button", name="Search").click()  # type: ignore[attr-defined]
+    p.get_by_role("button", name="Search", exact=True).click()  # type: ignore[attr-defined]
     p.wait_for_url("**/search?q=attention")  # type: ignore[attr-defined]
     assert p.locator("main article").count() >= 2  # type: ignore[attr-defined]
     shot(p, "search")
     p.goto(base_url + "/")  # type: ignore[attr-defined]
     p.get_by_label("or arXiv author").fill("Wen-Li Hsiao")  # type: ignore[attr-defined]
-    p.get_by_role("button", name="Follow").click()  # type: ignore[attr-defined]
+    p.get_by_role("button", name="Follow", exact=True).click()  # type: ignore[attr-defined]
     p.wait_for_url("**/scholar/*")  # type: ignore[attr-defined]
     assert p.locator("main h1").inner_text() == "Wen-Li Hsiao"  # type: ignore[attr-defined]
     p.goto(base_url + "/sources")  # type: ignore[attr-defined]

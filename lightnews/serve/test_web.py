@@ -104,3 +104,15 @@ def test_bibtex(client: TestClient) -> None:
     bib = client.get("/paper/2511.18342?format=bibtex").text
     assert bib.startswith("@misc{lindqvist2025") and "eprint = {2511.18342}" in bib
     assert "archivePrefix = {arXiv}" in bib and "author = {Mara Lindqvist and" in bib
+
+
+def test_mark_read_and_mute_from_the_feed(client: TestClient) -> None:
+    done = client.post(
+        "/mark", data={"story": "2511.17015", "action": "read"}, follow_redirects=False
+    )
+    assert done.status_code == 303
+    entry = next(s for s in client.get("/api/feed").json() if s.get("arxiv_id") == "2511.17015")
+    assert "read" in entry["why"]
+    client.post("/mark", data={"action": "mute", "keyword": "leaderboards"})
+    assert "LLM Leaderboards" not in client.get("/").text
+    assert client.post("/mark", data={"action": "read"}).status_code == 400

@@ -228,6 +228,26 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         attribute_scholar(store, scholar_id)
         return RedirectResponse(f"/scholar/{scholar_id}", status_code=303)
 
+    async def mark(request: Request) -> Response:
+        """Mark a story read or saved, or mute a keyword, from the feed's buttons."""
+        from lightnews.pipeline import _iso, utc_now
+
+        form = await request.form()
+        now = _iso(utc_now())
+        action = str(form.get("action") or "")
+        key = str(form.get("story") or "").strip()
+        try:
+            if action in ("read", "unread", "save") and key:
+                store.mark_story(key, now, read=action != "unread" if action != "save" else None,
+                                 saved=True if action == "save" else None)  # fmt: skip
+            elif action == "mute" and form.get("keyword"):
+                store.set_mute("keyword", str(form.get("keyword")).strip().lower(), now)
+            else:
+                raise UsageError("nothing to do: give a story and read, unread or save")
+        except LightnewsError as error:
+            return failure(request, error)
+        return RedirectResponse("/", status_code=303)
+
     async def openapi(request: Request) -> Response:
         return JSONResponse(_openapi())
 
@@ -238,6 +258,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         Route("/search", search), Route("/api/search", search),
         Route("/sources", sources), Route("/api/sources", sources),
         Route("/follow", follow, methods=["POST"]),
+        Route("/mark", mark, methods=["POST"]),
         Route("/api/openapi.json", openapi),
     ]  # fmt: skip
 
