@@ -148,3 +148,14 @@ def server() -> Iterator[RecordedServer]:
     running = RecordedServer()
     yield running
     running.close()
+
+
+@pytest.fixture(scope="module")
+def demo_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A database built from the bundled demo snapshot (one per test module)."""
+    from lightnews.demo import build_demo
+
+    db = tmp_path_factory.mktemp("demo") / "demo.db"
+    with SQLiteStore(db) as store:
+        build_demo(store, Settings(environ={}).with_overrides(resolve_online=False))
+    return db

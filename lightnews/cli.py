@@ -883,31 +883,31 @@ def _decide(app: App, who: str, arxiv_id: str, decision: str | None) -> None:
     out.print(f"{parsed.base} {word} for #{scholar_id}")
 
 
-@scholars.command("confirm")
-@click.argument("who")
-@click.argument("arxiv_id")
-@pass_app
-def scholars_confirm(app: App, who: str, arxiv_id: str) -> None:
-    """Confirm that ARXIV_ID is by this scholar (kept across every re-ingest)."""
-    _decide(app, who, arxiv_id, "confirm")
+def _decision_command(name: str, decision: str | None, summary: str) -> None:
+    """One ``scholars`` subcommand recording the user's decision on an attribution."""
+
+    @scholars.command(name, help=summary)
+    @click.argument("who")
+    @click.argument("arxiv_id")
+    @pass_app
+    def command(app: App, who: str, arxiv_id: str) -> None:
+        _decide(app, who, arxiv_id, decision)
 
 
-@scholars.command("reject")
-@click.argument("who")
-@click.argument("arxiv_id")
-@pass_app
-def scholars_reject(app: App, who: str, arxiv_id: str) -> None:
-    """Reject a wrong attribution of ARXIV_ID to this scholar (kept across re-ingests)."""
-    _decide(app, who, arxiv_id, "reject")
-
-
-@scholars.command("undecide")
-@click.argument("who")
-@click.argument("arxiv_id")
-@pass_app
-def scholars_undecide(app: App, who: str, arxiv_id: str) -> None:
-    """Forget a confirm or reject: the matcher decides again."""
-    _decide(app, who, arxiv_id, None)
+for _name, _decision, _summary in (
+    (
+        "confirm",
+        "confirm",
+        "Confirm that ARXIV_ID is by this scholar (kept across every re-ingest).",
+    ),
+    (
+        "reject",
+        "reject",
+        "Reject a wrong attribution of ARXIV_ID to this scholar (kept across re-ingests).",
+    ),
+    ("undecide", None, "Forget a confirm or reject: the matcher decides again."),
+):
+    _decision_command(_name, _decision, _summary)
 
 
 @cli.command()

@@ -16,9 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from lightnews.demo import build_demo
 from lightnews.settings import Settings
-from lightnews.store import SQLiteStore
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 SHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
@@ -30,15 +28,13 @@ if not Path(CHROMIUM).exists():  # pragma: no cover - CI installs it
 
 
 @pytest.fixture(scope="module")
-def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def base_url(demo_database: Path) -> Iterator[str]:
     import uvicorn
 
     from lightnews.serve.web import create_app
 
-    db = tmp_path_factory.mktemp("browser") / "demo.db"
     settings = Settings(environ={}).with_overrides(resolve_online=False)
-    with SQLiteStore(db) as store:
-        build_demo(store, settings)
+    db = demo_database
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]

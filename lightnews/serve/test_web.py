@@ -8,19 +8,14 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from lightnews.demo import build_demo
 from lightnews.serve.web import create_app
 from lightnews.settings import Settings
-from lightnews.store import SQLiteStore
 
 
 @pytest.fixture(scope="module")
-def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
-    db = tmp_path_factory.mktemp("web") / "demo.db"
+def client(demo_database: Path) -> Iterator[TestClient]:
     settings = Settings(environ={}).with_overrides(resolve_online=False)
-    with SQLiteStore(db) as store:
-        build_demo(store, settings)
-    with TestClient(create_app(db, settings)) as test_client:
+    with TestClient(create_app(demo_database, settings)) as test_client:
         yield test_client
 
 
