@@ -102,7 +102,7 @@ def test_scholar_tabs(page: object, base_url: str) -> None:
     assert "Pinned" in text and "Reposted by" in text and "followers" in text
     assert "is missing" in text  # a thread's post the feed did not carry
     shot(p, "scholar-posts")
-    p.get_by_role("link", name="Papers").click()  # type: ignore[attr-defined]
+    p.get_by_role("link", name="Papers", exact=True).click()  # type: ignore[attr-defined]
     text = p.locator("main").inner_text()  # type: ignore[attr-defined]
     assert "Publications and source records attributed to Mara Lindqvist" in text
     assert "At least" in text and "Page 1" in text
@@ -132,3 +132,21 @@ def test_hostile_content_is_inert(page: object, base_url: str) -> None:
     for path in ("/", "/paper/2511.07731", "/search?q=%3Cimg%20src=x%20onerror=alert(1)%3E"):
         p.goto(base_url + path)  # type: ignore[attr-defined]
     assert p.dialogs == []  # type: ignore[attr-defined]
+
+
+def test_article_daily_and_notes_pages(page: object, base_url: str) -> None:
+    p = page
+    p.goto(base_url + "/paper/2511.18342")  # type: ignore[attr-defined]
+    p.get_by_role("heading", name="Blog posts", exact=True).wait_for()  # type: ignore[attr-defined]
+    p.locator("main section article a").first.click()  # type: ignore[attr-defined]
+    p.wait_for_url("**/item/*")  # type: ignore[attr-defined]
+    assert "Papers it names" in p.locator("main").inner_text()  # type: ignore[attr-defined]
+    shot(p, "article")
+    p.get_by_role("link", name="Daily papers").click()  # type: ignore[attr-defined]
+    assert "upvotes" in p.locator("main").inner_text()  # type: ignore[attr-defined]
+    shot(p, "daily")
+    p.goto(base_url + "/sources")  # type: ignore[attr-defined]
+    p.get_by_role("link", name="NeurIPS 2025").first.click()  # type: ignore[attr-defined]
+    text = p.locator("main").inner_text()  # type: ignore[attr-defined]
+    assert "papers reviewed" in text and "Wednesday Posters" in text
+    shot(p, "notes")

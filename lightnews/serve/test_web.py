@@ -111,3 +111,21 @@ def test_mark_read_and_mute_from_the_feed(client: TestClient) -> None:
     client.post("/mark", data={"action": "mute", "keyword": "leaderboards"})
     assert "LLM Leaderboards" not in client.get("/").text
     assert client.post("/mark", data={"action": "read"}).status_code == 400
+
+
+def test_article_daily_and_notes_pages(client: TestClient) -> None:
+    story = client.get("/api/paper/2511.18342").json()
+    article = next(m for m in story["mentions"] if m["kind"] == "article")
+    page = client.get(f"/item/{article['item_id']}")
+    assert page.status_code == 200 and "Papers it names" in page.text
+    assert "/paper/2511.18342" in page.text
+    daily = client.get("/daily")
+    assert daily.status_code == 200 and "upvotes" in daily.text
+    data = client.get("/api/daily").json()
+    upvotes = [e["engagement"].get("upvotes", 0) for e in data["papers"]]
+    assert data["day"] == "2025-11-27" and upvotes == sorted(upvotes, reverse=True)
+    sources = client.get("/api/sources").json()
+    notes_source = next(s for s in sources if s["kind"] == "notes")
+    notes = client.get(f"/notes/{notes_source['id']}")
+    assert "papers reviewed" in notes.text and "Wednesday Posters" in notes.text
+    assert client.get("/item/999999").status_code == 404

@@ -248,6 +248,48 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             return failure(request, error)
         return RedirectResponse("/", status_code=303)
 
+    async def item(request: Request) -> Response:
+        """An article, post or note with the papers it names (seed: a lab's blog post)."""
+        try:
+            data = store.get_item(int(request.path_params["item_id"]))
+        except ValueError:
+            return failure(request, UsageError("an item id is a number"))
+        except LightnewsError as error:
+            return failure(request, error)
+        if wants_json(request):
+            return JSONResponse(data)
+        return page("item.html", item=data, title=data["title"] or "Item")
+
+    async def daily(request: Request) -> Response:
+        """Daily papers of one day with their upvotes (the newest day by default)."""
+        days = store.daily_days()
+        day = request.path_params.get("day") or (days[0] if days else "")
+        entries = store.daily_items(day) if day else []
+        if wants_json(request):
+            return JSONResponse({"day": day, "days": days, "papers": entries})
+        return page("daily.html", day=day, days=days, entries=entries,
+                    title=f"Daily papers {day}")  # fmt: skip
+
+    async def notes(request: Request) -> Response:
+        """A notes page: "N papers reviewed", notes by section, each linked to its papers."""
+        try:
+            source = store.get_source(int(request.path_params["source_id"]))
+        except ValueError:
+            return failure(request, UsageError("a source id is a number"))
+        except LightnewsError as error:
+            return failure(request, error)
+        entries = store.source_items(source.id, "note")
+        sections: dict[str, list[dict[str, Any]]] = {}
+        for entry in entries:
+            sections.setdefault(entry["extra"].get("section") or "Notes", []).append(entry)
+        reviewed = next((e["extra"].get("papers_reviewed") for e in entries
+                         if e["extra"].get("papers_reviewed")), None)  # fmt: skip
+        data = {"title": source.title or source.address, "papers_reviewed": reviewed,
+                "sections": sections}  # fmt: skip
+        if wants_json(request):
+            return JSONResponse(data)
+        return page("notes.html", notes=data, title=data["title"])
+
     async def openapi(request: Request) -> Response:
         return JSONResponse(_openapi())
 
@@ -257,6 +299,10 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         Route("/paper/{arxiv_id:path}", paper), Route("/api/paper/{arxiv_id:path}", paper),
         Route("/search", search), Route("/api/search", search),
         Route("/sources", sources), Route("/api/sources", sources),
+        Route("/item/{item_id}", item), Route("/api/item/{item_id}", item),
+        Route("/daily", daily), Route("/daily/{day}", daily), Route("/api/daily", daily),
+        Route("/api/daily/{day}", daily),
+        Route("/notes/{source_id}", notes), Route("/api/notes/{source_id}", notes),
         Route("/follow", follow, methods=["POST"]),
         Route("/mark", mark, methods=["POST"]),
         Route("/api/openapi.json", openapi),

@@ -689,8 +689,8 @@ class SQLiteStore(ScholarQueries):
         mentions = [
             dict(r)
             for r in self.db.execute(
-                "SELECT i.kind, s.kind AS source_kind, COALESCE(s.title, s.address) AS source, "
-                "i.url, i.author, i.account, "
+                "SELECT i.id AS item_id, i.kind, s.kind AS source_kind, "
+                "COALESCE(s.title, s.address) AS source, i.url, i.author, i.account, "
                 "(SELECT sc.name FROM identities d JOIN scholars sc ON sc.id = d.scholar_id "
                 " WHERE d.kind LIKE '%-did' AND d.value = i.account "
                 " UNION SELECT sc.name FROM scholars sc WHERE sc.id = s.scholar_id LIMIT 1) "
@@ -897,6 +897,55 @@ class SQLiteStore(ScholarQueries):
             (limit,),
         )
         return [dict(r) for r in rows]
+
+    def _items(self, where: str, args: Sequence[Any], order: str = "i.id") -> list[dict[str, Any]]:
+        rows = self.db.execute(
+            "SELECT i.id, i.kind, i.title, i.url, i.author, i.text, i.html, i.published, "
+            "i.engagement, i.extra, i.source_id, COALESCE(s.title, s.address) AS source, "
+            "s.kind AS source_kind, (SELECT arxiv_id FROM papers WHERE id = i.paper_id) "
+            "AS record_of FROM items i JOIN sources s ON s.id = i.source_id "
+            f"WHERE {where} ORDER BY {order}",
+            list(args),
+        )
+        items = []
+        for row in rows:
+            item = dict(row)
+            item["engagement"] = orjson.loads(item["engagement"])
+            item["extra"] = orjson.loads(item["extra"])
+            item["papers"] = [
+                dict(m) for m in self.db.execute(
+                    "SELECT p.arxiv_id, p.title, m.method, m.confidence FROM mentions m "
+                    "JOIN papers p ON p.id = m.paper_id WHERE m.item_id = ? "
+                    "ORDER BY m.confidence DESC, p.arxiv_id", (row["id"],))
+            ]  # fmt: skip
+            items.append(item)
+        return items
+
+    def get_item(self, item_id: int) -> dict[str, Any]:
+        """One item (an article, a note, a post) with the papers it names."""
+        found = self._items("i.id = ?", [item_id])
+        if not found:
+            raise NotFound(f"no item with id {item_id}")
+        return found[0]
+
+    def source_items(self, source_id: int, kind: str) -> list[dict[str, Any]]:
+        """A source's items of one kind in the order the source gave them."""
+        return self._items("i.source_id = ? AND i.kind = ?", [source_id, kind])
+
+    def daily_days(self) -> list[str]:
+        rows = self.db.execute(
+            "SELECT DISTINCT json_extract(extra, '$.featured_day') AS day FROM items "
+            "WHERE kind = 'daily' AND day IS NOT NULL ORDER BY day DESC LIMIT 60"
+        )
+        return [r[0] for r in rows]
+
+    def daily_items(self, day: str) -> list[dict[str, Any]]:
+        """Daily-papers entries featured on ``day``, most upvoted first."""
+        return self._items(
+            "i.kind = 'daily' AND json_extract(i.extra, '$.featured_day') = ?",
+            [day],
+            "COALESCE(json_extract(i.engagement, '$.upvotes'), 0) DESC, i.id",
+        )
 
     def followed_authorships(self, arxiv_ids: Sequence[str], bar: float) -> dict[str, list[str]]:
         """Names of followed scholars each paper is attributed to (at or above ``bar``)."""
