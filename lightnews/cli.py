@@ -517,14 +517,40 @@ def feed(app: App, limit: int, newest: bool, fmt: str, as_json: bool) -> None:
 @click.argument("query")
 @click.option("--limit", default=20, show_default=True, help="Results per page.")
 @click.option("--page", default=1, show_default=True, help="Page number.")
+@click.option("--subject", help="An arXiv category (cs.LG) or a whole archive (cs).")
+@click.option("--since", help="Published on or after this date (YYYY-MM-DD).")
+@click.option("--until", help="Published on or before this date (YYYY-MM-DD).")
+@click.option("--scholar", "scholar_who", metavar="WHO", help="Papers attributed to a scholar.")
+@click.option("--source-kind", help="Papers recorded or mentioned by a kind of source (bluesky).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_app
-def search(app: App, query: str, limit: int, page: int, as_json: bool) -> None:
+def search(
+    app: App,
+    query: str,
+    limit: int,
+    page: int,
+    subject: str | None,
+    since: str | None,
+    until: str | None,
+    scholar_who: str | None,
+    source_kind: str | None,
+    as_json: bool,
+) -> None:
     """Search papers by words, "exact phrases", prefix*, -excluded words, or an arXiv id."""
+    from lightnews.model import SearchFilters
     from lightnews.search import search_papers
 
     with errors_as_exit():
-        hits = search_papers(app.store, query, limit=limit, offset=(max(page, 1) - 1) * limit)
+        filters = SearchFilters(
+            subject=subject,
+            since=since,
+            until=until,
+            source_kind=source_kind,
+            scholar_id=app.store.find_scholar(scholar_who) if scholar_who else None,
+        )
+        hits = search_papers(
+            app.store, query, limit=limit, offset=(max(page, 1) - 1) * limit, filters=filters
+        )
     if as_json:
         emit_json(
             [{"arxiv_id": h.arxiv_id, "title": h.title, "score": round(h.score, 4)} for h in hits]

@@ -23,6 +23,7 @@ __all__ = [
     "Paper",
     "QueryTerm",
     "Request",
+    "SearchFilters",
     "SourceState",
     "Version",
 ]
@@ -158,6 +159,21 @@ class QueryTerm:
     words: str
     prefix: bool = False
     exclude: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SearchFilters:
+    """Narrowing a search: subject (``cs.LG`` or a whole archive ``cs``), dates, who, where."""
+
+    subject: str | None = None
+    since: str | None = None
+    until: str | None = None
+    scholar_id: int | None = None
+    source_kind: str | None = None
+
+    def __bool__(self) -> bool:
+        return any((self.subject, self.since, self.until, self.scholar_id is not None,
+                    self.source_kind))  # fmt: skip
 
 
 @dataclass(slots=True)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lightnews.link import find_arxiv_mentions
-from lightnews.model import QueryTerm
+from lightnews.model import QueryTerm, SearchFilters
 from lightnews.store import SQLiteStore
 
 __all__ = ["SearchHit", "parse_query", "search_papers"]
@@ -65,7 +65,12 @@ def parse_query(query: str) -> list[QueryTerm]:
 
 
 def search_papers(
-    store: SQLiteStore, query: str, *, limit: int = 20, offset: int = 0
+    store: SQLiteStore,
+    query: str,
+    *,
+    limit: int = 20,
+    offset: int = 0,
+    filters: SearchFilters | None = None,
 ) -> list[SearchHit]:
     """Papers for ``query``, best first; an id or URL in the query comes first."""
     hits: list[SearchHit] = []
@@ -81,7 +86,7 @@ def search_papers(
     if not any(not t.exclude for t in terms):
         return hits
     seen = {h.arxiv_id for h in hits}
-    for row in store.search_papers(terms, limit, offset):
+    for row in store.search_papers(terms, limit, offset, filters):
         if row["arxiv_id"] not in seen:
             hits.append(
                 SearchHit(

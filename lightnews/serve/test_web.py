@@ -129,3 +129,12 @@ def test_article_daily_and_notes_pages(client: TestClient) -> None:
     notes = client.get(f"/notes/{notes_source['id']}")
     assert "papers reviewed" in notes.text and "Wednesday Posters" in notes.text
     assert client.get("/item/999999").status_code == 404
+
+
+def test_search_filters_on_the_page(client: TestClient) -> None:
+    everything = client.get("/api/search", params={"q": "attention"}).json()
+    robotics = client.get("/api/search", params={"q": "attention", "subject": "cs.RO"}).json()
+    assert len(robotics) < len(everything)
+    page = client.get("/search", params={"q": "attention", "subject": "cs.LG"})
+    assert page.status_code == 200 and 'aria-label="Search with filters"' in page.text
+    assert client.get("/search", params={"q": "x", "scholar": "Nobody"}).status_code == 404

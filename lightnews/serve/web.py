@@ -22,6 +22,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Route
 
 from lightnews.errors import LightnewsError, NotFound, UsageError
+from lightnews.model import SearchFilters
 from lightnews.rank import rank_stories
 from lightnews.search import search_papers
 from lightnews.serve.export import FeedEntry, atom_feed, bibtex, json_feed
@@ -157,8 +158,20 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             number = max(int(request.query_params.get("page", "1")), 1)
         except ValueError:
             number = 1
-        hits = search_papers(store, query, limit=PER_PAGE,
-                             offset=(number - 1) * PER_PAGE) if query else []  # fmt: skip
+        params = request.query_params
+        try:
+            scholar_id = store.find_scholar(params["scholar"]) if params.get("scholar") else None
+        except LightnewsError as error:
+            return failure(request, error)
+        filters = SearchFilters(
+            subject=params.get("subject") or None,
+            since=params.get("since") or None,
+            until=params.get("until") or None,
+            source_kind=params.get("source_kind") or None,
+            scholar_id=scholar_id,
+        )
+        hits = search_papers(store, query, limit=PER_PAGE, offset=(number - 1) * PER_PAGE,
+                             filters=filters) if query else []  # fmt: skip
         if wants_json(request):
             return JSONResponse([h.to_json() for h in hits])
         feed = as_feed(

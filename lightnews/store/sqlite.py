@@ -29,7 +29,16 @@ import orjson
 
 from lightnews.errors import NotFound, UsageError
 from lightnews.link.titles import TitleCandidate
-from lightnews.model import Author, Batch, Item, Paper, QueryTerm, SourceState, Version
+from lightnews.model import (
+    Author,
+    Batch,
+    Item,
+    Paper,
+    QueryTerm,
+    SearchFilters,
+    SourceState,
+    Version,
+)
 from lightnews.normalize.arxiv_ids import parse_arxiv_id
 from lightnews.normalize.names import name_key
 from lightnews.store.scholars import ScholarQueries
@@ -754,7 +763,11 @@ class SQLiteStore(ScholarQueries):
         return " ".join(wanted) + "".join(f" NOT {quoted(t)}" for t in terms if t.exclude)
 
     def search_papers(
-        self, terms: Sequence[QueryTerm], limit: int, offset: int = 0
+        self,
+        terms: Sequence[QueryTerm],
+        limit: int,
+        offset: int = 0,
+        filters: SearchFilters | None = None,
     ) -> list[dict[str, Any]]:
         """Papers matching all terms, best first: title weighted over authors over abstract.
 
@@ -768,21 +781,53 @@ class SQLiteStore(ScholarQueries):
         match = self._fts_expression(terms)
         if match is None:
             return []
-        edge = self.db.execute(
-            "SELECT rowid FROM papers_fts WHERE papers_fts MATCH ? "
-            "ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-            (match, SEARCH_WINDOW),
-        ).fetchone()
-        floor = edge[0] if edge else 0
+        where, args = self._search_filters(filters)
+        floor = 0
+        if not where:  # filters narrow the matches themselves: no window then
+            edge = self.db.execute(
+                "SELECT rowid FROM papers_fts WHERE papers_fts MATCH ? "
+                "ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+                (match, SEARCH_WINDOW),
+            ).fetchone()
+            floor = edge[0] if edge else 0
         rows = self.db.execute(
             "SELECT p.arxiv_id, p.title, p.published, p.primary_category, "
             "-bm25(papers_fts, 10.0, 3.0, 1.0) AS score FROM papers_fts "
             "JOIN papers p ON p.id = papers_fts.rowid "
-            "WHERE papers_fts MATCH ? AND papers_fts.rowid > ? "
+            f"WHERE papers_fts MATCH ? AND papers_fts.rowid > ? {where}"
             "ORDER BY bm25(papers_fts, 10.0, 3.0, 1.0) LIMIT ? OFFSET ?",
-            (match, floor, limit, offset),
+            (match, floor, *args, limit, offset),
         )
         return [dict(r) for r in rows]
+
+    @staticmethod
+    def _search_filters(filters: SearchFilters | None) -> tuple[str, list[Any]]:
+        if not filters:
+            return "", []
+        clauses: list[str] = []
+        args: list[Any] = []
+        if filters.subject:
+            subject = filters.subject.strip()
+            clauses.append("(' ' || p.categories || ' ') LIKE ?")
+            args.append(f"% {subject} %" if "." in subject else f"% {subject}%")
+        if filters.since:
+            clauses.append("p.published >= ?")
+            args.append(filters.since)
+        if filters.until:
+            clauses.append("p.published <= ?")
+            args.append(filters.until + ("T23:59:59Z" if len(filters.until) == 10 else ""))
+        if filters.scholar_id is not None:
+            clauses.append("p.id IN (SELECT paper_id FROM authorships WHERE scholar_id = ?)")
+            args.append(filters.scholar_id)
+        if filters.source_kind:
+            clauses.append(
+                "p.id IN (SELECT i.paper_id FROM items i JOIN sources s ON s.id = i.source_id "
+                "WHERE s.kind = ? AND i.paper_id IS NOT NULL UNION SELECT m.paper_id FROM "
+                "mentions m JOIN items i ON i.id = m.item_id JOIN sources s "
+                "ON s.id = i.source_id WHERE s.kind = ?)"
+            )
+            args += [filters.source_kind, filters.source_kind]
+        return "".join(f"AND {c} " for c in clauses), args
 
     # -- title lookup (for lightnews.link.titles) ------------------------------------
 

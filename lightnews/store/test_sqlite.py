@@ -220,3 +220,53 @@ def test_hyphenated_compounds_are_their_words(store: SQLiteStore) -> None:
         "2510.00001"
     ]
     assert [h.arxiv_id for h in search_papers(store, "Chain-of-Thought")] == ["2510.00001"]
+
+
+def test_search_filters(store: SQLiteStore) -> None:
+    from lightnews.model import SearchFilters
+
+    store.save_papers(
+        [
+            paper(
+                "2510.00001",
+                title="Attention in vision",
+                categories=["cs.CV"],
+                published="2025-10-01T00:00:00Z",
+            ),
+            paper(
+                "2511.00002",
+                title="Attention in language",
+                categories=["cs.CL", "cs.LG"],
+                published="2025-11-01T00:00:00Z",
+            ),
+            paper(
+                "2511.00003",
+                title="Attention in physics",
+                categories=["physics.comp-ph"],
+                published="2025-11-02T00:00:00Z",
+            ),
+        ],
+        NOW,
+    )
+
+    def ids(**f: object) -> list[str]:
+        found = search_papers(store, "attention", filters=SearchFilters(**f))  # type: ignore[arg-type]
+        return sorted(h.arxiv_id for h in found)
+
+    assert ids(subject="cs.LG") == ["2511.00002"]
+    assert ids(subject="cs") == ["2510.00001", "2511.00002"]
+    assert ids(since="2025-11-01") == ["2511.00002", "2511.00003"]
+    assert ids(until="2025-10-31") == ["2510.00001"]
+    source, _ = store.add_source("feed", "https://x.example/feed", now=NOW)
+    store.save_items(
+        source.id,
+        [Item(key="k", kind="article", mentions=[Mention("2511.00003", "arxiv-id", 1.0)])],
+        NOW,
+    )
+    assert ids(source_kind="feed") == ["2511.00003"]
+    scholar = store.create_scholar("Mara Lindqvist", NOW)
+    store.add_identity(scholar, "arxiv-name", "Mara Lindqvist")
+    from lightnews.link.attribution import attribute_scholar
+
+    attribute_scholar(store, scholar)
+    assert ids(scholar_id=scholar) == ["2510.00001", "2511.00002", "2511.00003"]
