@@ -138,3 +138,14 @@ def test_search_filters_on_the_page(client: TestClient) -> None:
     page = client.get("/search", params={"q": "attention", "subject": "cs.LG"})
     assert page.status_code == 200 and 'aria-label="Search with filters"' in page.text
     assert client.get("/search", params={"q": "x", "scholar": "Nobody"}).status_code == 404
+
+
+def test_manage_sources_from_the_page(client: TestClient) -> None:
+    client.post("/sources/manage", data={"feed": "https://example.org/new.xml", "folder": "Labs"})
+    client.post("/sources/manage", data={"category": "stat.ML"})
+    rows = client.get("/api/sources").json()
+    added = next(r for r in rows if r["url"] == "https://example.org/new.xml")
+    assert added["folder"] == "Labs" and any(r["url"] == "cat:stat.ML" for r in rows)
+    client.post("/sources/manage", data={"remove": str(added["id"])})
+    assert all(r["url"] != "https://example.org/new.xml" for r in client.get("/api/sources").json())
+    assert client.post("/sources/manage", data={"feed": "ftp://x"}).status_code == 400

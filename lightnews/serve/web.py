@@ -303,6 +303,30 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             return JSONResponse(data)
         return page("notes.html", notes=data, title=data["title"])
 
+    async def manage_sources(request: Request) -> Response:
+        """Add a feed or an arXiv category, or remove a source, from the sources page."""
+        from lightnews.pipeline import _iso, utc_now
+
+        form = await request.form()
+        now = _iso(utc_now())
+        try:
+            if form.get("remove"):
+                store.remove_source(int(str(form.get("remove"))))
+            elif form.get("feed"):
+                url = str(form.get("feed")).strip()
+                if not url.startswith(("http://", "https://")):
+                    raise UsageError("a feed address must be an http(s) URL")
+                store.add_source("feed", url, now=now, folder=str(form.get("folder") or "") or None)
+            elif form.get("category"):
+                store.add_source("arxiv-api", f"cat:{str(form.get('category')).strip()}", now=now)
+            else:
+                raise UsageError("give a feed URL or an arXiv category to add")
+        except ValueError:
+            return failure(request, UsageError("a source id is a number"))
+        except LightnewsError as error:
+            return failure(request, error)
+        return RedirectResponse("/sources", status_code=303)
+
     async def openapi(request: Request) -> Response:
         return JSONResponse(_openapi())
 
@@ -312,6 +336,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         Route("/paper/{arxiv_id:path}", paper), Route("/api/paper/{arxiv_id:path}", paper),
         Route("/search", search), Route("/api/search", search),
         Route("/sources", sources), Route("/api/sources", sources),
+        Route("/sources/manage", manage_sources, methods=["POST"]),
         Route("/item/{item_id}", item), Route("/api/item/{item_id}", item),
         Route("/daily", daily), Route("/daily/{day}", daily), Route("/api/daily", daily),
         Route("/api/daily/{day}", daily),
