@@ -1020,7 +1020,11 @@ def scholar(app: App, who: str, page: int, per_page: int, as_json: bool) -> None
 )
 @pass_app
 def digest(app: App, since: str, fmt: str, limit: int, email: str | None) -> None:
-    """The top stories since a moment, each with why it is there; printed or e-mailed."""
+    """The top stories since a moment, each with why it is there; printed or e-mailed.
+
+    Stories in a digest count as read everywhere (feed, web, feeds out) until
+    something material happens to them.
+    """
     from datetime import UTC, datetime
 
     from lightnews.serve.digest import (
@@ -1037,6 +1041,10 @@ def digest(app: App, since: str, fmt: str, limit: int, email: str | None) -> Non
         start = parse_since(since, now)
         stories = digest_stories(app.store, settings, start, limit=limit, now=now)
         markdown, html = render_markdown(stories, start), render_html(stories, start)
+        # Seen in the digest is seen: these return only when something new happens.
+        stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+        for story in stories:
+            app.store.mark_story(story.key, stamp, read=True)
         if email is not None:
             to = email or settings.digest_to
             if not to:
@@ -1094,12 +1102,21 @@ def read_command(app: App, stories: tuple[str, ...], unread: bool, save: bool) -
 
 
 @cli.command("export")
+@click.option("--bibtex", "as_bibtex", is_flag=True, help="BibTeX of your saved stories instead.")
 @pass_app
-def export_command(app: App) -> None:
+def export_command(app: App, as_bibtex: bool) -> None:
     """Print everything you own as JSON: follows, identities, decisions, sources, settings."""
     from lightnews.serve.export import user_export
 
     with errors_as_exit():
+        if as_bibtex:
+            from lightnews.normalize.arxiv_ids import parse_arxiv_id
+            from lightnews.serve.export import bibtex
+
+            saved = [k for k, (_, saved_at) in app.store.story_states().items()
+                     if saved_at and parse_arxiv_id(k)]  # fmt: skip
+            click.echo(bibtex(app.store.get_paper(k) for k in sorted(saved)), nl=False)
+            return
         emit_json(user_export(app.store))
 
 

@@ -307,3 +307,14 @@ def test_mute_and_read(demo_db: Path) -> None:
     run(demo_db, "mute", "--keyword", "Calibrated", "--undo")
     run(demo_db, "mute", code=2)
     run(demo_db, "read", "2511.18342", "--unread")
+
+
+def test_saved_bibtex_and_digest_marks_read(demo_db: Path) -> None:
+    run(demo_db, "read", "2511.18342", "2511.17015", "--save")
+    bib = run(demo_db, "export", "--bibtex").stdout
+    assert bib.count("@misc{") == 2 and "eprint = {2511.17015}" in bib
+    run(demo_db, "read", "2511.18342", "2511.17015", "--unread")
+    run(demo_db, "digest", "--since", "2025-11-01")
+    feed = as_json(run(demo_db, "feed", "--json", "--limit", "30"))
+    entry = next(s for s in feed if s.get("arxiv_id") == "2511.18342")
+    assert "read" in entry["why"]

@@ -49,7 +49,8 @@ def digest_stories(
     start = since.strftime("%Y-%m-%dT%H:%M:%SZ")
     ranked = rank_stories(store, limit=limit * 4, half_life_hours=settings.half_life_hours,
                           bar=settings.attribution_bar, now=now)  # fmt: skip
-    return [s for s in ranked if (s.time or "") >= start][:limit]
+    # Read (or already digested) stories stay out unless something new brought them back.
+    return [s for s in ranked if (s.time or "") >= start and "read" not in s.why][:limit]
 
 
 def _link(story: Story) -> str:

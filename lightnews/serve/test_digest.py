@@ -68,3 +68,12 @@ def test_digest_markdown_html_and_email(tmp_path: Path, smtp: tuple[Inbox, int])
     assert bad.exit_code == 2
     nowhere = runner.invoke(cli, ["--db", str(db), "digest", "--email"])
     assert nowhere.exit_code == 2
+
+
+def test_a_digested_story_is_not_digested_again(tmp_path: Path) -> None:
+    db = tmp_path / "demo.db"
+    runner = CliRunner(env={"LIGHTNEWS_RESOLVE_ONLINE": "0"})
+    runner.invoke(cli, ["--db", str(db), "demo"])
+    first = runner.invoke(cli, ["--db", str(db), "digest", "--since", "2025-11-01"]).stdout
+    second = runner.invoke(cli, ["--db", str(db), "digest", "--since", "2025-11-01"]).stdout
+    assert "Sparse Ring Attention" in first and "Sparse Ring Attention" not in second
