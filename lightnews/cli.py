@@ -567,6 +567,26 @@ def search(
 
 @cli.command()
 @click.argument("arxiv_id")
+@click.option("--limit", default=10, show_default=True, help="How many papers.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_app
+def related(app: App, arxiv_id: str, limit: int, as_json: bool) -> None:
+    """Papers like this one (lexical: by the telling words of its title and abstract)."""
+    from lightnews.search import related_papers
+
+    with errors_as_exit():
+        hits = related_papers(app.store, arxiv_id, limit=limit)
+    if as_json:
+        emit_json([{"arxiv_id": h.arxiv_id, "title": h.title, "score": round(h.score, 4)}
+                   for h in hits])  # fmt: skip
+        return
+    err.print("[dim]related by words (the semantic extra is not installed)[/dim]")
+    for hit in hits:
+        out.print(f"{hit.arxiv_id:>18}  {hit.title}")
+
+
+@cli.command()
+@click.argument("arxiv_id")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--bibtex", "as_bibtex", is_flag=True, help="Print a BibTeX entry.")
 @pass_app

@@ -318,3 +318,10 @@ def test_saved_bibtex_and_digest_marks_read(demo_db: Path) -> None:
     feed = as_json(run(demo_db, "feed", "--json", "--limit", "30"))
     entry = next(s for s in feed if s.get("arxiv_id") == "2511.18342")
     assert "read" in entry["why"]
+
+
+def test_related(demo_db: Path) -> None:
+    related = as_json(run(demo_db, "related", "2511.18342", "--json", "--limit", "3"))
+    assert 1 <= len(related) <= 3 and all(r["arxiv_id"] != "2511.18342" for r in related)
+    assert set(related[0]) == {"arxiv_id", "title", "score"}
+    run(demo_db, "related", "2512.99999", code=1)

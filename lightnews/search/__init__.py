@@ -17,7 +17,7 @@ from lightnews.link import find_arxiv_mentions
 from lightnews.model import QueryTerm, SearchFilters
 from lightnews.store import SQLiteStore
 
-__all__ = ["SearchHit", "parse_query", "search_papers"]
+__all__ = ["SearchHit", "parse_query", "related_papers", "search_papers"]
 
 _TOKEN_RE = re.compile(r'(-?)"([^"]+)"|(-?)([\w][\w.\'-]*\*?)', re.UNICODE)
 
@@ -98,3 +98,34 @@ def search_papers(
                 )
             )
     return hits[:limit]
+
+
+def related_papers(store: SQLiteStore, arxiv_id: str, *, limit: int = 10) -> list[SearchHit]:
+    """Papers like this one, by the telling words of its title and abstract (lexical).
+
+    The most telling words (inverse document frequency over the library) of
+    the paper's title, then abstract, make an OR query ranked by BM25 with the
+    title weighted most. Semantic similarity (sentence embeddings) is the
+    upgrade this function leaves room for; without it, related is lexical.
+    """
+    from lightnews.link.titles import stems, title_weights
+
+    paper = store.get_paper(arxiv_id)
+    weight = title_weights(store)
+    words = re.findall(r"[^\W_]{3,}", f"{paper['title']} {paper['title']} {paper['abstract']}")
+    ranked: dict[str, float] = {}
+    seen: set[str] = set()
+    for word in words:
+        stem = next(iter(stems(word)), "")
+        if not stem or stem in seen:
+            continue
+        seen.add(stem)
+        # Words no other paper has cannot relate it to anything.
+        if store.title_doc_freq(stem) >= 2:
+            ranked[word.lower()] = weight(stem)
+    telling = [w for w, _ in sorted(ranked.items(), key=lambda kv: kv[1], reverse=True)][:12]
+    if not telling:
+        return []
+    rows = store.related_candidates(telling, paper["arxiv_id"], limit)
+    return [SearchHit(r["arxiv_id"], r["title"], r["score"], r["published"],
+                      r["primary_category"]) for r in rows]  # fmt: skip

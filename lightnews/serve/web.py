@@ -149,7 +149,10 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
                     "author": None,
                 }
             )
-        return page("paper.html", paper=data, groups=groups,
+        from lightnews.search import related_papers
+
+        related = related_papers(store, data["arxiv_id"], limit=5) if not data["stub"] else []
+        return page("paper.html", paper=data, groups=groups, related=related,
                     title=data["title"] or data["arxiv_id"])  # fmt: skip
 
     async def search(request: Request) -> Response:

@@ -800,6 +800,22 @@ class SQLiteStore(ScholarQueries):
         )
         return [dict(r) for r in rows]
 
+    def related_candidates(
+        self, words: Sequence[str], exclude: str, limit: int
+    ) -> list[dict[str, Any]]:
+        """Papers sharing the most of ``words`` (an OR query), best first, without ``exclude``."""
+        match = " OR ".join(f'"{w}"' for w in dict.fromkeys(words) if '"' not in w)
+        if not match:
+            return []
+        rows = self.db.execute(
+            "SELECT p.arxiv_id, p.title, p.published, p.primary_category, "
+            "-bm25(papers_fts, 5.0, 0.0, 1.0) AS score FROM papers_fts "
+            "JOIN papers p ON p.id = papers_fts.rowid WHERE papers_fts MATCH ? "
+            "AND p.arxiv_id != ? ORDER BY bm25(papers_fts, 5.0, 0.0, 1.0) LIMIT ?",
+            (match, exclude, limit),
+        )
+        return [dict(r) for r in rows]
+
     @staticmethod
     def _search_filters(filters: SearchFilters | None) -> tuple[str, list[Any]]:
         if not filters:
