@@ -7,11 +7,10 @@ holds all of arXiv (about 2.7 million records, several GB), so it is read
 line by line in constant memory and turned into papers in batches; a broken
 line is counted and reported, never fatal.
 
-This is the hot loop of a full import (``bench/snapshot_import.py``), so the
-common case takes fast paths that give exactly what the general functions
-give: text without TeX markup only has its whitespace collapsed (what
-:func:`~lightnews.normalize.tex.tex_to_unicode` does to it, without the
-regular expression), and anything else goes through the general code.
+This is the hot loop of a full import (``bench/snapshot_import.py``); what
+keeps it fast is :func:`~lightnews.normalize.tex.tex_to_unicode`'s path for
+text without TeX markup (most titles, abstracts and names), which only
+collapses whitespace.
 """
 
 from __future__ import annotations
