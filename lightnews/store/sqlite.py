@@ -430,17 +430,14 @@ class SQLiteStore(ScholarQueries):
     # -- papers --------------------------------------------------------------
 
     def _existing_papers(self, arxiv_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        found: dict[str, dict[str, Any]] = {}
-        for start in range(0, len(arxiv_ids), 30000):
-            chunk = arxiv_ids[start : start + 30000]
-            rows = self.db.execute(
-                f"SELECT id, {', '.join(_PAPER_COLUMNS)} FROM papers "
-                f"WHERE arxiv_id IN ({', '.join('?' * len(chunk))})",
-                chunk,
-            )
-            for row in rows:
-                found[row["arxiv_id"]] = dict(row)
-        return found
+        # One statement whatever the number of ids (a JSON array): a list of "?" per
+        # id would prepare, and cache, a new statement for every batch size.
+        rows = self.db.execute(
+            f"SELECT id, {', '.join(_PAPER_COLUMNS)} FROM papers "
+            "WHERE arxiv_id IN (SELECT value FROM json_each(?))",
+            (_json(list(arxiv_ids)),),
+        )
+        return {row["arxiv_id"]: dict(row) for row in rows}
 
     @staticmethod
     def _paper_values(paper: Paper, old: dict[str, Any] | None) -> tuple[Any, ...] | None:
@@ -571,15 +568,11 @@ class SQLiteStore(ScholarQueries):
         self.db.executemany(_INSERT_AUTHORSHIP, rows)
 
     def _paper_ids(self, arxiv_ids: Sequence[str]) -> dict[str, int]:
-        found: dict[str, int] = {}
-        for start in range(0, len(arxiv_ids), 30000):
-            chunk = arxiv_ids[start : start + 30000]
-            marks = ", ".join("?" * len(chunk))
-            rows = self.db.execute(
-                f"SELECT arxiv_id, id FROM papers WHERE arxiv_id IN ({marks})", chunk
-            )
-            found.update((r[0], r[1]) for r in rows)
-        return found
+        rows = self.db.execute(
+            "SELECT arxiv_id, id FROM papers WHERE arxiv_id IN (SELECT value FROM json_each(?))",
+            (_json(list(arxiv_ids)),),
+        )
+        return {r[0]: r[1] for r in rows}
 
     # -- items and mentions ------------------------------------------------------
 
@@ -790,6 +783,17 @@ class SQLiteStore(ScholarQueries):
                 (match, SEARCH_WINDOW),
             ).fetchone()
             floor = edge[0] if edge else 0
+        if not where:
+            # Rank inside the index and join only the page's papers.
+            rows = self.db.execute(
+                "SELECT p.arxiv_id, p.title, p.published, p.primary_category, top.score FROM ("
+                "SELECT rowid, -bm25(papers_fts, 10.0, 3.0, 1.0) AS score FROM papers_fts "
+                "WHERE papers_fts MATCH ? AND rowid > ? "
+                "ORDER BY bm25(papers_fts, 10.0, 3.0, 1.0) LIMIT ? OFFSET ?) AS top "
+                "JOIN papers p ON p.id = top.rowid ORDER BY top.score DESC",
+                (match, floor, limit, offset),
+            )
+            return [dict(r) for r in rows]
         rows = self.db.execute(
             "SELECT p.arxiv_id, p.title, p.published, p.primary_category, "
             "-bm25(papers_fts, 10.0, 3.0, 1.0) AS score FROM papers_fts "
@@ -1045,8 +1049,8 @@ class SQLiteStore(ScholarQueries):
             return {}
         rows = self.db.execute(
             "SELECT arxiv_id, title, authors, primary_category, published, updated, "
-            f"latest_version FROM papers WHERE arxiv_id IN ({', '.join('?' * len(arxiv_ids))})",
-            list(arxiv_ids),
+            "latest_version FROM papers WHERE arxiv_id IN (SELECT value FROM json_each(?))",
+            (_json(list(arxiv_ids)),),
         )
         return {r["arxiv_id"]: dict(r) for r in rows}
 
