@@ -163,8 +163,20 @@ def gather_stories(store: SQLiteStore, limit: int = 30) -> list[Story]:
     for item in items:
         wanted.update((item["mentioned"] or "").split())
     papers = store.papers_by_ids(sorted(wanted - set(stories)))
+    # A thread is one unit: its replies belong to the stories its posts name.
+    named = {i["key"]: ([i["record_of"]] if i["record_of"] else (i["mentioned"] or "").split())
+             for i in items}  # fmt: skip
+    by_thread: dict[str, list[str]] = {}
     for item in items:
-        ids = [item["record_of"]] if item["record_of"] else (item["mentioned"] or "").split()
+        root = item.get("thread_root") or item["key"]
+        for arxiv_id in named[item["key"]]:
+            by_thread.setdefault(root, [])
+            if arxiv_id not in by_thread[root]:
+                by_thread[root].append(arxiv_id)
+    for item in items:
+        ids = named[item["key"]] or (
+            by_thread.get(item.get("thread_root") or "", []) if item["kind"] == "post" else []
+        )
         for key in ids or [f"item:{item['id']}"]:
             story = stories.get(key)
             if story is None:

@@ -85,3 +85,20 @@ def test_mutes_and_read_state(store: SQLiteStore, settings: Settings) -> None:
     store.set_mute("scholar", str(mara), "2025-12-01T00:00:00Z")
     muted = rank_stories(store, limit=30)
     assert not any("posted by Mara Lindqvist" in w for s in muted for w in s.why)
+
+
+def test_a_thread_is_one_story(store: SQLiteStore, settings: Settings) -> None:
+    from lightnews.demo import build_demo
+
+    build_demo(store, settings)
+    feed = rank_stories(store, limit=40)
+    lone_posts = [
+        s
+        for s in feed
+        if not s.arxiv_id
+        and s.items[0].get("thread_root")
+        and s.items[0]["kind"] == "post"
+        and s.items[0]["thread_root"].split("/")[2] == s.items[0]["account"]
+    ]
+    # Replies of Mara's own threads join their paper's story instead of standing alone.
+    assert lone_posts == []

@@ -946,7 +946,7 @@ class SQLiteStore(ScholarQueries):
         """Newest items with the papers they record or mention."""
         rows = self.db.execute(
             "SELECT i.id, i.kind, i.title, i.url, i.author, i.account, i.engagement, "
-            "i.key, i.reply_parent, i.published, i.source_id, "
+            "i.key, i.reply_parent, i.thread_root, i.published, i.source_id, "
             "(SELECT sc.id FROM identities d JOIN scholars sc ON sc.id = d.scholar_id "
             " WHERE d.kind = 'bluesky-did' AND sc.followed = 1 AND d.value = CASE "
             "  WHEN i.key LIKE 'repost:%' THEN substr(i.key, 8, instr(substr(i.key, 8), ':') - 1)"
