@@ -715,17 +715,6 @@ def resolve(
 # -- scholars ------------------------------------------------------------------------------
 
 
-def _arxiv_author_query(name: str) -> str:
-    """arXiv's author search: ``au:Hochreiter_S`` finds "S. Hochreiter" and "Sepp Hochreiter"."""
-    from lightnews.link.attribution import parse_name
-
-    parts = parse_name(name)
-    surname_words = name.split()[-len(parts.surname.split()) :] if parts.surname else []
-    if len(surname_words) == 1 and parts.given and surname_words[0].isalpha():
-        return f"au:{surname_words[0]}_{parts.given[0][0].upper()}"
-    return f'au:"{name}"'
-
-
 @cli.command()
 @click.argument("handle", required=False)
 @click.option(
@@ -768,7 +757,7 @@ def follow(
       lightnews follow --starter-pack https://bsky.app/starter-pack/someone/3kabc
     Run `lightnews refresh` afterwards to fetch what they wrote.
     """
-    from lightnews.pipeline import _iso, utc_now
+    from lightnews.pipeline import _iso, follow_scholar, utc_now
 
     if not (handle or arxiv_author or orcid or starter_pack):
         raise click.UsageError("give a @handle, --arxiv-author, --orcid or --starter-pack")
@@ -785,35 +774,14 @@ def follow(
             )
             if not (handle or arxiv_author or orcid):
                 return
-        scholar_id = store.find_scholar(scholar_query) if scholar_query else None
-        if handle:
-            handle = handle.removeprefix("@").strip()
-            kind = "bluesky-did" if handle.startswith("did:") else "bluesky-handle"
-            scholar_id = scholar_id or store.scholar_by_identity(kind, handle)
-            if scholar_id is None:
-                scholar_id = store.create_scholar(f"@{handle}", now)
-            store.add_identity(scholar_id, kind, handle)
-            store.add_source("bluesky", handle, now=now, scholar_id=scholar_id)
-        if arxiv_author:
-            name = " ".join(arxiv_author.split())
-            scholar_id = scholar_id or store.scholar_by_identity("arxiv-name", name)
-            if scholar_id is None:
-                scholar_id = store.create_scholar(name, now)
-            store.add_identity(scholar_id, "arxiv-name", name)
-            store.add_source(
-                "arxiv-api", _arxiv_author_query(name), now=now, title=name, scholar_id=scholar_id
-            )
-        if orcid:
-            if scholar_id is None:
-                scholar_id = store.scholar_by_identity("orcid", orcid) or store.create_scholar(
-                    f"ORCID {orcid}", now
-                )
-            store.add_identity(scholar_id, "orcid", orcid)
-        assert scholar_id is not None
-        store.set_followed(scholar_id, True)
-        from lightnews.link.attribution import attribute_scholar
-
-        attribute_scholar(store, scholar_id)
+        scholar_id = follow_scholar(
+            store,
+            now,
+            handle=handle,
+            arxiv_author=arxiv_author,
+            orcid=orcid,
+            scholar_id=store.find_scholar(scholar_query) if scholar_query else None,
+        )
         scholar = store.get_scholar(scholar_id)
     if as_json:
         emit_json(scholar)

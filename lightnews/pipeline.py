@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from lightnews.errors import FetchError, LightnewsError, ParseError
+from lightnews.errors import FetchError, LightnewsError, ParseError, UsageError
 from lightnews.link import link_titles
-from lightnews.link.attribution import attribute_all
+from lightnews.link.attribution import attribute_all, attribute_scholar, parse_name
 from lightnews.link.bots import bot_reason
 from lightnews.model import Account, Batch, Item, Request, SourceState
 from lightnews.settings import Settings
@@ -172,6 +172,64 @@ def _classify_accounts(store: SQLiteStore, account_ids: set[str]) -> None:
         reason = bot_reason(account, store.account_items([account_id], limit=50))
         if bool(reason) != bool(account["bot"]) or reason != account["bot_reason"]:
             store.mark_bot("bluesky", account_id, reason)
+
+
+def arxiv_author_query(name: str) -> str:
+    """arXiv's author search: ``au:Hochreiter_S`` finds "S. Hochreiter" and "Sepp Hochreiter"."""
+    parts = parse_name(name)
+    surname_words = name.split()[-len(parts.surname.split()) :] if parts.surname else []
+    if len(surname_words) == 1 and parts.given and surname_words[0].isalpha():
+        return f"au:{surname_words[0]}_{parts.given[0][0].upper()}"
+    return f'au:"{name}"'
+
+
+def follow_scholar(
+    store: SQLiteStore,
+    now: str,
+    *,
+    handle: str | None = None,
+    arxiv_author: str | None = None,
+    orcid: str | None = None,
+    scholar_id: int | None = None,
+) -> int:
+    """Follow a scholar by Bluesky handle or DID, arXiv author name and/or ORCID (idempotent).
+
+    Each identity is tied to ``scholar_id``, to the scholar who already has it,
+    or to a new scholar; handles and arXiv names get a source reading them.
+    Attributions are recomputed. Returns the scholar's id.
+    """
+    if handle:
+        handle = handle.removeprefix("@").strip()
+        kind = "bluesky-did" if handle.startswith("did:") else "bluesky-handle"
+        scholar_id = (
+            scholar_id
+            or store.scholar_by_identity(kind, handle)
+            or store.create_scholar(f"@{handle}", now)
+        )
+        store.add_identity(scholar_id, kind, handle)
+        store.add_source("bluesky", handle, now=now, scholar_id=scholar_id)
+    if arxiv_author:
+        name = " ".join(arxiv_author.split())
+        scholar_id = (
+            scholar_id
+            or store.scholar_by_identity("arxiv-name", name)
+            or store.create_scholar(name, now)
+        )
+        store.add_identity(scholar_id, "arxiv-name", name)
+        store.add_source("arxiv-api", arxiv_author_query(name), now=now, title=name,
+                         scholar_id=scholar_id)  # fmt: skip
+    if orcid:
+        scholar_id = (
+            scholar_id
+            or store.scholar_by_identity("orcid", orcid)
+            or store.create_scholar(f"ORCID {orcid}", now)
+        )
+        store.add_identity(scholar_id, "orcid", orcid)
+    if scholar_id is None:
+        raise UsageError("give a Bluesky handle, an arXiv author name or an ORCID")
+    store.set_followed(scholar_id, True)
+    attribute_scholar(store, scholar_id)
+    return scholar_id
 
 
 def follow_account(store: SQLiteStore, account: Account, now: str) -> int:

@@ -208,40 +208,16 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         return page("sources.html", sources=rows, title="Sources")
 
     async def follow(request: Request) -> Response:
-        from lightnews.cli import _arxiv_author_query
-        from lightnews.link.attribution import attribute_scholar
-        from lightnews.pipeline import _iso, utc_now
+        from lightnews.pipeline import _iso, follow_scholar, utc_now
 
         form = await request.form()
-        handle = str(form.get("handle") or "").strip().removeprefix("@")
-        author = " ".join(str(form.get("arxiv_author") or "").split())
-        if not handle and not author:
-            return failure(request, UsageError("give a Bluesky handle or an arXiv author name"))
-        now = _iso(utc_now())
-        scholar_id = None
-        if handle:
-            scholar_id = store.scholar_by_identity(
-                "bluesky-handle", handle
-            ) or store.create_scholar(f"@{handle}", now)
-            store.add_identity(scholar_id, "bluesky-handle", handle)
-            store.add_source("bluesky", handle, now=now, scholar_id=scholar_id)
-        if author:
-            scholar_id = (
-                scholar_id
-                or store.scholar_by_identity("arxiv-name", author)
-                or store.create_scholar(author, now)
-            )
-            store.add_identity(scholar_id, "arxiv-name", author)
-            store.add_source(
-                "arxiv-api",
-                _arxiv_author_query(author),
-                now=now,
-                title=author,
-                scholar_id=scholar_id,
-            )
-        assert scholar_id is not None
-        store.set_followed(scholar_id, True)
-        attribute_scholar(store, scholar_id)
+        try:
+            scholar_id = follow_scholar(
+                store, _iso(utc_now()), handle=str(form.get("handle") or "").strip() or None,
+                arxiv_author=str(form.get("arxiv_author") or "").strip() or None,
+            )  # fmt: skip
+        except LightnewsError as error:
+            return failure(request, error)
         return RedirectResponse(f"/scholar/{scholar_id}", status_code=303)
 
     async def mark(request: Request) -> Response:
