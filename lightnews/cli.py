@@ -369,6 +369,7 @@ def refresh(app: App, force: bool, kinds: tuple[str, ...], as_json: bool) -> Non
                     f"(next attempt {r.next_attempt})"
                 )
         out.print(f"{len(reports)} sources refreshed, {len(failed)} failed")
+    _embed_after(app, as_json)
     if reports and len(failed) == len(reports):
         sys.exit(EXIT_FAILED)
     if failed:
@@ -411,6 +412,21 @@ def ingest(app: App, kind: str, path: Path, as_json: bool) -> None:
         err.print(f"[red]error:[/red] {path.name}: {report.error}")
     if not report.ok:
         sys.exit(EXIT_FAILED)
+    _embed_after(app, as_json)
+
+
+def _embed_after(app: App, quiet: bool) -> None:
+    """Embed what a refresh or an ingest brought, and say so (on stderr)."""
+    from lightnews.pipeline import embed_new
+
+    with errors_as_exit():
+        result = embed_new(app.store, app.settings)
+    if quiet:
+        return
+    if isinstance(result, str):
+        err.print(f"[dim]search stays lexical: {result}[/dim]")
+    elif result.embedded:
+        err.print(f"[dim]{result.embedded:,} papers embedded for search by meaning[/dim]")
 
 
 @cli.group("import")
@@ -451,6 +467,41 @@ def import_snapshot(app: App, path: Path, batch_size: int, as_json: bool) -> Non
             err.print(f"[yellow]skipped[/yellow] {example}")
     if summary.records == 0 and summary.errors.count:
         sys.exit(EXIT_FAILED)
+
+
+@cli.command()
+@click.option("--limit", type=int, help="Embed at most this many papers now.")
+@click.option("--batch-size", default=1024, show_default=True, help="Papers per batch.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@pass_app
+def embed(app: App, limit: int | None, batch_size: int, as_json: bool) -> None:
+    """Give papers sentence vectors, so search and related papers follow meaning.
+
+    Embeds every paper that has no vector from the encoder chosen by the
+    `semantic` setting; interrupted runs keep their work, re-runs go on.
+    Needs the semantic extra. The first run of the static encoder distils it
+    from the packaged model (about half a minute, once).
+    """
+    from lightnews.embed import embed_papers
+
+    with errors_as_exit():
+        settings = app.settings
+        total = app.store.count_unembedded()
+        if limit is not None:
+            total = min(total, limit)
+        with _progress(err) as progress:
+            task = progress.add_task(f"embedding ({settings.semantic})", total=total)
+            report = embed_papers(
+                app.store, settings, limit=limit, batch_size=batch_size,
+                progress=lambda r: progress.update(task, completed=r.embedded),
+            )  # fmt: skip
+    if as_json:
+        emit_json(report.to_json())
+        return
+    out.print(
+        f"{report.embedded:,} papers embedded with {report.encoder} in {report.seconds:.1f}s "
+        f"({report.per_second:,.0f}/s); {report.remaining:,} left"
+    )
 
 
 # -- read ----------------------------------------------------------------------------
@@ -549,20 +600,30 @@ def search(
             scholar_id=app.store.find_scholar(scholar_who) if scholar_who else None,
         )
         hits = search_papers(
-            app.store, query, limit=limit, offset=(max(page, 1) - 1) * limit, filters=filters
+            app.store,
+            query,
+            limit=limit,
+            offset=(max(page, 1) - 1) * limit,
+            filters=filters,
+            settings=app.settings,
         )
+    _how_found(hits)
     if as_json:
-        emit_json(
-            [{"arxiv_id": h.arxiv_id, "title": h.title, "score": round(h.score, 4)} for h in hits]
-        )
+        emit_json([h.to_json() for h in hits])
         return
     if not hits:
         out.print("no results")
     for hit in hits:
         out.print(
             f"{hit.arxiv_id:>18}  {hit.title}  [dim]{(hit.published or '')[:10]} "
-            f"{hit.primary_category or ''}[/dim]"
+            f"{hit.primary_category or ''} · by {' and '.join(hit.matched)}[/dim]"
         )
+
+
+def _how_found(results: Any) -> None:
+    """Say on stderr how results were found, when that is not the full hybrid search."""
+    if results.mode == "lexical" or results.note:
+        err.print(f"[dim]{results.note or 'by words'}[/dim]")
 
 
 @cli.command()
@@ -571,18 +632,20 @@ def search(
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_app
 def related(app: App, arxiv_id: str, limit: int, as_json: bool) -> None:
-    """Papers like this one (lexical: by the telling words of its title and abstract)."""
+    """Papers like this one: nearest by meaning, fused with the most shared telling words.
+
+    Without the semantic extra (or before `lightnews embed`), by words only, and it says so.
+    """
     from lightnews.search import related_papers
 
     with errors_as_exit():
-        hits = related_papers(app.store, arxiv_id, limit=limit)
+        hits = related_papers(app.store, arxiv_id, limit=limit, settings=app.settings)
+    _how_found(hits)
     if as_json:
-        emit_json([{"arxiv_id": h.arxiv_id, "title": h.title, "score": round(h.score, 4)}
-                   for h in hits])  # fmt: skip
+        emit_json([h.to_json() for h in hits])
         return
-    err.print("[dim]related by words (the semantic extra is not installed)[/dim]")
     for hit in hits:
-        out.print(f"{hit.arxiv_id:>18}  {hit.title}")
+        out.print(f"{hit.arxiv_id:>18}  {hit.title}  [dim]by {' and '.join(hit.matched)}[/dim]")
 
 
 @cli.command()

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from lightnews.embed import EmbedReport, SemanticUnavailable, embed_papers, semantic_unavailable
 from lightnews.errors import FetchError, LightnewsError, ParseError, UsageError
 from lightnews.link import link_titles
 from lightnews.link.attribution import attribute_all, attribute_scholar, parse_name
@@ -395,6 +396,21 @@ def refresh(
             http.close()
     reattribute(store, reports)
     return reports
+
+
+def embed_new(store: SQLiteStore, settings: Settings) -> EmbedReport | str:
+    """Embed the papers new or changed since the last run; or why it cannot here.
+
+    Without the semantic extra (or with ``semantic = off``) nothing happens and
+    the reason is returned: search then stays lexical and says so.
+    """
+    reason = semantic_unavailable(settings)
+    if reason:
+        return reason
+    try:
+        return embed_papers(store, settings)
+    except SemanticUnavailable as error:
+        return str(error)
 
 
 def resolve_stubs(

@@ -41,6 +41,20 @@ def _boolean(raw: str) -> bool:
     raise ValueError
 
 
+class _Choice:
+    """A parser accepting one of a few words."""
+
+    def __init__(self, *options: str) -> None:
+        self.options = options
+        self.words = "one of " + ", ".join(options)
+
+    def __call__(self, raw: str) -> str:
+        value = raw.strip().lower()
+        if value not in self.options:
+            raise ValueError
+        return value
+
+
 _KIND_WORDS: dict[Callable[[str], Any], str] = {
     _positive_int: "a positive integer",
     _non_negative_float: "a non-negative number",
@@ -65,7 +79,7 @@ class Setting:
 
     @property
     def kind(self) -> str:
-        return _KIND_WORDS.get(self.parse, "a value")
+        return getattr(self.parse, "words", None) or _KIND_WORDS.get(self.parse, "a value")
 
     def convert(self, raw: str, origin: str) -> Any:
         try:
@@ -187,6 +201,14 @@ SETTINGS: tuple[Setting, ...] = (
         _non_negative_float,
         "Confidence at or above which a paper counts as a scholar's record "
         '("at least N records"); below it a match is only a candidate.',
+    ),
+    Setting(
+        "semantic",
+        "static",
+        _Choice("static", "minilm", "off"),
+        "Encoder of the sentence vectors that search and related papers fuse with words: "
+        "static (a distillation of all-MiniLM-L6-v2, about 2,000 papers/s), minilm (the "
+        "model itself, about 20-50 papers/s) or off. Needs the semantic extra.",
     ),
     Setting(
         "refresh_minutes", 60, _positive_int, "Minutes between two refreshes of a healthy source."

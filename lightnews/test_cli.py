@@ -115,7 +115,7 @@ def test_demo_show_search_feed(demo_db: Path) -> None:
     run(demo_db, "show", "2510.99999", code=1)
     run(demo_db, "show", "not-an-id", code=2)
     hits = as_json(run(demo_db, "search", "attention", "--json"))
-    assert hits and set(hits[0]) == {"arxiv_id", "title", "score"}
+    assert hits and {"arxiv_id", "title", "score", "matched"} <= set(hits[0])
     assert hits[0]["score"] >= hits[-1]["score"]
     assert as_json(run(demo_db, "search", "zzzzunfindable", "--json")) == []
     feed = as_json(run(demo_db, "feed", "--json", "--limit", "5"))
@@ -323,5 +323,6 @@ def test_saved_bibtex_and_digest_marks_read(demo_db: Path) -> None:
 def test_related(demo_db: Path) -> None:
     related = as_json(run(demo_db, "related", "2511.18342", "--json", "--limit", "3"))
     assert 1 <= len(related) <= 3 and all(r["arxiv_id"] != "2511.18342" for r in related)
-    assert set(related[0]) == {"arxiv_id", "title", "score"}
+    assert {"arxiv_id", "title", "score", "matched"} <= set(related[0])
+    assert related[0]["arxiv_id"] == "2510.18421"  # the other attention paper
     run(demo_db, "related", "2512.99999", code=1)

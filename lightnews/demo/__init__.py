@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 
 from lightnews.link.attribution import attribute_scholar
-from lightnews.pipeline import RunReport, _iso, ingest_bytes, utc_now
+from lightnews.pipeline import RunReport, _iso, embed_new, ingest_bytes, utc_now
 from lightnews.settings import Settings
 from lightnews.sources.opml import parse_opml
 from lightnews.store import SQLiteStore
@@ -97,4 +97,5 @@ def build_demo(store: SQLiteStore, settings: Settings) -> list[RunReport]:
             profile_title = row.title
         elif kind == "bluesky" and profile_title and not row.title:
             store.set_source_title(row.id, profile_title)
+    embed_new(store, settings)  # meaning-based search too, when the semantic extra is here
     return reports

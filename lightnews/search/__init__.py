@@ -1,23 +1,38 @@
-"""Search: find papers by words, names or ids.
+"""Search: find papers by words, names, ids and meaning.
 
-Lexical search over the store's full-text index (title weighted over authors
-over abstract). A query that is an arXiv id or URL finds that paper first.
-User text is parsed here into neutral terms (``"exact phrases"``, a trailing
-``*`` for a prefix, ``-word`` to exclude); the store turns them into its own
-full-text syntax, so no query can be a syntax error on any backend.
+Two rankings are fused by rank (``fusion``): the store's full-text index
+(title weighted over authors over abstract) and, when the semantic extra is
+installed and the library is embedded (``lightnews.embed``), the papers
+whose sentence vectors are nearest the query's. Without vectors, search is
+lexical and the results say why. A query that is an arXiv id or URL finds
+that paper first. User text is parsed here into neutral terms (``"exact
+phrases"``, a trailing ``*`` for a prefix, ``-word`` to exclude); the store
+turns them into its own full-text syntax, so no query can be a syntax error
+on any backend.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from lightnews.embed import Semantic, SemanticUnavailable, open_semantic
 from lightnews.link import find_arxiv_mentions
 from lightnews.model import QueryTerm, SearchFilters
+from lightnews.search.fusion import fuse
+from lightnews.settings import Settings
 from lightnews.store import SQLiteStore
 
-__all__ = ["SearchHit", "parse_query", "related_papers", "search_papers"]
+__all__ = ["SearchHit", "SearchResults", "parse_query", "related_papers", "search_papers"]
+
+# Nearest papers by meaning below this cosine similarity are noise, not results
+# (a surname or a rare acronym has no meaningful neighbours). Measured on the
+# real 11k-paper corpus with bench/embedding_eval.py.
+MEANING_FLOOR = {"static": 0.30, "minilm": 0.25}
+# A filter allowing at most this many papers is searched exactly by meaning.
+EXACT_FILTER_CAP = 20_000
 
 _TOKEN_RE = re.compile(r'(-?)"([^"]+)"|(-?)([\w][\w.\'-]*\*?)', re.UNICODE)
 
@@ -29,6 +44,12 @@ class SearchHit:
     score: float
     published: str | None = None
     primary_category: str | None = None
+    matched: tuple[str, ...] = ("words",)  # "id", "words", "meaning"
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any], score: float, matched: tuple[str, ...]) -> SearchHit:
+        return cls(row["arxiv_id"], row["title"], score, row["published"],
+                   row["primary_category"], matched)  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -37,7 +58,20 @@ class SearchHit:
             "score": round(self.score, 4),
             "published": self.published,
             "primary_category": self.primary_category,
+            "matched": list(self.matched),
         }
+
+
+class SearchResults(list[SearchHit]):
+    """Hits, best first, with how they were found (``hybrid`` or ``lexical``) and why."""
+
+    def __init__(self, hits: list[SearchHit], mode: str, note: str | None = None) -> None:
+        super().__init__(hits)
+        self.mode = mode
+        self.note = note
+
+    def about(self) -> dict[str, Any]:
+        return {"mode": self.mode, "note": self.note}
 
 
 def parse_query(query: str) -> list[QueryTerm]:
@@ -64,6 +98,39 @@ def parse_query(query: str) -> list[QueryTerm]:
     return terms
 
 
+def _semantic(store: SQLiteStore, settings: Settings | None) -> tuple[Semantic | None, str | None]:
+    if settings is None:
+        return None, "lexical only: no settings given"
+    try:
+        semantic = open_semantic(store, settings)
+    except SemanticUnavailable as exc:
+        return None, f"lexical only: {exc}"
+    pending = semantic.pending
+    note = f"{pending:,} papers not embedded yet: run `lightnews embed`" if pending else None
+    return semantic, note
+
+
+def _by_meaning(
+    semantic: Semantic,
+    vector: Any,
+    depth: int,
+    filters: SearchFilters | None,
+    excluded: Sequence[QueryTerm] = (),
+    skip: int | None = None,
+) -> list[dict[str, Any]]:
+    """Rows of the papers nearest ``vector`` that pass the filters, nearest first."""
+    store = semantic.store
+    floor = MEANING_FLOOR.get(semantic.encoder.name, 0.3)
+    allowed = store.filtered_paper_ids(filters, EXACT_FILTER_CAP) if filters else None
+    if allowed is not None:  # a narrow filter: every allowed paper, exactly
+        nearest = semantic.exact(vector, allowed)[:depth]
+    else:  # the index, with room for what the filters and exclusions drop
+        nearest = semantic.nearest_to_vector(vector, depth * (4 if filters or excluded else 1) + 1)
+    nearest = [(pid, sim) for pid, sim in nearest if sim >= floor and pid != skip]
+    rows = store.papers_by_rowids([pid for pid, _ in nearest], filters, excluded)
+    return [rows[pid] for pid, _ in nearest if pid in rows][:depth]
+
+
 def search_papers(
     store: SQLiteStore,
     query: str,
@@ -71,46 +138,71 @@ def search_papers(
     limit: int = 20,
     offset: int = 0,
     filters: SearchFilters | None = None,
-) -> list[SearchHit]:
-    """Papers for ``query``, best first; an id or URL in the query comes first."""
+    settings: Settings | None = None,
+) -> SearchResults:
+    """Papers for ``query``, best first: words and meaning fused; a named id comes first."""
     hits: list[SearchHit] = []
     named = [m.arxiv_id for m in find_arxiv_mentions([query]) if m.confidence >= 0.8]
     if named and offset == 0:
-        for arxiv_id, row in store.papers_by_ids(named).items():
-            hits.append(
-                SearchHit(arxiv_id, row["title"], 1000.0, row["published"], row["primary_category"])
-            )
+        for row in store.papers_by_ids(named).values():
+            hits.append(SearchHit.from_row(row, 1000.0, ("id",)))
         if hits and len(query.split()) == 1:
-            return hits
+            return SearchResults(hits, "id")
     terms = parse_query(query)
-    if not any(not t.exclude for t in terms):
-        return hits
+    wanted = [t for t in terms if not t.exclude]
+    if not wanted:
+        return SearchResults(hits, "lexical")
+    depth = max(50, 2 * (offset + limit))
+    lexical = store.search_papers(terms, depth, 0, filters)
+    semantic, note = _semantic(store, settings)
+    lists: dict[str, list[str]] = {"words": [r["arxiv_id"] for r in lexical]}
+    rows = {r["arxiv_id"]: r for r in lexical}
+    if semantic is not None:
+        excluded = [t for t in terms if t.exclude]
+        vector = semantic.encoder.encode([" ".join(t.words for t in wanted)])[0]
+        meaning = _by_meaning(semantic, vector, depth, filters, excluded)
+        lists["meaning"] = [r["arxiv_id"] for r in meaning]
+        rows.update({r["arxiv_id"]: r for r in meaning})
     seen = {h.arxiv_id for h in hits}
-    for row in store.search_papers(terms, limit, offset, filters):
-        if row["arxiv_id"] not in seen:
-            hits.append(
-                SearchHit(
-                    row["arxiv_id"],
-                    row["title"],
-                    row["score"],
-                    row["published"],
-                    row["primary_category"],
-                )
-            )
-    return hits[:limit]
+    fused = [f for f in fuse(lists) if f[0] not in seen]
+    for arxiv_id, score, origins in fused[offset : offset + limit]:
+        hits.append(SearchHit.from_row(rows[arxiv_id], score, tuple(origins)))
+    return SearchResults(hits[:limit], "hybrid" if semantic else "lexical", note)
 
 
-def related_papers(store: SQLiteStore, arxiv_id: str, *, limit: int = 10) -> list[SearchHit]:
-    """Papers like this one, by the telling words of its title and abstract (lexical).
+def related_papers(
+    store: SQLiteStore, arxiv_id: str, *, limit: int = 10, settings: Settings | None = None
+) -> SearchResults:
+    """Papers like this one: nearest by meaning fused with the most shared telling words."""
+    paper = store.get_paper(arxiv_id)
+    depth = max(30, 3 * limit)
+    lexical = _related_by_words(store, paper, depth)
+    lists: dict[str, list[str]] = {"words": [r["arxiv_id"] for r in lexical]}
+    rows = {r["arxiv_id"]: r for r in lexical}
+    semantic, note = _semantic(store, settings)
+    found = semantic.vector_of(paper["arxiv_id"]) if semantic else None
+    if semantic is not None and found is None:
+        note = "lexical only: this paper has no vector yet (run `lightnews embed`)"
+    if semantic is not None and found is not None:
+        meaning = _by_meaning(semantic, found[1], depth, None, skip=found[0])
+        lists["meaning"] = [r["arxiv_id"] for r in meaning]
+        rows.update({r["arxiv_id"]: r for r in meaning})
+    hits = [SearchHit.from_row(rows[key], score, tuple(origins))
+            for key, score, origins in fuse(lists)[:limit]]  # fmt: skip
+    return SearchResults(hits, "hybrid" if found is not None else "lexical", note)
+
+
+def _related_by_words(
+    store: SQLiteStore, paper: dict[str, Any], depth: int
+) -> list[dict[str, Any]]:
+    """Papers sharing the most telling words of the paper's title and abstract.
 
     The most telling words (inverse document frequency over the library) of
-    the paper's title, then abstract, make an OR query ranked by BM25 with the
-    title weighted most. Semantic similarity (sentence embeddings) is the
-    upgrade this function leaves room for; without it, related is lexical.
+    the title, then abstract, make an OR query ranked by BM25 with the title
+    weighted most.
     """
     from lightnews.link.titles import stems, title_weights
 
-    paper = store.get_paper(arxiv_id)
     weight = title_weights(store)
     words = re.findall(r"[^\W_]{3,}", f"{paper['title']} {paper['title']} {paper['abstract']}")
     ranked: dict[str, float] = {}
@@ -126,6 +218,4 @@ def related_papers(store: SQLiteStore, arxiv_id: str, *, limit: int = 10) -> lis
     telling = [w for w, _ in sorted(ranked.items(), key=lambda kv: kv[1], reverse=True)][:12]
     if not telling:
         return []
-    rows = store.related_candidates(telling, paper["arxiv_id"], limit)
-    return [SearchHit(r["arxiv_id"], r["title"], r["score"], r["published"],
-                      r["primary_category"]) for r in rows]  # fmt: skip
+    return store.related_candidates(telling, paper["arxiv_id"], depth)

@@ -54,7 +54,8 @@ def test_story_page_groups_everything_that_mentions_it(client: TestClient) -> No
 def test_search_and_sources(client: TestClient) -> None:
     page = client.get("/search", params={"q": "attention"})
     assert page.status_code == 200 and "Sparse Ring Attention" in page.text
-    assert client.get("/api/search", params={"q": "attention"}).json()[0]["arxiv_id"]
+    found = client.get("/api/search", params={"q": "attention"}).json()
+    assert found["mode"] in {"hybrid", "lexical"} and found["hits"][0]["arxiv_id"]
     sources = client.get("/sources")
     assert sources.status_code == 200 and "Northlake AI Lab Blog" in sources.text
     assert client.get("/api/openapi.json").json()["openapi"].startswith("3.")
@@ -132,8 +133,10 @@ def test_article_daily_and_notes_pages(client: TestClient) -> None:
 
 
 def test_search_filters_on_the_page(client: TestClient) -> None:
-    everything = client.get("/api/search", params={"q": "attention"}).json()
-    robotics = client.get("/api/search", params={"q": "attention", "subject": "cs.RO"}).json()
+    everything = client.get("/api/search", params={"q": "attention"}).json()["hits"]
+    robotics = client.get("/api/search", params={"q": "attention", "subject": "cs.RO"}).json()[
+        "hits"
+    ]
     assert len(robotics) < len(everything)
     page = client.get("/search", params={"q": "attention", "subject": "cs.LG"})
     assert page.status_code == 200 and 'aria-label="Search with filters"' in page.text

@@ -24,7 +24,7 @@ from starlette.routing import Route
 from lightnews.errors import LightnewsError, NotFound, UsageError
 from lightnews.model import SearchFilters
 from lightnews.rank import rank_stories
-from lightnews.search import search_papers
+from lightnews.search import SearchResults, search_papers
 from lightnews.serve.export import FeedEntry, atom_feed, bibtex, json_feed
 from lightnews.serve.scholar import scholar_page
 from lightnews.settings import Settings
@@ -128,8 +128,14 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             data = store.get_paper(request.path_params["arxiv_id"])
         except LightnewsError as error:
             return failure(request, error)
+        from lightnews.search import related_papers
+
+        related = SearchResults([], "lexical")
+        if not data["stub"]:
+            related = related_papers(store, data["arxiv_id"], limit=5, settings=current_settings())
         if wants_json(request):
-            return JSONResponse(data)
+            hits = [h.to_json() for h in related]
+            return JSONResponse({**data, "related": {**related.about(), "hits": hits}})
         if request.query_params.get("format") == "bibtex":
             return Response(bibtex([data]), media_type="application/x-bibtex")
         groups: dict[str, list[dict[str, Any]]] = {}
@@ -149,9 +155,6 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
                     "author": None,
                 }
             )
-        from lightnews.search import related_papers
-
-        related = related_papers(store, data["arxiv_id"], limit=5) if not data["stub"] else []
         return page("paper.html", paper=data, groups=groups, related=related,
                     title=data["title"] or data["arxiv_id"])  # fmt: skip
 
@@ -173,10 +176,13 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             source_kind=params.get("source_kind") or None,
             scholar_id=scholar_id,
         )
-        hits = search_papers(store, query, limit=PER_PAGE, offset=(number - 1) * PER_PAGE,
-                             filters=filters) if query else []  # fmt: skip
+        hits = SearchResults([], "lexical")
+        if query:
+            hits = search_papers(store, query, limit=PER_PAGE, offset=(number - 1) * PER_PAGE,
+                                 filters=filters, settings=current_settings())  # fmt: skip
         if wants_json(request):
-            return JSONResponse([h.to_json() for h in hits])
+            return JSONResponse({"query": query, "page": number, **hits.about(),
+                                 "hits": [h.to_json() for h in hits]})  # fmt: skip
         feed = as_feed(
             request,
             f"Lightnews search: {query}",
@@ -198,6 +204,8 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             hits=hits,
             page=number,
             more=len(hits) == PER_PAGE,
+            filters=filters,
+            paging={k: v for k, v in params.items() if k != "page" and v},
             title=f"Search: {query}" if query else "Search",
         )
 

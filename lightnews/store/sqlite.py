@@ -41,7 +41,9 @@ from lightnews.model import (
 )
 from lightnews.normalize.arxiv_ids import parse_arxiv_id
 from lightnews.normalize.names import name_key
+from lightnews.store.fts import quoted
 from lightnews.store.scholars import ScholarQueries
+from lightnews.store.vectors import VectorQueries
 
 __all__ = ["SQLiteStore", "SaveResult", "SourceRow"]
 
@@ -194,7 +196,7 @@ def _merge_versions(a: Iterable[Sequence[Any]], b: Iterable[Version]) -> list[li
     return [merged[n] for n in sorted(merged)]
 
 
-class SQLiteStore(ScholarQueries):
+class SQLiteStore(ScholarQueries, VectorQueries):
     """All reads and writes of one Lightnews SQLite database."""
 
     def __init__(self, path: str | Path) -> None:
@@ -742,10 +744,6 @@ class SQLiteStore(ScholarQueries):
     @staticmethod
     def _fts_expression(terms: Sequence[QueryTerm]) -> str | None:
         """FTS5 syntax for neutral query terms: every term quoted, so never a syntax error."""
-
-        def quoted(term: QueryTerm) -> str:
-            return '"' + term.words.replace('"', '""') + '"' + ("*" if term.prefix else "")
-
         positive = [t for t in terms if not t.exclude]
         # Words nearly every paper has ("of", "for") make an AND query scan whole
         # postings lists and change no result: left out when other words remain.

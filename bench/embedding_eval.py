@@ -1,0 +1,177 @@
+"""Benchmark: embedding throughput on this machine, and what the speed costs in quality.
+
+Target (issue "Reading"): embedding keeps up with ingest, and a library of a
+million papers is embedded in hours, not days, measured against the model's
+own quality. Measured on the real Hugging Face papers corpus in
+``../shared/fixtures`` (11k ML papers, title and abstract):
+
+- throughput, documents (title + abstract) a second, of the ``static``
+  encoder (the distilled model Lightnews uses by default) and of ``minilm``
+  (all-MiniLM-L6-v2 itself on PyTorch, 256 and 128 tokens), on all cores;
+- quality on a retrieval task neither side was tuned for: each paper's
+  title is the query, the corpus is the abstracts alone, and the paper's own
+  abstract is the one right answer (recall@1, recall@10, MRR@10). Words
+  (SQLite FTS5 BM25, as Lightnews searches) and the fusion of words with each
+  encoder (reciprocal rank, as Lightnews fuses) are measured on the same task;
+- agreement of related papers: how many of MiniLM's 10 nearest abstracts the
+  static encoder also puts in its 10 nearest;
+- the cosine similarity of right answers and of random pairs, from which the
+  floor below which a "nearest by meaning" hit is noise is chosen.
+
+    .venv/bin/python bench/embedding_eval.py --papers 2000 --queries 500
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import sqlite3
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from lightnews.embed.encoders import MiniLMEncoder, load_encoder  # noqa: E402
+from lightnews.search.fusion import fuse  # noqa: E402
+
+CORPUS = ROOT.parent / "shared/fixtures/corpus/hf-papers/hf-papers-11k.jsonl"
+
+
+def load(limit: int | None, seed: int) -> list[tuple[str, str]]:
+    import json
+
+    seen: set[str] = set()
+    papers = []
+    for line in CORPUS.open(encoding="utf-8"):
+        row = json.loads(line)
+        title, abstract = row.get("title") or "", row.get("content_text") or ""
+        if title and len(abstract) > 200 and title.lower() not in seen:
+            seen.add(title.lower())
+            papers.append((title.strip(), abstract.strip()))
+    random.Random(seed).shuffle(papers)
+    return papers[:limit] if limit else papers
+
+
+def rate(encode: object, texts: list[str]) -> tuple[float, np.ndarray]:
+    started = time.perf_counter()
+    vectors = encode(texts)  # type: ignore[operator]
+    return len(texts) / (time.perf_counter() - started), vectors
+
+
+def ranks_by_vectors(queries: np.ndarray, docs: np.ndarray, k: int = 100) -> list[list[int]]:
+    scores = queries @ docs.T
+    top = np.argsort(-scores, axis=1)[:, :k]
+    return [list(map(int, row)) for row in top]
+
+
+def ranks_by_words(queries: list[str], docs: list[str], k: int = 100) -> list[list[int]]:
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE d USING fts5(body, tokenize = 'porter unicode61')")
+    db.executemany("INSERT INTO d (rowid, body) VALUES (?, ?)", enumerate(docs))
+    found = []
+    for query in queries:
+        words = " OR ".join(f'"{w}"' for w in re.findall(r"\w+", query.lower()))
+        rows = db.execute(
+            "SELECT rowid FROM d WHERE d MATCH ? ORDER BY bm25(d) LIMIT ?", (words, k)
+        ).fetchall()
+        found.append([int(r[0]) for r in rows])
+    return found
+
+
+def quality(found: list[list[int]], answers: list[int]) -> dict[str, float]:
+    r1 = sum(1 for f, a in zip(found, answers, strict=True) if f[:1] == [a]) / len(answers)
+    r10 = sum(1 for f, a in zip(found, answers, strict=True) if a in f[:10]) / len(answers)
+    mrr = sum(1 / (f.index(a) + 1) for f, a in zip(found, answers, strict=True)
+              if a in f[:10]) / len(answers)  # fmt: skip
+    return {"R@1": r1, "R@10": r10, "MRR@10": mrr}
+
+
+def fused(a: list[list[int]], b: list[list[int]]) -> list[list[int]]:
+    return [
+        [key for key, _, _ in fuse({"words": x, "meaning": y})] for x, y in zip(a, b, strict=True)
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--papers", type=int, default=2000, help="Abstracts in the task corpus.")
+    parser.add_argument("--queries", type=int, default=500, help="Titles asked.")
+    parser.add_argument("--throughput", type=int, default=300, help="Documents MiniLM encodes.")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    if not CORPUS.exists():
+        sys.exit(f"needs {CORPUS} (the shared fixtures)")
+    everything = load(None, args.seed)
+    papers = everything[: args.papers]
+    full_texts = [f"{t}. {a}" for t, a in everything]
+    titles = [t for t, _ in papers]
+    abstracts = [a for _, a in papers]
+    answers = list(range(min(args.queries, len(papers))))
+    queries = titles[: len(answers)]
+    print(f"corpus: {len(everything):,} real papers; task: {len(queries)} titles against "
+          f"{len(abstracts):,} abstracts")  # fmt: skip
+
+    static = load_encoder("static")
+    minilm = MiniLMEncoder(max_tokens=256)
+    minilm128 = MiniLMEncoder(max_tokens=128)
+    static.encode(full_texts[:100])
+    minilm.encode(full_texts[:8])
+
+    print("\n## Throughput (title + abstract, all cores)")
+    static_rate, _ = rate(static.encode, full_texts)
+    sample = full_texts[: args.throughput]
+    minilm_rate, _ = rate(minilm.encode, sample)
+    minilm128_rate, _ = rate(minilm128.encode, sample)
+    for name, docs_s, n in (("static", static_rate, len(full_texts)),
+                            ("minilm, 256 tokens", minilm_rate, len(sample)),
+                            ("minilm, 128 tokens", minilm128_rate, len(sample))):  # fmt: skip
+        print(f"{name:<20} {docs_s:>9,.0f} docs/s  ({n:,} docs)  1M papers: "
+              f"{1_000_000 / docs_s / 3600:6.2f} h")  # fmt: skip
+    print(f"static / minilm-256 speed: {static_rate / minilm_rate:,.0f}x")
+
+    print("\n## Quality: title -> its own abstract")
+    started = time.perf_counter()
+    s_docs, s_q = static.encode(abstracts), static.encode(queries)
+    m_docs, m_q = minilm.encode(abstracts), minilm.encode(queries)
+    print(f"(encoded in {time.perf_counter() - started:.0f}s)")
+    by_static = ranks_by_vectors(s_q, s_docs)
+    by_minilm = ranks_by_vectors(m_q, m_docs)
+    by_words = ranks_by_words(queries, abstracts)
+    rows = {
+        "words (FTS5 BM25)": quality(by_words, answers),
+        "minilm": quality(by_minilm, answers),
+        "static": quality(by_static, answers),
+        "words + minilm (RRF)": quality(fused(by_words, by_minilm), answers),
+        "words + static (RRF)": quality(fused(by_words, by_static), answers),
+    }
+    reference = rows["minilm"]["MRR@10"]
+    print(f"{'system':<24} {'R@1':>6} {'R@10':>6} {'MRR@10':>7} {'MRR / minilm':>13}")
+    for name, q in rows.items():
+        print(f"{name:<24} {q['R@1']:6.3f} {q['R@10']:6.3f} {q['MRR@10']:7.3f} "
+              f"{q['MRR@10'] / reference:13.2f}")  # fmt: skip
+
+    print("\n## Related papers: static's 10 nearest abstracts vs MiniLM's")
+    doc_static = ranks_by_vectors(s_docs[: len(answers)], s_docs, 11)
+    doc_minilm = ranks_by_vectors(m_docs[: len(answers)], m_docs, 11)
+    overlap = [len(set(a[1:]) & set(b[1:])) / 10 for a, b in zip(doc_static, doc_minilm,
+                                                                  strict=True)]  # fmt: skip
+    print(f"mean overlap@10: {np.mean(overlap):.3f}")
+
+    print("\n## Cosine of right answers vs random pairs (the noise floor)")
+    rng = np.random.default_rng(args.seed)
+    for name, q, d in (("static", s_q, s_docs), ("minilm", m_q, m_docs)):
+        right = np.sum(q * d[: len(q)], axis=1)
+        others = rng.integers(0, len(d), size=len(q))
+        random_pairs = np.sum(q * d[others], axis=1)
+        print(f"{name:<8} right p5 {np.percentile(right, 5):.3f} p50 {np.median(right):.3f} · "
+              f"random p50 {np.median(random_pairs):.3f} p95 {np.percentile(random_pairs, 95):.3f} "
+              f"p99 {np.percentile(random_pairs, 99):.3f}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

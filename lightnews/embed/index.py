@@ -1,0 +1,169 @@
+"""Embed: the vector index, nearest papers by meaning in milliseconds.
+
+A FAISS index over the vectors in the database, saved beside it
+(``<db>.<encoder>.faiss``) so a process does not rebuild it on start. Small
+libraries get an exact index; past ``EXACT_UP_TO`` vectors an inverted-file
+index (k-means lists, a few probed per query) keeps a query to milliseconds at
+a million papers. Vectors are held as float16, as they are stored.
+
+The index remembers the newest vector row it has seen; any process catches
+up on newer rows with one cheap query before it answers, so the index is
+never more than a query behind the database. It is derived data: deleting
+the file only costs a rebuild.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lightnews.store import SQLiteStore
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+__all__ = ["VectorIndex", "from_blob", "to_blob"]
+
+EXACT_UP_TO = 20_000
+PROBES = 24
+_FORMAT = 1
+
+
+def to_blob(vector: npt.NDArray[np.float32]) -> bytes:
+
+    return bytes(vector.astype("<f2").tobytes())
+
+
+def from_blobs(blobs: list[bytes], dim: int) -> npt.NDArray[np.float32]:
+    import numpy as np
+
+    return np.frombuffer(b"".join(blobs), dtype="<f2").reshape(-1, dim).astype(np.float32)
+
+
+def from_blob(blob: bytes, dim: int) -> npt.NDArray[np.float32]:
+    return from_blobs([blob], dim)[0]
+
+
+class VectorIndex:
+    """Papers' vectors from one encoder, searchable by inner product."""
+
+    def __init__(self, model: str, dim: int, index: Any, seen: int, built_for: int) -> None:
+        self.model = model
+        self.dim = dim
+        self._index = index
+        self.seen = seen  # newest vector row id in the index
+        self.built_for = built_for  # vectors the index's layout was chosen for
+        self._lock = threading.Lock()
+
+    # -- building and keeping up -----------------------------------------------
+
+    @staticmethod
+    def _layout(count: int, dim: int) -> Any:
+        import faiss
+
+        if count <= EXACT_UP_TO:
+            return faiss.index_factory(dim, "IDMap2,SQfp16", faiss.METRIC_INNER_PRODUCT)
+        lists = int(math.sqrt(count) * 1.5)
+        index: Any = faiss.index_factory(dim, f"IVF{lists},SQfp16", faiss.METRIC_INNER_PRODUCT)
+        index.nprobe = PROBES
+        return index
+
+    @classmethod
+    def build(cls, store: SQLiteStore, model: str, dim: int) -> VectorIndex:
+        """An index of every vector of ``model`` in ``store``."""
+        import faiss
+        import numpy as np
+
+        count = store.vector_count(model)
+        index = cls._layout(count, dim)
+        seen = 0
+        if count > EXACT_UP_TO:
+            faiss.omp_set_num_threads(max(1, os.cpu_count() or 1))
+            # Train the lists on an even sample of the library.
+            step = max(1, count // (index.nlist * 40))
+            sample = []
+            for chunk in store.vectors_after(model, 0):
+                sample.append(from_blobs([blob for _, _, blob in chunk[::step]], dim))
+            index.train(np.concatenate(sample))
+        built = cls(model, dim, index, seen, count)
+        built.catch_up(store)
+        return built
+
+    def catch_up(self, store: SQLiteStore) -> int:
+        """Add the vectors written since this index last looked; how many were added."""
+        import numpy as np
+
+        if store.last_vector_row() <= self.seen:
+            return 0
+        added = 0
+        with self._lock:
+            for chunk in store.vectors_after(self.model, self.seen):
+                ids = np.fromiter((paper_id for _, paper_id, _ in chunk), dtype=np.int64)
+                # A paper embedded again replaces its old vector.
+                self._index.remove_ids(ids)
+                self._index.add_with_ids(from_blobs([b for _, _, b in chunk], self.dim), ids)
+                self.seen = chunk[-1][0]
+                added += len(chunk)
+            self.seen = max(self.seen, store.last_vector_row())
+        return added
+
+    @property
+    def size(self) -> int:
+        return int(self._index.ntotal)
+
+    def outgrown(self) -> bool:
+        """True when the layout no longer suits the size (rebuild then)."""
+        if self.built_for <= EXACT_UP_TO:
+            return self.size > EXACT_UP_TO
+        return self.size > 4 * self.built_for
+
+    # -- asking -----------------------------------------------------------------
+
+    def search(self, vector: npt.NDArray[np.float32], k: int) -> list[tuple[int, float]]:
+        """The ``k`` nearest papers as ``(paper id, cosine similarity)``, nearest first."""
+        if k <= 0 or self.size == 0:
+            return []
+        with self._lock:
+            scores, ids = self._index.search(vector.reshape(1, -1), min(k, self.size))
+        return [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0]
+
+    # -- on disk ------------------------------------------------------------------
+
+    @staticmethod
+    def paths(db_path: Path, model: str) -> tuple[Path, Path]:
+        base = f"{db_path}.{model}"
+        return Path(base + ".faiss"), Path(base + ".json")
+
+    def save(self, db_path: Path) -> None:
+        """Write the index beside the database (atomically: readers never see half)."""
+        import faiss
+
+        index_path, meta_path = self.paths(db_path, self.model)
+        with self._lock:
+            faiss.write_index(self._index, str(index_path) + ".tmp")
+            meta = {"format": _FORMAT, "model": self.model, "dim": self.dim,
+                    "seen": self.seen, "built_for": self.built_for}  # fmt: skip
+        os.replace(str(index_path) + ".tmp", index_path)
+        meta_path.write_text(json.dumps(meta), encoding="utf-8")
+
+    @classmethod
+    def load(cls, db_path: Path, model: str, dim: int) -> VectorIndex | None:
+        """The saved index, if there is a usable one."""
+        import faiss
+
+        index_path, meta_path = cls.paths(db_path, model)
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            if (meta["format"], meta["model"], meta["dim"]) != (_FORMAT, model, dim):
+                return None
+            index = faiss.read_index(str(index_path))
+        except (OSError, ValueError, KeyError, RuntimeError):
+            return None
+        if hasattr(index, "nprobe"):
+            index.nprobe = PROBES
+        return cls(model, dim, index, int(meta["seen"]), int(meta["built_for"]))

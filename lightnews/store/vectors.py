@@ -1,0 +1,170 @@
+"""Store: the sentence vectors of papers (reads and writes for ``lightnews.embed``).
+
+Vectors are kept in the database, so they are backed up, exported and
+migrated with everything else; the vector index beside the database is
+derived from them and can always be rebuilt. Vectors are bytes here: the
+store does not need numpy.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+from lightnews.model import QueryTerm, SearchFilters
+from lightnews.store.fts import quoted
+
+__all__ = ["VectorQueries"]
+
+
+class VectorQueries:
+    """Which papers need vectors, saving them, and reading them back in order."""
+
+    db: sqlite3.Connection
+
+    def transaction(self) -> AbstractContextManager[None]:  # pragma: no cover - provided
+        raise NotImplementedError
+
+    @staticmethod
+    def _search_filters(filters: SearchFilters | None) -> tuple[str, list[Any]]:  # pragma: no cover
+        raise NotImplementedError
+
+    def unembedded_papers(self, limit: int) -> list[tuple[int, str, str]]:
+        """``(paper id, title, abstract)`` of queued papers (new or changed), in id order."""
+        rows = self.db.execute(
+            "SELECT p.id, p.title, p.abstract FROM embed_queue q "
+            "JOIN papers p ON p.id = q.paper_id ORDER BY q.paper_id LIMIT ?",
+            (limit,),
+        )
+        return [(int(r[0]), r[1], r[2]) for r in rows]
+
+    def count_unembedded(self) -> int:
+        return int(self.db.execute("SELECT count(*) FROM embed_queue").fetchone()[0])
+
+    def requeue_all_papers(self) -> None:
+        """Queue every paper again (the library switched encoders)."""
+        with self.transaction():
+            self.db.execute(
+                "INSERT OR IGNORE INTO embed_queue (paper_id) "
+                "SELECT id FROM papers WHERE title != ''"
+            )
+
+    def save_vectors(self, model: str, rows: Sequence[tuple[int, bytes]]) -> None:
+        """Store ``(paper id, vector bytes)`` pairs and take them off the queue.
+
+        A paper's older vector is replaced.
+        """
+        with self.transaction():
+            self.db.executemany(
+                "DELETE FROM embed_queue WHERE paper_id = ?", [(paper_id,) for paper_id, _ in rows]
+            )
+            # Delete and insert (not update): the new row gets a newer id, so
+            # an index that saw the old vector learns of the new one.
+            self.db.executemany(
+                "DELETE FROM paper_vectors WHERE paper_id = ? AND model = ?",
+                [(paper_id, model) for paper_id, _ in rows],
+            )
+            self.db.executemany(
+                "INSERT INTO paper_vectors (paper_id, model, vector) VALUES (?, ?, ?)",
+                [(paper_id, model, blob) for paper_id, blob in rows],
+            )
+
+    def vectors_after(
+        self, model: str, after: int, chunk: int = 50_000
+    ) -> Iterator[list[tuple[int, int, bytes]]]:
+        """``(row id, paper id, vector)`` written after row ``after``, in chunks, in order."""
+        while True:
+            rows = self.db.execute(
+                "SELECT id, paper_id, vector FROM paper_vectors WHERE model = ? AND id > ? "
+                "ORDER BY id LIMIT ?",
+                (model, after, chunk),
+            ).fetchall()
+            if not rows:
+                return
+            yield [(int(r[0]), int(r[1]), r[2]) for r in rows]
+            after = int(rows[-1][0])
+
+    def last_vector_row(self) -> int:
+        """The newest vector row id: an index that has seen it is up to date."""
+        row = self.db.execute("SELECT max(id) FROM paper_vectors").fetchone()
+        return int(row[0] or 0)
+
+    def has_vectors(self, model: str) -> bool:
+        row = self.db.execute(
+            "SELECT 1 FROM paper_vectors WHERE model = ? LIMIT 1", (model,)
+        ).fetchone()
+        return row is not None
+
+    def vector_count(self, model: str) -> int:
+        row = self.db.execute(
+            "SELECT count(*) FROM paper_vectors WHERE model = ?", (model,)
+        ).fetchone()
+        return int(row[0])
+
+    def paper_vector(self, arxiv_id: str, model: str) -> tuple[int, bytes] | None:
+        """The paper's row id and vector from ``model``, if it has one."""
+        row = self.db.execute(
+            "SELECT p.id, v.vector FROM papers p JOIN paper_vectors v ON v.paper_id = p.id "
+            "WHERE p.arxiv_id = ? AND v.model = ?",
+            (arxiv_id, model),
+        ).fetchone()
+        return (int(row[0]), row[1]) if row else None
+
+    def vectors_of(self, paper_ids: Sequence[int], model: str) -> list[tuple[int, bytes]]:
+        rows = self.db.execute(
+            "SELECT paper_id, vector FROM paper_vectors WHERE model = ? "
+            "AND paper_id IN (SELECT value FROM json_each(?))",
+            (model, _json_ids(paper_ids)),
+        )
+        return [(int(r[0]), r[1]) for r in rows]
+
+    def other_models(self, model: str) -> bool:
+        """True when some vector comes from another encoder than ``model``."""
+        row = self.db.execute(
+            "SELECT 1 FROM paper_vectors WHERE model != ? LIMIT 1", (model,)
+        ).fetchone()
+        return row is not None
+
+    def drop_vectors(self, keep_model: str) -> int:
+        """Forget vectors of every other encoder (after the library switched encoders)."""
+        with self.transaction():
+            cursor = self.db.execute("DELETE FROM paper_vectors WHERE model != ?", (keep_model,))
+        return cursor.rowcount
+
+    def papers_by_rowids(
+        self,
+        paper_ids: Sequence[int],
+        filters: SearchFilters | None = None,
+        excluded: Sequence[QueryTerm] = (),
+    ) -> dict[int, dict[str, Any]]:
+        """Search-hit rows of these papers that pass ``filters``, by paper id.
+
+        Papers with any of the ``excluded`` terms are left out (a query's
+        ``-word`` applied to hits found by meaning).
+        """
+        where, args = self._search_filters(filters)
+        sql = (
+            "SELECT p.id, p.arxiv_id, p.title, p.published, p.primary_category FROM papers p "
+            f"WHERE p.id IN (SELECT value FROM json_each(?)) {where}"
+        )
+        params: list[Any] = [_json_ids(paper_ids), *args]
+        if excluded:
+            sql += "AND p.id NOT IN (SELECT rowid FROM papers_fts WHERE papers_fts MATCH ?)"
+            params.append(" OR ".join(quoted(term) for term in excluded))
+        return {int(r["id"]): dict(r) for r in self.db.execute(sql, params)}
+
+    def filtered_paper_ids(self, filters: SearchFilters, cap: int) -> list[int] | None:
+        """Ids of the papers ``filters`` allow, or None when more than ``cap`` do."""
+        where, args = self._search_filters(filters)
+        rows = self.db.execute(
+            f"SELECT p.id FROM papers p WHERE 1 {where}LIMIT ?", (*args, cap + 1)
+        ).fetchall()
+        if len(rows) > cap:
+            return None
+        return [int(r[0]) for r in rows]
+
+
+def _json_ids(ids: Sequence[int]) -> str:
+    return "[" + ",".join(str(int(i)) for i in ids) + "]"
