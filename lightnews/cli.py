@@ -465,6 +465,8 @@ def import_snapshot(app: App, path: Path, batch_size: int, as_json: bool) -> Non
         )
         for example in summary.errors.examples:
             err.print(f"[yellow]skipped[/yellow] {example}")
+        if summary.saved.papers_new or summary.saved.papers_updated:
+            err.print("[dim]next: `lightnews embed` makes them searchable by meaning[/dim]")
     if summary.records == 0 and summary.errors.count:
         sys.exit(EXIT_FAILED)
 

@@ -326,3 +326,18 @@ def test_related(demo_db: Path) -> None:
     assert {"arxiv_id", "title", "score", "matched"} <= set(related[0])
     assert related[0]["arxiv_id"] == "2510.18421"  # the other attention paper
     run(demo_db, "related", "2512.99999", code=1)
+
+
+def test_embed_search_by_meaning_and_lexical_when_off(demo_db: Path) -> None:
+    pytest.importorskip("faiss", reason="needs the semantic extra")
+    report = as_json(run(demo_db, "embed", "--json"))
+    assert report["encoder"] == "static" and report["remaining"] == 0  # the demo embedded all
+    hits = as_json(run(demo_db, "search", "benchmark leakage into training data", "--json"))
+    assert hits[0]["arxiv_id"] == "2510.03172" and hits[0]["matched"] == ["meaning"]
+    run(demo_db, "settings", "set", "semantic", "off")
+    off = run(demo_db, "search", "attention")
+    assert "semantic search is off" in off.stderr and "by words" in off.stdout
+    assert "no results" in run(demo_db, "search", "benchmark leakage into training data").stdout
+    assert "semantic search is off" in run(demo_db, "embed", code=4).stderr
+    run(demo_db, "settings", "unset", "semantic")
+    assert as_json(run(demo_db, "embed", "--json"))["embedded"] == 0

@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from lightnews.embed import embed_papers, forget_cached, open_semantic
-from lightnews.embed import encoders as encoders_module
 from lightnews.embed.index import VectorIndex
 from lightnews.model import SearchFilters
 from lightnews.search import related_papers, search_papers
@@ -198,7 +197,7 @@ def test_without_the_extra_search_is_lexical_and_says_why(
 ) -> None:
     real_find_spec = importlib.util.find_spec
     monkeypatch.setattr(
-        encoders_module.importlib.util,
+        importlib.util,
         "find_spec",
         lambda name, *a: None if name == "faiss" else real_find_spec(name, *a),
     )

@@ -31,6 +31,10 @@ __all__ = ["SearchHit", "SearchResults", "parse_query", "related_papers", "searc
 # (a surname or a rare acronym has no meaningful neighbours). Measured on the
 # real 11k-paper corpus with bench/embedding_eval.py.
 MEANING_FLOOR = {"static": 0.30, "minilm": 0.25}
+# How far each encoder's nearest-by-meaning list is trusted against the words'
+# list when they are fused (bench/embedding_eval.py measures both tasks: queries
+# that share words with the paper, and queries that share none).
+MEANING_WEIGHT = {"static": 0.5, "minilm": 1.0}
 # A filter allowing at most this many papers is searched exactly by meaning.
 EXACT_FILTER_CAP = 20_000
 
@@ -110,6 +114,10 @@ def _semantic(store: SQLiteStore, settings: Settings | None) -> tuple[Semantic |
     return semantic, note
 
 
+def _weights(semantic: Semantic | None) -> dict[str, float]:
+    return {"meaning": MEANING_WEIGHT.get(semantic.encoder.name, 1.0)} if semantic else {}
+
+
 def _by_meaning(
     semantic: Semantic,
     vector: Any,
@@ -164,7 +172,7 @@ def search_papers(
         lists["meaning"] = [r["arxiv_id"] for r in meaning]
         rows.update({r["arxiv_id"]: r for r in meaning})
     seen = {h.arxiv_id for h in hits}
-    fused = [f for f in fuse(lists) if f[0] not in seen]
+    fused = [f for f in fuse(lists, _weights(semantic)) if f[0] not in seen]
     for arxiv_id, score, origins in fused[offset : offset + limit]:
         hits.append(SearchHit.from_row(rows[arxiv_id], score, tuple(origins)))
     return SearchResults(hits[:limit], "hybrid" if semantic else "lexical", note)
@@ -188,7 +196,7 @@ def related_papers(
         lists["meaning"] = [r["arxiv_id"] for r in meaning]
         rows.update({r["arxiv_id"]: r for r in meaning})
     hits = [SearchHit.from_row(rows[key], score, tuple(origins))
-            for key, score, origins in fuse(lists)[:limit]]  # fmt: skip
+            for key, score, origins in fuse(lists, _weights(semantic))[:limit]]  # fmt: skip
     return SearchResults(hits, "hybrid" if found is not None else "lexical", note)
 
 

@@ -13,3 +13,11 @@ def test_ties_keep_first_appearance_and_one_list_keeps_its_order() -> None:
     assert [k for k, _, _ in fuse({"words": ["x", "y"], "meaning": ["y", "x"]})] == ["x", "y"]
     assert [k for k, _, _ in fuse({"words": ["p", "q", "r"]})] == ["p", "q", "r"]
     assert fuse({}) == []
+
+
+def test_a_lighter_list_breaks_ties_toward_the_heavier_one() -> None:
+    lists = {"words": ["a", "b"], "meaning": ["c", "a"]}
+    assert [k for k, _, _ in fuse(lists)][:2] == ["a", "c"]
+    weighted = fuse({"words": ["w"], "meaning": ["m"]}, {"meaning": 0.5})
+    assert [k for k, _, _ in weighted] == ["w", "m"]
+    assert weighted[1][1] == 0.5 / (K + 1)

@@ -117,6 +117,16 @@ def test_search_follow_and_sources(page: object, base_url: str) -> None:
     p.wait_for_url("**/search?q=attention")  # type: ignore[attr-defined]
     assert p.locator("main article").count() >= 2  # type: ignore[attr-defined]
     shot(p, "search")
+    # Filters stay filled in, and a query sharing no word with a paper finds it by meaning.
+    p.get_by_label("Words").fill("benchmark leakage into training data")  # type: ignore[attr-defined]
+    p.get_by_label("Subject").fill("cs.CL")  # type: ignore[attr-defined]
+    p.get_by_role("button", name="Filter").click()  # type: ignore[attr-defined]
+    p.wait_for_url("**subject=cs.CL**")  # type: ignore[attr-defined]
+    assert p.get_by_label("Subject").input_value() == "cs.CL"  # type: ignore[attr-defined]
+    main = p.locator("main").inner_text()  # type: ignore[attr-defined]
+    if "by words and meaning" in main:  # the semantic extra is installed
+        assert "Contamination-Resistant Evaluation" in main and "found by meaning" in main
+    shot(p, "search-by-meaning")
     p.goto(base_url + "/")  # type: ignore[attr-defined]
     p.get_by_label("or arXiv author").fill("Wen-Li Hsiao")  # type: ignore[attr-defined]
     p.get_by_role("button", name="Follow", exact=True).click()  # type: ignore[attr-defined]

@@ -357,9 +357,11 @@ def _openapi() -> dict[str, Any]:
         "paths": {
             "/api/feed": get("The ranked feed: stories with why they are there"),
             "/api/scholar/{who}": get("A scholar's profile, posts and papers", "who", "page"),
-            "/api/paper/{arxiv_id}": get("A story: the paper and everything that mentions it",
-                                         "arxiv_id"),
-            "/api/search": get("Full-text search of papers", "q", "page"),
+            "/api/paper/{arxiv_id}": get("A story: the paper, everything that mentions it and "
+                                         "related papers (with how they were found)", "arxiv_id"),
+            "/api/search": get("Search of papers by words and meaning: {query, page, mode "
+                               "(hybrid, lexical or id), note, hits}", "q", "page", "subject",
+                               "since", "until", "scholar", "source_kind"),
             "/api/sources": get("Sources with their health"),
         },
     }  # fmt: skip
