@@ -33,6 +33,7 @@ from rich.table import Table
 
 from lightnews import __version__
 from lightnews.errors import LightnewsError, NotFound, UsageError
+from lightnews.normalize.times import now_iso
 from lightnews.settings import SETTINGS, Settings
 from lightnews.store import SQLiteStore, default_db_path, open_store
 
@@ -231,13 +232,12 @@ def sources_add(
             "nothing to add: give a URL or one of --category, --author, "
             "--query, --ids, --oai-set, --daily-papers, --notes, --opml"
         )
-    from lightnews.pipeline import _iso, utc_now
 
     added: list[dict[str, Any]] = []
     with errors_as_exit():
         for kind, address, name, group, params in wanted:
             row, created = app.store.add_source(
-                kind, address, now=_iso(utc_now()), title=name, folder=group, params=params
+                kind, address, now=now_iso(), title=name, folder=group, params=params
             )
             added.append({**row.to_json(), "created": created})
     if as_json:
@@ -822,11 +822,11 @@ def follow(
       lightnews follow --starter-pack https://bsky.app/starter-pack/someone/3kabc
     Run `lightnews refresh` afterwards to fetch what they wrote.
     """
-    from lightnews.pipeline import _iso, follow_scholar, utc_now
+    from lightnews.pipeline import follow_scholar
 
     if not (handle or arxiv_author or orcid or starter_pack):
         raise click.UsageError("give a @handle, --arxiv-author, --orcid or --starter-pack")
-    now = _iso(utc_now())
+    now = now_iso()
     store = app.store
     with errors_as_exit():
         if starter_pack:
@@ -929,7 +929,6 @@ def scholars_merge(app: App, keep: str, drop: str) -> None:
 def scholars_split(app: App, who: str, identities: tuple[str, ...], name: str) -> None:
     """Split identities off a scholar into a new one (two people known as one)."""
     from lightnews.link.attribution import attribute_scholar
-    from lightnews.pipeline import _iso, utc_now
 
     pairs = []
     for identity in identities:
@@ -939,7 +938,7 @@ def scholars_split(app: App, who: str, identities: tuple[str, ...], name: str) -
         pairs.append((kind, value))
     with errors_as_exit():
         old_id = app.store.find_scholar(who)
-        new_id = app.store.split_scholar(old_id, pairs, name, _iso(utc_now()))
+        new_id = app.store.split_scholar(old_id, pairs, name, now_iso())
         attribute_scholar(app.store, old_id)
         attribute_scholar(app.store, new_id)
     out.print(f"split #{new_id} {name} off #{old_id}")
@@ -948,7 +947,6 @@ def scholars_split(app: App, who: str, identities: tuple[str, ...], name: str) -
 def _decide(app: App, who: str, arxiv_id: str, decision: str | None) -> None:
     from lightnews.link.attribution import attribute_scholar
     from lightnews.normalize.arxiv_ids import parse_arxiv_id
-    from lightnews.pipeline import _iso, utc_now
 
     parsed = parse_arxiv_id(arxiv_id)
     if parsed is None:
@@ -956,7 +954,7 @@ def _decide(app: App, who: str, arxiv_id: str, decision: str | None) -> None:
     with errors_as_exit():
         scholar_id = app.store.find_scholar(who)
         app.store.get_paper(parsed.base)
-        app.store.set_decision(scholar_id, parsed.base, decision, _iso(utc_now()))
+        app.store.set_decision(scholar_id, parsed.base, decision, now_iso())
         attribute_scholar(app.store, scholar_id)
     word = {"confirm": "confirmed", "reject": "rejected", None: "left to the matcher"}[decision]
     out.print(f"{parsed.base} {word} for #{scholar_id}")
@@ -1117,9 +1115,8 @@ def digest(app: App, since: str, fmt: str, limit: int, email: str | None) -> Non
 def mute(app: App, scholar_who: str | None, source_id: int | None, keyword: str | None,
          undo: bool) -> None:  # fmt: skip
     """Mute (or --undo) a scholar, a source or a keyword in the feed and digests."""
-    from lightnews.pipeline import _iso, utc_now
 
-    now = _iso(utc_now())
+    now = now_iso()
     with errors_as_exit():
         targets: list[tuple[str, str]] = []
         if scholar_who:
@@ -1143,9 +1140,8 @@ def mute(app: App, scholar_who: str | None, source_id: int | None, keyword: str 
 def read_command(app: App, stories: tuple[str, ...], unread: bool, save: bool) -> None:
     """Mark stories read (an arXiv id, or item:ID): they come back only if something new happens."""
     from lightnews.normalize.arxiv_ids import parse_arxiv_id
-    from lightnews.pipeline import _iso, utc_now
 
-    now = _iso(utc_now())
+    now = now_iso()
     with errors_as_exit():
         for key in stories:
             parsed = parse_arxiv_id(key)

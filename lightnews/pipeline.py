@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from lightnews.embed import EmbedReport, SemanticUnavailable, embed_papers, semantic_unavailable
@@ -27,6 +27,7 @@ from lightnews.link import link_titles
 from lightnews.link.attribution import attribute_all, attribute_scholar, parse_name
 from lightnews.link.bots import bot_reason
 from lightnews.model import Account, Batch, Item, Request, SourceState
+from lightnews.normalize.times import iso, utc_now
 from lightnews.settings import Settings
 from lightnews.sources import Source, get_source_class
 from lightnews.sources.arxiv_api import ArxivApiSource
@@ -44,14 +45,6 @@ STUB_BATCH = 50
 STUB_LIMIT = 500
 #: Addresses of sources made by replaying files; ``refresh`` leaves them alone.
 REPLAY_PREFIXES = ("file://", "demo:")
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(slots=True)
@@ -266,7 +259,7 @@ def refresh_source(
     """Fetch every page a source has for us now; record the outcome on its row."""
     report = RunReport(row.id, row.kind, row.address)
     started = clock()
-    store.record_attempt(row.id, _iso(started))
+    store.record_attempt(row.id, iso(started))
     try:
         source = source or _source_for(row, settings)
         if not source.fetchable:
@@ -293,7 +286,7 @@ def refresh_source(
                 new_state.etag = response.etag or new_state.etag
                 new_state.last_modified = response.last_modified or new_state.last_modified
             batch.state = new_state
-            _store_page(store, row, batch, report, _iso(clock()), settings)
+            _store_page(store, row, batch, report, iso(clock()), settings)
             follow.extend(r for r in batch.follow if r not in follow)
             state = new_state
             request = batch.next
@@ -309,7 +302,7 @@ def refresh_source(
                 continue
             batch.state, batch.next, batch.follow = None, None, []
             report.pages += 1
-            _store_page(store, row, batch, report, _iso(clock()), settings)
+            _store_page(store, row, batch, report, iso(clock()), settings)
     except FetchError as error:
         message = str(error)
         detail = source.describe_error(error.body) if source and error.body else None
@@ -328,15 +321,15 @@ def _succeed(
     store: SQLiteStore, row: SourceRow, report: RunReport, settings: Settings, now: datetime
 ) -> RunReport:
     """Record a run that stored what it read; problems in the input still show as errors."""
-    next_attempt = _iso(now + timedelta(minutes=int(settings.refresh_minutes)))
+    next_attempt = iso(now + timedelta(minutes=int(settings.refresh_minutes)))
     report.next_attempt = next_attempt
-    store.record_success(row.id, _iso(now), next_attempt, clean=not report.saved.warnings)
+    store.record_success(row.id, iso(now), next_attempt, clean=not report.saved.warnings)
     if report.saved.warnings:
         problems = list(dict.fromkeys(report.saved.warnings))
         message = "; ".join(problems[:3]) + (
             f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
         )
-        store.record_failure(row.id, message, _iso(now), next_attempt)
+        store.record_failure(row.id, message, iso(now), next_attempt)
         report.ok = False
         report.error = message
     return report
@@ -351,8 +344,8 @@ def _fail(
     now: datetime,
     retry_after: float | None,
 ) -> RunReport:
-    next_attempt = _iso(now + _backoff(settings, row.error_count, retry_after))
-    store.record_failure(row.id, message, _iso(now), next_attempt)
+    next_attempt = iso(now + _backoff(settings, row.error_count, retry_after))
+    store.record_failure(row.id, message, iso(now), next_attempt)
     report.ok = False
     report.error = message
     report.next_attempt = next_attempt
@@ -371,7 +364,7 @@ def refresh(
     on_done: Callable[[RunReport], None] | None = None,
 ) -> list[RunReport]:
     """Refresh every due source (all of them with ``force``), one after another."""
-    now = _iso(clock())
+    now = iso(clock())
     rows = store.list_sources() if force else store.due_sources(now, kinds)
     rows = [r for r in rows if r.enabled and (kinds is None or r.kind in kinds)]
     rows = [r for r in rows if not r.address.startswith(REPLAY_PREFIXES)]
@@ -427,7 +420,7 @@ def resolve_stubs(
     Politely, in batches by id list through the arXiv API; offline (or when arXiv
     fails) the error is recorded on the stubs row and they wait for the next run.
     """
-    now = _iso(clock())
+    now = iso(clock())
     row, _ = store.add_source(*STUBS, now=now, title="Papers mentioned before their metadata")
     if not force and row.next_attempt and row.next_attempt > now:
         return []
@@ -485,11 +478,11 @@ def lookup_titles_online(
             except (FetchError, ParseError) as error:
                 report.saved.warnings.append(f"title lookup for {raw.get('raw')!r}: {error}")
                 return found
-            store.save_papers(batch.papers, _iso(clock()))
+            store.save_papers(batch.papers, iso(clock()))
         link_titles([item], store, bar=settings.link_bar)
         if {m.arxiv_id for m in item.mentions} - linked:
             found += 1
-            report.saved.add(store.save_items(row.id, [item], _iso(clock())))
+            report.saved.add(store.save_items(row.id, [item], iso(clock())))
     return found
 
 
@@ -514,7 +507,7 @@ def ingest_bytes(
     ``file://`` URL), so its errors show in ``sources list`` like any other.
     """
     source_class = get_source_class(kind)
-    now = _iso(clock())
+    now = iso(clock())
     row, _ = store.add_source(kind, address, now=now)
     report = RunReport(row.id, kind, address, pages=1)
     store.record_attempt(row.id, now)

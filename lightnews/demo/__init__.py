@@ -14,7 +14,8 @@ from importlib import resources
 from pathlib import Path
 
 from lightnews.link.attribution import attribute_scholar
-from lightnews.pipeline import RunReport, _iso, embed_new, ingest_bytes, utc_now
+from lightnews.normalize.times import now_iso
+from lightnews.pipeline import RunReport, embed_new, ingest_bytes
 from lightnews.settings import Settings
 from lightnews.sources.opml import parse_opml
 from lightnews.store import SQLiteStore
@@ -80,7 +81,7 @@ def follow_demo_scholars(store: SQLiteStore, now: str) -> list[int]:
 def build_demo(store: SQLiteStore, settings: Settings) -> list[RunReport]:
     """Load every snapshot file (safe to run again: nothing changes the second time)."""
     reports = []
-    follow_demo_scholars(store, _iso(utc_now()))
+    follow_demo_scholars(store, now_iso())
     # The OPML says which folder each demo feed belongs in; files carry the titles.
     folders = {f.title: f.folder for f in parse_opml(snapshot_path("sources.opml").read_bytes())}
     profile_title = None
@@ -90,7 +91,7 @@ def build_demo(store: SQLiteStore, settings: Settings) -> list[RunReport]:
         reports.append(report)
         row = store.get_source(report.source_id)
         if row.title in folders and not row.folder:
-            store.add_source(kind, address, now=_iso(utc_now()), folder=folders[row.title])
+            store.add_source(kind, address, now=now_iso(), folder=folders[row.title])
         # A live Bluesky source reads the profile and the feed as one source; replayed, they
         # are two files, so the feed takes its title from the profile read just before it.
         if kind == "bluesky-profile":

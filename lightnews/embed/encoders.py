@@ -160,7 +160,10 @@ class StaticEncoder:
         path = _static_path()
         if not (path / "model.safetensors").exists():
             distill_static(path)
-        return cls(StaticModel.from_pretrained(str(path)))
+        model = StaticModel.from_pretrained(str(path))
+        # Averaging float16 rows runs in software, float32 in SIMD: a third faster.
+        model.embedding = model.embedding.astype("float32")
+        return cls(model)
 
     def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         return _unit_rows(self._model.encode(list(texts), max_length=512, batch_size=1024))

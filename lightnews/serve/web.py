@@ -23,6 +23,7 @@ from starlette.routing import Route
 
 from lightnews.errors import LightnewsError, NotFound, UsageError
 from lightnews.model import SearchFilters
+from lightnews.normalize.times import now_iso
 from lightnews.rank import rank_stories
 from lightnews.search import SearchResults, search_papers
 from lightnews.serve.export import FeedEntry, atom_feed, bibtex, json_feed
@@ -216,12 +217,12 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         return page("sources.html", sources=rows, title="Sources")
 
     async def follow(request: Request) -> Response:
-        from lightnews.pipeline import _iso, follow_scholar, utc_now
+        from lightnews.pipeline import follow_scholar
 
         form = await request.form()
         try:
             scholar_id = follow_scholar(
-                store, _iso(utc_now()), handle=str(form.get("handle") or "").strip() or None,
+                store, now_iso(), handle=str(form.get("handle") or "").strip() or None,
                 arxiv_author=str(form.get("arxiv_author") or "").strip() or None,
             )  # fmt: skip
         except LightnewsError as error:
@@ -230,10 +231,9 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
 
     async def mark(request: Request) -> Response:
         """Mark a story read or saved, or mute a keyword, from the feed's buttons."""
-        from lightnews.pipeline import _iso, utc_now
 
         form = await request.form()
-        now = _iso(utc_now())
+        now = now_iso()
         action = str(form.get("action") or "")
         key = str(form.get("story") or "").strip()
         try:
@@ -292,10 +292,9 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
 
     async def manage_sources(request: Request) -> Response:
         """Add a feed or an arXiv category, or remove a source, from the sources page."""
-        from lightnews.pipeline import _iso, utc_now
 
         form = await request.form()
-        now = _iso(utc_now())
+        now = now_iso()
         try:
             if form.get("remove"):
                 store.remove_source(int(str(form.get("remove"))))
