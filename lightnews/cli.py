@@ -292,15 +292,10 @@ def sources_remove(app: App, source_ids: tuple[int, ...]) -> None:
 @pass_app
 def sources_export(app: App, as_opml: bool) -> None:
     """Print the feed sources as OPML, folders included."""
-    from lightnews.sources.opml import OpmlFeed, write_opml
+    from lightnews.serve.export import sources_opml
 
     with errors_as_exit():
-        feeds = [
-            OpmlFeed(r.address, r.title, r.folder)
-            for r in app.store.list_sources()
-            if r.kind == "feed"
-        ]
-    click.echo(write_opml(feeds).decode())
+        click.echo(sources_opml(app.store).decode())
 
 
 # -- ingest ----------------------------------------------------------------------

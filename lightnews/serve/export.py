@@ -20,7 +20,7 @@ from lightnews import __version__
 from lightnews.normalize.names import fold
 from lightnews.store import SQLiteStore
 
-__all__ = ["FeedEntry", "atom_feed", "bibtex", "json_feed", "user_export"]
+__all__ = ["FeedEntry", "atom_feed", "bibtex", "json_feed", "sources_opml", "user_export"]
 
 ATOM = "http://www.w3.org/2005/Atom"
 
@@ -108,6 +108,15 @@ def bibtex(papers: Iterable[dict[str, Any]]) -> str:
         body = ",\n".join(f"  {k} = {{{v}}}" for k, v in fields.items() if v)
         entries.append(f"@misc{{{key},\n{body}\n}}\n")
     return "\n".join(entries)
+
+
+def sources_opml(store: SQLiteStore) -> bytes:
+    """The feed sources as OPML 2.0, folders included (for any feed reader)."""
+    from lightnews.sources.opml import OpmlFeed, write_opml
+
+    return write_opml(
+        OpmlFeed(r.address, r.title, r.folder) for r in store.list_sources() if r.kind == "feed"
+    )
 
 
 def user_export(store: SQLiteStore) -> dict[str, Any]:

@@ -160,3 +160,30 @@ def test_article_daily_and_notes_pages(page: object, base_url: str) -> None:
     text = p.locator("main").inner_text()  # type: ignore[attr-defined]
     assert "papers reviewed" in text and "Wednesday Posters" in text
     shot(p, "notes")
+
+
+def test_mute_and_unmute_a_keyword_a_scholar_and_a_source(page: object, base_url: str) -> None:
+    p = page
+    p.goto(base_url + "/")  # type: ignore[attr-defined]
+    assert "Sparse Ring Attention" in p.locator("main").inner_text()  # type: ignore[attr-defined]
+    p.get_by_label("Mute a keyword").fill("Attention")  # type: ignore[attr-defined]
+    p.get_by_role("button", name="Mute", exact=True).click()  # type: ignore[attr-defined]
+    main = p.locator("main").inner_text()  # type: ignore[attr-defined]
+    assert "Sparse Ring Attention" not in main and "keyword “attention”" in main
+    shot(p, "feed-muted")
+    p.get_by_role("button", name="Unmute keyword attention").click()  # type: ignore[attr-defined]
+    assert "Sparse Ring Attention" in p.locator("main").inner_text()  # type: ignore[attr-defined]
+
+    p.get_by_role("link", name="Mara Lindqvist").first.click()  # type: ignore[attr-defined]
+    p.get_by_role("button", name="Mute in my feed").click()  # type: ignore[attr-defined]
+    assert "Muted in your feed" in p.locator("main").inner_text()  # type: ignore[attr-defined]
+    p.get_by_role("button", name="Unmute").click()  # type: ignore[attr-defined]
+    assert "Mute in my feed" in p.locator("main").inner_text()  # type: ignore[attr-defined]
+
+    p.goto(base_url + "/sources")  # type: ignore[attr-defined]
+    p.get_by_role("button", name="Mute Northlake AI Lab Blog in the feed").click()  # type: ignore[attr-defined]
+    p.wait_for_url("**/sources")  # type: ignore[attr-defined]
+    p.goto(base_url + "/")  # type: ignore[attr-defined]
+    assert "source “Northlake AI Lab Blog”" in p.locator("main").inner_text()  # type: ignore[attr-defined]
+    p.get_by_role("button", name="Unmute source Northlake AI Lab Blog").click()  # type: ignore[attr-defined]
+    assert "Muted:" not in p.locator("main").inner_text()  # type: ignore[attr-defined]

@@ -112,6 +112,22 @@ def test_mark_read_and_mute_from_the_feed(client: TestClient) -> None:
     client.post("/mark", data={"action": "mute", "keyword": "leaderboards"})
     assert "LLM Leaderboards" not in client.get("/").text
     assert client.post("/mark", data={"action": "read"}).status_code == 400
+    away = client.post("/mark", data={"action": "unmute", "kind": "keyword",
+                                      "value": "leaderboards", "back": "//evil.example/"},
+                       follow_redirects=False)  # fmt: skip
+    assert away.headers["location"] == "/"  # never sent off the site
+    assert "LLM Leaderboards" in client.get("/").text
+    bad = client.post("/mark", data={"action": "mute", "kind": "source", "value": "x"})
+    assert bad.status_code == 400
+
+
+def test_sources_as_opml_parse_back(client: TestClient) -> None:
+    from lightnews.sources.opml import parse_opml
+
+    opml = client.get("/sources?format=opml")
+    assert opml.headers["content-type"].startswith("text/x-opml")
+    feeds = parse_opml(opml.content)
+    assert any(f.title == "Northlake AI Lab Blog" for f in feeds)
 
 
 def test_article_daily_and_notes_pages(client: TestClient) -> None:

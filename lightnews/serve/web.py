@@ -26,7 +26,7 @@ from lightnews.model import SearchFilters
 from lightnews.normalize.times import now_iso
 from lightnews.rank import rank_stories
 from lightnews.search import SearchResults, search_papers
-from lightnews.serve.export import FeedEntry, atom_feed, bibtex, json_feed
+from lightnews.serve.export import FeedEntry, atom_feed, bibtex, json_feed, sources_opml
 from lightnews.serve.scholar import scholar_page
 from lightnews.settings import Settings
 from lightnews.store import SQLiteStore
@@ -99,7 +99,15 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         if feed is not None:
             return feed
         scholars = store.list_scholars(s.attribution_bar)
-        return page("home.html", stories=stories, scholars=scholars, title="Your feed")
+        muted = store.mutes()
+        names = store.scholar_names(int(v) for v in muted["scholar"])
+        titles = {str(r.id): r.title or r.address for r in store.list_sources()
+                  if str(r.id) in muted["source"]}  # fmt: skip
+        mutes = ([("keyword", v, v) for v in sorted(muted["keyword"])]
+                 + [("scholar", v, names.get(int(v), v)) for v in sorted(muted["scholar"])]
+                 + [("source", v, titles.get(v, v)) for v in sorted(muted["source"])])  # fmt: skip
+        return page("home.html", stories=stories, scholars=scholars, mutes=mutes,
+                    title="Your feed")  # fmt: skip
 
     async def scholar(request: Request) -> Response:
         who = request.path_params["who"]
@@ -121,7 +129,8 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
                       [p["author"] or ""]) for p in data["posts"] if not p["gap"]])  # fmt: skip
         if feed is not None:
             return feed
-        return page("scholar.html", data=data, tab=tab, who=who,
+        muted = str(data["scholar"]["id"]) in store.mutes()["scholar"]
+        return page("scholar.html", data=data, tab=tab, who=who, muted=muted,
                     title=data["scholar"]["name"])  # fmt: skip
 
     async def paper(request: Request) -> Response:
@@ -211,10 +220,13 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         )
 
     async def sources(request: Request) -> Response:
+        if request.query_params.get("format") == "opml":
+            return Response(sources_opml(store), media_type="text/x-opml")
         rows = [r.to_json() for r in store.list_sources()]
         if wants_json(request):
             return JSONResponse(rows)
-        return page("sources.html", sources=rows, title="Sources")
+        muted = store.mutes()["source"]
+        return page("sources.html", sources=rows, muted=muted, title="Sources")
 
     async def follow(request: Request) -> Response:
         from lightnews.pipeline import follow_scholar
@@ -230,23 +242,40 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         return RedirectResponse(f"/scholar/{scholar_id}", status_code=303)
 
     async def mark(request: Request) -> Response:
-        """Mark a story read or saved, or mute a keyword, from the feed's buttons."""
+        """Mark a story read or saved, or (un)mute a scholar, source or keyword.
 
+        The form's ``back`` (a path on this site) is where the browser returns.
+        """
         form = await request.form()
         now = now_iso()
         action = str(form.get("action") or "")
         key = str(form.get("story") or "").strip()
+        kind = str(form.get("kind") or "keyword")
+        value = str(form.get("value") or form.get("keyword") or "").strip()
         try:
             if action in ("read", "unread", "save") and key:
                 store.mark_story(key, now, read=action != "unread" if action != "save" else None,
                                  saved=True if action == "save" else None)  # fmt: skip
-            elif action == "mute" and form.get("keyword"):
-                store.set_mute("keyword", str(form.get("keyword")).strip().lower(), now)
+            elif action in ("mute", "unmute") and value:
+                if kind == "keyword":
+                    value = value.lower()
+                elif kind == "scholar":
+                    value = str(store.find_scholar(value))
+                elif kind == "source":
+                    value = str(store.get_source(int(value)).id)
+                store.set_mute(kind, value, now, muted=action == "mute")
             else:
-                raise UsageError("nothing to do: give a story and read, unread or save")
+                raise UsageError(
+                    "nothing to do: give a story and read, unread or save, or what to (un)mute"
+                )
+        except ValueError:
+            return failure(request, UsageError("a source is given by its number"))
         except LightnewsError as error:
             return failure(request, error)
-        return RedirectResponse("/", status_code=303)
+        back = str(form.get("back") or "/")
+        if not back.startswith("/") or back.startswith("//"):
+            back = "/"  # only ever back to this site
+        return RedirectResponse(back, status_code=303)
 
     async def item(request: Request) -> Response:
         """An article, post or note with the papers it names (seed: a lab's blog post)."""
