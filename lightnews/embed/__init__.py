@@ -124,9 +124,8 @@ class Semantic:
         order = np.argsort(-scores)
         return [(rows[i][0], float(scores[i])) for i in order]
 
-    @property
-    def pending(self) -> int:
-        return self.store.count_unembedded()
+    def pending(self, cap: int | None = None) -> int:
+        return self.store.count_unembedded(cap)
 
 
 def open_semantic(store: SQLiteStore, settings: Settings) -> Semantic:

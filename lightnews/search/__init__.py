@@ -13,6 +13,7 @@ on any backend.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,6 +36,10 @@ MEANING_FLOOR = {"static": 0.30, "minilm": 0.25}
 # list when they are fused (bench/embedding_eval.py measures both tasks: queries
 # that share words with the paper, and queries that share none).
 MEANING_WEIGHT = {"static": 0.5, "minilm": 1.0}
+# Related by words: how many distinct words of a paper are weighed, and the
+# number of papers from which a word counts as common.
+RELATED_WORDS_READ = 40
+COMMON_AT = 1_000
 # A filter allowing at most this many papers is searched exactly by meaning.
 EXACT_FILTER_CAP = 20_000
 
@@ -109,8 +114,9 @@ def _semantic(store: SQLiteStore, settings: Settings | None) -> tuple[Semantic |
         semantic = open_semantic(store, settings)
     except SemanticUnavailable as exc:
         return None, f"lexical only: {exc}"
-    pending = semantic.pending
-    note = f"{pending:,} papers not embedded yet: run `lightnews embed`" if pending else None
+    pending = semantic.pending(cap=10_000)
+    many = "over 10,000" if pending > 10_000 else f"{pending:,}"
+    note = f"{many} papers not embedded yet: run `lightnews embed`" if pending else None
     return semantic, note
 
 
@@ -205,14 +211,16 @@ def _related_by_words(
 ) -> list[dict[str, Any]]:
     """Papers sharing the most telling words of the paper's title and abstract.
 
-    The most telling words (inverse document frequency over the library) of
-    the title, then abstract, make an OR query ranked by BM25 with the title
-    weighted most.
+    Telling words are the ones few other papers use (inverse document
+    frequency, counted by the full-text index up to ``COMMON_AT`` papers: a
+    word more common than that tells nothing). The title's words come first,
+    then the abstract's; the eight most telling make an OR query ranked by
+    BM25 with the title weighted most. Bounded work at any library size.
     """
-    from lightnews.link.titles import stems, title_weights
+    from lightnews.link.titles import stems
 
-    weight = title_weights(store)
-    words = re.findall(r"[^\W_]{3,}", f"{paper['title']} {paper['title']} {paper['abstract']}")
+    total = max(store.paper_count(), 1)
+    words = re.findall(r"[^\W_]{3,}", f"{paper['title']} {paper['abstract']}")
     ranked: dict[str, float] = {}
     seen: set[str] = set()
     for word in words:
@@ -220,10 +228,13 @@ def _related_by_words(
         if not stem or stem in seen:
             continue
         seen.add(stem)
-        # Words no other paper has cannot relate it to anything.
-        if store.title_doc_freq(stem) >= 2:
-            ranked[word.lower()] = weight(stem)
-    telling = [w for w, _ in sorted(ranked.items(), key=lambda kv: kv[1], reverse=True)][:12]
+        if len(seen) > RELATED_WORDS_READ:
+            break
+        df = store.word_doc_freq(word, COMMON_AT)
+        # Words no other paper has cannot relate it to anything; common ones tell nothing.
+        if 2 <= df < COMMON_AT:
+            ranked[word.lower()] = math.log((total + 1) / (df + 0.5))
+    telling = [w for w, _ in sorted(ranked.items(), key=lambda kv: kv[1], reverse=True)][:8]
     if not telling:
         return []
     return store.related_candidates(telling, paper["arxiv_id"], depth)

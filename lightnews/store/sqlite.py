@@ -924,11 +924,24 @@ class SQLiteStore(ScholarQueries, VectorQueries):
             )
 
     def paper_count(self) -> int:
-        return int(
-            self.db.execute(
-                "SELECT count(*) FROM papers WHERE content_hash IS NOT NULL"
-            ).fetchone()[0]
-        )
+        """About how many papers the library has, instantly (for word weights and display).
+
+        The highest row id: it counts stubs and deleted rows too, but costs
+        nothing, where an exact count reads the whole table (seconds at a
+        million papers, on every linking or related-papers call).
+        """
+        return int(self.db.execute("SELECT max(id) FROM papers").fetchone()[0] or 0)
+
+    def word_doc_freq(self, word: str, cap: int) -> int:
+        """How many papers use ``word`` (as the index stems it); counting stops at ``cap``.
+
+        A word in more than ``cap`` papers is common; how common no longer matters.
+        """
+        row = self.db.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM papers_fts WHERE papers_fts MATCH ? LIMIT ?)",
+            (quoted(QueryTerm(word)), cap),
+        ).fetchone()
+        return int(row[0])
 
     def recent_papers(self, limit: int, before: str | None = None) -> list[dict[str, Any]]:
         rows = self.db.execute(

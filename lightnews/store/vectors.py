@@ -40,8 +40,14 @@ class VectorQueries:
         )
         return [(int(r[0]), r[1], r[2]) for r in rows]
 
-    def count_unembedded(self) -> int:
-        return int(self.db.execute("SELECT count(*) FROM embed_queue").fetchone()[0])
+    def count_unembedded(self, cap: int | None = None) -> int:
+        """Papers waiting for a vector (counting stops past ``cap``: a search asks often)."""
+        if cap is None:
+            return int(self.db.execute("SELECT count(*) FROM embed_queue").fetchone()[0])
+        row = self.db.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM embed_queue LIMIT ?)", (cap + 1,)
+        ).fetchone()
+        return int(row[0])
 
     def requeue_all_papers(self) -> None:
         """Queue every paper again (the library switched encoders)."""
