@@ -32,10 +32,10 @@ __all__ = ["SearchHit", "SearchResults", "parse_query", "related_papers", "searc
 # (a surname or a rare acronym has no meaningful neighbours). Measured on the
 # real 11k-paper corpus with bench/embedding_eval.py.
 MEANING_FLOOR = {"static": 0.30, "minilm": 0.25}
-# How far each encoder's nearest-by-meaning list is trusted against the words'
-# list when they are fused (bench/embedding_eval.py measures both tasks: queries
-# that share words with the paper, and queries that share none).
-MEANING_WEIGHT = {"static": 0.5, "minilm": 1.0}
+# How far the nearest-by-meaning list is trusted against the words' list when
+# they are fused: half, the better of 0.5 and 1 for both encoders on both tasks
+# of bench/embedding_eval.py. Meaning still decides alone when no words match.
+MEANING_WEIGHT = 0.5
 # Related by words: how many distinct words of a paper are weighed, and the
 # number of papers from which a word counts as common.
 RELATED_WORDS_READ = 40
@@ -121,7 +121,7 @@ def _semantic(store: SQLiteStore, settings: Settings | None) -> tuple[Semantic |
 
 
 def _weights(semantic: Semantic | None) -> dict[str, float]:
-    return {"meaning": MEANING_WEIGHT.get(semantic.encoder.name, 1.0)} if semantic else {}
+    return {"meaning": MEANING_WEIGHT} if semantic else {}
 
 
 def _by_meaning(

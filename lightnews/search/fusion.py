@@ -5,8 +5,8 @@ they are fused by rank, not by score: a paper's fused score is the sum over
 the lists it appears in of ``weight / (K + rank)``. With ``K = 60``
 (Cormack, Clarke and Büttcher, SIGIR 2009) a paper near the top of both
 lists beats a paper at the very top of one; a list's long tail adds little.
-A list's weight says how far it is trusted (a weaker encoder's list counts
-less; see ``MEANING_WEIGHT`` in ``lightnews.search``).
+A list's weight says how far it is trusted (see ``MEANING_WEIGHT`` in
+``lightnews.search``).
 """
 
 from __future__ import annotations
