@@ -536,6 +536,7 @@ def feed(app: App, limit: int, newest: bool, fmt: str, as_json: bool) -> None:
                 limit=limit,
                 half_life_hours=settings.half_life_hours,
                 bar=settings.attribution_bar,
+                settings=settings,
             )
         )
     if as_json:
@@ -1274,7 +1275,9 @@ def demo(app: App, as_json: bool, port: int | None) -> None:
         app.db_path = default_db_path().with_name("demo.db")
     with errors_as_exit():
         reports = build_demo(app.store, app.settings)
-        stories = rank_stories(app.store, limit=10, bar=app.settings.attribution_bar)
+        stories = rank_stories(
+            app.store, limit=10, bar=app.settings.attribution_bar, settings=app.settings
+        )
         counts = app.store.counts()
     if as_json:
         emit_json(

@@ -19,6 +19,8 @@ from typing import Any
 
 import orjson
 
+from lightnews.embed import Closeness, closest_interests
+from lightnews.settings import Settings
 from lightnews.store import SQLiteStore
 
 __all__ = ["SIGNALS", "Context", "Story", "gather_stories", "newest_stories", "rank_stories"]
@@ -57,6 +59,7 @@ class Context:
     names: dict[int, str]
     categories: set[str]
     now: datetime
+    close: dict[str, Closeness] = field(default_factory=dict)
 
 
 Signal = Callable[[Story, Context], tuple[float, list[str]]]
@@ -121,6 +124,16 @@ def relevance(story: Story, context: Context) -> tuple[float, list[str]]:
     return 0.0, []
 
 
+def close_to_your_papers(story: Story, context: Context) -> tuple[float, list[str]]:
+    """Near, by meaning, to a paper of a followed scholar or a paper the user saved."""
+    found = context.close.get(story.arxiv_id or "")
+    if found is None:
+        return 0.0, []
+    title = found.title if len(found.title) <= 60 else found.title[:57].rstrip() + "…"
+    owner = f"{found.scholar}'s “{title}”" if found.scholar else f"“{title}”, which you saved"
+    return 0.5 + 1.5 * found.strength, [f"close to {owner}"]
+
+
 def coverage(story: Story, context: Context) -> tuple[float, list[str]]:
     """Written about in articles, notes or newsletters."""
     kinds = {i.get("kind") for i in story.items}
@@ -135,6 +148,7 @@ SIGNALS: tuple[Signal, ...] = (
     scholars_discussing,
     engagement,
     relevance,
+    close_to_your_papers,
     coverage,
 )
 
@@ -204,11 +218,18 @@ def rank_stories(
     half_life_hours: float = 36.0,
     bar: float = 0.6,
     now: datetime | None = None,
+    settings: Settings | None = None,
 ) -> list[Story]:
-    """The feed: stories by what followed scholars do, each with why it is there."""
+    """The feed: stories by what followed scholars do, each with why it is there.
+
+    With ``settings`` (and the semantic extra), stories near the papers of
+    followed scholars or saved papers gain too, saying which paper.
+    """
     stories = _apply_mutes(store, gather_stories(store, limit))
     arxiv_ids = [s.arxiv_id for s in stories if s.arxiv_id]
+    close = closest_interests(store, settings, arxiv_ids, bar) if settings else {}
     context = Context(
+        close=close,
         authored=store.followed_authorships(arxiv_ids, bar),
         names=store.scholar_names(
             i["followed_scholar"] for s in stories for i in s.items if i.get("followed_scholar")

@@ -102,3 +102,27 @@ def test_a_thread_is_one_story(store: SQLiteStore, settings: Settings) -> None:
     ]
     # Replies of Mara's own threads join their paper's story instead of standing alone.
     assert lone_posts == []
+
+
+def test_close_to_a_followed_scholars_paper_counts_and_says_which(
+    store: SQLiteStore, settings: Settings
+) -> None:
+    import importlib.util
+
+    import pytest
+
+    if importlib.util.find_spec("faiss") is None:
+        pytest.skip("needs the semantic extra")
+    from lightnews.demo import build_demo
+    from lightnews.rank import close_to_your_papers
+
+    build_demo(store, settings)  # embeds the demo papers too
+    plain = {s.arxiv_id: s for s in rank_stories(store, limit=40)}
+    ranked = {s.arxiv_id: s for s in rank_stories(store, limit=40, settings=settings)}
+    kernel = ranked["2510.18421"]  # linear-time attention, near Mara Lindqvist's sparse attention
+    assert "close to Mara Lindqvist's “Sparse Ring Attention: Sub-quadratic" in " ".join(kernel.why)
+    assert kernel.score > plain["2510.18421"].score
+    # Her own papers say "authored by", not that they are close to each other.
+    assert not any(w.startswith("close to") for w in ranked["2511.18342"].why)
+    # Without vectors for a story, the signal is silent.
+    assert close_to_your_papers(story(), CONTEXT) == (0.0, [])

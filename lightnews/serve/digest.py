@@ -48,7 +48,7 @@ def digest_stories(
     """The best-ranked stories with activity since ``since``."""
     start = since.strftime("%Y-%m-%dT%H:%M:%SZ")
     ranked = rank_stories(store, limit=limit * 4, half_life_hours=settings.half_life_hours,
-                          bar=settings.attribution_bar, now=now)  # fmt: skip
+                          bar=settings.attribution_bar, now=now, settings=settings)  # fmt: skip
     # Read (or already digested) stories stay out unless something new brought them back.
     return [s for s in ranked if (s.time or "") >= start and "read" not in s.why][:limit]
 

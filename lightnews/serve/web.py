@@ -89,7 +89,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
     async def home(request: Request) -> Response:
         s = current_settings()
         stories = rank_stories(store, limit=50, half_life_hours=s.half_life_hours,
-                               bar=s.attribution_bar)  # fmt: skip
+                               bar=s.attribution_bar, settings=s)  # fmt: skip
         if wants_json(request):
             return JSONResponse([story.to_json() for story in stories])
         feed = as_feed(request, "Lightnews: your feed", [

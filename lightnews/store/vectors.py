@@ -13,6 +13,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
+import orjson
+
 from lightnews.model import QueryTerm, SearchFilters
 from lightnews.store.fts import quoted
 
@@ -117,6 +119,35 @@ class VectorQueries:
             (arxiv_id, model),
         ).fetchone()
         return (int(row[0]), row[1]) if row else None
+
+    def vectors_by_arxiv_id(self, arxiv_ids: Sequence[str], model: str) -> dict[str, bytes]:
+        rows = self.db.execute(
+            "SELECT p.arxiv_id, v.vector FROM papers p JOIN paper_vectors v ON v.paper_id = p.id "
+            "WHERE v.model = ? AND p.arxiv_id IN (SELECT value FROM json_each(?))",
+            (model, orjson.dumps(list(arxiv_ids)).decode()),
+        )
+        return {r[0]: r[1] for r in rows}
+
+    def interest_papers(self, bar: float, limit: int = 500) -> list[tuple[str, str, str | None]]:
+        """``(arxiv id, title, scholar name)`` of the papers that say what the user cares about.
+
+        Papers attributed to followed scholars (at or above ``bar``, newest
+        first) with the scholar's name, then saved papers (name None).
+        """
+        authored = self.db.execute(
+            "SELECT p.arxiv_id, p.title, s.name FROM authorships a "
+            "JOIN papers p ON p.id = a.paper_id JOIN scholars s ON s.id = a.scholar_id "
+            "WHERE s.followed = 1 AND a.confidence >= ? AND p.title != '' "
+            "ORDER BY p.published DESC LIMIT ?",
+            (bar, limit),
+        ).fetchall()
+        saved = self.db.execute(
+            "SELECT p.arxiv_id, p.title FROM story_state st JOIN papers p "
+            "ON p.arxiv_id = st.story_key WHERE st.saved_at IS NOT NULL "
+            "ORDER BY st.saved_at DESC LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return [(r[0], r[1], r[2]) for r in authored] + [(r[0], r[1], None) for r in saved]
 
     def vectors_of(self, paper_ids: Sequence[int], model: str) -> list[tuple[int, bytes]]:
         rows = self.db.execute(
