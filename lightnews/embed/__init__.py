@@ -110,7 +110,7 @@ class Semantic:
 
     def vector_of(self, arxiv_id: str) -> tuple[int, npt.NDArray[np.float32]] | None:
         found = self.store.paper_vector(arxiv_id, self.encoder.name)
-        return (found[0], from_blob(found[1], self.encoder.dim)) if found else None
+        return (found[0], from_blob(found[1])) if found else None
 
     def exact(
         self, vector: npt.NDArray[np.float32], paper_ids: list[int]
@@ -121,7 +121,7 @@ class Semantic:
         rows = self.store.vectors_of(paper_ids, self.encoder.name)
         if not rows:
             return []
-        matrix = np.stack([from_blob(blob, self.encoder.dim) for _, blob in rows])
+        matrix = np.stack([from_blob(blob) for _, blob in rows])
         scores = matrix @ vector
         order = np.argsort(-scores)
         return [(rows[i][0], float(scores[i])) for i in order]
@@ -182,13 +182,12 @@ def closest_interests(
     Empty without the semantic extra or vectors: the feed then ranks without
     this signal (and says nothing about it).
     """
+    # Stored vectors are all this needs: no encoder to load, no index to open.
+    if semantic_unavailable(settings):
+        return {}
     import numpy as np
 
-    try:
-        semantic = open_semantic(store, settings)
-    except SemanticUnavailable:
-        return {}
-    model, dim = semantic.encoder.name, semantic.encoder.dim
+    model = str(settings.semantic)
     interests = store.interest_papers(bar)
     mine = store.vectors_by_arxiv_id([a for a, _, _ in interests], model)
     interests = [i for i in interests if i[0] in mine]
@@ -200,8 +199,8 @@ def closest_interests(
     if not interests or not asked:
         return {}
     similarity = (
-        np.stack([from_blob(theirs[a], dim) for a in asked])
-        @ np.stack([from_blob(mine[i[0]], dim) for i in interests]).T
+        np.stack([from_blob(theirs[a]) for a in asked])
+        @ np.stack([from_blob(mine[i[0]]) for i in interests]).T
     )
     nearest: dict[str, tuple[float, tuple[str, str, str | None]]] = {}
     for row, arxiv_id in enumerate(asked):

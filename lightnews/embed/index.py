@@ -45,8 +45,9 @@ def from_blobs(blobs: list[bytes], dim: int) -> npt.NDArray[np.float32]:
     return np.frombuffer(b"".join(blobs), dtype="<f2").reshape(-1, dim).astype(np.float32)
 
 
-def from_blob(blob: bytes, dim: int) -> npt.NDArray[np.float32]:
-    return from_blobs([blob], dim)[0]
+def from_blob(blob: bytes) -> npt.NDArray[np.float32]:
+    """One stored vector (float16 bytes, two per dimension) as float32."""
+    return from_blobs([blob], len(blob) // 2)[0]
 
 
 class VectorIndex:
