@@ -185,10 +185,18 @@ def search_papers(
 
 
 def related_papers(
-    store: SQLiteStore, arxiv_id: str, *, limit: int = 10, settings: Settings | None = None
+    store: SQLiteStore,
+    arxiv_id: str,
+    *,
+    limit: int = 10,
+    settings: Settings | None = None,
+    paper: dict[str, Any] | None = None,
 ) -> SearchResults:
-    """Papers like this one: nearest by meaning fused with the most shared telling words."""
-    paper = store.get_paper(arxiv_id)
+    """Papers like this one: nearest by meaning fused with the most shared telling words.
+
+    ``paper`` is the stored paper when the caller has it already.
+    """
+    paper = paper or store.get_paper(arxiv_id)
     depth = max(30, 3 * limit)
     lexical = _related_by_words(store, paper, depth)
     lists: dict[str, list[str]] = {"words": [r["arxiv_id"] for r in lexical]}

@@ -94,9 +94,18 @@ def _posts(store: SQLiteStore, did: str, pinned_key: str | None) -> list[dict[st
 
 
 def scholar_page(
-    store: SQLiteStore, who: str, *, page: int = 1, per_page: int = 20, bar: float = 0.6
+    store: SQLiteStore,
+    who: str,
+    *,
+    page: int = 1,
+    per_page: int = 20,
+    bar: float = 0.6,
+    tab: str | None = None,
 ) -> dict[str, Any]:
-    """Everything a scholar's page shows (raises NotFound for an unknown scholar)."""
+    """Everything a scholar's page shows (raises NotFound for an unknown scholar).
+
+    ``tab="papers"`` leaves the posts out (the papers tab does not show them).
+    """
     scholar_id = store.find_scholar(who)
     scholar = store.get_scholar(scholar_id)
     keys = [i["value"] for i in scholar["identities"]
@@ -119,7 +128,8 @@ def scholar_page(
             "bot": bool(account["bot"]),
             "bot_reason": account["bot_reason"],
         }
-        posts = _posts(store, account["id"], account["pinned"])
+        if tab != "papers":
+            posts = _posts(store, account["id"], account["pinned"])
     page = max(page, 1)
     total, rows = store.scholar_papers(scholar_id, bar, per_page, (page - 1) * per_page)
     papers = [

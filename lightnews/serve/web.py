@@ -102,7 +102,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         muted = store.mutes()
         names = store.scholar_names(int(v) for v in muted["scholar"])
         titles = {str(r.id): r.title or r.address for r in store.list_sources()
-                  if str(r.id) in muted["source"]}  # fmt: skip
+                  if str(r.id) in muted["source"]} if muted["source"] else {}  # fmt: skip
         mutes = ([("keyword", v, v) for v in sorted(muted["keyword"])]
                  + [("scholar", v, names.get(int(v), v)) for v in sorted(muted["scholar"])]
                  + [("source", v, titles.get(v, v)) for v in sorted(muted["source"])])  # fmt: skip
@@ -114,7 +114,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         tab = request.query_params.get("tab", "posts")
         try:
             number = max(int(request.query_params.get("page", "1")), 1)
-            data = scholar_page(store, who, page=number, per_page=PER_PAGE,
+            data = scholar_page(store, who, page=number, per_page=PER_PAGE, tab=tab,
                                 bar=current_settings().attribution_bar)  # fmt: skip
         except ValueError:
             return failure(request, UsageError("page must be a number"))
@@ -142,7 +142,8 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
 
         related = SearchResults([], "lexical")
         if not data["stub"]:
-            related = related_papers(store, data["arxiv_id"], limit=5, settings=current_settings())
+            related = related_papers(store, data["arxiv_id"], limit=5,
+                                     settings=current_settings(), paper=data)  # fmt: skip
         if wants_json(request):
             hits = [h.to_json() for h in related]
             return JSONResponse({**data, "related": {**related.about(), "hits": hits}})

@@ -231,16 +231,24 @@ class ScholarQueries:
         if not account_ids:
             return []
         marks = ", ".join("?" * len(account_ids))
-        repost_keys = [f"repost:{a}:%" for a in account_ids]
-        likes = " OR ".join("i.key LIKE ?" for _ in repost_keys)
+        # Reposts by an account are keyed repost:<DID>:<URI>: a key range, which the
+        # items_key index answers (LIKE cannot use a case-sensitive index). The page
+        # is chosen first by id and time, then only its rows are read in full.
+        ranges = " UNION ALL ".join(
+            "SELECT id FROM items WHERE key >= ? AND key < ? AND kind = 'repost'"
+            for _ in account_ids
+        )
+        bounds = [b for a in account_ids for b in (f"repost:{a}:", f"repost:{a};")]
         rows = self.db.execute(
             "SELECT i.id, i.key, i.kind, i.title, i.url, i.author, i.text, i.published, "
             "i.links, i.engagement, i.extra, i.account, i.thread_root, i.reply_parent, "
             "(SELECT group_concat(p.arxiv_id, ' ') FROM mentions m JOIN papers p "
             " ON p.id = m.paper_id WHERE m.item_id = i.id) AS papers "
-            f"FROM items i WHERE i.kind IN ('post', 'repost') AND (i.account IN ({marks}) "
-            f"OR {likes}) GROUP BY i.key ORDER BY i.published DESC LIMIT ? OFFSET ?",
-            (*account_ids, *repost_keys, limit, offset),
+            "FROM (SELECT id, published FROM items WHERE id IN ("
+            f"SELECT id FROM items WHERE account IN ({marks}) AND kind IN ('post', 'repost') "
+            f"UNION ALL {ranges}) GROUP BY key ORDER BY published DESC LIMIT ? OFFSET ?) AS top "
+            "JOIN items i ON i.id = top.id ORDER BY top.published DESC",
+            (*account_ids, *bounds, limit, offset),
         )
         return [
             Item(
