@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lightnews.embed.encoders import (
     ENCODERS,
@@ -29,7 +29,7 @@ from lightnews.embed.encoders import (
     load_encoder,
     missing_packages,
 )
-from lightnews.embed.index import VectorIndex, from_blob, to_blob
+from lightnews.embed.index import VectorIndex, from_blob, from_blobs, to_blob
 from lightnews.settings import Settings
 from lightnews.store import SQLiteStore
 
@@ -171,6 +171,30 @@ class Closeness:
     scholar: str | None  # whose paper it is; None for a paper the user saved
 
 
+_interest_cache: dict[tuple[str, str, float], tuple[Any, float, Any, Any]] = {}
+INTEREST_TTL = 300.0
+
+
+def _interests(store: SQLiteStore, model: str, bar: float) -> tuple[list[Any], Any]:
+    """The user's interest papers and their vectors as one matrix, kept between requests.
+
+    Reading them costs tens of milliseconds on a large library; they change
+    only when follows, attributions, saves or vectors do (or after
+    ``INTEREST_TTL`` seconds, for changes the version cannot see).
+    """
+    key = (str(store.path), model, bar)
+    version = store.interest_version()
+    cached = _interest_cache.get(key)
+    if cached and cached[0] == version and time.monotonic() - cached[1] < INTEREST_TTL:
+        return cached[2], cached[3]
+    interests = store.interest_vectors(model, bar)
+    dim = len(interests[0][2]) // 2 if interests else 1
+    matrix = from_blobs([blob for _, _, blob in interests], dim)
+    slim = [(paper_id, scholar_id, b"") for paper_id, scholar_id, _ in interests]
+    _interest_cache[key] = (version, time.monotonic(), slim, matrix)
+    return slim, matrix
+
+
 def closest_interests(
     store: SQLiteStore, settings: Settings, arxiv_ids: list[str], bar: float
 ) -> dict[str, Closeness]:
@@ -188,31 +212,31 @@ def closest_interests(
     import numpy as np
 
     model = str(settings.semantic)
-    interests = store.interest_papers(bar)
-    mine = store.vectors_by_arxiv_id([a for a, _, _ in interests], model)
-    interests = [i for i in interests if i[0] in mine]
+    interests, matrix = _interests(store, model, bar)
     theirs = store.vectors_by_arxiv_id(arxiv_ids, model)
     # Papers that are themselves the user's (a followed scholar's, or saved) say
     # so in their own words; closeness is for the others.
-    own = {a for a, _, _ in interests}
-    asked = [a for a in arxiv_ids if a in theirs and a not in own]
+    own = {paper_id for paper_id, _, _ in interests}
+    asked = [a for a in arxiv_ids if a in theirs and theirs[a][0] not in own]
     if not interests or not asked:
         return {}
-    similarity = (
-        np.stack([from_blob(theirs[a]) for a in asked])
-        @ np.stack([from_blob(mine[i[0]]) for i in interests]).T
-    )
-    nearest: dict[str, tuple[float, tuple[str, str, str | None]]] = {}
-    for row, arxiv_id in enumerate(asked):
-        column = int(np.argmax(similarity[row]))
-        nearest[arxiv_id] = (float(similarity[row, column]), interests[column])
-    values = [value for value, _ in nearest.values()]
+    similarity = from_blobs([theirs[a][1] for a in asked], matrix.shape[1]) @ matrix.T
+    best = similarity.argmax(axis=1)
+    values = similarity[np.arange(len(asked)), best]
     floor = max(CLOSE_FROM.get(model, 0.8), float(np.quantile(values, 1 - CLOSE_SHARE)))
-    return {
-        arxiv_id: Closeness(value, min(1.0, (value - floor) / max(1e-6, 1 - floor)), *paper)
-        for arxiv_id, (value, paper) in nearest.items()
-        if value >= floor
-    }
+    chosen = {a: (float(v), interests[int(b)]) for a, v, b in zip(asked, values, best, strict=True)
+              if v >= floor}  # fmt: skip
+    papers = store.papers_by_rowids([paper_id for _, (paper_id, _, _) in chosen.values()])
+    names = store.scholar_names(s for _, (_, s, _) in chosen.values() if s is not None)
+    found: dict[str, Closeness] = {}
+    for arxiv_id, (value, (paper_id, scholar_id, _)) in chosen.items():
+        paper = papers.get(paper_id)
+        if paper is None:
+            continue
+        strength = min(1.0, (value - floor) / max(1e-6, 1 - floor))
+        scholar = names.get(scholar_id, "a scholar you follow") if scholar_id is not None else None
+        found[arxiv_id] = Closeness(value, strength, paper["arxiv_id"], paper["title"], scholar)
+    return found
 
 
 @dataclass(slots=True)

@@ -40,13 +40,15 @@ class Story:
     why: list[str] = field(default_factory=list)
     score: float = 0.0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, items: int = 10) -> dict[str, Any]:
+        """The entry, with its newest ``items`` items (the story page has them all)."""
         data: dict[str, Any] = {"arxiv_id": self.arxiv_id} if self.arxiv_id else {"item": self.key}
+        newest = sorted(self.items, key=lambda i: i.get("time") or "", reverse=True)[:items]
         data.update(
             title=self.title, score=round(self.score, 4), why=self.why, time=self.time,
-            url=self.url,
+            url=self.url, items_total=len(self.items),
             items=[{k: i.get(k) for k in ("kind", "source", "title", "url", "time")}
-                   for i in self.items],
+                   for i in newest],
         )  # fmt: skip
         return data
 
@@ -223,13 +225,14 @@ def rank_stories(
     """The feed: stories by what followed scholars do, each with why it is there.
 
     With ``settings`` (and the semantic extra), stories near the papers of
-    followed scholars or saved papers gain too, saying which paper.
+    followed scholars or saved papers gain too, saying which paper. That
+    closeness is worked out for the best-scored ``CLOSE_CANDIDATES`` stories
+    only (it adds at most two points; comparing every candidate with every
+    interest paper cost more than the rest of the feed on a large library).
     """
     stories = _apply_mutes(store, gather_stories(store, limit))
     arxiv_ids = [s.arxiv_id for s in stories if s.arxiv_id]
-    close = closest_interests(store, settings, arxiv_ids, bar) if settings else {}
     context = Context(
-        close=close,
         authored=store.followed_authorships(arxiv_ids, bar),
         names=store.scholar_names(
             i["followed_scholar"] for s in stories for i in s.items if i.get("followed_scholar")
@@ -243,27 +246,49 @@ def rank_stories(
         reference = min(context.now, datetime.fromisoformat(newest.replace("Z", "+00:00")))
     states = store.story_states()
     for story in stories:
-        points = 0.2
-        why: list[str] = []
-        for signal in SIGNALS:
-            gained, words = signal(story, context)
-            points += gained
-            why += words
-        decay = 0.5 ** (_age_hours(story.time, reference) / half_life_hours)
-        story.score = points * decay
-        story.why = why or ["new on arXiv" if story.arxiv_id else f"new in {_source(story)}"]
-        read_at, saved_at = states.get(story.key, (None, None))
-        if saved_at:
-            story.why.append("saved")
-        if read_at:
-            news = _since(story, read_at)
-            if news:  # something material happened: it comes back, saying what
-                story.why.insert(0, news)
-            else:
-                story.score *= 0.05
-                story.why.append("read")
+        _score(story, context, reference, half_life_hours, states)
     stories.sort(key=lambda s: (s.score, s.time or ""), reverse=True)
+    if settings is not None:
+        candidates = stories[: max(CLOSE_CANDIDATES, 3 * limit)]
+        wanted = [s.arxiv_id for s in candidates if s.arxiv_id]
+        context.close = closest_interests(store, settings, wanted, bar)
+        for story in candidates:
+            if story.arxiv_id in context.close:
+                _score(story, context, reference, half_life_hours, states)
+        stories.sort(key=lambda s: (s.score, s.time or ""), reverse=True)
     return stories[:limit]
+
+
+CLOSE_CANDIDATES = 150
+
+
+def _score(
+    story: Story,
+    context: Context,
+    reference: datetime,
+    half_life_hours: float,
+    states: dict[str, tuple[str | None, str | None]],
+) -> None:
+    """Set the story's score and reasons from every signal, its age and its read state."""
+    points = 0.2
+    why: list[str] = []
+    for signal in SIGNALS:
+        gained, words = signal(story, context)
+        points += gained
+        why += words
+    decay = 0.5 ** (_age_hours(story.time, reference) / half_life_hours)
+    story.score = points * decay
+    story.why = why or ["new on arXiv" if story.arxiv_id else f"new in {_source(story)}"]
+    read_at, saved_at = states.get(story.key, (None, None))
+    if saved_at:
+        story.why.append("saved")
+    if read_at:
+        news = _since(story, read_at)
+        if news:  # something material happened: it comes back, saying what
+            story.why.insert(0, news)
+        else:
+            story.score *= 0.05
+            story.why.append("read")
 
 
 def _since(story: Story, read_at: str) -> str | None:

@@ -120,34 +120,56 @@ class VectorQueries:
         ).fetchone()
         return (int(row[0]), row[1]) if row else None
 
-    def vectors_by_arxiv_id(self, arxiv_ids: Sequence[str], model: str) -> dict[str, bytes]:
+    def vectors_by_arxiv_id(
+        self, arxiv_ids: Sequence[str], model: str
+    ) -> dict[str, tuple[int, bytes]]:
+        """``arxiv id -> (paper id, vector)`` for those of the papers that have one."""
         rows = self.db.execute(
-            "SELECT p.arxiv_id, v.vector FROM papers p JOIN paper_vectors v ON v.paper_id = p.id "
-            "WHERE v.model = ? AND p.arxiv_id IN (SELECT value FROM json_each(?))",
+            "SELECT p.arxiv_id, p.id, v.vector FROM papers p JOIN paper_vectors v "
+            "ON v.paper_id = p.id WHERE v.model = ? "
+            "AND p.arxiv_id IN (SELECT value FROM json_each(?))",
             (model, orjson.dumps(list(arxiv_ids)).decode()),
         )
-        return {r[0]: r[1] for r in rows}
+        return {r[0]: (int(r[1]), r[2]) for r in rows}
 
-    def interest_papers(self, bar: float, limit: int = 500) -> list[tuple[str, str, str | None]]:
-        """``(arxiv id, title, scholar name)`` of the papers that say what the user cares about.
+    def interest_version(self) -> tuple[Any, ...]:
+        """Changes whenever the papers the user cares about may have (cheap to ask)."""
+        row = self.db.execute(
+            "SELECT (SELECT max(paper_id) FROM authorships), "
+            "(SELECT group_concat(id) FROM scholars WHERE followed = 1), "
+            "(SELECT max(saved_at) FROM story_state), (SELECT max(id) FROM paper_vectors)"
+        ).fetchone()
+        return tuple(row)
 
-        Papers attributed to followed scholars (at or above ``bar``, newest
-        first) with the scholar's name, then saved papers (name None).
+    def interest_vectors(
+        self, model: str, bar: float, limit: int = 2000
+    ) -> list[tuple[int, int | None, bytes]]:
+        """``(paper id, scholar id, vector)`` of the papers that say what the user cares about.
+
+        Papers attributed to followed scholars (at or above ``bar``; the most
+        recently stored first), then saved papers (scholar id None). Only
+        small rows are read (ids and vectors, not the papers themselves), in a
+        fixed join order (the planner otherwise scanned every vector to find
+        no saved paper): the feed asks on every request.
         """
         authored = self.db.execute(
-            "SELECT p.arxiv_id, p.title, s.name FROM authorships a "
-            "JOIN papers p ON p.id = a.paper_id JOIN scholars s ON s.id = a.scholar_id "
-            "WHERE s.followed = 1 AND a.confidence >= ? AND p.title != '' "
-            "ORDER BY p.published DESC LIMIT ?",
-            (bar, limit),
+            "WITH followed AS MATERIALIZED (SELECT id FROM scholars WHERE followed = 1) "
+            "SELECT a.paper_id, a.scholar_id, v.vector FROM followed f "
+            "CROSS JOIN authorships a ON a.scholar_id = f.id "
+            "CROSS JOIN paper_vectors v ON v.paper_id = a.paper_id AND v.model = ? "
+            "WHERE a.confidence >= ? ORDER BY a.paper_id DESC LIMIT ?",
+            (model, bar, limit),
         ).fetchall()
         saved = self.db.execute(
-            "SELECT p.arxiv_id, p.title FROM story_state st JOIN papers p "
-            "ON p.arxiv_id = st.story_key WHERE st.saved_at IS NOT NULL "
-            "ORDER BY st.saved_at DESC LIMIT ?",
-            (limit,),
+            "SELECT p.id, v.vector FROM story_state st "
+            "CROSS JOIN papers p ON p.arxiv_id = st.story_key "
+            "CROSS JOIN paper_vectors v ON v.paper_id = p.id AND v.model = ? "
+            "WHERE st.saved_at IS NOT NULL ORDER BY st.saved_at DESC LIMIT ?",
+            (model, limit),
         ).fetchall()
-        return [(r[0], r[1], r[2]) for r in authored] + [(r[0], r[1], None) for r in saved]
+        return [(int(r[0]), int(r[1]), r[2]) for r in authored] + [
+            (int(r[0]), None, r[1]) for r in saved
+        ]
 
     def vectors_of(self, paper_ids: Sequence[int], model: str) -> list[tuple[int, bytes]]:
         rows = self.db.execute(
