@@ -98,7 +98,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             for st in stories])  # fmt: skip
         if feed is not None:
             return feed
-        scholars = store.list_scholars(s.attribution_bar)
+        scholars = store.followed_scholars()
         muted = store.mutes()
         names = store.scholar_names(int(v) for v in muted["scholar"])
         titles = {str(r.id): r.title or r.address for r in store.list_sources()

@@ -132,6 +132,13 @@ class ScholarQueries:
             scholars.append(entry)
         return scholars
 
+    def followed_scholars(self) -> list[dict[str, Any]]:
+        """``{id, name}`` of every followed scholar, by name (the feed's header)."""
+        rows = self.db.execute(
+            "SELECT id, name FROM scholars WHERE followed = 1 ORDER BY name COLLATE NOCASE"
+        )
+        return [dict(r) for r in rows]
+
     def merge_scholars(self, keep: int, drop: int) -> None:
         """One person known twice: everything of ``drop`` moves to ``keep``."""
         if keep == drop:
