@@ -431,7 +431,10 @@ def import_group() -> None:
 
 @import_group.command("arxiv-snapshot")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--batch-size", default=5000, show_default=True, help="Records per transaction.")
+@click.option(
+    "--batch-size", default=5000, show_default=True,
+    help="Records per batch (several batches make one transaction).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @pass_app
 def import_snapshot(app: App, path: Path, batch_size: int, as_json: bool) -> None:

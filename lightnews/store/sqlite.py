@@ -37,7 +37,6 @@ from lightnews.model import (
     QueryTerm,
     SearchFilters,
     SourceState,
-    Version,
 )
 from lightnews.normalize.arxiv_ids import parse_arxiv_id
 from lightnews.normalize.names import name_key
@@ -45,7 +44,7 @@ from lightnews.store.fts import quoted
 from lightnews.store.scholars import ScholarQueries
 from lightnews.store.vectors import VectorQueries
 
-__all__ = ["SQLiteStore", "SaveResult", "SourceRow"]
+__all__ = ["PreparedPaper", "SQLiteStore", "SaveResult", "SourceRow", "prepare_paper"]
 
 _STOPWORDS = frozenset(
     "a an and are as at be by for from has have in into is it its of on or that the their "
@@ -178,22 +177,113 @@ def _hash(values: Sequence[Any]) -> str:
     return hashlib.blake2b(orjson.dumps(values), digest_size=12).hexdigest()
 
 
-def _version_key(paper: Paper | dict[str, Any]) -> tuple[int, str]:
-    if isinstance(paper, Paper):
-        return (paper.latest_version or 0, paper.updated or "")
-    return (paper["latest_version"] or 0, paper["updated"] or "")
+def _version_key(row: dict[str, Any]) -> tuple[int, str]:
+    """Which of two records of a paper is newer: by version, then update time."""
+    return (row["latest_version"] or 0, row["updated"] or "")
 
 
-def _merge_versions(a: Iterable[Sequence[Any]], b: Iterable[Version]) -> list[list[Any]]:
+def _merge_versions(a: Iterable[Sequence[Any]], b: Iterable[Sequence[Any]]) -> list[list[Any]]:
+    """Versions ``[number, date, size]`` of both, by number; ``a``'s fields win, gaps filled."""
     merged: dict[int, list[Any]] = {int(v[0]): list(v) for v in a}
-    for version in b:
-        known = merged.get(version.number)
+    for number, date, size in b:
+        known = merged.get(number)
         if known is None:
-            merged[version.number] = [version.number, version.date, version.size]
+            merged[number] = [number, date, size]
         else:
-            known[1] = known[1] or version.date
-            known[2] = known[2] or version.size
+            known[1] = known[1] or date
+            known[2] = known[2] or size
     return [merged[n] for n in sorted(merged)]
+
+
+#: A paper as the store writes it, built without a database by :func:`prepare_paper`:
+#: its ``_PAPER_COLUMNS`` values (content hash last) and its authorship rows without
+#: the paper's row id: ``(position, name, name_key, keyname, forenames, affiliations)``.
+#: Only strings, integers and None: it survives a JSON round trip (lists for tuples).
+PreparedPaper = tuple[Sequence[Any], Sequence[Sequence[Any]]]
+_TITLE, _AUTHORS, _PUBLISHED, _UPDATED, _VERSIONS, _LATEST, _WITHDRAWN = (
+    _PAPER_COLUMNS.index(c)
+    for c in ("title", "authors", "published", "updated", "versions", "latest_version", "withdrawn")
+)
+
+
+def prepare_paper(paper: Paper) -> PreparedPaper:
+    """The row values and authorship rows of ``paper`` as if nothing were stored yet.
+
+    Pure (no database, no store), so a bulk import builds them in its parsing
+    worker; :meth:`SQLiteStore.save_prepared` inserts them as they are when the
+    paper is new, and merges them over the stored row otherwise. A stub (no
+    title) is prepared too: its id and version decide between duplicates.
+    """
+    numbers = [v.number for v in paper.versions]
+    if numbers == sorted(set(numbers)):  # in order, no repeats: nothing to merge
+        versions = [[v.number, v.date, v.size] for v in paper.versions]
+    else:
+        versions = _merge_versions((), ((v.number, v.date, v.size) for v in paper.versions))
+    authors = paper.authors
+    values = (
+        paper.arxiv_id,
+        paper.title,
+        paper.abstract,
+        ", ".join([a.name for a in authors]),
+        paper.primary_category,
+        " ".join(paper.categories),
+        paper.published,
+        paper.updated,
+        _json(versions),
+        (versions[-1][0] or None) if versions else None,  # the latest version
+        paper.doi,
+        paper.journal_ref,
+        paper.comments,
+        paper.license,
+        paper.submitter,
+        int(paper.withdrawn),
+    )
+    authorships = [
+        (
+            position,
+            a.name,
+            name_key(a.name, a.keyname),
+            a.keyname,
+            a.forenames,
+            "; ".join(a.affiliations) or None,
+        )
+        for position, a in enumerate(authors)
+    ]
+    return (*values, _hash(values)), authorships
+
+
+def _prepared_key(values: Sequence[Any]) -> tuple[int, str]:
+    """:func:`_version_key` of prepared values."""
+    return (values[_LATEST] or 0, values[_UPDATED] or "")
+
+
+def _merged_values(fresh: Sequence[Any], old: dict[str, Any]) -> tuple[Any, ...] | None:
+    """Prepared values ``fresh`` merged over the stored row ``old``; None if nothing changes.
+
+    The newer record (by version, then update time) wins field by field and
+    gaps are filled from the other; versions are the union of both. A stored
+    stub (no content hash) simply takes the fresh values.
+    """
+    versions = _merge_versions(orjson.loads(old["versions"]), orjson.loads(fresh[_VERSIONS]))
+    if old["content_hash"] is not None:
+        stored = [old[c] for c in _PAPER_COLUMNS[:-1]]
+        newer_first = _prepared_key(fresh) >= _version_key(old)
+        first, second = (fresh, stored) if newer_first else (stored, fresh)
+        merged = [a if a not in (None, "") else b for a, b in zip(first, second, strict=False)]
+        merged[_PUBLISHED] = min(
+            (d for d in (fresh[_PUBLISHED], stored[_PUBLISHED]) if d), default=None
+        )
+        merged[_WITHDRAWN] = first[_WITHDRAWN]
+    else:
+        merged = list(fresh[:-1])
+    merged[_VERSIONS] = _json(versions)
+    merged[_LATEST] = (
+        max([v[0] for v in versions] + [fresh[_LATEST] or 0, old["latest_version"] or 0]) or None
+    )
+    content_hash = _hash(merged)
+    if old["content_hash"] == content_hash:
+        return None
+    return (*merged, content_hash)
 
 
 class SQLiteStore(ScholarQueries, VectorQueries):
@@ -441,84 +531,70 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         )
         return {row["arxiv_id"]: dict(row) for row in rows}
 
-    @staticmethod
-    def _paper_values(paper: Paper, old: dict[str, Any] | None) -> tuple[Any, ...] | None:
-        """Merged column values for ``paper`` over the stored row ``old``."""
-        if paper.is_stub:
-            return None
-        versions = _merge_versions(orjson.loads(old["versions"]) if old else [], paper.versions)
-        authors = ", ".join(a.name for a in paper.authors)
-        fresh: dict[str, Any] = {
-            "arxiv_id": paper.arxiv_id,
-            "title": paper.title,
-            "abstract": paper.abstract,
-            "authors": authors,
-            "primary_category": paper.primary_category,
-            "categories": " ".join(paper.categories),
-            "published": paper.published,
-            "updated": paper.updated,
-            "versions": None,
-            "latest_version": None,
-            "doi": paper.doi,
-            "journal_ref": paper.journal_ref,
-            "comments": paper.comments,
-            "license": paper.license,
-            "submitter": paper.submitter,
-            "withdrawn": int(paper.withdrawn),
-        }
-        if old is not None and old["content_hash"] is not None:
-            newer_first = _version_key(paper) >= _version_key(old)
-            first, second = (fresh, old) if newer_first else (old, fresh)
-            merged = {c: first[c] if first[c] not in (None, "") else second[c] for c in fresh}
-            merged["published"] = min(
-                (d for d in (fresh["published"], old["published"]) if d), default=None
-            )
-            merged["withdrawn"] = first["withdrawn"]
-        else:
-            merged = fresh
-        merged["versions"] = _json(versions)
-        merged["latest_version"] = (
-            max(
-                [v[0] for v in versions]
-                + [paper.latest_version or 0, (old or {}).get("latest_version") or 0]
-            )
-            or None
+    def _stored_hashes(self, arxiv_ids: Sequence[str]) -> dict[str, str | None]:
+        """Content hashes of the stored papers among ``arxiv_ids`` (None for a stub)."""
+        rows = self.db.execute(
+            "SELECT arxiv_id, content_hash FROM papers "
+            "WHERE arxiv_id IN (SELECT value FROM json_each(?))",
+            (_json(list(arxiv_ids)),),
         )
-        values = [merged[c] for c in _PAPER_COLUMNS[:-1]]
-        content_hash = _hash(values)
-        if old is not None and old["content_hash"] == content_hash:
-            return None
-        return (*values, content_hash)
+        return {r[0]: r[1] for r in rows}
 
     def save_papers(self, papers: Sequence[Paper], now: str) -> SaveResult:
         """Insert or merge papers (and their authorships) in the current transaction."""
+        return self.save_prepared([prepare_paper(p) for p in papers], now)
+
+    def save_prepared(self, prepared: Sequence[PreparedPaper], now: str) -> SaveResult:
+        """:meth:`save_papers` for papers already through :func:`prepare_paper`.
+
+        Only the content hashes of the stored papers are looked up: a paper
+        whose fresh values hash to the stored hash is what the merge would
+        leave, so it is unchanged; new papers are inserted as prepared; only
+        the rest fetch their stored row and go through the merge.
+        """
         result = SaveResult()
-        if not papers:
+        if not prepared:
             return result
-        latest: dict[str, Paper] = {}
-        for paper in papers:  # the same id twice in one batch: keep the newer
-            known = latest.get(paper.arxiv_id)
-            if known is None or _version_key(paper) >= _version_key(known):
-                latest[paper.arxiv_id] = paper
-        existing = self._existing_papers(list(latest))
-        rows: list[tuple[Any, ...]] = []
+        latest: dict[str, PreparedPaper] = {}
+        for paper in prepared:  # the same id twice in one batch: keep the newer
+            known = latest.get(paper[0][0])
+            if known is None or _prepared_key(paper[0]) >= _prepared_key(known[0]):
+                latest[paper[0][0]] = paper
+        stored = self._stored_hashes(list(latest))
+        existing = self._existing_papers(
+            [
+                arxiv_id
+                for arxiv_id, (values, _) in latest.items()
+                if arxiv_id in stored and values[_TITLE] and stored[arxiv_id] != values[-1]
+            ]
+        )
         fresh: list[tuple[Any, ...]] = []
+        fresh_authors: list[Sequence[Sequence[Any]]] = []
+        rows: list[tuple[Any, ...]] = []
+        changed: list[tuple[int, Sequence[Sequence[Any]]]] = []
         stubs: list[tuple[str, str, str]] = []
-        changed: list[Paper] = []
-        for arxiv_id, paper in latest.items():
-            old = existing.get(arxiv_id)
-            if paper.is_stub:
-                if old is None:
+        for arxiv_id, (values, authorships) in latest.items():
+            if not values[_TITLE]:  # a stub never overwrites
+                if arxiv_id not in stored:
                     stubs.append((arxiv_id, now, now))
                 continue
-            values = self._paper_values(paper, old)
-            if values is None:
+            old = existing.get(arxiv_id)
+            if old is None:
+                if arxiv_id in stored:  # the same hash as stored
+                    result.unchanged += 1
+                    continue
+                fresh.append((*values, now, now))
+                fresh_authors.append(authorships)
+                result.papers_new += 1
+                continue
+            merged = _merged_values(values, old)
+            if merged is None:
                 result.unchanged += 1
                 continue
-            (fresh if old is None else rows).append((*values, now, now))
-            if values[3] == ", ".join(a.name for a in paper.authors):
-                changed.append(paper)  # its author list is the one now stored
-            if old is None or old["content_hash"] is None:
+            rows.append((*merged, now, now))
+            if merged[_AUTHORS] == values[_AUTHORS] and authorships:
+                changed.append((old["id"], authorships))  # its author list is now stored
+            if old["content_hash"] is None:
                 result.papers_new += 1
             else:
                 result.papers_updated += 1
@@ -530,44 +606,38 @@ class SQLiteStore(ScholarQueries, VectorQueries):
                     stubs,
                 )
             if fresh:
-                self._insert_papers(fresh)
+                ids = self._insert_papers(fresh)
+                self._save_authorships(
+                    [(ids[r[0]], a) for r, a in zip(fresh, fresh_authors, strict=True) if a],
+                    stale=False,
+                )
             if rows:
                 self.db.executemany(_UPSERT_PAPER, rows)
             if changed:
-                self._save_authorships(changed, existing)
+                self._save_authorships(changed, stale=True)
         return result
 
-    def _insert_papers(self, rows: Sequence[tuple[Any, ...]]) -> None:
-        """New papers and their full-text rows, in bulk (no per-row trigger)."""
+    def _insert_papers(self, rows: Sequence[tuple[Any, ...]]) -> dict[str, int]:
+        """New papers and their full-text rows, in bulk (no per-row trigger); their row ids."""
         self.db.executemany(_INSERT_PAPER, rows)
         ids = self._paper_ids([r[0] for r in rows])
         self.db.executemany(
             "INSERT INTO papers_fts (rowid, title, authors, abstract) VALUES (?, ?, ?, ?)",
             [(ids[r[0]], r[1], r[3], r[2]) for r in rows],
         )
+        return ids
 
-    def _save_authorships(self, papers: Sequence[Paper], existing: dict[str, Any]) -> None:
-        with_authors = [p for p in papers if p.authors]
-        if not with_authors:
+    def _save_authorships(
+        self, papers: Sequence[tuple[int, Sequence[Sequence[Any]]]], *, stale: bool
+    ) -> None:
+        """Authorship rows by paper row id; ``stale``: replace the ones stored before."""
+        if not papers:
             return
-        ids = self._paper_ids([p.arxiv_id for p in with_authors])
-        stale = [(ids[p.arxiv_id],) for p in with_authors if p.arxiv_id in existing]
         if stale:
-            self.db.executemany("DELETE FROM authorships WHERE paper_id = ?", stale)
-        rows = [
-            (
-                ids[p.arxiv_id],
-                position,
-                a.name,
-                name_key(a.name, a.keyname),
-                a.keyname,
-                a.forenames,
-                "; ".join(a.affiliations) or None,
+            self.db.executemany(
+                "DELETE FROM authorships WHERE paper_id = ?", [(i,) for i, _ in papers]
             )
-            for p in with_authors
-            for position, a in enumerate(p.authors)
-        ]
-        self.db.executemany(_INSERT_AUTHORSHIP, rows)
+        self.db.executemany(_INSERT_AUTHORSHIP, [(i, *row) for i, rows in papers for row in rows])
 
     def _paper_ids(self, arxiv_ids: Sequence[str]) -> dict[str, int]:
         rows = self.db.execute(

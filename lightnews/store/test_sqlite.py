@@ -74,6 +74,24 @@ def test_newer_version_wins_and_versions_merge(store: SQLiteStore) -> None:
     assert shown["published"] == "2025-10-02T17:59:48Z"
 
 
+def test_a_record_with_nothing_new_changes_nothing(store: SQLiteStore) -> None:
+    """Its hash differs from the stored one, so it is merged, and the merge keeps the row."""
+    newer = paper(
+        doi="10.1/x", updated="2025-11-01T00:00:00Z", versions=[Version(2, "2025-11-01T00:00:00Z")]
+    )
+    store.save_papers([newer], NOW)
+    before = store.db.execute("SELECT * FROM papers").fetchall()
+    older = paper(abstract="", versions=[Version(2, "2025-11-01T00:00:00Z")], updated=None)
+    assert store.save_papers([older], "2026-01-01T00:00:00Z").unchanged == 1
+    assert [tuple(r) for r in store.db.execute("SELECT * FROM papers")] == [
+        tuple(r) for r in before
+    ]
+    assert (
+        store.db.execute("SELECT v FROM papers_fts_config WHERE k = 'hashsize'").fetchone()[0]
+        == 64 * 1024 * 1024
+    )  # migration 0010
+
+
 def test_stub_from_mention_is_filled_in_later(store: SQLiteStore) -> None:
     source, _ = store.add_source("feed", "https://blog.example/feed", now=NOW)
     item = Item(
