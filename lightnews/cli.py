@@ -21,6 +21,7 @@ from typing import Any
 import click
 import orjson
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -32,10 +33,10 @@ from rich.progress import (
 from rich.table import Table
 
 from lightnews import __version__
-from lightnews.errors import LightnewsError, NotFound, UsageError
+from lightnews.errors import LightnewsError, NotFound, Unavailable, UsageError
 from lightnews.normalize.times import now_iso
 from lightnews.settings import SETTINGS, Settings, env_name
-from lightnews.store import SQLiteStore, default_db_path, open_store
+from lightnews.store import BACKEND_ERRORS, SQLiteStore, default_db_path, open_store, unavailable
 
 __all__ = ["EXIT_FAILED", "EXIT_NOT_FOUND", "EXIT_PARTIAL", "cli", "main"]
 
@@ -58,6 +59,7 @@ class App:
     def store(self) -> SQLiteStore:
         if self._store is None:
             self._store = open_store(self.db_path)
+            self._store.write_wait = float(self.settings.write_wait)
         return self._store
 
     @property
@@ -91,7 +93,29 @@ def errors_as_exit() -> Iterator[None]:
         sys.exit(EXIT_FAILED)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+_DATABASE_ERRORS: tuple[type[Exception], ...] = (Unavailable, *BACKEND_ERRORS)
+
+
+class _Commands(click.Group):
+    """The command group; a database that cannot answer ends any command with a message.
+
+    Whatever the command, a busy or broken database prints what happened and
+    what to do (``error: the database is busy ... try again``) and exits with
+    ``EXIT_FAILED``, never a traceback.
+    """
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except _DATABASE_ERRORS as error:
+            err.print(f"[red]error:[/red] {escape(str(unavailable(error)))}")
+            sys.exit(EXIT_FAILED)
+
+
+@click.group(
+    cls=_Commands,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.option(
     "--db",
     type=click.Path(dir_okay=False, path_type=Path),

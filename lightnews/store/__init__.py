@@ -2,7 +2,10 @@
 
 SQLite by default (one file under the user's data directory, overridden by
 ``--db PATH`` or ``LIGHTNEWS_DB``). Other packages talk to the store through
-the methods of :class:`SQLiteStore`; SQL never leaves this package.
+the methods of :class:`SQLiteStore`; SQL never leaves this package, and
+neither do the backend's exceptions: what reaches the command line or the web
+server is explained by :func:`unavailable` (``BACKEND_ERRORS`` are the ones to
+catch there).
 """
 
 from __future__ import annotations
@@ -12,9 +15,17 @@ from pathlib import Path
 
 import platformdirs
 
-from lightnews.store.sqlite import SaveResult, SourceRow, SQLiteStore
+from lightnews.store.sqlite import BACKEND_ERRORS, SaveResult, SourceRow, SQLiteStore, unavailable
 
-__all__ = ["SQLiteStore", "SaveResult", "SourceRow", "default_db_path", "open_store"]
+__all__ = [
+    "BACKEND_ERRORS",
+    "SQLiteStore",
+    "SaveResult",
+    "SourceRow",
+    "default_db_path",
+    "open_store",
+    "unavailable",
+]
 
 Store = SQLiteStore
 

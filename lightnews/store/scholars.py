@@ -30,7 +30,9 @@ IDENTITY_KINDS = (
 class ScholarQueries:
     """Scholar, identity, account and attribution reads and writes."""
 
-    db: sqlite3.Connection
+    @property
+    def db(self) -> sqlite3.Connection:  # pragma: no cover - provided (one per thread)
+        raise NotImplementedError
 
     def transaction(self) -> AbstractContextManager[None]:  # pragma: no cover - provided
         raise NotImplementedError

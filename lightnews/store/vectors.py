@@ -24,7 +24,9 @@ __all__ = ["VectorQueries"]
 class VectorQueries:
     """Which papers need vectors, saving them, and reading them back in order."""
 
-    db: sqlite3.Connection
+    @property
+    def db(self) -> sqlite3.Connection:  # pragma: no cover - provided (one per thread)
+        raise NotImplementedError
 
     def transaction(self) -> AbstractContextManager[None]:  # pragma: no cover - provided
         raise NotImplementedError
