@@ -45,7 +45,7 @@ import orjson
 
 from lightnews.sources.arxiv_snapshot import SnapshotErrors, iter_snapshot
 from lightnews.store import SaveResult, SQLiteStore
-from lightnews.store.sqlite import PreparedPaper, prepare_paper
+from lightnews.store.merge import PreparedPaper, prepare_paper
 
 __all__ = ["ImportSummary", "import_snapshot"]
 

@@ -7,15 +7,12 @@ implement the same methods without other packages changing.
 
 Writes are idempotent: saving the same batch twice changes nothing, because
 papers and items carry a content hash and rows are only rewritten when it
-differs. Merging rules for papers: the newer record (by version, then update
-time) wins field by field, gaps are filled from the other, versions are the
-union of both, and a *stub* (a paper known only by its id because something
-mentioned it) never overwrites metadata.
+differs. How two records of one paper merge is decided without a database,
+in :mod:`lightnews.store.merge`, so every backend keeps the same thing.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
@@ -39,12 +36,21 @@ from lightnews.model import (
     SourceState,
 )
 from lightnews.normalize.arxiv_ids import parse_arxiv_id
-from lightnews.normalize.names import name_key
 from lightnews.store.fts import quoted
+from lightnews.store.merge import (
+    PAPER_COLUMNS,
+    PreparedPaper,
+    hash_values,
+    is_stub,
+    latest_by_id,
+    merged_values,
+    prepare_paper,
+    to_json,
+)
 from lightnews.store.scholars import ScholarQueries
 from lightnews.store.vectors import VectorQueries
 
-__all__ = ["PreparedPaper", "SQLiteStore", "SaveResult", "SourceRow", "prepare_paper"]
+__all__ = ["SQLiteStore", "SaveResult", "SourceRow"]
 
 _STOPWORDS = frozenset(
     "a an and are as at be by for from has have in into is it its of on or that the their "
@@ -52,35 +58,16 @@ _STOPWORDS = frozenset(
 )
 #: Most matches a query ranks by relevance (see ``search_papers``).
 SEARCH_WINDOW = 5000
-_PAPER_COLUMNS = (
-    "arxiv_id",
-    "title",
-    "abstract",
-    "authors",
-    "primary_category",
-    "categories",
-    "published",
-    "updated",
-    "versions",
-    "latest_version",
-    "doi",
-    "journal_ref",
-    "comments",
-    "license",
-    "submitter",
-    "withdrawn",
-    "content_hash",
-)
 _UPSERT_PAPER = (
-    f"INSERT INTO papers ({', '.join(_PAPER_COLUMNS)}, first_seen, modified) "
-    f"VALUES ({', '.join('?' * len(_PAPER_COLUMNS))}, ?, ?) "
+    f"INSERT INTO papers ({', '.join(PAPER_COLUMNS)}, first_seen, modified) "
+    f"VALUES ({', '.join('?' * len(PAPER_COLUMNS))}, ?, ?) "
     "ON CONFLICT(arxiv_id) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in _PAPER_COLUMNS[1:])
+    + ", ".join(f"{c} = excluded.{c}" for c in PAPER_COLUMNS[1:])
     + ", modified = excluded.modified WHERE papers.content_hash IS NOT excluded.content_hash"
 )
 _INSERT_PAPER = (
-    f"INSERT INTO papers ({', '.join(_PAPER_COLUMNS)}, first_seen, modified) "
-    f"VALUES ({', '.join('?' * (len(_PAPER_COLUMNS) + 2))})"
+    f"INSERT INTO papers ({', '.join(PAPER_COLUMNS)}, first_seen, modified) "
+    f"VALUES ({', '.join('?' * (len(PAPER_COLUMNS) + 2))})"
 )
 _INSERT_AUTHORSHIP = (
     "INSERT INTO authorships (paper_id, position, name, name_key, keyname, forenames, "
@@ -98,6 +85,7 @@ _UPDATE_ITEM = (
     f"UPDATE items SET {', '.join(c + ' = ?' for c in _ITEM_COLUMNS)}, paper_id = ?, "
     "content_hash = ?, modified = ? WHERE id = ?"
 )
+_AUTHORS = PAPER_COLUMNS.index("authors")
 _SOURCE_COLUMNS = (
     "id, kind, address, title, folder, scholar_id, params, etag, last_modified, cursor, "
     "resumption_token, state, created_at, last_attempt, last_success, last_error, "
@@ -167,123 +155,6 @@ class SaveResult:
     @property
     def changed(self) -> int:
         return self.papers_new + self.papers_updated + self.items_new + self.items_updated
-
-
-def _json(value: Any) -> str:
-    return orjson.dumps(value).decode()
-
-
-def _hash(values: Sequence[Any]) -> str:
-    return hashlib.blake2b(orjson.dumps(values), digest_size=12).hexdigest()
-
-
-def _version_key(row: dict[str, Any]) -> tuple[int, str]:
-    """Which of two records of a paper is newer: by version, then update time."""
-    return (row["latest_version"] or 0, row["updated"] or "")
-
-
-def _merge_versions(a: Iterable[Sequence[Any]], b: Iterable[Sequence[Any]]) -> list[list[Any]]:
-    """Versions ``[number, date, size]`` of both, by number; ``a``'s fields win, gaps filled."""
-    merged: dict[int, list[Any]] = {int(v[0]): list(v) for v in a}
-    for number, date, size in b:
-        known = merged.get(number)
-        if known is None:
-            merged[number] = [number, date, size]
-        else:
-            known[1] = known[1] or date
-            known[2] = known[2] or size
-    return [merged[n] for n in sorted(merged)]
-
-
-#: A paper as the store writes it, built without a database by :func:`prepare_paper`:
-#: its ``_PAPER_COLUMNS`` values (content hash last) and its authorship rows without
-#: the paper's row id: ``(position, name, name_key, keyname, forenames, affiliations)``.
-#: Only strings, integers and None: it survives a JSON round trip (lists for tuples).
-PreparedPaper = tuple[Sequence[Any], Sequence[Sequence[Any]]]
-_TITLE, _AUTHORS, _PUBLISHED, _UPDATED, _VERSIONS, _LATEST, _WITHDRAWN = (
-    _PAPER_COLUMNS.index(c)
-    for c in ("title", "authors", "published", "updated", "versions", "latest_version", "withdrawn")
-)
-
-
-def prepare_paper(paper: Paper) -> PreparedPaper:
-    """The row values and authorship rows of ``paper`` as if nothing were stored yet.
-
-    Pure (no database, no store), so a bulk import builds them in its parsing
-    worker; :meth:`SQLiteStore.save_prepared` inserts them as they are when the
-    paper is new, and merges them over the stored row otherwise. A stub (no
-    title) is prepared too: its id and version decide between duplicates.
-    """
-    numbers = [v.number for v in paper.versions]
-    if numbers == sorted(set(numbers)):  # in order, no repeats: nothing to merge
-        versions = [[v.number, v.date, v.size] for v in paper.versions]
-    else:
-        versions = _merge_versions((), ((v.number, v.date, v.size) for v in paper.versions))
-    authors = paper.authors
-    values = (
-        paper.arxiv_id,
-        paper.title,
-        paper.abstract,
-        ", ".join([a.name for a in authors]),
-        paper.primary_category,
-        " ".join(paper.categories),
-        paper.published,
-        paper.updated,
-        _json(versions),
-        (versions[-1][0] or None) if versions else None,  # the latest version
-        paper.doi,
-        paper.journal_ref,
-        paper.comments,
-        paper.license,
-        paper.submitter,
-        int(paper.withdrawn),
-    )
-    authorships = [
-        (
-            position,
-            a.name,
-            name_key(a.name, a.keyname),
-            a.keyname,
-            a.forenames,
-            "; ".join(a.affiliations) or None,
-        )
-        for position, a in enumerate(authors)
-    ]
-    return (*values, _hash(values)), authorships
-
-
-def _prepared_key(values: Sequence[Any]) -> tuple[int, str]:
-    """:func:`_version_key` of prepared values."""
-    return (values[_LATEST] or 0, values[_UPDATED] or "")
-
-
-def _merged_values(fresh: Sequence[Any], old: dict[str, Any]) -> tuple[Any, ...] | None:
-    """Prepared values ``fresh`` merged over the stored row ``old``; None if nothing changes.
-
-    The newer record (by version, then update time) wins field by field and
-    gaps are filled from the other; versions are the union of both. A stored
-    stub (no content hash) simply takes the fresh values.
-    """
-    versions = _merge_versions(orjson.loads(old["versions"]), orjson.loads(fresh[_VERSIONS]))
-    if old["content_hash"] is not None:
-        stored = [old[c] for c in _PAPER_COLUMNS[:-1]]
-        newer_first = _prepared_key(fresh) >= _version_key(old)
-        first, second = (fresh, stored) if newer_first else (stored, fresh)
-        merged = [a if a not in (None, "") else b for a, b in zip(first, second, strict=False)]
-        merged[_PUBLISHED] = min(
-            (d for d in (fresh[_PUBLISHED], stored[_PUBLISHED]) if d), default=None
-        )
-        merged[_WITHDRAWN] = first[_WITHDRAWN]
-    else:
-        merged = list(fresh[:-1])
-    merged[_VERSIONS] = _json(versions)
-    merged[_LATEST] = (
-        max([v[0] for v in versions] + [fresh[_LATEST] or 0, old["latest_version"] or 0]) or None
-    )
-    content_hash = _hash(merged)
-    if old["content_hash"] == content_hash:
-        return None
-    return (*merged, content_hash)
 
 
 class SQLiteStore(ScholarQueries, VectorQueries):
@@ -414,7 +285,7 @@ class SQLiteStore(ScholarQueries, VectorQueries):
             cursor = self.db.execute(
                 "INSERT INTO sources (kind, address, title, folder, params, scholar_id, "
                 "created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(kind, address) DO NOTHING",
-                (kind, address, title, folder, _json(params or {}), scholar_id, now),
+                (kind, address, title, folder, to_json(params or {}), scholar_id, now),
             )
             created = cursor.rowcount == 1
             if not created and (title or folder):
@@ -485,7 +356,7 @@ class SQLiteStore(ScholarQueries, VectorQueries):
                     state.last_modified,
                     state.cursor,
                     state.resumption_token,
-                    _json(state.extra),
+                    to_json(state.extra),
                     source_id,
                 ),
             )
@@ -525,9 +396,9 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         # One statement whatever the number of ids (a JSON array): a list of "?" per
         # id would prepare, and cache, a new statement for every batch size.
         rows = self.db.execute(
-            f"SELECT id, {', '.join(_PAPER_COLUMNS)} FROM papers "
+            f"SELECT id, {', '.join(PAPER_COLUMNS)} FROM papers "
             "WHERE arxiv_id IN (SELECT value FROM json_each(?))",
-            (_json(list(arxiv_ids)),),
+            (to_json(list(arxiv_ids)),),
         )
         return {row["arxiv_id"]: dict(row) for row in rows}
 
@@ -536,7 +407,7 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         rows = self.db.execute(
             "SELECT arxiv_id, content_hash FROM papers "
             "WHERE arxiv_id IN (SELECT value FROM json_each(?))",
-            (_json(list(arxiv_ids)),),
+            (to_json(list(arxiv_ids)),),
         )
         return {r[0]: r[1] for r in rows}
 
@@ -555,17 +426,13 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         result = SaveResult()
         if not prepared:
             return result
-        latest: dict[str, PreparedPaper] = {}
-        for paper in prepared:  # the same id twice in one batch: keep the newer
-            known = latest.get(paper[0][0])
-            if known is None or _prepared_key(paper[0]) >= _prepared_key(known[0]):
-                latest[paper[0][0]] = paper
+        latest = latest_by_id(prepared)
         stored = self._stored_hashes(list(latest))
         existing = self._existing_papers(
             [
                 arxiv_id
                 for arxiv_id, (values, _) in latest.items()
-                if arxiv_id in stored and values[_TITLE] and stored[arxiv_id] != values[-1]
+                if arxiv_id in stored and not is_stub(values) and stored[arxiv_id] != values[-1]
             ]
         )
         fresh: list[tuple[Any, ...]] = []
@@ -574,7 +441,7 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         changed: list[tuple[int, Sequence[Sequence[Any]]]] = []
         stubs: list[tuple[str, str, str]] = []
         for arxiv_id, (values, authorships) in latest.items():
-            if not values[_TITLE]:  # a stub never overwrites
+            if is_stub(values):  # a stub never overwrites
                 if arxiv_id not in stored:
                     stubs.append((arxiv_id, now, now))
                 continue
@@ -587,7 +454,7 @@ class SQLiteStore(ScholarQueries, VectorQueries):
                 fresh_authors.append(authorships)
                 result.papers_new += 1
                 continue
-            merged = _merged_values(values, old)
+            merged = merged_values(values, old)
             if merged is None:
                 result.unchanged += 1
                 continue
@@ -642,7 +509,7 @@ class SQLiteStore(ScholarQueries, VectorQueries):
     def _paper_ids(self, arxiv_ids: Sequence[str]) -> dict[str, int]:
         rows = self.db.execute(
             "SELECT arxiv_id, id FROM papers WHERE arxiv_id IN (SELECT value FROM json_each(?))",
-            (_json(list(arxiv_ids)),),
+            (to_json(list(arxiv_ids)),),
         )
         return {r[0]: r[1] for r in rows}
 
@@ -653,8 +520,8 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         """Values of ``_ITEM_COLUMNS`` for ``item``."""
         return [
             item.kind, item.title, item.url, item.author, item.text, item.html, item.published,
-            item.updated, _json(item.links), _json(item.tags), _json(item.engagement),
-            _json(item.extra), item.payload, item.account, item.thread_root, item.reply_parent,
+            item.updated, to_json(item.links), to_json(item.tags), to_json(item.engagement),
+            to_json(item.extra), item.payload, item.account, item.thread_root, item.reply_parent,
         ]  # fmt: skip
 
     def save_batch(self, source_id: int, batch: Batch, now: str) -> SaveResult:
@@ -677,7 +544,7 @@ class SQLiteStore(ScholarQueries, VectorQueries):
             for item in items:
                 values = self._item_values(item)
                 mentions = sorted((m.arxiv_id, m.method, m.confidence) for m in item.mentions)
-                content_hash = _hash([*values, item.paper_id, mentions])
+                content_hash = hash_values([*values, item.paper_id, mentions])
                 row = self.db.execute(
                     "SELECT id, content_hash FROM items WHERE source_id = ? AND key = ?",
                     (source_id, item.key),
@@ -1131,7 +998,7 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         rows = self.db.execute(
             "SELECT arxiv_id, title, authors, primary_category, published, updated, "
             "latest_version FROM papers WHERE arxiv_id IN (SELECT value FROM json_each(?))",
-            (_json(list(arxiv_ids)),),
+            (to_json(list(arxiv_ids)),),
         )
         return {r["arxiv_id"]: dict(r) for r in rows}
 
