@@ -2,7 +2,9 @@
 
 SQLite by default (one file under the user's data directory, overridden by
 ``--db PATH`` or ``LIGHTNEWS_DB``). Other packages talk to the store through
-the methods of :class:`SQLiteStore`; SQL never leaves this package.
+the :class:`Store` protocol (``base``), whose reads return the frozen
+dataclasses of ``views``; SQL never leaves this package, and the rules that
+are not about storage (``merge``) are shared by every backend.
 """
 
 from __future__ import annotations
@@ -12,11 +14,11 @@ from pathlib import Path
 
 import platformdirs
 
-from lightnews.store.sqlite import SaveResult, SourceRow, SQLiteStore
+from lightnews.store.base import Store
+from lightnews.store.sqlite import SQLiteStore
+from lightnews.store.views import SaveResult, SourceRow
 
-__all__ = ["SQLiteStore", "SaveResult", "SourceRow", "default_db_path", "open_store"]
-
-Store = SQLiteStore
+__all__ = ["SQLiteStore", "SaveResult", "SourceRow", "Store", "default_db_path", "open_store"]
 
 
 def default_db_path() -> Path:
@@ -27,6 +29,6 @@ def default_db_path() -> Path:
     return Path(platformdirs.user_data_dir("lightnews")) / "lightnews.db"
 
 
-def open_store(path: str | Path | None = None) -> SQLiteStore:
+def open_store(path: str | Path | None = None) -> Store:
     """Open (creating and migrating as needed) the database at ``path``."""
     return SQLiteStore(Path(path).expanduser() if path else default_db_path())

@@ -17,7 +17,6 @@ import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,6 @@ import orjson
 from lightnews.errors import NotFound, UsageError
 from lightnews.link.titles import TitleCandidate
 from lightnews.model import (
-    Author,
     Batch,
     Item,
     Paper,
@@ -49,8 +47,22 @@ from lightnews.store.merge import (
 )
 from lightnews.store.scholars import ScholarQueries
 from lightnews.store.vectors import VectorQueries
+from lightnews.store.views import (
+    FeedCandidate,
+    ItemView,
+    NamedPaper,
+    PaperAuthorship,
+    PaperHit,
+    PaperMention,
+    PaperPage,
+    PaperRecord,
+    PaperSummary,
+    SaveResult,
+    SourceRow,
+    VersionView,
+)
 
-__all__ = ["SQLiteStore", "SaveResult", "SourceRow"]
+__all__ = ["SQLiteStore", "SaveResult", "SourceRow"]  # the last two from .views
 
 _STOPWORDS = frozenset(
     "a an and are as at be by for from has have in into is it its of on or that the their "
@@ -91,70 +103,6 @@ _SOURCE_COLUMNS = (
     "resumption_token, state, created_at, last_attempt, last_success, last_error, "
     "last_error_at, error_count, next_attempt, enabled"
 )
-
-
-@dataclass(slots=True)
-class SourceRow:
-    """A source as stored: what it reads, its saved state and its health."""
-
-    id: int
-    kind: str
-    address: str
-    title: str | None
-    folder: str | None
-    scholar_id: int | None
-    params: dict[str, Any]
-    state: SourceState
-    created_at: str
-    last_attempt: str | None
-    last_success: str | None
-    last_error: str | None
-    last_error_at: str | None
-    error_count: int
-    next_attempt: str | None
-    enabled: bool
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "url": self.address,
-            "title": self.title,
-            "folder": self.folder,
-            "last_attempt": self.last_attempt,
-            "last_success": self.last_success,
-            "last_error": self.last_error,
-            "last_error_at": self.last_error_at,
-            "error_count": self.error_count,
-            "next_attempt": self.next_attempt,
-            "enabled": self.enabled,
-        }
-
-
-@dataclass(slots=True)
-class SaveResult:
-    """Counts of what one save changed; all zero when the data was already stored."""
-
-    papers_new: int = 0
-    papers_updated: int = 0
-    items_new: int = 0
-    items_updated: int = 0
-    mentions: int = 0
-    unchanged: int = 0
-    warnings: list[str] = field(default_factory=list)
-
-    def add(self, other: SaveResult) -> None:
-        self.papers_new += other.papers_new
-        self.papers_updated += other.papers_updated
-        self.items_new += other.items_new
-        self.items_updated += other.items_updated
-        self.mentions += other.mentions
-        self.unchanged += other.unchanged
-        self.warnings.extend(other.warnings)
-
-    @property
-    def changed(self) -> int:
-        return self.papers_new + self.papers_updated + self.items_new + self.items_updated
 
 
 class SQLiteStore(ScholarQueries, VectorQueries):
@@ -598,7 +546,7 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         ).fetchone()[0]
         return counts
 
-    def get_paper(self, arxiv_id: str) -> dict[str, Any]:
+    def get_paper(self, arxiv_id: str) -> PaperPage:
         """A paper with its authors, versions, links, records and mentions."""
         parsed = parse_arxiv_id(arxiv_id)
         if parsed is None:
@@ -606,29 +554,24 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         row = self.db.execute("SELECT * FROM papers WHERE arxiv_id = ?", (parsed.base,)).fetchone()
         if row is None:
             raise NotFound(f"paper {parsed.base} is not stored")
-        authors = [
-            dict(r)
+        authors = tuple(
+            PaperAuthorship(**r)
             for r in self.db.execute(
-                "SELECT position, name, keyname, forenames, affiliations, scholar_id, confidence "
+                "SELECT paper_id, position, name, keyname, forenames, affiliations, scholar_id, "
+                "confidence "
                 "FROM authorships WHERE paper_id = ? ORDER BY position",
                 (row["id"],),
             )
-        ]
-        base = parsed.base
-        links = {"abs": f"https://arxiv.org/abs/{base}", "pdf": f"https://arxiv.org/pdf/{base}"}
-        if row["doi"]:
-            links["doi"] = f"https://doi.org/{row['doi'].split()[0]}"
-        code = [
+        )
+        code = tuple(
             r[0]
             for r in self.db.execute(
                 "SELECT url FROM paper_links WHERE paper_id = ? AND kind = 'code' ORDER BY url",
                 (row["id"],),
             )
-        ]
-        if code:
-            links["code"] = code[0]
-        mentions = [
-            dict(r)
+        )
+        mentions = tuple(
+            PaperMention(**r)
             for r in self.db.execute(
                 "SELECT i.id AS item_id, i.kind, s.kind AS source_kind, "
                 "COALESCE(s.title, s.address) AS source, i.url, i.author, i.account, "
@@ -641,42 +584,39 @@ class SQLiteStore(ScholarQueries, VectorQueries):
                 "WHERE m.paper_id = ? ORDER BY i.published DESC",
                 (row["id"],),
             )
-        ]
-        records = [
-            dict(r)
+        )
+        records = tuple(
+            PaperRecord(**r)
             for r in self.db.execute(
                 "SELECT s.kind AS source_kind, COALESCE(s.title, s.address) AS source, i.url, "
                 "i.first_seen FROM items i JOIN sources s ON s.id = i.source_id "
                 "WHERE i.paper_id = ? ORDER BY i.first_seen",
                 (row["id"],),
             )
-        ]
-        return {
-            "arxiv_id": base,
-            "stub": row["content_hash"] is None,
-            "title": row["title"],
-            "authors": [a["name"] for a in authors],
-            "authorships": authors,
-            "abstract": row["abstract"],
-            "primary_category": row["primary_category"],
-            "categories": row["categories"].split(),
-            "published": row["published"],
-            "updated": row["updated"],
-            "versions": [
-                {"version": f"v{n}", "date": d, "size": s}
-                for n, d, s in orjson.loads(row["versions"])
-            ],
-            "latest_version": row["latest_version"],
-            "doi": row["doi"],
-            "journal_ref": row["journal_ref"],
-            "comments": row["comments"],
-            "license": row["license"],
-            "withdrawn": bool(row["withdrawn"]),
-            "links": links,
-            "code": code,
-            "records": records,
-            "mentions": mentions,
-        }
+        )
+        return PaperPage(
+            arxiv_id=parsed.base,
+            stub=row["content_hash"] is None,
+            title=row["title"],
+            authorships=authors,
+            abstract=row["abstract"],
+            primary_category=row["primary_category"],
+            categories=tuple(row["categories"].split()),
+            published=row["published"],
+            updated=row["updated"],
+            versions=tuple(
+                VersionView(f"v{n}", d, s) for n, d, s in orjson.loads(row["versions"])
+            ),
+            latest_version=row["latest_version"],
+            doi=row["doi"],
+            journal_ref=row["journal_ref"],
+            comments=row["comments"],
+            license=row["license"],
+            withdrawn=bool(row["withdrawn"]),
+            code=code,
+            records=records,
+            mentions=mentions,
+        )
 
     @staticmethod
     def _fts_expression(terms: Sequence[QueryTerm]) -> str | None:
@@ -696,7 +636,7 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         limit: int,
         offset: int = 0,
         filters: SearchFilters | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[PaperHit]:
         """Papers matching all terms, best first: title weighted over authors over abstract.
 
         Ranking every match of a very common word ("model" matches most of a
@@ -728,7 +668,7 @@ class SQLiteStore(ScholarQueries, VectorQueries):
                 "JOIN papers p ON p.id = top.rowid ORDER BY top.score DESC",
                 (match, floor, limit, offset),
             )
-            return [dict(r) for r in rows]
+            return [PaperHit(**r) for r in rows]
         rows = self.db.execute(
             "SELECT p.arxiv_id, p.title, p.published, p.primary_category, "
             "-bm25(papers_fts, 10.0, 3.0, 1.0) AS score FROM papers_fts "
@@ -737,11 +677,9 @@ class SQLiteStore(ScholarQueries, VectorQueries):
             "ORDER BY bm25(papers_fts, 10.0, 3.0, 1.0) LIMIT ? OFFSET ?",
             (match, floor, *args, limit, offset),
         )
-        return [dict(r) for r in rows]
+        return [PaperHit(**r) for r in rows]
 
-    def related_candidates(
-        self, words: Sequence[str], exclude: str, limit: int
-    ) -> list[dict[str, Any]]:
+    def related_candidates(self, words: Sequence[str], exclude: str, limit: int) -> list[PaperHit]:
         """Papers sharing the most of ``words`` (an OR query), best first, without ``exclude``."""
         match = " OR ".join(f'"{w}"' for w in dict.fromkeys(words) if '"' not in w)
         if not match:
@@ -753,7 +691,7 @@ class SQLiteStore(ScholarQueries, VectorQueries):
             "AND p.arxiv_id != ? ORDER BY bm25(papers_fts, 5.0, 0.0, 1.0) LIMIT ?",
             (match, exclude, limit),
         )
-        return [dict(r) for r in rows]
+        return [PaperHit(**r) for r in rows]
 
     @staticmethod
     def _search_filters(filters: SearchFilters | None) -> tuple[str, list[Any]]:
@@ -880,17 +818,17 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         ).fetchone()
         return int(row[0])
 
-    def recent_papers(self, limit: int, before: str | None = None) -> list[dict[str, Any]]:
+    def recent_papers(self, limit: int, before: str | None = None) -> list[PaperSummary]:
         rows = self.db.execute(
-            "SELECT id, arxiv_id, title, authors, primary_category, published, updated, "
-            "latest_version, modified FROM papers "
+            "SELECT arxiv_id, title, authors, primary_category, published, updated, "
+            "latest_version FROM papers "
             "WHERE content_hash IS NOT NULL AND published IS NOT NULL "
             "AND (? IS NULL OR published < ?) ORDER BY published DESC LIMIT ?",
             (before, before, limit),
         )
-        return [dict(r) for r in rows]
+        return [PaperSummary(**r) for r in rows]
 
-    def recent_items(self, limit: int) -> list[dict[str, Any]]:
+    def recent_items(self, limit: int) -> list[FeedCandidate]:
         """Newest items with the papers they record or mention."""
         rows = self.db.execute(
             "SELECT i.id, i.kind, i.title, i.url, i.author, i.account, i.engagement, "
@@ -909,9 +847,16 @@ class SQLiteStore(ScholarQueries, VectorQueries):
             "ORDER BY time DESC LIMIT ?",
             (limit,),
         )
-        return [dict(r) for r in rows]
+        candidates = []
+        for row in rows:
+            fields = dict(row)
+            fields["engagement"] = orjson.loads(fields["engagement"])
+            fields["mentioned"] = tuple((fields["mentioned"] or "").split())
+            fields["bot"] = bool(fields["bot"])
+            candidates.append(FeedCandidate(**fields))
+        return candidates
 
-    def _items(self, where: str, args: Sequence[Any], order: str = "i.id") -> list[dict[str, Any]]:
+    def _items(self, where: str, args: Sequence[Any], order: str = "i.id") -> list[ItemView]:
         rows = self.db.execute(
             "SELECT i.id, i.kind, i.title, i.url, i.author, i.text, i.html, i.published, "
             "i.engagement, i.extra, i.source_id, COALESCE(s.title, s.address) AS source, "
@@ -921,27 +866,27 @@ class SQLiteStore(ScholarQueries, VectorQueries):
             list(args),
         )
         items = []
-        for row in rows:
-            item = dict(row)
-            item["engagement"] = orjson.loads(item["engagement"])
-            item["extra"] = orjson.loads(item["extra"])
-            item["papers"] = [
-                dict(m) for m in self.db.execute(
+        for row in rows.fetchall():
+            papers = tuple(
+                NamedPaper(**m) for m in self.db.execute(
                     "SELECT p.arxiv_id, p.title, m.method, m.confidence FROM mentions m "
                     "JOIN papers p ON p.id = m.paper_id WHERE m.item_id = ? "
                     "ORDER BY m.confidence DESC, p.arxiv_id", (row["id"],))
-            ]  # fmt: skip
-            items.append(item)
+            )  # fmt: skip
+            fields = dict(row)
+            fields["engagement"] = orjson.loads(fields["engagement"])
+            fields["extra"] = orjson.loads(fields["extra"])
+            items.append(ItemView(**fields, papers=papers))
         return items
 
-    def get_item(self, item_id: int) -> dict[str, Any]:
+    def get_item(self, item_id: int) -> ItemView:
         """One item (an article, a note, a post) with the papers it names."""
         found = self._items("i.id = ?", [item_id])
         if not found:
             raise NotFound(f"no item with id {item_id}")
         return found[0]
 
-    def source_items(self, source_id: int, kind: str) -> list[dict[str, Any]]:
+    def source_items(self, source_id: int, kind: str) -> list[ItemView]:
         """A source's items of one kind in the order the source gave them."""
         return self._items("i.source_id = ? AND i.kind = ?", [source_id, kind])
 
@@ -952,7 +897,7 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         )
         return [r[0] for r in rows]
 
-    def daily_items(self, day: str) -> list[dict[str, Any]]:
+    def daily_items(self, day: str) -> list[ItemView]:
         """Daily-papers entries featured on ``day``, most upvoted first."""
         return self._items(
             "i.kind = 'daily' AND json_extract(i.extra, '$.featured_day') = ?",
@@ -992,7 +937,7 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         )
         return {r[0][4:] for r in rows}
 
-    def papers_by_ids(self, arxiv_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    def papers_by_ids(self, arxiv_ids: Sequence[str]) -> dict[str, PaperSummary]:
         if not arxiv_ids:
             return {}
         rows = self.db.execute(
@@ -1000,9 +945,5 @@ class SQLiteStore(ScholarQueries, VectorQueries):
             "latest_version FROM papers WHERE arxiv_id IN (SELECT value FROM json_each(?))",
             (to_json(list(arxiv_ids)),),
         )
-        return {r["arxiv_id"]: dict(r) for r in rows}
+        return {r["arxiv_id"]: PaperSummary(**r) for r in rows}
 
-
-def authors_from_rows(rows: Iterable[dict[str, Any]]) -> list[Author]:
-    """Authorship rows back into :class:`Author` objects (for re-derivation)."""
-    return [Author(name=r["name"], keyname=r["keyname"], forenames=r["forenames"]) for r in rows]
