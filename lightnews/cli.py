@@ -34,7 +34,7 @@ from rich.table import Table
 from lightnews import __version__
 from lightnews.errors import LightnewsError, NotFound, UsageError
 from lightnews.normalize.times import now_iso
-from lightnews.settings import SETTINGS, Settings
+from lightnews.settings import SETTINGS, Settings, env_name
 from lightnews.store import Store, default_db_path, open_store
 
 __all__ = ["EXIT_FAILED", "EXIT_NOT_FOUND", "EXIT_PARTIAL", "cli", "main"]
@@ -1240,13 +1240,22 @@ def settings_unset(app: App, name: str) -> None:
 # -- demo ------------------------------------------------------------------------------------
 
 
-def _serve(db_path: Path, host: str, port: int) -> None:
+def _serve(db_path: Path, host: str, port: int, settings: Settings) -> None:
     import uvicorn
 
     from lightnews.serve.web import create_app
 
+    hosts = tuple(settings.allowed_hosts)
+    if host not in ("0.0.0.0", "::") and host.lower().strip("[]") not in hosts and "*" not in hosts:
+        hosts += (host.lower().strip("[]"),)  # the address it listens on names it too
+    elif host in ("0.0.0.0", "::") and "*" not in hosts:
+        err.print(
+            f"note: pages answer only to the host names {', '.join(hosts)}; set "
+            f"{env_name('allowed_hosts')} to the names readers use (or * for any)"
+        )
+    settings = settings.with_overrides(allowed_hosts=hosts)
     out.print(f"serving {db_path} on http://{host}:{port}/ (Ctrl-C to stop)")
-    uvicorn.run(create_app(db_path), host=host, port=port, log_level="warning")
+    uvicorn.run(create_app(db_path, settings), host=host, port=port, log_level="warning")
 
 
 @cli.command()
@@ -1257,7 +1266,7 @@ def serve(app: App, port: int, host: str) -> None:
     """Serve the web UI and its JSON API (/api, /api/openapi.json) on the database."""
     with errors_as_exit():
         app.store.migrate()
-    _serve(app.db_path, host, port)
+    _serve(app.db_path, host, port, app.settings)
 
 
 @cli.command()
@@ -1309,7 +1318,7 @@ def demo(app: App, as_json: bool, port: int | None) -> None:
         )
     out.print("\nTry: lightnews --db " + str(app.db_path) + " search attention")
     if port is not None:
-        _serve(app.db_path, "127.0.0.1", port)
+        _serve(app.db_path, "127.0.0.1", port, app.settings)
 
 
 def main() -> None:

@@ -10,6 +10,7 @@ The application holds one store; ``lightnews serve`` and ``lightnews demo
 from __future__ import annotations
 
 import math
+import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -19,7 +20,8 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
-from starlette.routing import Route
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
 
 from lightnews.errors import LightnewsError, NotFound, UsageError
 from lightnews.model import SearchFilters
@@ -28,6 +30,7 @@ from lightnews.rank import rank_stories
 from lightnews.search import SearchResults, search_papers
 from lightnews.serve.export import FeedEntry, atom_feed, bibtex, json_feed, sources_opml
 from lightnews.serve.scholar import scholar_page
+from lightnews.serve.security import SiteGuard, csrf_field, link
 from lightnews.settings import Settings
 from lightnews.store import Store, open_store
 from lightnews.store.views import ItemView, PaperMention
@@ -35,6 +38,8 @@ from lightnews.store.views import ItemView, PaperMention
 __all__ = ["create_app"]
 
 PER_PAGE = 20
+MAX_PAGE = 100_000
+MAX_ID = 2**63 - 1  # the largest row id a database keeps
 
 
 KIND_LABELS = {
@@ -58,6 +63,8 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
     )
     env.filters["day"] = lambda value: (value or "")[:10]
     env.filters["kind_label"] = _kind_label
+    env.globals["link"] = link
+    env.globals["csrf_field"] = csrf_field
 
     def current_settings() -> Settings:
         return settings or Settings(store.saved_settings())
@@ -114,7 +121,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         who = request.path_params["who"]
         tab = request.query_params.get("tab", "posts")
         try:
-            number = max(int(request.query_params.get("page", "1")), 1)
+            number = whole_number(request.query_params.get("page", "1"), "page", MAX_PAGE)
             data = scholar_page(store, who, page=number, per_page=PER_PAGE, tab=tab,
                                 bar=current_settings().attribution_bar)  # fmt: skip
         except ValueError:
@@ -168,9 +175,9 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
     async def search(request: Request) -> Response:
         query = request.query_params.get("q", "").strip()
         try:
-            number = max(int(request.query_params.get("page", "1")), 1)
-        except ValueError:
-            number = 1
+            number = whole_number(request.query_params.get("page", "1"), "page", MAX_PAGE)
+        except LightnewsError as error:
+            return failure(request, error)
         params = request.query_params
         try:
             scholar_id = store.find_scholar(params["scholar"]) if params.get("scholar") else None
@@ -259,7 +266,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
                 elif kind == "scholar":
                     value = str(store.find_scholar(value))
                 elif kind == "source":
-                    value = str(store.get_source(int(value)).id)
+                    value = str(store.get_source(whole_number(value, "a source id")).id)
                 store.set_mute(kind, value, now, muted=action == "mute")
             else:
                 raise UsageError(
@@ -277,9 +284,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
     async def item(request: Request) -> Response:
         """An article, post or note with the papers it names (seed: a lab's blog post)."""
         try:
-            data = store.get_item(int(request.path_params["item_id"]))
-        except ValueError:
-            return failure(request, UsageError("an item id is a number"))
+            data = store.get_item(whole_number(request.path_params["item_id"], "an item id"))
         except LightnewsError as error:
             return failure(request, error)
         if wants_json(request):
@@ -300,9 +305,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
     async def notes(request: Request) -> Response:
         """A notes page: "N papers reviewed", notes by section, each linked to its papers."""
         try:
-            source = store.get_source(int(request.path_params["source_id"]))
-        except ValueError:
-            return failure(request, UsageError("a source id is a number"))
+            source = store.get_source(whole_number(request.path_params["source_id"], "a source id"))
         except LightnewsError as error:
             return failure(request, error)
         entries = store.source_items(source.id, "note")
@@ -325,7 +328,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         now = now_iso()
         try:
             if form.get("remove"):
-                store.remove_source(int(str(form.get("remove"))))
+                store.remove_source(whole_number(str(form.get("remove")), "a source id"))
             elif form.get("feed"):
                 url = str(form.get("feed")).strip()
                 if not url.startswith(("http://", "https://")):
@@ -358,6 +361,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         Route("/follow", follow, methods=["POST"]),
         Route("/mark", mark, methods=["POST"]),
         Route("/api/openapi.json", openapi),
+        Mount("/static", StaticFiles(packages=[("lightnews.serve", "static")]), name="static"),
     ]  # fmt: skip
 
     @asynccontextmanager
@@ -365,9 +369,36 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         yield
         store.close()
 
-    app = Starlette(routes=routes, lifespan=lifespan)
+    async def no_route(request: Request, exc: Exception) -> Response:
+        """Starlette's own 404 and 405, in the site's layout (JSON under /api)."""
+        status = getattr(exc, "status_code", 404)
+        message = ("There is no page at this address." if status == 404
+                   else "This address does not take that kind of request.")  # fmt: skip
+        if wants_json(request):
+            return JSONResponse({"error": message}, status_code=status)
+        return page("error.html", status=status, message=message,
+                    title="Not found" if status == 404 else "Cannot do that")  # fmt: skip
+
+    app = Starlette(routes=routes, lifespan=lifespan,
+                    exception_handlers={404: no_route, 405: no_route})  # fmt: skip
     app.state.store = store
+    first = current_settings()
+    app.add_middleware(
+        SiteGuard, secret=site_secret(store, first), allowed_hosts=first.allowed_hosts
+    )
     return app
+
+
+def site_secret(store: Store, settings: Settings) -> str:
+    """The key that signs form tokens: the setting, else one made now and saved for next time."""
+    if settings.secret_key:
+        return str(settings.secret_key)
+    saved = store.saved_settings().get("secret_key")
+    if saved:
+        return saved
+    key = secrets.token_urlsafe(32)
+    store.save_setting("secret_key", key)
+    return key
 
 
 def _openapi() -> dict[str, Any]:
@@ -392,6 +423,14 @@ def _openapi() -> dict[str, Any]:
             "/api/sources": get("Sources with their health"),
         },
     }  # fmt: skip
+
+
+def whole_number(raw: str, what: str, most: int = MAX_ID) -> int:
+    """``raw`` as a number from 1 to ``most``, or a UsageError that says what was expected."""
+    text = raw.strip()
+    if not text.isascii() or not text.isdigit() or len(text) > 19 or not 1 <= int(text) <= most:
+        raise UsageError(f"{what} must be a whole number from 1 to {most:,}, got {raw[:40]!r}")
+    return int(text)
 
 
 def pages_for(total: int, per_page: int) -> int:
