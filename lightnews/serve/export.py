@@ -19,7 +19,8 @@ from lxml import etree
 from lightnews import __version__
 from lightnews.errors import LightnewsError
 from lightnews.normalize.names import fold
-from lightnews.store import SQLiteStore
+from lightnews.store import Store
+from lightnews.store.views import PaperPage
 
 __all__ = ["FeedEntry", "atom_feed", "bibtex", "json_feed", "sources_opml", "user_export"]
 
@@ -97,35 +98,35 @@ def _bib_escape(text: str) -> str:
     return re.sub(r"([&%#_{}])", r"\\\1", text or "")
 
 
-def bibtex(papers: Iterable[dict[str, Any]]) -> str:
+def bibtex(papers: Iterable[PaperPage]) -> str:
     """BibTeX entries (``@misc`` with arXiv eprint fields) for papers from the store."""
     entries = []
     used: set[str] = set()
     for paper in papers:
-        authors = paper.get("authors") or []
-        year = (paper.get("published") or "")[:4]
+        authors = paper.authors
+        year = (paper.published or "")[:4]
         first = fold(authors[0]).split()[-1] if authors else "anon"
-        word = next((w for w in fold(paper.get("title") or "").split() if len(w) > 3), "paper")
+        word = next((w for w in fold(paper.title or "").split() if len(w) > 3), "paper")
         key = f"{first}{year}{word}"
         while key in used:
             key += "x"
         used.add(key)
         fields = {
-            "title": "{" + _bib_escape(paper.get("title") or "") + "}",
+            "title": "{" + _bib_escape(paper.title or "") + "}",
             "author": " and ".join(_bib_escape(a) for a in authors),
             "year": year,
-            "eprint": paper["arxiv_id"],
+            "eprint": paper.arxiv_id,
             "archivePrefix": "arXiv",
-            "primaryClass": paper.get("primary_category") or "",
-            "url": f"https://arxiv.org/abs/{paper['arxiv_id']}",
-            "doi": (paper.get("doi") or "").split(" ")[0],
+            "primaryClass": paper.primary_category or "",
+            "url": f"https://arxiv.org/abs/{paper.arxiv_id}",
+            "doi": (paper.doi or "").split(" ")[0],
         }
         body = ",\n".join(f"  {k} = {{{v}}}" for k, v in fields.items() if v)
         entries.append(f"@misc{{{key},\n{body}\n}}\n")
     return "\n".join(entries)
 
 
-def sources_opml(store: SQLiteStore) -> bytes:
+def sources_opml(store: Store) -> bytes:
     """The feed sources as OPML 2.0, folders included (for any feed reader)."""
     from lightnews.sources.opml import OpmlFeed, write_opml
 
@@ -143,15 +144,16 @@ def _is_secret(name: str) -> bool:
         return False
 
 
-def user_export(store: SQLiteStore) -> dict[str, Any]:
+def user_export(store: Store) -> dict[str, Any]:
     """Everything the user owns: follows with identities, decisions, sources, settings."""
     scholars = store.list_scholars()
     return {
         "lightnews": __version__,
         "exported": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "follows": [
-            {"name": s["name"], "followed": s["followed"], "identities": s["identities"],
-             "decisions": store.decisions(s["id"])}
+            {"name": s.name, "followed": s.followed,
+             "identities": [i.to_json() for i in s.identities],
+             "decisions": store.decisions(s.id)}
             for s in scholars
         ],
         "sources": [
@@ -161,7 +163,7 @@ def user_export(store: SQLiteStore) -> dict[str, Any]:
         ],
         "settings": {name: value for name, value in store.saved_settings().items()
                      if not _is_secret(name)},
-        "mutes": {kind: sorted(values) for kind, values in store.mutes().items()},
+        "mutes": store.mutes().to_json(),
         "stories": {key: {"read": read, "saved": saved}
                     for key, (read, saved) in store.story_states().items()},
     }  # fmt: skip

@@ -41,7 +41,8 @@ from lightnews.serve.export import FeedEntry, atom_feed, bibtex, json_feed, sour
 from lightnews.serve.scholar import scholar_page
 from lightnews.serve.security import SiteGuard, csrf_field, link
 from lightnews.settings import Settings
-from lightnews.store import BACKEND_ERRORS, SQLiteStore, unavailable
+from lightnews.store import BACKEND_ERRORS, Store, open_store, unavailable
+from lightnews.store.views import ItemView, PaperMention
 
 __all__ = ["create_app"]
 
@@ -75,7 +76,7 @@ def read_form(request: Request) -> FormData:
 
 def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlette:
     """The web application over the database at ``db_path``."""
-    store = SQLiteStore(db_path)
+    store: Store = open_store(db_path)
     store.write_wait = float((settings or Settings(store.saved_settings())).write_wait)
     env = Environment(
         loader=PackageLoader("lightnews.serve", "templates"),
@@ -145,12 +146,12 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             return feed
         scholars = store.followed_scholars()
         muted = store.mutes()
-        names = store.scholar_names(int(v) for v in muted["scholar"])
+        names = store.scholar_names(int(v) for v in muted.scholar)
         titles = {str(r.id): r.title or r.address for r in store.list_sources()
-                  if str(r.id) in muted["source"]} if muted["source"] else {}  # fmt: skip
-        mutes = ([("keyword", v, v) for v in sorted(muted["keyword"])]
-                 + [("scholar", v, names.get(int(v), v)) for v in sorted(muted["scholar"])]
-                 + [("source", v, titles.get(v, v)) for v in sorted(muted["source"])])  # fmt: skip
+                  if str(r.id) in muted.source} if muted.source else {}  # fmt: skip
+        mutes = ([("keyword", v, v) for v in sorted(muted.keyword)]
+                 + [("scholar", v, names.get(int(v), v)) for v in sorted(muted.scholar)]
+                 + [("source", v, titles.get(v, v)) for v in sorted(muted.source)])  # fmt: skip
         return page("home.html", stories=stories, scholars=scholars, mutes=mutes,
                     title="Your feed")  # fmt: skip
 
@@ -166,17 +167,17 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         except LightnewsError as error:
             return failure(request, error)
         if wants_json(request):
-            return JSONResponse(data)
-        feed = as_feed(request, f"Lightnews: {data['scholar']['name']}", [
-            FeedEntry(p["url"], p["title"], p["url"], None, p["abstract"][:500])
-            for p in data["papers"]] + [
-            FeedEntry(p["uri"], (p["text"] or "")[:120], p["url"], p["created_at"], p["text"],
-                      [p["author"] or ""]) for p in data["posts"] if not p["gap"]])  # fmt: skip
+            return JSONResponse(data.to_json())
+        feed = as_feed(request, f"Lightnews: {data.scholar.name}", [
+            FeedEntry(p.url, p.title, p.url, None, p.abstract[:500])
+            for p in data.papers] + [
+            FeedEntry(p.uri or "", (p.text or "")[:120], p.url, p.created_at, p.text,
+                      [p.author or ""]) for p in data.posts if not p.gap])  # fmt: skip
         if feed is not None:
             return feed
-        muted = str(data["scholar"]["id"]) in store.mutes()["scholar"]
+        muted = str(data.scholar.id) in store.mutes().scholar
         return page("scholar.html", data=data, tab=tab, who=who, muted=muted,
-                    title=data["scholar"]["name"])  # fmt: skip
+                    title=data.scholar.name)  # fmt: skip
 
     def paper(request: Request) -> Response:
         try:
@@ -186,33 +187,28 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         from lightnews.search import related_papers
 
         related = SearchResults([], "lexical")
-        if not data["stub"]:
-            related = related_papers(store, data["arxiv_id"], limit=5,
+        if not data.stub:
+            related = related_papers(store, data.arxiv_id, limit=5,
                                      settings=current_settings(), paper=data)  # fmt: skip
         if wants_json(request):
             hits = [h.to_json() for h in related]
-            return JSONResponse({**data, "related": {**related.about(), "hits": hits}})
+            return JSONResponse({**data.to_json(), "related": {**related.about(), "hits": hits}})
         if request.query_params.get("format") == "bibtex":
             return Response(bibtex([data]), media_type="application/x-bibtex")
-        groups: dict[str, list[dict[str, Any]]] = {}
-        for mention in data["mentions"]:
-            groups.setdefault(mention["kind"], []).append(mention)
-        for record in data["records"]:  # where the paper itself was listed
-            kind = "daily" if record["source_kind"].startswith("hf") else "paper"
-            groups.setdefault(kind, []).append(
-                {
-                    "title": record["source"],
-                    "url": record["url"],
-                    "source": record["source"],
-                    "published": record["first_seen"],
-                    "method": "listed",
-                    "confidence": 1.0,
-                    "scholar": None,
-                    "author": None,
-                }
-            )
+        groups: dict[str, list[PaperMention]] = {}
+        for mention in data.mentions:
+            groups.setdefault(mention.kind, []).append(mention)
+        for record in data.records:  # where the paper itself was listed
+            kind = "daily" if record.source_kind.startswith("hf") else "paper"
+            listed = PaperMention(
+                item_id=None, kind=kind, source_kind=record.source_kind, source=record.source,
+                url=record.url, author=None, account=None, scholar=None, title=record.source,
+                published=record.first_seen, text="", method="listed", confidence=1.0,
+                evidence="",
+            )  # fmt: skip
+            groups.setdefault(kind, []).append(listed)
         return page("paper.html", paper=data, groups=groups, related=related,
-                    title=data["title"] or data["arxiv_id"])  # fmt: skip
+                    title=data.title or data.arxiv_id)  # fmt: skip
 
     def search(request: Request) -> Response:
         query = request.query_params.get("q", "").strip()
@@ -271,7 +267,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         rows = [r.to_json() for r in store.list_sources()]
         if wants_json(request):
             return JSONResponse(rows)
-        muted = store.mutes()["source"]
+        muted = store.mutes().source
         return page("sources.html", sources=rows, muted=muted, title="Sources")
 
     def follow(request: Request) -> Response:
@@ -330,8 +326,8 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         except LightnewsError as error:
             return failure(request, error)
         if wants_json(request):
-            return JSONResponse(data)
-        return page("item.html", item=data, title=data["title"] or "Item")
+            return JSONResponse(data.to_json())
+        return page("item.html", item=data, title=data.title or "Item")
 
     def daily(request: Request) -> Response:
         """Daily papers of one day with their upvotes (the newest day by default)."""
@@ -339,7 +335,8 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         day = request.path_params.get("day") or (days[0] if days else "")
         entries = store.daily_items(day) if day else []
         if wants_json(request):
-            return JSONResponse({"day": day, "days": days, "papers": entries})
+            return JSONResponse({"day": day, "days": days,
+                                 "papers": [e.to_json() for e in entries]})  # fmt: skip
         return page("daily.html", day=day, days=days, entries=entries,
                     title=f"Daily papers {day}")  # fmt: skip
 
@@ -350,16 +347,17 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         except LightnewsError as error:
             return failure(request, error)
         entries = store.source_items(source.id, "note")
-        sections: dict[str, list[dict[str, Any]]] = {}
+        sections: dict[str, list[ItemView]] = {}
         for entry in entries:
-            sections.setdefault(entry["extra"].get("section") or "Notes", []).append(entry)
-        reviewed = next((e["extra"].get("papers_reviewed") for e in entries
-                         if e["extra"].get("papers_reviewed")), None)  # fmt: skip
-        data = {"title": source.title or source.address, "papers_reviewed": reviewed,
-                "sections": sections}  # fmt: skip
+            sections.setdefault(entry.extra.get("section") or "Notes", []).append(entry)
+        reviewed = next((e.extra.get("papers_reviewed") for e in entries
+                         if e.extra.get("papers_reviewed")), None)  # fmt: skip
+        title = source.title or source.address
         if wants_json(request):
-            return JSONResponse(data)
-        return page("notes.html", notes=data, title=data["title"])
+            shown = {name: [e.to_json() for e in notes] for name, notes in sections.items()}
+            return JSONResponse({"title": title, "papers_reviewed": reviewed, "sections": shown})
+        data = {"title": title, "papers_reviewed": reviewed, "sections": sections}
+        return page("notes.html", notes=data, title=title)
 
     def manage_sources(request: Request) -> Response:
         """Add a feed or an arXiv category, or remove a source, from the sources page."""
@@ -437,7 +435,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
     return app
 
 
-def site_secret(store: SQLiteStore, settings: Settings) -> str:
+def site_secret(store: Store, settings: Settings) -> str:
     """The key that signs form tokens: the setting, else one made now and saved for next time."""
     if settings.secret_key:
         return str(settings.secret_key)

@@ -17,6 +17,7 @@ import orjson
 
 from lightnews.model import QueryTerm, SearchFilters
 from lightnews.store.fts import quoted
+from lightnews.store.views import PaperHit
 
 __all__ = ["VectorQueries"]
 
@@ -199,8 +200,8 @@ class VectorQueries:
         paper_ids: Sequence[int],
         filters: SearchFilters | None = None,
         excluded: Sequence[QueryTerm] = (),
-    ) -> dict[int, dict[str, Any]]:
-        """Search-hit rows of these papers that pass ``filters``, by paper id.
+    ) -> dict[int, PaperHit]:
+        """Search hits of these papers that pass ``filters``, by paper id.
 
         Papers with any of the ``excluded`` terms are left out (a query's
         ``-word`` applied to hits found by meaning).
@@ -214,7 +215,9 @@ class VectorQueries:
         if excluded:
             sql += "AND p.id NOT IN (SELECT rowid FROM papers_fts WHERE papers_fts MATCH ?)"
             params.append(" OR ".join(quoted(term) for term in excluded))
-        return {int(r["id"]): dict(r) for r in self.db.execute(sql, params)}
+        return {
+            int(r[0]): PaperHit(r[1], r[2], r[3], r[4]) for r in self.db.execute(sql, params)
+        }
 
     def filtered_paper_ids(self, filters: SearchFilters, cap: int) -> list[int] | None:
         """Ids of the papers ``filters`` allow, or None when more than ``cap`` do."""
