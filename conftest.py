@@ -21,7 +21,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from lightnews.settings import Settings
-from lightnews.store import SQLiteStore
+from lightnews.store import SQLiteStore, Store
 
 ROOT = Path(__file__).resolve().parent
 SHARED = ROOT.parent / "shared" / "fixtures"
@@ -47,9 +47,15 @@ def demo_dir() -> Path:
     return DEMO
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SQLiteStore]:
-    db = SQLiteStore(tmp_path / "lightnews.db")
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """A new, empty library on each backend: an SQLite file, a PostgreSQL database."""
+    if request.param == "sqlite":
+        db: Store = SQLiteStore(tmp_path / "lightnews.db")
+    else:
+        from lightnews.store.postgres import PostgresStore
+
+        db = PostgresStore(request.getfixturevalue("pg_url"), pool_size=4)
     yield db
     db.close()
 

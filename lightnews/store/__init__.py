@@ -16,9 +16,24 @@ from pathlib import Path
 
 import platformdirs
 
+from lightnews.errors import Unavailable
 from lightnews.store.base import Store
-from lightnews.store.sqlite import BACKEND_ERRORS, SQLiteStore, unavailable
+from lightnews.store.postgres import is_postgres_url
+from lightnews.store.sqlite import BACKEND_ERRORS as _SQLITE_ERRORS
+from lightnews.store.sqlite import SQLiteStore
+from lightnews.store.sqlite import unavailable as _sqlite_unavailable
 from lightnews.store.views import SaveResult, SourceRow
+
+try:  # the server extra: PostgreSQL's errors are the backend's too
+    import psycopg
+    import psycopg_pool
+
+    _POSTGRES_ERRORS: tuple[type[Exception], ...] = (psycopg.Error, psycopg_pool.PoolTimeout)
+except ImportError:  # pragma: no cover - without the server extra
+    _POSTGRES_ERRORS = ()
+
+#: The exceptions a backend raises; :func:`unavailable` explains them to a user.
+BACKEND_ERRORS: tuple[type[Exception], ...] = (*_SQLITE_ERRORS, *_POSTGRES_ERRORS)
 
 __all__ = [
     "BACKEND_ERRORS",
@@ -27,9 +42,19 @@ __all__ = [
     "SourceRow",
     "Store",
     "default_db_path",
+    "is_postgres_url",
     "open_store",
     "unavailable",
 ]
+
+
+def unavailable(error: Exception) -> Unavailable:
+    """A backend's error as the situation a user can act on (``Busy``: try again)."""
+    if _POSTGRES_ERRORS and isinstance(error, _POSTGRES_ERRORS):
+        from lightnews.store.postgres import pg_unavailable
+
+        return pg_unavailable(error)
+    return _sqlite_unavailable(error)
 
 
 def default_db_path() -> Path:
@@ -41,5 +66,13 @@ def default_db_path() -> Path:
 
 
 def open_store(path: str | Path | None = None) -> Store:
-    """Open (creating and migrating as needed) the database at ``path``."""
+    """Open (creating and migrating as needed) the library at ``path``.
+
+    A ``postgresql://`` URL opens a PostgreSQL library (the server extra);
+    anything else is an SQLite file.
+    """
+    if path is not None and is_postgres_url(path):
+        from lightnews.store.postgres import PostgresStore
+
+        return PostgresStore(str(path))
     return SQLiteStore(Path(path).expanduser() if path else default_db_path())

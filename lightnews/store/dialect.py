@@ -35,6 +35,14 @@ class Dialect:
         """The text values of ``expression`` in a group, joined by ``separator``."""
         return f"group_concat({expression}, '{separator}')"
 
+    def position(self, haystack: str, needle: str) -> str:
+        """Where ``needle`` first occurs in ``haystack`` (1-based; 0 when it does not)."""
+        return f"instr({haystack}, {needle})"
+
+    def caseless(self, expression: str) -> str:
+        """``expression`` to order by without regard to case."""
+        return f"{expression} COLLATE NOCASE"
+
     def json_text(self, column: str, key: str) -> str:
         """The field ``key`` of a JSON object kept as text in ``column``, as text."""
         return f"json_extract({column}, '$.{key}')"
@@ -55,6 +63,12 @@ class _Postgres(Dialect):
 
     def concat(self, expression: str, separator: str = " ") -> str:
         return f"string_agg(({expression})::text, '{separator}')"
+
+    def position(self, haystack: str, needle: str) -> str:
+        return f"strpos({haystack}, {needle})"
+
+    def caseless(self, expression: str) -> str:
+        return f"lower({expression})"
 
     def json_text(self, column: str, key: str) -> str:
         return f"(({column})::jsonb ->> '{key}')"

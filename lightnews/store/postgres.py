@@ -13,19 +13,31 @@ advisory lock so two processes starting at once do not both apply one), and
 
 from __future__ import annotations
 
+import hashlib
+import math
 import os
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
+import struct
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from importlib import resources
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from lightnews.errors import UsageError
+import platformdirs
+
+from lightnews.errors import Busy, TooExpensive, Unavailable, UsageError
+from lightnews.link.titles import TitleCandidate
+from lightnews.model import QueryTerm, SearchFilters
+from lightnews.store.dialect import POSTGRES, Dialect
+from lightnews.store.sqlite import WRITE_WAIT, SQLiteStore, unavailable
+from lightnews.store.views import PaperHit
 
 __all__ = [
     "MIGRATION_LOCK",
+    "PostgresStore",
     "is_postgres_url",
     "migrate",
     "migrations",
@@ -150,3 +162,528 @@ def test_server(folder: str | Path | None = None) -> Iterator[str]:
             yield str(server.get_uri())
         finally:
             server.cleanup()
+
+
+# -- the store ------------------------------------------------------------------------------
+
+
+class Row(tuple[Any, ...]):
+    """A result row read by position (``row[0]``) or by column (``row["title"]``, ``**row``).
+
+    The same access the SQLite backend's rows give, so the shared queries read
+    either backend's rows alike.
+    """
+
+    _index: dict[str, int]
+
+    def __new__(cls, values: Sequence[Any], index: dict[str, int]) -> Row:
+        row = super().__new__(cls, values)
+        row._index = index
+        return row
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            return tuple.__getitem__(self, self._index[key])
+        return tuple.__getitem__(self, key)
+
+    def keys(self) -> list[str]:
+        return list(self._index)
+
+
+def _row_factory(cursor: Any) -> Any:
+    description = cursor.description
+    if description is None:
+        return tuple
+    index = {column.name: i for i, column in enumerate(description)}
+
+    def make(values: Sequence[Any]) -> Row:
+        return Row(values, index)
+
+    return make
+
+
+def pg_sql(query: str) -> str:
+    """A query of the shared store (``?`` placeholders) in psycopg's spelling (``%s``)."""
+    return query.replace("%", "%%").replace("?", "%s")
+
+
+class _Connection:
+    """A pooled psycopg connection that answers like the SQLite backend's connection.
+
+    ``execute`` and ``executemany`` take the shared queries as they are;
+    parameters are bound on the client side, as SQLite binds them, so a
+    ``? IS NULL`` needs no type.
+    """
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+
+    def execute(self, query: str, params: Sequence[Any] | None = None) -> Any:
+        import psycopg
+
+        cursor = psycopg.ClientCursor(self.conn, row_factory=_row_factory)
+        cursor.execute(pg_sql(query), params or None)
+        return cursor
+
+    def executemany(self, query: str, rows: Iterable[Sequence[Any]]) -> Any:
+        import psycopg
+
+        cursor = psycopg.ClientCursor(self.conn, row_factory=_row_factory)
+        batch = list(rows)
+        if batch:
+            cursor.executemany(pg_sql(query), batch)
+        return cursor
+
+    @property
+    def in_transaction(self) -> bool:
+        from psycopg.pq import TransactionStatus
+
+        return bool(self.conn.info.transaction_status != TransactionStatus.IDLE)
+
+
+#: Every write transaction of a library holds this lock (transaction-scoped), so
+#: writers take turns as they do on SQLite: the shared write code checks, then
+#: inserts, and two writers interleaving would both insert.
+WRITE_LOCK = 0x4C4E5752  # "LNWR"
+#: Weights of ts_rank for the tsvector's D, C, B, A parts (abstract C, authors B,
+#: title A), as the SQLite index weighs abstract 1, authors 3, title 10.
+_RANK_WEIGHTS = "{0, 0.1, 0.3, 1.0}"
+_RANK = f"ts_rank('{_RANK_WEIGHTS}', p.search, q)"
+
+
+def _tsquery(terms: Sequence[QueryTerm]) -> tuple[str, list[str]] | None:
+    """The SQL of a tsquery for neutral query terms, and its parameters.
+
+    Every term becomes its own parameter (phrases as ``phraseto_tsquery``,
+    prefixes as quoted ``'word':*`` lexemes), so no user text is ever read
+    as tsquery syntax.
+    """
+    from lightnews.store.sqlite import _STOPWORDS
+
+    positive = [t for t in terms if not t.exclude]
+    telling = [t for t in positive if t.words.lower() not in _STOPWORDS or t.prefix]
+    wanted = list(dict.fromkeys(telling or positive))
+    if not wanted:
+        return None
+    parts: list[str] = []
+    args: list[str] = []
+    for term in [*wanted, *dict.fromkeys(t for t in terms if t.exclude)]:
+        if term.prefix:
+            words = term.words.split()
+            lexemes = ["'" + w.replace("'", "''").replace("\\", "") + "'" for w in words]
+            lexemes[-1] += ":*"
+            sql = "to_tsquery('lightnews', ?)"
+            args.append(" <-> ".join(lexemes))
+        else:
+            sql = "phraseto_tsquery('lightnews', ?)"
+            args.append(term.words)
+        parts.append(f"!!{sql}" if term.exclude else sql)
+    return "(" + " && ".join(parts) + ")", args
+
+
+def _half_bytes(text: str) -> bytes:
+    """A halfvec as pgvector prints it (``[0.1,0.2]``) -> little-endian float16 bytes."""
+    numbers = [float(x) for x in text.strip("[]").split(",") if x]
+    return struct.pack(f"<{len(numbers)}e", *numbers)
+
+
+def _half_text(data: bytes) -> str:
+    """Little-endian float16 bytes -> a halfvec literal."""
+    return "[" + ",".join(repr(x) for x in struct.unpack(f"<{len(data) // 2}e", data)) + "]"
+
+
+class PostgresStore(SQLiteStore):
+    """The store on PostgreSQL: the shared queries, PostgreSQL's own search, vectors and locks.
+
+    Every thread holds one pooled connection; every write transaction takes
+    the library's write lock, waiting at most ``write_wait`` seconds; reads
+    can be given a time budget (``statement_timeout``).
+    """
+
+    sql: Dialect = POSTGRES
+
+    def __init__(self, url: str, *, write_wait: float = WRITE_WAIT, pool_size: int = 20) -> None:
+        self.url = url
+        self.write_wait = write_wait
+        digest = hashlib.sha256(redact(url).encode()).hexdigest()[:16]
+        cache = Path(platformdirs.user_cache_dir("lightnews")) / "postgresql"
+        cache.mkdir(parents=True, exist_ok=True)
+        #: The vector index of this library is kept here (per machine).
+        self.path = cache / f"{digest}.db"
+        self._local = threading.local()
+        self._held: dict[threading.Thread, Any] = {}
+        self._guard = threading.Lock()
+        self._closed = False
+        self.pool = open_pool(url, max_size=pool_size)
+        try:
+            self.migrate()
+        except BaseException:
+            self.pool.close()
+            raise
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    @property
+    def db(self) -> Any:
+        """This thread's connection (taken from the pool on first use)."""
+        conn: _Connection | None = getattr(self._local, "db", None)
+        if conn is None or conn.conn.closed:
+            conn = self._take_connection()
+            self._local.db = conn
+        return conn
+
+    def _take_connection(self) -> _Connection:
+        with self._guard:
+            if self._closed:
+                raise Unavailable(f"the database {redact(self.url)} is closed")
+            for thread in [t for t in self._held if not t.is_alive()]:
+                self.pool.putconn(self._held.pop(thread))  # its thread has ended
+            stale = self._held.pop(threading.current_thread(), None)
+            if stale is not None:
+                self.pool.putconn(stale)
+        try:
+            raw = self.pool.getconn(timeout=self.write_wait or 30.0)
+        except Exception as error:
+            raise pg_unavailable(error) from None
+        with self._guard:
+            self._held[threading.current_thread()] = raw
+        return _Connection(raw)
+
+    def close(self) -> None:
+        with self._guard:
+            self._closed = True
+            for raw in self._held.values():
+                self.pool.putconn(raw)
+            self._held.clear()
+        self.pool.close()
+
+    def __enter__(self) -> PostgresStore:
+        return self
+
+    @property
+    def schema_version(self) -> int:
+        row = self.db.execute("SELECT max(version) FROM schema_migrations").fetchone()
+        return int(row[0] or 0)
+
+    def migrate(self) -> list[str]:
+        return migrate(self.db.conn)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One write transaction, the library's writers taking turns; nested use joins it."""
+        db = self.db
+        if db.in_transaction:
+            yield
+            return
+        import psycopg
+
+        try:
+            db.execute("BEGIN")
+            db.execute(f"SET LOCAL lock_timeout = {int(self.write_wait * 1000)}")
+            db.execute("SELECT pg_advisory_xact_lock(?)", (WRITE_LOCK,))
+        except psycopg.Error as error:
+            _rollback(db)
+            raise pg_unavailable(error) from None
+        try:
+            yield
+        except BaseException:
+            _rollback(db)
+            raise
+        try:
+            db.execute("COMMIT")
+        except psycopg.Error as error:
+            _rollback(db)
+            raise pg_unavailable(error) from None
+
+    @contextmanager
+    def time_budget(self, seconds: float, what: str = "this query") -> Iterator[None]:
+        import psycopg
+
+        db = self.db
+        db.execute(f"SET statement_timeout = {max(int(seconds * 1000), 1)}")
+        try:
+            yield
+        except psycopg.errors.QueryCanceled:
+            raise TooExpensive(
+                f"{what} needs more work than its time budget allows: narrow it (fewer or "
+                "longer words, a subject, dates)"
+            ) from None
+        finally:
+            if not db.conn.closed:
+                db.execute("SET statement_timeout = 0")
+
+    # -- papers: PostgreSQL indexes the full text itself -------------------------------------
+
+    def _insert_papers(self, rows: Sequence[tuple[Any, ...]]) -> dict[str, int]:
+        from lightnews.store.sqlite import _INSERT_PAPER
+
+        self.db.executemany(_INSERT_PAPER, rows)
+        return self._paper_ids([r[0] for r in rows])
+
+    # -- full-text search -------------------------------------------------------------------
+
+    def search_papers(
+        self,
+        terms: Sequence[QueryTerm],
+        limit: int,
+        offset: int = 0,
+        filters: SearchFilters | None = None,
+    ) -> list[PaperHit]:
+        """Papers matching all terms, best first: title over authors over abstract.
+
+        As on SQLite, a query with more than ``SEARCH_WINDOW`` matches and no
+        filter ranks the most recently added ``SEARCH_WINDOW`` of them.
+        """
+        from lightnews.store.sqlite import SEARCH_WINDOW
+
+        query = _tsquery(terms)
+        if query is None:
+            return []
+        tsquery, args = query
+        where, filter_args = self._search_filters(filters)
+        window = "" if where else f"ORDER BY p.id DESC LIMIT {SEARCH_WINDOW}"
+        rows = self.db.execute(
+            "WITH q AS (SELECT " + tsquery + " AS q), m AS ("
+            "SELECT p.id, p.arxiv_id, p.title, p.published, p.primary_category, p.search "
+            f"FROM papers p, q WHERE p.search @@ q.q {where}{window}) "
+            f"SELECT m.arxiv_id, m.title, m.published, m.primary_category, "
+            f"ts_rank('{_RANK_WEIGHTS}', m.search, q.q) AS score FROM m, q "
+            "ORDER BY score DESC, m.id DESC LIMIT ? OFFSET ?",
+            (*args, *filter_args, limit, offset),
+        )
+        return [PaperHit(**r) for r in rows]
+
+    def related_candidates(self, words: Sequence[str], exclude: str, limit: int) -> list[PaperHit]:
+        """Papers sharing the most of ``words`` (any of them), best first, without ``exclude``."""
+        unique = [w for w in dict.fromkeys(words) if w]
+        if not unique:
+            return []
+        parts = " || ".join("phraseto_tsquery('lightnews', ?)" for _ in unique)
+        rows = self.db.execute(
+            f"WITH q AS (SELECT {parts} AS q) "
+            "SELECT p.arxiv_id, p.title, p.published, p.primary_category, "
+            "ts_rank('{0, 0.2, 0, 1.0}', p.search, q.q) AS score FROM papers p, q "
+            "WHERE p.search @@ q.q AND p.arxiv_id != ? ORDER BY score DESC LIMIT ?",
+            (*unique, exclude, limit),
+        )
+        return [PaperHit(**r) for r in rows]
+
+    def title_candidates(
+        self, words: Sequence[str], limit: int, surname: str | None = None
+    ) -> list[TitleCandidate]:
+        """Papers whose titles share the most telling of ``words``.
+
+        Ranked as BM25 ranks them on SQLite: each title word found counts by
+        how rare it is among titles (ts_rank has no notion of rarity, and a
+        title of one common word would otherwise come first).
+        """
+        unique = [w for w in dict.fromkeys(words) if w and w.strip("'\\")]
+        if not unique:
+            return []
+        lexemes = ["'" + w.replace("'", "''").replace("\\", "") + "':A" for w in unique]
+        total = max(self.paper_count(), 1)
+        weights = [
+            math.log((total + 1) / (self._title_freq(lexeme) + 0.5)) for lexeme in lexemes
+        ]
+        one = "to_tsquery('lightnews', ?)"
+        any_word = " || ".join(one for _ in lexemes)
+        score = " + ".join(f"CASE WHEN p.search @@ {one} THEN {w:.6f} ELSE 0 END" for w in weights)
+        surname_filter = (
+            "AND p.id IN (SELECT paper_id FROM authorships WHERE name_key = ?) " if surname else ""
+        )
+        rows = self.db.execute(
+            "SELECT p.id, p.arxiv_id, p.title, p.published FROM papers p "
+            f"WHERE p.search @@ ({any_word}) "
+            f"{surname_filter}ORDER BY ({score}) DESC, p.id DESC LIMIT ?",
+            (*lexemes, *([surname] if surname else []), *lexemes, limit),
+        ).fetchall()
+        if not rows:
+            return []
+        surnames: dict[int, list[str]] = {}
+        for paper_id, key in self.db.execute(
+            f"SELECT paper_id, name_key FROM authorships WHERE {self.sql.in_list('paper_id')} "
+            "ORDER BY paper_id, position",
+            (self.sql.list_param(int(r["id"]) for r in rows),),
+        ):
+            surnames.setdefault(paper_id, []).append(key)
+        return [
+            TitleCandidate(
+                r["arxiv_id"], r["title"], tuple(surnames.get(r["id"], ())), r["published"]
+            )
+            for r in rows
+        ]
+
+    def _title_freq(self, lexeme: str) -> int:
+        """How many titles have this word (a tsquery lexeme), counting to ``DOC_FREQ_CAP``."""
+        cache: dict[str, int] = self.__dict__.setdefault("_title_freqs", {})
+        known = cache.get(lexeme)
+        if known is None:
+            row = self.db.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM papers WHERE search @@ "
+                "to_tsquery('lightnews', ?) LIMIT ?) AS found",
+                (lexeme, DOC_FREQ_CAP),
+            ).fetchone()
+            known = int(row[0])
+            if len(cache) > 50_000:
+                cache.clear()
+            cache[lexeme] = known
+        return known
+
+    def title_doc_freq(self, stem: str) -> int:
+        """How many papers use this (Porter-stemmed) word; counting stops at ``DOC_FREQ_CAP``.
+
+        """
+        lexeme = "'" + stem.replace("'", "''").replace("\\", "") + "'"
+        row = self.db.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM papers WHERE search @@ "
+            "to_tsquery('lightnews', ?) LIMIT ?) AS found",
+            (lexeme, DOC_FREQ_CAP),
+        ).fetchone()
+        return int(row[0])
+
+    def word_doc_freq(self, word: str, cap: int) -> int:
+        row = self.db.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM papers WHERE search @@ "
+            "phraseto_tsquery('lightnews', ?) LIMIT ?) AS found",
+            (word, cap),
+        ).fetchone()
+        return int(row[0])
+
+    def papers_by_rowids(
+        self,
+        paper_ids: Sequence[int],
+        filters: SearchFilters | None = None,
+        excluded: Sequence[QueryTerm] = (),
+    ) -> dict[int, PaperHit]:
+        where, args = self._search_filters(filters)
+        sql = (
+            "SELECT p.id, p.arxiv_id, p.title, p.published, p.primary_category FROM papers p "
+            f"WHERE {self.sql.in_list('p.id')} {where}"
+        )
+        params: list[Any] = [self.sql.list_param(int(i) for i in paper_ids), *args]
+        if excluded:
+            query = _tsquery([QueryTerm(t.words, t.prefix) for t in excluded])
+            if query is not None:
+                tsquery, more = query
+                sql += "AND NOT p.search @@ " + tsquery.replace(" && ", " || ")
+                params += more
+        return {
+            int(r[0]): PaperHit(r[1], r[2], r[3], r[4]) for r in self.db.execute(sql, params)
+        }
+
+    # -- vectors: pgvector half-precision vectors, indexed per encoder ----------------------
+
+    def save_vectors(self, model: str, rows: Sequence[tuple[int, bytes]]) -> None:
+        if not rows:
+            return
+        dim = len(rows[0][1]) // 2
+        self._ensure_vector_index(model, dim)
+        with self.transaction():
+            ids = self.sql.list_param(paper_id for paper_id, _ in rows)
+            self.db.execute(f"DELETE FROM embed_queue WHERE {self.sql.in_list('paper_id')}", (ids,))
+            self.db.execute(
+                f"DELETE FROM paper_vectors WHERE model = ? AND {self.sql.in_list('paper_id')}",
+                (model, ids),
+            )
+            self.db.executemany(
+                "INSERT INTO paper_vectors (paper_id, model, vector) VALUES (?, ?, ?::halfvec)",
+                [(paper_id, model, _half_text(blob)) for paper_id, blob in rows],
+            )
+
+    def _ensure_vector_index(self, model: str, dim: int) -> None:
+        """An HNSW index (cosine) over this encoder's vectors, made once."""
+        name = "paper_vectors_hnsw_" + re.sub(r"\W", "_", model.lower()) + f"_{dim}"
+        self.db.execute(
+            f"CREATE INDEX IF NOT EXISTS {name} ON paper_vectors USING hnsw "
+            f"((vector::halfvec({dim})) halfvec_cosine_ops) WHERE model = '{model}'"
+            if re.fullmatch(r"[\w.:-]+", model)
+            else "SELECT 1"
+        )
+
+    def vectors_after(
+        self, model: str, after: int, chunk: int = 50_000
+    ) -> Iterator[list[tuple[int, int, bytes]]]:
+        while True:
+            rows = self.db.execute(
+                "SELECT id, paper_id, vector::text FROM paper_vectors WHERE model = ? AND id > ? "
+                "ORDER BY id LIMIT ?",
+                (model, after, chunk),
+            ).fetchall()
+            if not rows:
+                return
+            yield [(int(r[0]), int(r[1]), _half_bytes(r[2])) for r in rows]
+            after = int(rows[-1][0])
+
+    def paper_vector(self, arxiv_id: str, model: str) -> tuple[int, bytes] | None:
+        row = self.db.execute(
+            "SELECT p.id, v.vector::text FROM papers p JOIN paper_vectors v "
+            "ON v.paper_id = p.id WHERE p.arxiv_id = ? AND v.model = ?",
+            (arxiv_id, model),
+        ).fetchone()
+        return (int(row[0]), _half_bytes(row[1])) if row else None
+
+    def vectors_by_arxiv_id(
+        self, arxiv_ids: Sequence[str], model: str
+    ) -> dict[str, tuple[int, bytes]]:
+        rows = self.db.execute(
+            "SELECT p.arxiv_id, p.id, v.vector::text FROM papers p JOIN paper_vectors v "
+            f"ON v.paper_id = p.id WHERE v.model = ? AND {self.sql.in_list('p.arxiv_id')}",
+            (model, self.sql.list_param(arxiv_ids)),
+        )
+        return {r[0]: (int(r[1]), _half_bytes(r[2])) for r in rows}
+
+    def interest_vectors(
+        self, model: str, bar: float, limit: int = 2000
+    ) -> list[tuple[int, int | None, bytes]]:
+        authored = self.db.execute(
+            "SELECT a.paper_id, a.scholar_id, v.vector::text FROM scholars f "
+            "JOIN authorships a ON a.scholar_id = f.id "
+            "JOIN paper_vectors v ON v.paper_id = a.paper_id AND v.model = ? "
+            "WHERE f.followed = 1 AND a.confidence >= ? "
+            "ORDER BY a.paper_id DESC, a.position LIMIT ?",
+            (model, bar, limit),
+        ).fetchall()
+        saved = self.db.execute(
+            "SELECT p.id, v.vector::text FROM story_state st "
+            "JOIN papers p ON p.arxiv_id = st.story_key "
+            "JOIN paper_vectors v ON v.paper_id = p.id AND v.model = ? "
+            "WHERE st.saved_at IS NOT NULL ORDER BY st.saved_at DESC LIMIT ?",
+            (model, limit),
+        ).fetchall()
+        return [(int(r[0]), int(r[1]), _half_bytes(r[2])) for r in authored] + [
+            (int(r[0]), None, _half_bytes(r[1])) for r in saved
+        ]
+
+    def vectors_of(self, paper_ids: Sequence[int], model: str) -> list[tuple[int, bytes]]:
+        rows = self.db.execute(
+            "SELECT paper_id, vector::text FROM paper_vectors WHERE model = ? "
+            f"AND {self.sql.in_list('paper_id')}",
+            (model, self.sql.list_param(int(i) for i in paper_ids)),
+        )
+        return [(int(r[0]), _half_bytes(r[1])) for r in rows]
+
+
+#: Most matches a word's document frequency counts (see ``title_doc_freq``).
+DOC_FREQ_CAP = 50_000
+
+
+def pg_unavailable(error: Exception) -> Unavailable:
+    """A PostgreSQL error as the situation a user can act on (:class:`Busy`: try again)."""
+    import psycopg
+
+    if isinstance(error, Unavailable):
+        return error
+    if isinstance(error, psycopg.errors.LockNotAvailable):
+        return Busy(
+            "the library is busy: another Lightnews process is writing to it; try again in a "
+            "moment"
+        )
+    if isinstance(error, psycopg.OperationalError) or "PoolTimeout" in type(error).__name__:
+        return Unavailable(f"the database server cannot be reached: {error}".strip())
+    return unavailable(error)
+
+
+def _rollback(db: Any) -> None:
+    if not db.conn.closed and db.in_transaction:
+        with suppress(Exception):  # a broken connection has nothing left to roll back
+            db.execute("ROLLBACK")

@@ -136,7 +136,7 @@ class ScholarQueries:
             "SELECT s.id, s.name, s.followed, "
             "(SELECT count(*) FROM authorships a WHERE a.scholar_id = s.id "
             " AND a.confidence >= ?) AS records "
-            "FROM scholars s ORDER BY s.name COLLATE NOCASE",
+            f"FROM scholars s ORDER BY {self.sql.caseless('s.name')}",
             (bar,),
         ).fetchall()
         return [
@@ -153,7 +153,8 @@ class ScholarQueries:
     def followed_scholars(self) -> list[ScholarRef]:
         """Every followed scholar, by name (the feed's header)."""
         rows = self.db.execute(
-            "SELECT id, name FROM scholars WHERE followed = 1 ORDER BY name COLLATE NOCASE"
+            "SELECT id, name FROM scholars WHERE followed = 1 "
+            f"ORDER BY {self.sql.caseless('name')}"
         )
         return [ScholarRef(int(r[0]), r[1]) for r in rows]
 
@@ -219,17 +220,17 @@ class ScholarQueries:
                 "followers, following, posts, pinned, created, payload, updated_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT(service, id) DO UPDATE SET handle = excluded.handle, "
-                "name = COALESCE(NULLIF(excluded.name, ''), name), "
-                "description = COALESCE(NULLIF(excluded.description, ''), description), "
-                "avatar = COALESCE(excluded.avatar, avatar), "
-                "followers = COALESCE(excluded.followers, followers), "
-                "following = COALESCE(excluded.following, following), "
-                "posts = COALESCE(excluded.posts, posts), "
+                "name = COALESCE(NULLIF(excluded.name, ''), accounts.name), "
+                "description = COALESCE(NULLIF(excluded.description, ''), accounts.description), "
+                "avatar = COALESCE(excluded.avatar, accounts.avatar), "
+                "followers = COALESCE(excluded.followers, accounts.followers), "
+                "following = COALESCE(excluded.following, accounts.following), "
+                "posts = COALESCE(excluded.posts, accounts.posts), "
                 "pinned = CASE WHEN excluded.payload LIKE '%\"followersCount\"%' "
-                "  THEN excluded.pinned ELSE COALESCE(excluded.pinned, pinned) END, "
-                "created = COALESCE(excluded.created, created), "
+                "  THEN excluded.pinned ELSE COALESCE(excluded.pinned, accounts.pinned) END, "
+                "created = COALESCE(excluded.created, accounts.created), "
                 "payload = CASE WHEN length(excluded.payload) > 0 THEN excluded.payload "
-                "  ELSE payload END, updated_at = excluded.updated_at",
+                "  ELSE accounts.payload END, updated_at = excluded.updated_at",
                 rows,
             )
         return len(rows)
@@ -277,7 +278,7 @@ class ScholarQueries:
             "i.links, i.engagement, i.extra, i.account, i.thread_root, i.reply_parent, "
             f"(SELECT {self.sql.concat('p.arxiv_id')} FROM mentions m JOIN papers p "
             " ON p.id = m.paper_id WHERE m.item_id = i.id) AS papers "
-            "FROM (SELECT id, published FROM items WHERE id IN ("
+            "FROM (SELECT min(id) AS id, max(published) AS published FROM items WHERE id IN ("
             f"SELECT id FROM items WHERE account IN ({marks}) AND kind IN ('post', 'repost') "
             f"UNION ALL {ranges}) GROUP BY key ORDER BY published DESC LIMIT ? OFFSET ?) AS top "
             "JOIN items i ON i.id = top.id ORDER BY top.published DESC",
@@ -375,10 +376,12 @@ class ScholarQueries:
         rows = self.db.execute(
             "SELECT p.arxiv_id, p.title, p.abstract, p.primary_category, p.categories, "
             "p.published, p.updated, p.withdrawn, max(a.confidence) AS confidence, "
-            "a.name AS name_as_written FROM authorships a JOIN papers p ON p.id = a.paper_id "
+            "(SELECT b.name FROM authorships b WHERE b.paper_id = p.id AND b.scholar_id = ? "
+            " ORDER BY b.confidence DESC, b.position LIMIT 1) AS name_as_written "
+            "FROM authorships a JOIN papers p ON p.id = a.paper_id "
             "WHERE a.scholar_id = ? AND a.confidence >= ? GROUP BY p.id "
             "ORDER BY p.published DESC LIMIT ? OFFSET ?",
-            (scholar_id, bar, limit, offset),
+            (scholar_id, scholar_id, bar, limit, offset),
         )
         return int(total), [ScholarPaper(**{**r, "withdrawn": bool(r["withdrawn"])}) for r in rows]
 

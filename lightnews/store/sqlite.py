@@ -131,7 +131,8 @@ _UPSERT_PAPER = (
     f"VALUES ({', '.join('?' * len(PAPER_COLUMNS))}, ?, ?) "
     "ON CONFLICT(arxiv_id) DO UPDATE SET "
     + ", ".join(f"{c} = excluded.{c}" for c in PAPER_COLUMNS[1:])
-    + ", modified = excluded.modified WHERE papers.content_hash IS NOT excluded.content_hash"
+    + ", modified = excluded.modified "
+    "WHERE papers.content_hash IS DISTINCT FROM excluded.content_hash"
 )
 _INSERT_PAPER = (
     f"INSERT INTO papers ({', '.join(PAPER_COLUMNS)}, first_seen, modified) "
@@ -1013,7 +1014,8 @@ class SQLiteStore(ScholarQueries, VectorQueries):
             "i.key, i.reply_parent, i.thread_root, i.published, i.source_id, "
             "(SELECT sc.id FROM identities d JOIN scholars sc ON sc.id = d.scholar_id "
             " WHERE d.kind = 'bluesky-did' AND sc.followed = 1 AND d.value = CASE "
-            "  WHEN i.key LIKE 'repost:%' THEN substr(i.key, 8, instr(substr(i.key, 8), ':') - 1)"
+            "  WHEN i.key LIKE 'repost:%' THEN substr(i.key, 8, "
+            f"{self.sql.position('substr(i.key, 8)', chr(39) + ':' + chr(39))} - 1)"
             "  ELSE i.account END) AS followed_scholar, "
             "(SELECT bot FROM accounts a WHERE a.id = i.account) AS bot, "
             "COALESCE(i.published, i.first_seen) AS time, s.kind AS source_kind, "

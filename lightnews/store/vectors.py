@@ -161,7 +161,7 @@ class VectorQueries:
             "SELECT a.paper_id, a.scholar_id, v.vector FROM followed f "
             "CROSS JOIN authorships a ON a.scholar_id = f.id "
             "CROSS JOIN paper_vectors v ON v.paper_id = a.paper_id AND v.model = ? "
-            "WHERE a.confidence >= ? ORDER BY a.paper_id DESC LIMIT ?",
+            "WHERE a.confidence >= ? ORDER BY a.paper_id DESC, a.position LIMIT ?",
             (model, bar, limit),
         ).fetchall()
         saved = self.db.execute(

@@ -7,6 +7,14 @@
 
 CREATE EXTENSION IF NOT EXISTS vector;
 
+-- Words as SQLite's index keeps them: stemmed (Snowball English), stopwords kept
+-- (a title made of common words is still found, and word counts stay true).
+CREATE TEXT SEARCH DICTIONARY lightnews_stem (TEMPLATE = snowball, Language = english);
+CREATE TEXT SEARCH CONFIGURATION lightnews (COPY = english);
+ALTER TEXT SEARCH CONFIGURATION lightnews
+    ALTER MAPPING FOR asciiword, asciihword, hword_asciipart, word, hword, hword_part
+    WITH lightnews_stem;
+
 CREATE TABLE settings (
     name  TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -77,9 +85,9 @@ CREATE TABLE papers (
     lookups          INTEGER NOT NULL DEFAULT 0,
     -- Title over authors over abstract, as the SQLite index weighs them.
     search           tsvector GENERATED ALWAYS AS (
-        setweight(to_tsvector('english', title), 'A')
+        setweight(to_tsvector('lightnews', title), 'A')
         || setweight(to_tsvector('simple', authors), 'B')
-        || setweight(to_tsvector('english', abstract), 'C')
+        || setweight(to_tsvector('lightnews', abstract), 'C')
     ) STORED
 );
 CREATE INDEX papers_published ON papers(published);
@@ -127,7 +135,7 @@ CREATE TABLE items (
     thread_root  TEXT,
     reply_parent TEXT,
     search       tsvector GENERATED ALWAYS AS (
-        setweight(to_tsvector('english', title), 'A') || setweight(to_tsvector('english', text), 'C')
+        setweight(to_tsvector('lightnews', title), 'A') || setweight(to_tsvector('lightnews', text), 'C')
     ) STORED,
     UNIQUE (source_id, key)
 );
