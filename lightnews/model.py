@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "IDENTITY_KINDS",
     "Account",
     "Author",
     "Batch",
@@ -27,6 +28,13 @@ __all__ = [
     "SourceState",
     "Version",
 ]
+
+
+#: How a scholar can be known: an account's stable id and its handle (``<service>-did``,
+#: ``<service>-handle``), a name on arXiv papers, ORCID, OpenAlex, a homepage, a feed.
+IDENTITY_KINDS = (
+    "bluesky-did", "bluesky-handle", "arxiv-name", "orcid", "openalex", "homepage", "feed",
+)  # fmt: skip
 
 
 @dataclass(slots=True)

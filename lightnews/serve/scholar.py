@@ -255,10 +255,14 @@ def scholar_page(
     """
     scholar_id = store.find_scholar(who)
     scholar = store.get_scholar(scholar_id)
-    keys = [i.value for i in scholar.identities
-            if i.kind in ("bluesky-did", "bluesky-handle")]  # fmt: skip
+    # An account is known by its id or its handle (identities ``<service>-did`` or ``-handle``).
+    keys: list[tuple[str, str]] = []
+    for identity in scholar.identities:
+        service, _, end = identity.kind.rpartition("-")
+        if service and end in ("did", "handle"):
+            keys.append((service, identity.value))
     account = next(
-        (a for a in (store.get_account("bluesky", k) for k in keys) if a is not None), None
+        (a for a in (store.get_account(service, k) for service, k in keys) if a is not None), None
     )
     profile = None
     posts: list[PostView] = []

@@ -55,10 +55,11 @@ from lightnews.link.threads import is_self_reply, item_uri
 from lightnews.model import Account, Batch, Item, Request, SourceState
 from lightnews.normalize.text import clean_text, iso_utc, sanitize_html
 from lightnews.settings import Settings
-from lightnews.sources import Source
+from lightnews.sources import Source, SourceTraits
 
 __all__ = [
     "API_URL",
+    "REPOST_PREFIX",
     "BlueskyFollowsSource",
     "BlueskyProfileSource",
     "BlueskySource",
@@ -82,6 +83,8 @@ __all__ = [
 ]
 
 API_URL = "https://public.api.bsky.app/xrpc"
+#: Reposts are stored under their own key, ``repost:<reposter DID>:<URI>``.
+REPOST_PREFIX = "repost:"
 """The public AppView: reads without an account."""
 PUBLIC_HOSTS = ("public.api.bsky.app", "api.bsky.app")
 #: 3,000 requests per 5 minutes is 10 a second; one every 0.1 s stays under it.
@@ -553,7 +556,7 @@ def post_item(
         by = _who(_obj(reason.get("by")))
         extra["reposted_by"] = by
         extra["reposted_at"] = iso_utc(reason.get("indexedAt"))
-        key, kind = f"repost:{by['did']}:{uri}", "repost"
+        key, kind = BlueskySource.traits.repost_key(by["did"], uri), "repost"
     reply = reply or {}
     for end, name in (("parent", "reply_parent_author"), ("root", "reply_root_author")):
         view = _obj(reply.get(end))
@@ -917,6 +920,8 @@ class BlueskySource(Source):
 
     kind = "bluesky"
     summary = "Bluesky account: posts, threads and profile (a handle like x.bsky.social or a DID)"
+    traits = SourceTraits(social=True, repost_prefix=REPOST_PREFIX, filter_label="Bluesky",
+                          filter_order=1)  # fmt: skip
     default_max_pages: ClassVar[int] = 5
 
     @property
@@ -1081,6 +1086,7 @@ class BlueskyProfileSource(BlueskySource):
     """
 
     kind = "bluesky-profile"
+    traits = SourceTraits(repost_prefix=REPOST_PREFIX)
     summary = "Bluesky profile only (a handle or DID): counts, description, pinned post"
 
     def parse(self, body: bytes, state: SourceState, *, url: str | None = None) -> Batch:
@@ -1102,6 +1108,7 @@ class BlueskyStarterPackSource(BlueskySource):
     """
 
     kind = "bluesky-starter-pack"
+    traits = SourceTraits(repost_prefix=REPOST_PREFIX)
     summary = "Bluesky starter pack (its bsky.app/starter-pack/... URL): accounts to follow"
     default_max_pages: ClassVar[int] = 20
 
@@ -1113,6 +1120,7 @@ class BlueskyFollowsSource(BlueskySource):
     """The accounts a Bluesky account follows (to follow whom a scholar follows)."""
 
     kind = "bluesky-follows"
+    traits = SourceTraits(repost_prefix=REPOST_PREFIX)
     summary = "Accounts a Bluesky account follows (a handle or DID)"
     default_max_pages: ClassVar[int] = 50
 

@@ -51,7 +51,7 @@ from lightnews.link import link_item
 from lightnews.model import Author, Batch, Item, Paper, Request, SourceState
 from lightnews.normalize import clean_text, iso_utc, parse_arxiv_id
 from lightnews.settings import Settings
-from lightnews.sources import Source
+from lightnews.sources import Source, SourceTraits
 
 __all__ = [
     "API_URL",
@@ -412,6 +412,7 @@ class HfDailySource(Source):
     """
 
     kind = "hf-daily"
+    traits = SourceTraits(daily_papers=True, filter_label="Daily Papers", filter_order=3)
     summary = "Hugging Face Daily Papers: empty for every day, or a YYYY-MM-DD, YYYY-Www, YYYY-MM"
 
     @property
@@ -525,6 +526,7 @@ class HfPapersFeedSource(Source):
     """
 
     kind = "hf-papers-feed"
+    traits = SourceTraits(daily_papers=True)
     summary = "JSON Feed snapshot of the Hugging Face papers page (a file or feed URL)"
 
     def parse(self, body: bytes, state: SourceState, *, url: str | None = None) -> Batch:

@@ -47,7 +47,7 @@ from lightnews.errors import ParseError
 from lightnews.link import link_item
 from lightnews.model import Batch, Item, SourceState
 from lightnews.normalize import clean_text, html_to_text, iso_utc, sanitize_html
-from lightnews.sources import Source
+from lightnews.sources import Source, SourceTraits
 
 __all__ = ["NotesSource", "parse_references", "split_notes"]
 
@@ -662,6 +662,7 @@ class NotesSource(Source):
 
     kind = "notes"
     summary = "a page of paper notes, HTML or Markdown (its URL); one note per heading"
+    traits = SourceTraits(note_pages=True, filter_label="notes", filter_order=4)
 
     def parse(self, body: bytes, state: SourceState, *, url: str | None = None) -> Batch:
         items = split_notes(body, url or self.address)

@@ -17,7 +17,8 @@ from contextlib import AbstractContextManager
 import orjson
 
 from lightnews.errors import NotFound, UsageError
-from lightnews.model import Account, Item, Mention
+from lightnews.model import IDENTITY_KINDS, Account, Item, Mention
+from lightnews.sources import all_traits
 from lightnews.store.views import (
     AccountView,
     AuthorshipCandidate,
@@ -32,10 +33,6 @@ from lightnews.store.views import (
 )
 
 __all__ = ["IDENTITY_KINDS", "ScholarQueries"]
-
-IDENTITY_KINDS = (
-    "bluesky-did", "bluesky-handle", "arxiv-name", "orcid", "openalex", "homepage", "feed",
-)  # fmt: skip
 
 
 class ScholarQueries:
@@ -145,6 +142,14 @@ class ScholarQueries:
             for row in rows
         ]
 
+    def followed_accounts(self) -> dict[str, int]:
+        """Followed scholars by the id of each of their social accounts (``<service>-did``)."""
+        rows = self.db.execute(
+            "SELECT d.value, d.scholar_id FROM identities d JOIN scholars s "
+            "ON s.id = d.scholar_id WHERE s.followed = 1 AND d.kind LIKE '%-did'"
+        )
+        return {r[0]: int(r[1]) for r in rows}
+
     def followed_scholars(self) -> list[ScholarRef]:
         """Every followed scholar, by name (the feed's header)."""
         rows = self.db.execute(
@@ -187,11 +192,11 @@ class ScholarQueries:
                     "UPDATE identities SET scholar_id = ? WHERE kind = ? AND value = ?",
                     (new_id, kind, value),
                 )
-                if kind in ("bluesky-handle", "bluesky-did", "feed"):
-                    self.db.execute(
-                        "UPDATE sources SET scholar_id = ? WHERE scholar_id = ? AND address = ?",
-                        (new_id, scholar_id, value),
-                    )
+                # The sources that read this identity (a handle, a DID, a feed) go along.
+                self.db.execute(
+                    "UPDATE sources SET scholar_id = ? WHERE scholar_id = ? AND address = ?",
+                    (new_id, scholar_id, value),
+                )
             # Attributions are recomputed for both from their identities.
             self.db.execute(
                 "UPDATE authorships SET scholar_id = NULL, confidence = NULL WHERE scholar_id = ?",
@@ -259,14 +264,15 @@ class ScholarQueries:
         if not account_ids:
             return []
         marks = ", ".join("?" * len(account_ids))
-        # Reposts by an account are keyed repost:<DID>:<URI>: a key range, which the
-        # items_key index answers (LIKE cannot use a case-sensitive index). The page
+        # Reposts by an account are keyed as their source kind says: a key range, which
+        # the items_key index answers (LIKE cannot use a case-sensitive index). The page
         # is chosen first by id and time, then only its rows are read in full.
-        ranges = " UNION ALL ".join(
-            "SELECT id FROM items WHERE key >= ? AND key < ? AND kind = 'repost'"
-            for _ in account_ids
+        keyed = {r for t in all_traits().values() for a in account_ids if (r := t.reposts_by(a))}
+        bounds = [b for r in sorted(keyed) for b in r]
+        ranges = "".join(
+            " UNION ALL SELECT id FROM items WHERE key >= ? AND key < ? AND kind = 'repost'"
+            for _ in keyed
         )
-        bounds = [b for a in account_ids for b in (f"repost:{a}:", f"repost:{a};")]
         rows = self.db.execute(
             "SELECT i.id, i.key, i.kind, i.title, i.url, i.author, i.text, i.published, "
             "i.links, i.engagement, i.extra, i.account, i.thread_root, i.reply_parent, "
@@ -274,7 +280,7 @@ class ScholarQueries:
             " ON p.id = m.paper_id WHERE m.item_id = i.id) AS papers "
             "FROM (SELECT id, published FROM items WHERE id IN ("
             f"SELECT id FROM items WHERE account IN ({marks}) AND kind IN ('post', 'repost') "
-            f"UNION ALL {ranges}) GROUP BY key ORDER BY published DESC LIMIT ? OFFSET ?) AS top "
+            f"{ranges}) GROUP BY key ORDER BY published DESC LIMIT ? OFFSET ?) AS top "
             "JOIN items i ON i.id = top.id ORDER BY top.published DESC",
             (*account_ids, *bounds, limit, offset),
         )

@@ -833,10 +833,6 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         rows = self.db.execute(
             "SELECT i.id, i.kind, i.title, i.url, i.author, i.account, i.engagement, "
             "i.key, i.reply_parent, i.thread_root, i.published, i.source_id, "
-            "(SELECT sc.id FROM identities d JOIN scholars sc ON sc.id = d.scholar_id "
-            " WHERE d.kind = 'bluesky-did' AND sc.followed = 1 AND d.value = CASE "
-            "  WHEN i.key LIKE 'repost:%' THEN substr(i.key, 8, instr(substr(i.key, 8), ':') - 1)"
-            "  ELSE i.account END) AS followed_scholar, "
             "(SELECT bot FROM accounts a WHERE a.id = i.account) AS bot, "
             "COALESCE(i.published, i.first_seen) AS time, s.kind AS source_kind, "
             "COALESCE(s.title, s.address) AS source, "
@@ -929,13 +925,14 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         )
         return {r[0]: r[1] for r in rows}
 
-    def followed_categories(self) -> set[str]:
-        """arXiv categories the user follows as sources (``cat:cs.LG``)."""
+    def source_addresses(self, kinds: Sequence[str]) -> list[str]:
+        """Addresses of the enabled sources of these kinds."""
         rows = self.db.execute(
-            "SELECT address FROM sources WHERE kind = 'arxiv-api' AND address LIKE 'cat:%' "
-            "AND enabled = 1"
+            "SELECT address FROM sources WHERE enabled = 1 "
+            "AND kind IN (SELECT value FROM json_each(?)) ORDER BY id",
+            (to_json(list(kinds)),),
         )
-        return {r[0][4:] for r in rows}
+        return [r[0] for r in rows]
 
     def papers_by_ids(self, arxiv_ids: Sequence[str]) -> dict[str, PaperSummary]:
         if not arxiv_ids:
