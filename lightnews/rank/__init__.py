@@ -210,8 +210,7 @@ def _with_speakers(store: Store, items: list[FeedCandidate]) -> list[FeedCandida
         return items
     found = []
     for item in items:
-        # Reposts are not credited to whoever reposted them (as the store's SQL did).
-        speaker = None if kind_traits(item.source_kind).reposter(item.key) else item.account
+        speaker = kind_traits(item.source_kind).reposter(item.key) or item.account
         scholar = accounts.get(speaker) if speaker else None
         found.append(replace(item, followed_scholar=scholar) if scholar is not None else item)
     return found
