@@ -314,9 +314,9 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         entries = store.source_items(source.id, "note")
         sections: dict[str, list[ItemView]] = {}
         for entry in entries:
-            sections.setdefault(entry.extra.get("section") or "Notes", []).append(entry)
-        reviewed = next((e.extra.get("papers_reviewed") for e in entries
-                         if e.extra.get("papers_reviewed")), None)  # fmt: skip
+            sections.setdefault((entry.note and entry.note.section) or "Notes", []).append(entry)
+        reviewed = next((e.note.papers_reviewed for e in entries
+                         if e.note and e.note.papers_reviewed), None)  # fmt: skip
         title = source.title or source.address
         if wants_json(request):
             shown = {name: [e.to_json() for e in notes] for name, notes in sections.items()}

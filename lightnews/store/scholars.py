@@ -13,11 +13,12 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
+from typing import Any
 
 import orjson
 
 from lightnews.errors import NotFound, UsageError
-from lightnews.model import IDENTITY_KINDS, Account, Item, Mention
+from lightnews.model import IDENTITY_KINDS, Account, Item, Mention, read_extra
 from lightnews.sources import all_traits
 from lightnews.store.views import (
     AccountView,
@@ -33,6 +34,13 @@ from lightnews.store.views import (
 )
 
 __all__ = ["IDENTITY_KINDS", "ScholarQueries"]
+
+
+def _details(kind: str, extra: dict[str, Any]) -> dict[str, Any]:
+    """The typed fields of a stored item's ``extra`` (as keyword arguments of Item)."""
+    post, daily, note, record = read_extra(kind, extra)
+    return {"post": post, "daily": daily, "note": note, "record": record,
+            "code_links": list(extra.get("code_links") or [])}  # fmt: skip
 
 
 class ScholarQueries:
@@ -295,7 +303,7 @@ class ScholarQueries:
                 published=r["published"],
                 links=orjson.loads(r["links"]),
                 engagement=orjson.loads(r["engagement"]),
-                extra=orjson.loads(r["extra"]),
+                **_details(r["kind"], orjson.loads(r["extra"])),
                 account=r["account"],
                 thread_root=r["thread_root"],
                 reply_parent=r["reply_parent"],

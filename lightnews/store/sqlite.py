@@ -32,6 +32,8 @@ from lightnews.model import (
     QueryTerm,
     SearchFilters,
     SourceState,
+    item_extra,
+    read_extra,
 )
 from lightnews.normalize.arxiv_ids import parse_arxiv_id
 from lightnews.store.fts import quoted
@@ -469,7 +471,8 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         return [
             item.kind, item.title, item.url, item.author, item.text, item.html, item.published,
             item.updated, to_json(item.links), to_json(item.tags), to_json(item.engagement),
-            to_json(item.extra), item.payload, item.account, item.thread_root, item.reply_parent,
+            to_json(item_extra(item)), item.payload, item.account, item.thread_root,
+            item.reply_parent,
         ]  # fmt: skip
 
     def save_batch(self, source_id: int, batch: Batch, now: str) -> SaveResult:
@@ -515,7 +518,7 @@ class SQLiteStore(ScholarQueries, VectorQueries):
                 else:
                     result.unchanged += 1
                     continue
-                code = item.extra.get("code_links") or []
+                code = item.code_links
                 sure = [m for m in item.mentions if m.confidence >= 0.9]
                 target = item.paper_id or (sure[0].arxiv_id if len(sure) == 1 else None)
                 if code and target in paper_ids:
@@ -871,8 +874,12 @@ class SQLiteStore(ScholarQueries, VectorQueries):
             )  # fmt: skip
             fields = dict(row)
             fields["engagement"] = orjson.loads(fields["engagement"])
-            fields["extra"] = orjson.loads(fields["extra"])
-            items.append(ItemView(**fields, papers=papers))
+            extra = orjson.loads(fields.pop("extra"))
+            post, daily, note, record = read_extra(row["kind"], extra)
+            items.append(
+                ItemView(**fields, post=post, daily=daily, note=note, record=record,
+                         code_links=tuple(extra.get("code_links") or ()), papers=papers)
+            )  # fmt: skip
         return items
 
     def get_item(self, item_id: int) -> ItemView:
