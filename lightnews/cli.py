@@ -21,6 +21,7 @@ from typing import Any
 import click
 import orjson
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -32,10 +33,10 @@ from rich.progress import (
 from rich.table import Table
 
 from lightnews import __version__
-from lightnews.errors import LightnewsError, NotFound, UsageError
+from lightnews.errors import LightnewsError, NotFound, Unavailable, UsageError
 from lightnews.normalize.times import now_iso
 from lightnews.settings import SETTINGS, Settings, env_name
-from lightnews.store import Store, default_db_path, open_store
+from lightnews.store import BACKEND_ERRORS, Store, default_db_path, open_store, unavailable
 
 __all__ = ["EXIT_FAILED", "EXIT_NOT_FOUND", "EXIT_PARTIAL", "cli", "main"]
 
@@ -58,6 +59,7 @@ class App:
     def store(self) -> Store:
         if self._store is None:
             self._store = open_store(self.db_path)
+            self._store.write_wait = float(self.settings.write_wait)
         return self._store
 
     @property
@@ -91,7 +93,29 @@ def errors_as_exit() -> Iterator[None]:
         sys.exit(EXIT_FAILED)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+_DATABASE_ERRORS: tuple[type[Exception], ...] = (Unavailable, *BACKEND_ERRORS)
+
+
+class _Commands(click.Group):
+    """The command group; a database that cannot answer ends any command with a message.
+
+    Whatever the command, a busy or broken database prints what happened and
+    what to do (``error: the database is busy ... try again``) and exits with
+    ``EXIT_FAILED``, never a traceback.
+    """
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except _DATABASE_ERRORS as error:
+            err.print(f"[red]error:[/red] {escape(str(unavailable(error)))}")
+            sys.exit(EXIT_FAILED)
+
+
+@click.group(
+    cls=_Commands,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.option(
     "--db",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -1235,6 +1259,42 @@ def settings_unset(app: App, name: str) -> None:
         raise click.BadParameter(str(error)) from None
     app.store.save_setting(setting.name, None)
     out.print(f"{setting.name} reset to its default ({setting.default!r})")
+
+
+# -- db ----------------------------------------------------------------------------------------
+
+
+@cli.group("db")
+def db_group() -> None:
+    """Move a library between backends (SQLite files and PostgreSQL URLs)."""
+
+
+@db_group.command("copy")
+@click.argument("source")
+@click.argument("destination")
+@click.option("--json", "as_json", is_flag=True, help="Print the table-by-table check as JSON.")
+def db_copy(source: str, destination: str, as_json: bool) -> None:
+    """Copy the whole library SOURCE into the new, empty DESTINATION, then compare them.
+
+    Each is an SQLite file or a postgresql:// URL, in either direction. Every
+    table is compared at the end (rows and a checksum of every row); the exit
+    code is 4 when anything differs.
+    """
+    from lightnews.store.copy import copy_library
+
+    with errors_as_exit():
+        report = copy_library(
+            source, destination, lambda table, rows: err.print(f"  {table}: {rows:,}", end="\r")
+        )
+    if as_json:
+        emit_json(report.to_json())
+    else:
+        for check in report.tables:
+            mark = "[green]equal[/green]" if check.equal else "[red]DIFFERENT[/red]"
+            out.print(f"{check.table:<22} {check.copied_rows:>10,} rows  {mark}")
+        out.print(f"copied {report.source} → {report.destination}")
+    if not report.equal:
+        sys.exit(EXIT_FAILED)
 
 
 # -- demo ------------------------------------------------------------------------------------

@@ -12,6 +12,9 @@ to stop a run. Every exception Lightnews raises on purpose derives from
     ├── ParseError        bytes we fetched are not the format they claim to be
     ├── NotFound          a paper, source or scholar that is not stored
     ├── UsageError        a command or argument that cannot be carried out
+    │   └── TooExpensive  a query that would cost more than its budget: narrow it
+    ├── Unavailable       the database could not carry out a read or write (disk, damage)
+    │   └── Busy          another writer held the database past the bounded wait: retry
     └── SettingError      a setting with an invalid value
 """
 
@@ -19,12 +22,15 @@ from __future__ import annotations
 
 __all__ = [
     "Blocked",
+    "Busy",
     "FetchError",
     "LightnewsError",
     "NotFound",
     "ParseError",
     "SettingError",
+    "TooExpensive",
     "TooLarge",
+    "Unavailable",
     "UsageError",
 ]
 
@@ -73,6 +79,21 @@ class NotFound(LightnewsError):
 
 class UsageError(LightnewsError):
     """A request that cannot be carried out as given (bad id, unknown kind...)."""
+
+
+class TooExpensive(UsageError):
+    """A query asks for more work than one request may do (too many terms, over its time)."""
+
+
+class Unavailable(LightnewsError):
+    """The database could not carry out a read or a write (full disk, damaged file...).
+
+    The operation was rolled back: a write either happened whole or not at all.
+    """
+
+
+class Busy(Unavailable):
+    """Another writer kept the database locked for longer than the bounded wait."""
 
 
 class SettingError(LightnewsError):

@@ -2,9 +2,18 @@
 
 A refresh walks every due source. For each it asks the source for its first
 request, fetches it through the shared polite client, parses the bytes into a
-batch, and stores the batch *and* the source's new state (ETag, cursor,
-resumption token) in one transaction, page after page. So a crash loses at
-most the page in flight, and the next run resumes from the saved state.
+batch, and stores the batch's items *and* the source's new state (ETag,
+cursor, resumption token) in one transaction, page after page. So a crash
+loses at most the page in flight, and the next run resumes from the saved
+state.
+
+Write transactions stay short, because every other writer of the library (a
+second refresh, the web app marking a story, an import) waits for them:
+parsing, linking titles (which reads the whole library's titles) and
+embedding happen outside them, and only the rows are written inside (see
+:func:`_store_page`). A database that stays busy past the store's wait stops
+the run with :class:`~lightnews.errors.Busy` rather than being recorded as the
+source's failure: the source is not broken, and the next run reads it again.
 
 A source that fails (network, HTTP status, unreadable payload) gets the error
 recorded on its row with a clear message and a next attempt time that backs
@@ -22,7 +31,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from lightnews.embed import EmbedReport, SemanticUnavailable, embed_papers, semantic_unavailable
-from lightnews.errors import FetchError, LightnewsError, ParseError, UsageError
+from lightnews.errors import FetchError, LightnewsError, ParseError, Unavailable, UsageError
 from lightnews.link import link_titles
 from lightnews.link.attribution import attribute_all, attribute_scholar, parse_name
 from lightnews.link.bots import bot_reason
@@ -32,7 +41,7 @@ from lightnews.settings import Settings
 from lightnews.sources import Source, get_source_class
 from lightnews.sources.arxiv_api import ArxivApiSource
 from lightnews.sources.http import HttpClient
-from lightnews.store import SaveResult, SourceRow, Store
+from lightnews.store import BACKEND_ERRORS, SaveResult, SourceRow, Store, unavailable
 
 __all__ = ["RunReport", "ingest_bytes", "ingest_file", "refresh", "refresh_source", "utc_now"]
 
@@ -103,24 +112,34 @@ def _store_page(
     now: str,
     settings: Settings,
 ) -> None:
+    """Store one parsed page in two short write transactions, linking between them.
+
+    Papers first (their own transaction), so that titles named on this very
+    page can be linked to them; then the items are linked to stored papers,
+    which only reads (on a large library it takes long: held inside the write
+    transaction it kept every other writer waiting); then the items, accounts
+    and the source's new state are written together. A crash between the two
+    loses nothing: the state was not saved, so the page is read again, and
+    its papers are then unchanged. Accounts are classified (bots) afterwards,
+    each decision written on its own.
+    """
+    report.saved.add(store.save_papers(batch.papers, now))
+    link_titles(batch.items, store, bar=settings.link_bar)
     with store.transaction():
-        # Papers first, so that titles named on this very page can be linked to them.
-        report.saved.add(store.save_papers(batch.papers, now))
-        link_titles(batch.items, store, bar=settings.link_bar)
         report.saved.add(store.save_items(row.id, batch.items, now))
-        report.unresolved += [
-            i
-            for i in batch.items
-            if i.note and i.note.references and len(i.mentions) < len(i.note.references)
-        ][:MAX_TITLE_LOOKUPS]
         if batch.title and not row.title:
             store.set_source_title(row.id, batch.title)
         if batch.accounts:
             store.save_accounts(batch.accounts, now)
             _link_accounts(store, row, batch, now)
-        _classify_accounts(store, {i.account for i in batch.items if i.account})
         if batch.state is not None:
             store.save_state(row.id, batch.state)
+    report.unresolved += [
+        i
+        for i in batch.items
+        if i.note and i.note.references and len(i.mentions) < len(i.note.references)
+    ][:MAX_TITLE_LOOKUPS]
+    _classify_accounts(store, {i.account for i in batch.items if i.account})
     report.saved.warnings.extend(batch.warnings)
 
 
@@ -303,6 +322,10 @@ def refresh_source(
             batch.state, batch.next, batch.follow = None, None, []
             report.pages += 1
             _store_page(store, row, batch, report, iso(clock()), settings)
+    except Unavailable:
+        raise  # the database, not the source: nothing to record on it (see the docstring)
+    except BACKEND_ERRORS as error:
+        raise unavailable(error) from error
     except FetchError as error:
         message = str(error)
         detail = source.describe_error(error.body) if source and error.body else None
@@ -516,6 +539,10 @@ def ingest_bytes(
         batch = source.parse(body, SourceState(), url=address)
         batch.state = None  # a replay does not move the source's cursor
         _store_page(store, row, batch, report, now, settings)
+    except Unavailable:
+        raise
+    except BACKEND_ERRORS as error:
+        raise unavailable(error) from error
     except LightnewsError as error:
         return _fail(store, row, report, str(error), settings, clock(), None)
     except Exception as error:

@@ -236,6 +236,20 @@ SETTINGS: tuple[Setting, ...] = (
         secret=True,
     ),
     Setting(
+        "search_budget_ms",
+        800,
+        _positive_int,
+        "Longest a search may read the database, in milliseconds; a search that needs more "
+        'answers "too expensive: narrow it" instead of keeping the server busy.',
+    ),
+    Setting(
+        "write_wait",
+        30.0,
+        _non_negative_float,
+        "Seconds a write waits for another writer of the database (a refresh, an import) "
+        'before giving up with "the database is busy: try again".',
+    ),
+    Setting(
         "refresh_minutes", 60, _positive_int, "Minutes between two refreshes of a healthy source."
     ),
     Setting(

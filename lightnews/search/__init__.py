@@ -9,17 +9,26 @@ that paper first. User text is parsed here into neutral terms (``"exact
 phrases"``, a trailing ``*`` for a prefix, ``-word`` to exclude); the store
 turns them into its own full-text syntax, so no query can be a syntax error
 on any backend.
+
+Every search is bounded: repeated terms count once, a query has at most
+``MAX_TERMS`` terms and ``MAX_PREFIXES`` prefixes of at least ``MIN_PREFIX``
+characters (``a*`` alone reads the postings of every word starting with a:
+seconds on a large library), and the store stops a search that reads for
+longer than the ``search_budget_ms`` setting. Past any of these the answer is
+:class:`~lightnews.errors.TooExpensive` ("narrow it"), never a stalled server.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from lightnews.embed import Semantic, SemanticUnavailable, open_semantic
+from lightnews.errors import TooExpensive
 from lightnews.link import find_arxiv_mentions
 from lightnews.model import QueryTerm, SearchFilters
 from lightnews.search.fusion import fuse
@@ -27,7 +36,17 @@ from lightnews.settings import Settings
 from lightnews.store import Store
 from lightnews.store.views import PaperHit, PaperPage, PaperSummary
 
-__all__ = ["SearchHit", "SearchResults", "parse_query", "related_papers", "search_papers"]
+__all__ = [
+    "MAX_PREFIXES",
+    "MAX_TERMS",
+    "MIN_PREFIX",
+    "SearchHit",
+    "SearchResults",
+    "bounded_terms",
+    "parse_query",
+    "related_papers",
+    "search_papers",
+]
 
 # Nearest papers by meaning below this cosine similarity are noise, not results
 # (a surname or a rare acronym has no meaningful neighbours). Measured on the
@@ -43,6 +62,12 @@ RELATED_WORDS_READ = 40
 COMMON_AT = 1_000
 # A filter allowing at most this many papers is searched exactly by meaning.
 EXACT_FILTER_CAP = 20_000
+# What one search may ask of the full-text index (measured on a 150k-paper library,
+# bench/search_bounds.py): a one-letter prefix costs about 1 s per term, a
+# three-letter one at most 0.4 s; a plain word a few milliseconds.
+MAX_TERMS = 16
+MAX_PREFIXES = 4
+MIN_PREFIX = 3
 
 _TOKEN_RE = re.compile(r'(-?)"([^"]+)"|(-?)([\w][\w.\'-]*\*?)', re.UNICODE)
 
@@ -109,6 +134,34 @@ def parse_query(query: str) -> list[QueryTerm]:
     return terms
 
 
+def bounded_terms(terms: Sequence[QueryTerm]) -> list[QueryTerm]:
+    """``terms`` once each, or :class:`TooExpensive` when they ask too much of the index."""
+    unique = list(dict.fromkeys(terms))
+    prefixes = [t for t in unique if t.prefix]
+    short = next((t for t in prefixes if len(t.words) < MIN_PREFIX), None)
+    if short is not None:
+        raise TooExpensive(
+            f"{short.words}* matches too many words: give at least {MIN_PREFIX} characters "
+            "before a *"
+        )
+    if len(prefixes) > MAX_PREFIXES:
+        raise TooExpensive(
+            f"this search has {len(prefixes)} prefixes (word*): at most {MAX_PREFIXES}, narrow it"
+        )
+    if len(unique) > MAX_TERMS:
+        raise TooExpensive(
+            f"this search has {len(unique)} different terms: at most {MAX_TERMS}, narrow it"
+        )
+    return unique
+
+
+def _budget(settings: Settings | None) -> float:
+    """Seconds a search may read the database (the ``search_budget_ms`` setting)."""
+    if settings is None:
+        return int(Settings.lookup("search_budget_ms").default) / 1000
+    return int(settings.search_budget_ms) / 1000
+
+
 def _semantic(store: Store, settings: Settings | None) -> tuple[Semantic | None, str | None]:
     if settings is None:
         return None, "lexical only: no settings given"
@@ -156,27 +209,34 @@ def search_papers(
     filters: SearchFilters | None = None,
     settings: Settings | None = None,
 ) -> SearchResults:
-    """Papers for ``query``, best first: words and meaning fused; a named id comes first."""
+    """Papers for ``query``, best first: words and meaning fused; a named id comes first.
+
+    Bounded (see the module's docstring): :class:`TooExpensive` when the query
+    asks too much.
+    """
     hits: list[SearchHit] = []
+    deadline = time.monotonic() + _budget(settings)
     named = [m.arxiv_id for m in find_arxiv_mentions([query]) if m.confidence >= 0.8]
     if named and offset == 0:
         for row in store.papers_by_ids(named).values():
             hits.append(SearchHit.from_row(row, 1000.0, ("id",)))
         if hits and len(query.split()) == 1:
             return SearchResults(hits, "id")
-    terms = parse_query(query)
+    terms = bounded_terms(parse_query(query))
     wanted = [t for t in terms if not t.exclude]
     if not wanted:
         return SearchResults(hits, "lexical")
     depth = max(50, 2 * (offset + limit))
-    lexical = store.search_papers(terms, depth, 0, filters)
-    semantic, note = _semantic(store, settings)
+    with store.time_budget(deadline - time.monotonic(), "this search"):
+        lexical = store.search_papers(terms, depth, 0, filters)
+    semantic, note = _semantic(store, settings)  # loading an index is not the query's cost
     lists: dict[str, list[str]] = {"words": [r.arxiv_id for r in lexical]}
     rows = {r.arxiv_id: r for r in lexical}
     if semantic is not None:
         excluded = [t for t in terms if t.exclude]
         vector = semantic.encoder.encode([" ".join(t.words for t in wanted)])[0]
-        meaning = _by_meaning(semantic, vector, depth, filters, excluded)
+        with store.time_budget(max(deadline - time.monotonic(), 0.0), "this search"):
+            meaning = _by_meaning(semantic, vector, depth, filters, excluded)
         lists["meaning"] = [r.arxiv_id for r in meaning]
         rows.update({r.arxiv_id: r for r in meaning})
     seen = {h.arxiv_id for h in hits}

@@ -5,6 +5,12 @@ sanitized before it was stored), usable without JavaScript, readable on a
 phone. Every page has a JSON twin under ``/api`` built from the same data.
 The application holds one store; ``lightnews serve`` and ``lightnews demo
 --port`` run it with uvicorn.
+
+Handlers are plain functions: Starlette runs them in its thread pool (at most
+``THREADS`` at once), each thread with its own database connection, so a slow
+request (a search at its time budget, a write waiting for a refresh to
+commit) never holds up the others. A database that cannot answer gives a 503
+page that says to try again (JSON under ``/api``), never a 500.
 """
 
 from __future__ import annotations
@@ -16,14 +22,17 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio.from_thread
+import anyio.to_thread
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
+from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from lightnews.errors import LightnewsError, NotFound, UsageError
+from lightnews.errors import LightnewsError, NotFound, Unavailable, UsageError
 from lightnews.model import SearchFilters
 from lightnews.normalize.times import now_iso
 from lightnews.rank import rank_stories
@@ -33,7 +42,7 @@ from lightnews.serve.scholar import scholar_page
 from lightnews.serve.security import SiteGuard, csrf_field, link
 from lightnews.settings import Settings
 from lightnews.sources import all_traits, kind_traits, kinds_where
-from lightnews.store import Store, open_store
+from lightnews.store import BACKEND_ERRORS, Store, open_store, unavailable
 from lightnews.store.views import ItemView, PaperMention
 
 __all__ = ["create_app"]
@@ -41,6 +50,10 @@ __all__ = ["create_app"]
 PER_PAGE = 20
 MAX_PAGE = 100_000
 MAX_ID = 2**63 - 1  # the largest row id a database keeps
+#: Requests handled at once (the rest wait their turn): each holds a thread and a connection.
+THREADS = 16
+#: Seconds a client is asked to wait before retrying when the database is busy.
+RETRY_AFTER = 5
 
 
 KIND_LABELS = {
@@ -53,9 +66,19 @@ def _kind_label(kind: str) -> str:
     return KIND_LABELS.get(kind, kind)
 
 
+async def _form(request: Request) -> FormData:
+    return await request.form()
+
+
+def read_form(request: Request) -> FormData:
+    """The request's form, read from a handler running in the thread pool."""
+    return anyio.from_thread.run(_form, request)
+
+
 def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlette:
     """The web application over the database at ``db_path``."""
     store: Store = open_store(db_path)
+    store.write_wait = float((settings or Settings(store.saved_settings())).write_wait)
     env = Environment(
         loader=PackageLoader("lightnews.serve", "templates"),
         autoescape=select_autoescape(["html"]),
@@ -88,14 +111,29 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
     def wants_json(request: Request) -> bool:
         return request.url.path.startswith("/api/")
 
+    def busy(request: Request, error: Exception) -> Response:
+        """503: the database could not answer (busy past its wait, or broken); try again."""
+        message = str(unavailable(error))
+        headers = {"Retry-After": str(RETRY_AFTER)}
+        if wants_json(request):
+            return JSONResponse({"error": message, "retry_after": RETRY_AFTER},
+                                status_code=503, headers=headers)  # fmt: skip
+        response = page("error.html", status=503, title="Busy: please try again",
+                        message=f"{message}. Nothing was lost; reload the page in a few "
+                        "seconds.")  # fmt: skip
+        response.headers.update(headers)
+        return response
+
     def failure(request: Request, error: LightnewsError) -> Response:
+        if isinstance(error, Unavailable):
+            return busy(request, error)
         status = 404 if isinstance(error, NotFound) else 400
         if wants_json(request):
             return JSONResponse({"error": str(error)}, status_code=status)
         return page("error.html", status=status, message=str(error), title="Not found"
                     if status == 404 else "Cannot do that")  # fmt: skip
 
-    async def home(request: Request) -> Response:
+    def home(request: Request) -> Response:
         s = current_settings()
         stories = rank_stories(store, limit=50, half_life_hours=s.half_life_hours,
                                bar=s.attribution_bar, settings=s)  # fmt: skip
@@ -118,7 +156,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         return page("home.html", stories=stories, scholars=scholars, mutes=mutes,
                     title="Your feed")  # fmt: skip
 
-    async def scholar(request: Request) -> Response:
+    def scholar(request: Request) -> Response:
         who = request.path_params["who"]
         tab = request.query_params.get("tab", "posts")
         try:
@@ -142,7 +180,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         return page("scholar.html", data=data, tab=tab, who=who, muted=muted,
                     title=data.scholar.name)  # fmt: skip
 
-    async def paper(request: Request) -> Response:
+    def paper(request: Request) -> Response:
         try:
             data = store.get_paper(request.path_params["arxiv_id"])
         except LightnewsError as error:
@@ -173,7 +211,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         return page("paper.html", paper=data, groups=groups, related=related,
                     title=data.title or data.arxiv_id)  # fmt: skip
 
-    async def search(request: Request) -> Response:
+    def search(request: Request) -> Response:
         query = request.query_params.get("q", "").strip()
         try:
             number = whole_number(request.query_params.get("page", "1"), "page", MAX_PAGE)
@@ -225,7 +263,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             title=f"Search: {query}" if query else "Search",
         )
 
-    async def sources(request: Request) -> Response:
+    def sources(request: Request) -> Response:
         if request.query_params.get("format") == "opml":
             return Response(sources_opml(store), media_type="text/x-opml")
         rows = [r.to_json() for r in store.list_sources()]
@@ -235,10 +273,10 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         return page("sources.html", sources=rows, muted=muted, title="Sources",
                     note_kinds=set(kinds_where(lambda t: t.note_pages)))  # fmt: skip
 
-    async def follow(request: Request) -> Response:
+    def follow(request: Request) -> Response:
         from lightnews.pipeline import follow_scholar
 
-        form = await request.form()
+        form = read_form(request)
         try:
             scholar_id = follow_scholar(
                 store, now_iso(), handle=str(form.get("handle") or "").strip() or None,
@@ -248,12 +286,12 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             return failure(request, error)
         return RedirectResponse(f"/scholar/{scholar_id}", status_code=303)
 
-    async def mark(request: Request) -> Response:
+    def mark(request: Request) -> Response:
         """Mark a story read or saved, or (un)mute a scholar, source or keyword.
 
         The form's ``back`` (a path on this site) is where the browser returns.
         """
-        form = await request.form()
+        form = read_form(request)
         now = now_iso()
         action = str(form.get("action") or "")
         key = str(form.get("story") or "").strip()
@@ -284,7 +322,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             back = "/"  # only ever back to this site
         return RedirectResponse(back, status_code=303)
 
-    async def item(request: Request) -> Response:
+    def item(request: Request) -> Response:
         """An article, post or note with the papers it names (seed: a lab's blog post)."""
         try:
             data = store.get_item(whole_number(request.path_params["item_id"], "an item id"))
@@ -294,7 +332,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             return JSONResponse(data.to_json())
         return page("item.html", item=data, title=data.title or "Item")
 
-    async def daily(request: Request) -> Response:
+    def daily(request: Request) -> Response:
         """Daily papers of one day with their upvotes (the newest day by default)."""
         days = store.daily_days()
         day = request.path_params.get("day") or (days[0] if days else "")
@@ -305,7 +343,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         return page("daily.html", day=day, days=days, entries=entries,
                     title=f"Daily papers {day}")  # fmt: skip
 
-    async def notes(request: Request) -> Response:
+    def notes(request: Request) -> Response:
         """A notes page: "N papers reviewed", notes by section, each linked to its papers."""
         try:
             source = store.get_source(whole_number(request.path_params["source_id"], "a source id"))
@@ -324,10 +362,10 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         data = {"title": title, "papers_reviewed": reviewed, "sections": sections}
         return page("notes.html", notes=data, title=title)
 
-    async def manage_sources(request: Request) -> Response:
+    def manage_sources(request: Request) -> Response:
         """Add a feed or an arXiv category, or remove a source, from the sources page."""
 
-        form = await request.form()
+        form = read_form(request)
         now = now_iso()
         try:
             if form.get("remove"):
@@ -350,7 +388,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             return failure(request, error)
         return RedirectResponse("/sources", status_code=303)
 
-    async def openapi(request: Request) -> Response:
+    def openapi(request: Request) -> Response:
         return JSONResponse(_openapi())
 
     routes = [
@@ -372,6 +410,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        anyio.to_thread.current_default_thread_limiter().total_tokens = THREADS
         yield
         store.close()
 
@@ -385,8 +424,15 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         return page("error.html", status=status, message=message,
                     title="Not found" if status == 404 else "Cannot do that")  # fmt: skip
 
-    app = Starlette(routes=routes, lifespan=lifespan,
-                    exception_handlers={404: no_route, 405: no_route})  # fmt: skip
+    def uncaught(request: Request, error: Exception) -> Response:
+        """A Lightnews error no handler caught (a search too expensive...), or the database's."""
+        if isinstance(error, LightnewsError):
+            return failure(request, error)
+        return busy(request, error)
+
+    handlers: dict[Any, Any] = dict.fromkeys((LightnewsError, *BACKEND_ERRORS), uncaught)
+    handlers.update({404: no_route, 405: no_route})
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers)
     app.state.store = store
     first = current_settings()
     app.add_middleware(

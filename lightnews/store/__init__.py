@@ -4,7 +4,9 @@ SQLite by default (one file under the user's data directory, overridden by
 ``--db PATH`` or ``LIGHTNEWS_DB``). Other packages talk to the store through
 the :class:`Store` protocol (``base``), whose reads return the frozen
 dataclasses of ``views``; SQL never leaves this package, and the rules that
-are not about storage (``merge``) are shared by every backend.
+are not about storage (``merge``) are shared by every backend. Neither do the
+backend's exceptions: what reaches the command line or the web server is
+explained by :func:`unavailable` (``BACKEND_ERRORS`` are the ones to catch there).
 """
 
 from __future__ import annotations
@@ -15,10 +17,19 @@ from pathlib import Path
 import platformdirs
 
 from lightnews.store.base import Store
-from lightnews.store.sqlite import SQLiteStore
+from lightnews.store.sqlite import BACKEND_ERRORS, SQLiteStore, unavailable
 from lightnews.store.views import SaveResult, SourceRow
 
-__all__ = ["SQLiteStore", "SaveResult", "SourceRow", "Store", "default_db_path", "open_store"]
+__all__ = [
+    "BACKEND_ERRORS",
+    "SQLiteStore",
+    "SaveResult",
+    "SourceRow",
+    "Store",
+    "default_db_path",
+    "open_store",
+    "unavailable",
+]
 
 
 def default_db_path() -> Path:

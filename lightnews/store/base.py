@@ -47,6 +47,8 @@ class Store(Protocol):
 
     #: Where the library lives (a vector index is kept beside it).
     path: Path
+    #: Seconds a write waits for another writer before giving up with ``Busy``.
+    write_wait: float
 
     def __enter__(self) -> Store: ...
 
@@ -54,6 +56,10 @@ class Store(Protocol):
 
     def transaction(self) -> AbstractContextManager[None]:
         """One write transaction; nested use joins the outer one."""
+        ...
+
+    def time_budget(self, seconds: float, what: str = "this query") -> AbstractContextManager[None]:
+        """Reads in this block stop after ``seconds`` with ``TooExpensive``."""
         ...
 
     # -- library -------------------------------------------------------------------------

@@ -20,6 +20,7 @@ import orjson
 from lightnews.errors import NotFound, UsageError
 from lightnews.model import IDENTITY_KINDS, Account, Item, Mention, read_extra
 from lightnews.sources import all_traits
+from lightnews.store.dialect import Dialect
 from lightnews.store.views import (
     AccountView,
     AuthorshipCandidate,
@@ -46,7 +47,11 @@ def _details(kind: str, extra: dict[str, Any]) -> dict[str, Any]:
 class ScholarQueries:
     """Scholar, identity, account and attribution reads and writes."""
 
-    db: sqlite3.Connection
+    sql: Dialect
+
+    @property
+    def db(self) -> sqlite3.Connection:  # pragma: no cover - provided (one per thread)
+        raise NotImplementedError
 
     def transaction(self) -> AbstractContextManager[None]:  # pragma: no cover - provided
         raise NotImplementedError
@@ -284,7 +289,7 @@ class ScholarQueries:
         rows = self.db.execute(
             "SELECT i.id, i.key, i.kind, i.title, i.url, i.author, i.text, i.published, "
             "i.links, i.engagement, i.extra, i.account, i.thread_root, i.reply_parent, "
-            "(SELECT group_concat(p.arxiv_id, ' ') FROM mentions m JOIN papers p "
+            f"(SELECT {self.sql.concat('p.arxiv_id')} FROM mentions m JOIN papers p "
             " ON p.id = m.paper_id WHERE m.item_id = i.id) AS papers "
             "FROM (SELECT id, published FROM items WHERE id IN ("
             f"SELECT id FROM items WHERE account IN ({marks}) AND kind IN ('post', 'repost') "
@@ -322,7 +327,7 @@ class ScholarQueries:
         rows = self.db.execute(
             "SELECT a.paper_id, a.position, a.name, a.keyname, a.forenames, a.scholar_id, "
             "a.confidence, p.arxiv_id, p.categories, p.published, "
-            "(SELECT group_concat(b.name_key, ' ') FROM authorships b "
+            f"(SELECT {self.sql.concat('b.name_key')} FROM authorships b "
             " WHERE b.paper_id = a.paper_id AND b.position != a.position) AS coauthors "
             f"FROM authorships a JOIN papers p ON p.id = a.paper_id WHERE a.name_key IN ({marks})",
             list(name_keys),
@@ -399,7 +404,8 @@ class ScholarQueries:
         with self.transaction():
             if muted:
                 self.db.execute(
-                    "INSERT OR IGNORE INTO mutes (kind, value, created_at) VALUES (?, ?, ?)",
+                    "INSERT INTO mutes (kind, value, created_at) VALUES (?, ?, ?) "
+                    "ON CONFLICT DO NOTHING",
                     (kind, value, now),
                 )
             else:
@@ -415,7 +421,9 @@ class ScholarQueries:
                    saved: bool | None = None) -> None:  # fmt: skip
         """Mark a story read or unread, saved or not (unchanged when None)."""
         with self.transaction():
-            self.db.execute("INSERT OR IGNORE INTO story_state (story_key) VALUES (?)", (key,))
+            self.db.execute(
+                "INSERT INTO story_state (story_key) VALUES (?) ON CONFLICT DO NOTHING", (key,)
+            )
             if read is not None:
                 self.db.execute("UPDATE story_state SET read_at = ? WHERE story_key = ?",
                                 (now if read else None, key))  # fmt: skip

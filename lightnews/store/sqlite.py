@@ -9,12 +9,22 @@ Writes are idempotent: saving the same batch twice changes nothing, because
 papers and items carry a content hash and rows are only rewritten when it
 differs. How two records of one paper merge is decided without a database,
 in :mod:`lightnews.store.merge`, so every backend keeps the same thing.
+
+Concurrency: every thread gets a connection of its own (a web server's
+threads read side by side; WAL readers never wait for the writer). A write
+transaction (``BEGIN IMMEDIATE``) waits for another writer at most
+``write_wait`` seconds, polling often so that a long writer's commit is not
+missed, then gives up with :class:`~lightnews.errors.Busy`; a writer that held
+the lock for long pauses a moment after its commit so that waiting writers get
+their turn. Reads can be given a time budget (:meth:`SQLiteStore.time_budget`).
 """
 
 from __future__ import annotations
 
 import re
 import sqlite3
+import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from importlib import resources
@@ -23,7 +33,7 @@ from typing import Any
 
 import orjson
 
-from lightnews.errors import NotFound, UsageError
+from lightnews.errors import Busy, NotFound, TooExpensive, Unavailable, UsageError
 from lightnews.link.titles import TitleCandidate
 from lightnews.model import (
     Batch,
@@ -36,6 +46,7 @@ from lightnews.model import (
     read_extra,
 )
 from lightnews.normalize.arxiv_ids import parse_arxiv_id
+from lightnews.store.dialect import SQLITE, Dialect
 from lightnews.store.fts import quoted
 from lightnews.store.merge import (
     PAPER_COLUMNS,
@@ -64,7 +75,14 @@ from lightnews.store.views import (
     VersionView,
 )
 
-__all__ = ["SQLiteStore", "SaveResult", "SourceRow"]  # the last two from .views
+__all__ = [
+    "BACKEND_ERRORS",
+    "WRITE_WAIT",
+    "SQLiteStore",
+    "SaveResult",
+    "SourceRow",
+    "unavailable",
+]
 
 _STOPWORDS = frozenset(
     "a an and are as at be by for from has have in into is it its of on or that the their "
@@ -72,6 +90,44 @@ _STOPWORDS = frozenset(
 )
 #: Most matches a query ranks by relevance (see ``search_papers``).
 SEARCH_WINDOW = 5000
+#: Seconds a write waits for another writer before giving up (:class:`Busy`). Bulk
+#: imports commit every few seconds (``lightnews.bulk``), refreshes page by page.
+WRITE_WAIT = 30.0
+#: How often a waiting writer tries again, at most (seconds): shorter than the pause a
+#: long writer makes after committing (``_YIELD_PAUSE``), so the waiter gets its turn.
+_POLL_MAX = 0.005
+#: A writer that held the lock longer than ``_YIELD_AFTER`` seconds sleeps
+#: ``_YIELD_PAUSE`` after its commit before it may write again.
+_YIELD_AFTER = 0.5
+_YIELD_PAUSE = 0.02
+#: What statements other than BEGIN wait on a lock (rare in WAL mode: recovery).
+_BUSY_TIMEOUT_MS = 5000
+#: Page cache of the first connection (imports, refreshes), and of the others (the web
+#: server's threads: the operating system caches the file for all of them), in KiB.
+_CACHE_KIB = (65536, 16384)
+#: The exceptions this backend raises; :func:`unavailable` explains them to a user.
+BACKEND_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error,)
+
+
+def _is_busy(error: BaseException) -> bool:
+    message = str(error).lower()
+    return isinstance(error, sqlite3.OperationalError) and (
+        "locked" in message or "busy" in message
+    )
+
+
+def unavailable(error: Exception) -> Unavailable:
+    """A backend error as the situation a user can act on (:class:`Busy`: try again)."""
+    if isinstance(error, Unavailable):
+        return error
+    if _is_busy(error):
+        return Busy(
+            "the database is busy: another Lightnews process (a refresh or an import) is "
+            "writing to it; try again in a moment"
+        )
+    return Unavailable(f"the database could not carry this out: {error}")
+
+
 _UPSERT_PAPER = (
     f"INSERT INTO papers ({', '.join(PAPER_COLUMNS)}, first_seen, modified) "
     f"VALUES ({', '.join('?' * len(PAPER_COLUMNS))}, ?, ?) "
@@ -110,23 +166,61 @@ _SOURCE_COLUMNS = (
 class SQLiteStore(ScholarQueries, VectorQueries):
     """All reads and writes of one Lightnews SQLite database."""
 
-    def __init__(self, path: str | Path) -> None:
+    sql: Dialect = SQLITE
+
+    def __init__(self, path: str | Path, *, write_wait: float = WRITE_WAIT) -> None:
         self.path = Path(path)
-        if str(path) != ":memory:":
+        self.write_wait = write_wait
+        # An in-memory database exists once per connection: its threads share one.
+        self._shared = str(path) == ":memory:"
+        if not self._shared:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
-        self.db.row_factory = sqlite3.Row
-        self.db.execute("PRAGMA journal_mode = WAL")
-        self.db.execute("PRAGMA synchronous = NORMAL")
-        self.db.execute("PRAGMA foreign_keys = ON")
-        self.db.execute("PRAGMA busy_timeout = 10000")
-        self.db.execute("PRAGMA cache_size = -65536")
-        self.migrate()
+        self._local = threading.local()
+        self._connections: dict[threading.Thread, sqlite3.Connection] = {}
+        self._guard = threading.Lock()
+        self._closed = False
+        try:
+            self.db.execute("PRAGMA journal_mode = WAL")
+            self.migrate()
+        except sqlite3.Error as error:
+            self.close()
+            raise unavailable(error) from None
 
     # -- lifecycle -------------------------------------------------------
 
+    @property
+    def db(self) -> sqlite3.Connection:
+        """This thread's connection (made on first use; one per thread, closed with the store)."""
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is None:
+            db = self._connect()
+            self._local.db = db
+        return db
+
+    def _connect(self) -> sqlite3.Connection:
+        with self._guard:
+            if self._closed:
+                raise Unavailable(f"the database {self.path} is closed")
+            if self._shared and self._connections:
+                return next(iter(self._connections.values()))
+            for thread in [t for t in self._connections if not t.is_alive()]:
+                self._connections.pop(thread).close()  # its thread has ended
+            db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
+            db.row_factory = sqlite3.Row
+            db.execute("PRAGMA synchronous = NORMAL")
+            db.execute("PRAGMA foreign_keys = ON")
+            db.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+            db.execute(f"PRAGMA cache_size = -{_CACHE_KIB[bool(self._connections)]}")
+            self._connections[threading.current_thread()] = db
+            return db
+
     def close(self) -> None:
-        self.db.close()
+        """Close every thread's connection; the store cannot be used afterwards."""
+        with self._guard:
+            self._closed = True
+            for db in self._connections.values():
+                db.close()
+            self._connections.clear()
 
     def __enter__(self) -> SQLiteStore:
         return self
@@ -151,28 +245,103 @@ class SQLiteStore(ScholarQueries, VectorQueries):
     def migrate(self) -> list[str]:
         """Apply every migration newer than the database, each in its own transaction."""
         applied = []
+        db = self.db
         for number, name, script in self._migrations():
             if number <= self.schema_version:
                 continue
-            self.db.executescript(
-                f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version = {number};\nCOMMIT;"
-            )
+            # A script is run whole (triggers hold semicolons): its BEGIN waits for
+            # another writer through the busy timeout rather than the polling of
+            # ``transaction``.
+            db.execute(f"PRAGMA busy_timeout = {int(self.write_wait * 1000)}")
+            try:
+                db.executescript(
+                    f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version = {number};\nCOMMIT;"
+                )
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+            finally:
+                db.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
             applied.append(f"{number:04d}_{name}")
         return applied
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """One write transaction; nested use joins the outer one."""
-        if self.db.in_transaction:
+        """One write transaction; nested use joins the outer one.
+
+        Opening it waits for another writer at most ``write_wait`` seconds, then
+        raises :class:`Busy`; an error inside rolls everything back. Keep the
+        work inside short (linking, parsing and embedding belong before it):
+        every other writer of the library waits for it.
+        """
+        db = self.db
+        if db.in_transaction:
             yield
             return
-        self.db.execute("BEGIN IMMEDIATE")
+        self._begin(db)
+        opened = time.monotonic()
         try:
             yield
         except BaseException:
-            self.db.execute("ROLLBACK")
+            if db.in_transaction:  # some errors (a full disk) have rolled it back already
+                db.execute("ROLLBACK")
             raise
-        self.db.execute("COMMIT")
+        try:
+            db.execute("COMMIT")
+        except sqlite3.Error as error:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise unavailable(error) from None
+        if time.monotonic() - opened > _YIELD_AFTER:
+            time.sleep(_YIELD_PAUSE)  # let writers that waited for us go first
+
+    def _begin(self, db: sqlite3.Connection) -> None:
+        """``BEGIN IMMEDIATE``, tried again every few milliseconds until ``write_wait``.
+
+        SQLite's own busy handler sleeps up to 100 ms between tries and so keeps
+        missing the short gap between two transactions of a bulk writer; this
+        loop tries often enough to get in.
+        """
+        deadline = time.monotonic() + self.write_wait
+        pause = 0.0005
+        db.execute("PRAGMA busy_timeout = 0")
+        try:
+            while True:
+                try:
+                    db.execute("BEGIN IMMEDIATE")
+                    return
+                except sqlite3.OperationalError as error:
+                    left = deadline - time.monotonic()
+                    if not _is_busy(error) or left <= 0:
+                        raise unavailable(error) from None
+                    time.sleep(min(pause, left))
+                    pause = min(pause * 2, _POLL_MAX)
+        finally:
+            db.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+
+    @contextmanager
+    def time_budget(self, seconds: float, what: str = "this query") -> Iterator[None]:
+        """Reads in this block are stopped after ``seconds`` with :class:`TooExpensive`.
+
+        SQLite calls a progress handler every few thousand virtual-machine steps
+        and stops the statement when it says so (a PostgreSQL backend sets
+        ``statement_timeout`` for the same budget).
+        """
+        db = self.db
+        deadline = time.monotonic() + seconds
+        db.set_progress_handler(lambda: time.monotonic() > deadline, 2000)
+        try:
+            yield
+        except sqlite3.OperationalError as error:
+            if "interrupted" not in str(error):
+                raise
+            raise TooExpensive(
+                f"{what} needs more work than its time budget allows: narrow it (fewer or "
+                "longer words, a subject, dates)"
+            ) from None
+        finally:
+            db.set_progress_handler(None, 2000)
 
     # -- settings ----------------------------------------------------------
 
@@ -347,8 +516,8 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         # id would prepare, and cache, a new statement for every batch size.
         rows = self.db.execute(
             f"SELECT id, {', '.join(PAPER_COLUMNS)} FROM papers "
-            "WHERE arxiv_id IN (SELECT value FROM json_each(?))",
-            (to_json(list(arxiv_ids)),),
+            f"WHERE {self.sql.in_list('arxiv_id')}",
+            (self.sql.list_param(arxiv_ids),),
         )
         return {row["arxiv_id"]: dict(row) for row in rows}
 
@@ -356,8 +525,8 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         """Content hashes of the stored papers among ``arxiv_ids`` (None for a stub)."""
         rows = self.db.execute(
             "SELECT arxiv_id, content_hash FROM papers "
-            "WHERE arxiv_id IN (SELECT value FROM json_each(?))",
-            (to_json(list(arxiv_ids)),),
+            f"WHERE {self.sql.in_list('arxiv_id')}",
+            (self.sql.list_param(arxiv_ids),),
         )
         return {r[0]: r[1] for r in rows}
 
@@ -371,11 +540,17 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         Only the content hashes of the stored papers are looked up: a paper
         whose fresh values hash to the stored hash is what the merge would
         leave, so it is unchanged; new papers are inserted as prepared; only
-        the rest fetch their stored row and go through the merge.
+        the rest fetch their stored row and go through the merge. The lookups
+        are made inside the write transaction: another writer cannot add the
+        same paper between them and the insert.
         """
-        result = SaveResult()
         if not prepared:
-            return result
+            return SaveResult()
+        with self.transaction():
+            return self._save_prepared(prepared, now)
+
+    def _save_prepared(self, prepared: Sequence[PreparedPaper], now: str) -> SaveResult:
+        result = SaveResult()
         latest = latest_by_id(prepared)
         stored = self._stored_hashes(list(latest))
         existing = self._existing_papers(
@@ -415,23 +590,22 @@ class SQLiteStore(ScholarQueries, VectorQueries):
                 result.papers_new += 1
             else:
                 result.papers_updated += 1
-        with self.transaction():
-            if stubs:
-                self.db.executemany(
-                    "INSERT OR IGNORE INTO papers (arxiv_id, first_seen, modified) "
-                    "VALUES (?, ?, ?)",
-                    stubs,
-                )
-            if fresh:
-                ids = self._insert_papers(fresh)
-                self._save_authorships(
-                    [(ids[r[0]], a) for r, a in zip(fresh, fresh_authors, strict=True) if a],
-                    stale=False,
-                )
-            if rows:
-                self.db.executemany(_UPSERT_PAPER, rows)
-            if changed:
-                self._save_authorships(changed, stale=True)
+        if stubs:
+            self.db.executemany(
+                "INSERT INTO papers (arxiv_id, first_seen, modified) VALUES (?, ?, ?) "
+                "ON CONFLICT DO NOTHING",
+                stubs,
+            )
+        if fresh:
+            ids = self._insert_papers(fresh)
+            self._save_authorships(
+                [(ids[r[0]], a) for r, a in zip(fresh, fresh_authors, strict=True) if a],
+                stale=False,
+            )
+        if rows:
+            self.db.executemany(_UPSERT_PAPER, rows)
+        if changed:
+            self._save_authorships(changed, stale=True)
         return result
 
     def _insert_papers(self, rows: Sequence[tuple[Any, ...]]) -> dict[str, int]:
@@ -458,8 +632,8 @@ class SQLiteStore(ScholarQueries, VectorQueries):
 
     def _paper_ids(self, arxiv_ids: Sequence[str]) -> dict[str, int]:
         rows = self.db.execute(
-            "SELECT arxiv_id, id FROM papers WHERE arxiv_id IN (SELECT value FROM json_each(?))",
-            (to_json(list(arxiv_ids)),),
+            f"SELECT arxiv_id, id FROM papers WHERE {self.sql.in_list('arxiv_id')}",
+            (self.sql.list_param(arxiv_ids),),
         )
         return {r[0]: r[1] for r in rows}
 
@@ -524,13 +698,15 @@ class SQLiteStore(ScholarQueries, VectorQueries):
                 if code and target in paper_ids:
                     # A post or entry about exactly one paper that links a repository.
                     self.db.executemany(
-                        "INSERT OR IGNORE INTO paper_links (paper_id, kind, url, item_id) "
-                        "VALUES (?, 'code', ?, ?)",
+                        "INSERT INTO paper_links (paper_id, kind, url, item_id) "
+                        "VALUES (?, 'code', ?, ?) ON CONFLICT DO NOTHING",
                         [(paper_ids[target], url, item_id) for url in code],
                     )
                 self.db.executemany(
-                    "INSERT OR REPLACE INTO mentions (item_id, paper_id, method, confidence, "
-                    "evidence) VALUES (?, ?, ?, ?, ?)",
+                    "INSERT INTO mentions (item_id, paper_id, method, confidence, evidence) "
+                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (item_id, paper_id) DO UPDATE SET "
+                    "method = excluded.method, confidence = excluded.confidence, "
+                    "evidence = excluded.evidence",
                     [
                         (item_id, paper_ids[m.arxiv_id], m.method, m.confidence, m.evidence)
                         for m in item.mentions
@@ -628,10 +804,12 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         # Words nearly every paper has ("of", "for") make an AND query scan whole
         # postings lists and change no result: left out when other words remain.
         telling = [t for t in positive if t.words.lower() not in _STOPWORDS or t.prefix]
-        wanted = [quoted(t) for t in (telling or positive)]
+        # A term given twice is read twice by FTS5 (``a* a* a*``): once is enough.
+        wanted = list(dict.fromkeys(quoted(t) for t in (telling or positive)))
         if not wanted:
             return None
-        return " ".join(wanted) + "".join(f" NOT {quoted(t)}" for t in terms if t.exclude)
+        excluded = dict.fromkeys(quoted(t) for t in terms if t.exclude)
+        return " ".join(wanted) + "".join(f" NOT {term}" for term in excluded)
 
     def search_papers(
         self,
@@ -840,7 +1018,7 @@ class SQLiteStore(ScholarQueries, VectorQueries):
             "COALESCE(i.published, i.first_seen) AS time, s.kind AS source_kind, "
             "COALESCE(s.title, s.address) AS source, "
             "(SELECT arxiv_id FROM papers WHERE id = i.paper_id) AS record_of, "
-            "(SELECT group_concat(p.arxiv_id, ' ') FROM mentions m JOIN papers p "
+            f"(SELECT {self.sql.concat('p.arxiv_id')} FROM mentions m JOIN papers p "
             " ON p.id = m.paper_id WHERE m.item_id = i.id) AS mentioned "
             "FROM items i JOIN sources s ON s.id = i.source_id "
             "ORDER BY time DESC LIMIT ?",
@@ -895,17 +1073,18 @@ class SQLiteStore(ScholarQueries, VectorQueries):
 
     def daily_days(self) -> list[str]:
         rows = self.db.execute(
-            "SELECT DISTINCT json_extract(extra, '$.featured_day') AS day FROM items "
-            "WHERE kind = 'daily' AND day IS NOT NULL ORDER BY day DESC LIMIT 60"
+            f"SELECT DISTINCT {self.sql.json_text('extra', 'featured_day')} AS day FROM items "
+            f"WHERE kind = 'daily' AND {self.sql.json_text('extra', 'featured_day')} IS NOT NULL "
+            "ORDER BY day DESC LIMIT 60"
         )
         return [r[0] for r in rows]
 
     def daily_items(self, day: str) -> list[ItemView]:
         """Daily-papers entries featured on ``day``, most upvoted first."""
         return self._items(
-            "i.kind = 'daily' AND json_extract(i.extra, '$.featured_day') = ?",
+            f"i.kind = 'daily' AND {self.sql.json_text('i.extra', 'featured_day')} = ?",
             [day],
-            "COALESCE(json_extract(i.engagement, '$.upvotes'), 0) DESC, i.id",
+            f"{self.sql.json_number('i.engagement', 'upvotes')} DESC, i.id",
         )
 
     def followed_authorships(self, arxiv_ids: Sequence[str], bar: float) -> dict[str, list[str]]:
@@ -935,9 +1114,9 @@ class SQLiteStore(ScholarQueries, VectorQueries):
     def source_addresses(self, kinds: Sequence[str]) -> list[str]:
         """Addresses of the enabled sources of these kinds."""
         rows = self.db.execute(
-            "SELECT address FROM sources WHERE enabled = 1 "
-            "AND kind IN (SELECT value FROM json_each(?)) ORDER BY id",
-            (to_json(list(kinds)),),
+            f"SELECT address FROM sources WHERE enabled = 1 AND {self.sql.in_list('kind')} "
+            "ORDER BY id",
+            (self.sql.list_param(kinds),),
         )
         return [r[0] for r in rows]
 
@@ -946,8 +1125,8 @@ class SQLiteStore(ScholarQueries, VectorQueries):
             return {}
         rows = self.db.execute(
             "SELECT arxiv_id, title, authors, primary_category, published, updated, "
-            "latest_version FROM papers WHERE arxiv_id IN (SELECT value FROM json_each(?))",
-            (to_json(list(arxiv_ids)),),
+            f"latest_version FROM papers WHERE {self.sql.in_list('arxiv_id')}",
+            (self.sql.list_param(arxiv_ids),),
         )
         return {r["arxiv_id"]: PaperSummary(**r) for r in rows}
 

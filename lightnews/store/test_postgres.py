@@ -48,8 +48,8 @@ def test_full_text_weighs_titles_and_new_papers_queue_for_embedding(pg_url: str)
             (paper[0], vector),
         )
         nearest = conn.execute(
-            "SELECT paper_id, 1 - (vector <=> %s::halfvec) FROM paper_vectors "
-            "ORDER BY vector <=> %s::halfvec LIMIT 1",
+            "SELECT paper_id, 1 - (vector::halfvec(384) <=> %s::halfvec(384)) FROM paper_vectors "
+            "WHERE model = 'static' ORDER BY vector::halfvec(384) <=> %s::halfvec(384) LIMIT 1",
             (vector, vector),
         ).fetchone()
         assert nearest is not None and nearest[0] == paper[0] and nearest[1] > 0.99
