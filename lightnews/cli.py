@@ -1049,7 +1049,7 @@ def scholar(app: App, who: str, page: int, per_page: int, as_json: bool) -> None
             marks.append("pinned")
         if post.reposted_by:
             by = post.reposted_by
-            marks.append(f"reposted by {by.get('name') or by.get('handle')}")
+            marks.append(f"reposted by {by.name or by.handle}")
         if post.thread_size > 1:
             marks.append(f"thread {post.position}/{post.thread_size}")
         out.print(f"\n[dim]{(post.created_at or '')[:10]} {' · '.join(marks)}[/dim]")

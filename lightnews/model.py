@@ -11,22 +11,44 @@ as text and cross every storage backend unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 __all__ = [
+    "IDENTITY_KINDS",
     "Account",
+    "Actor",
     "Author",
     "Batch",
+    "ClaimedAuthor",
+    "DailyDetails",
+    "HasDetails",
     "Item",
+    "LinkCard",
     "Mention",
+    "NoteDetails",
     "Paper",
+    "PostDetails",
     "QueryTerm",
+    "QuotedPost",
+    "RecordDetails",
+    "Reference",
     "Request",
     "SearchFilters",
     "SourceState",
+    "Submitter",
     "Version",
+    "item_extra",
+    "read_extra",
 ]
+
+
+#: How a scholar can be known: an account's stable id and its handle (``<service>-did``,
+#: ``<service>-handle``), a name on arXiv papers, ORCID, OpenAlex, a homepage, a feed.
+IDENTITY_KINDS = (
+    "bluesky-did", "bluesky-handle", "arxiv-name", "orcid", "openalex", "homepage", "feed",
+)  # fmt: skip
 
 
 @dataclass(slots=True)
@@ -119,6 +141,314 @@ class Account:
     payload: str = ""
 
 
+# -- what one kind of item carries beyond the common fields ------------------------------------
+#
+# Stored together as one JSON object (an item's ``extra`` column, ``extra`` in the
+# item's JSON); :func:`item_extra` writes it and :func:`read_extra` reads it back.
+
+
+def _strs(value: Any) -> tuple[str, ...]:
+    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _opt(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """An account named inside a post (who reposted it)."""
+
+    did: str
+    handle: str = ""
+    name: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"did": self.did, "handle": self.handle, "name": self.name}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Actor:
+        return cls(_str(data.get("did")), _str(data.get("handle")), _str(data.get("name")))
+
+
+@dataclass(frozen=True, slots=True)
+class LinkCard:
+    """The preview of a link a post carries."""
+
+    uri: str
+    title: str = ""
+    description: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"uri": self.uri, "title": self.title, "description": self.description}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> LinkCard:
+        return cls(_str(data.get("uri")), _str(data.get("title")), _str(data.get("description")))
+
+
+@dataclass(frozen=True, slots=True)
+class QuotedPost:
+    """A post quoted by another; ``unavailable`` when it was deleted or blocked."""
+
+    uri: str
+    did: str = ""
+    handle: str = ""
+    name: str = ""
+    text: str = ""
+    url: str | None = None
+    unavailable: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"uri": self.uri, "did": self.did, "handle": self.handle,
+                                "name": self.name, "text": self.text, "url": self.url}  # fmt: skip
+        if self.unavailable:
+            data["unavailable"] = True
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> QuotedPost:
+        return cls(_str(data.get("uri")), _str(data.get("did")), _str(data.get("handle")),
+                   _str(data.get("name")), _str(data.get("text")), _opt(data.get("url")),
+                   data.get("unavailable") is True)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class PostDetails:
+    """A social post (or a repost of one): its ids, embeds, labels and thread context.
+
+    ``text_full`` is the text with its links whole (as the facets give them);
+    ``reposted_by`` and ``reposted_at`` are set on a repost; the ``reply_*``
+    fields name the authors of the post it replies to and of its thread's root.
+    """
+
+    uri: str
+    cid: str = ""
+    did: str = ""
+    handle: str = ""
+    langs: tuple[str, ...] = ()
+    mentions: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    card: LinkCard | None = None
+    quote: QuotedPost | None = None
+    images: tuple[str, ...] = ()
+    pinned: bool = False
+    labels: tuple[str, ...] = ()
+    text_full: str = ""
+    video_alt: str = ""
+    reposted_by: Actor | None = None
+    reposted_at: str | None = None
+    reply_parent_author: str | None = None
+    reply_parent_unavailable: bool = False
+    reply_root_author: str | None = None
+    reply_root_unavailable: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "uri": self.uri, "cid": self.cid, "did": self.did, "handle": self.handle,
+            "langs": list(self.langs), "mentions": list(self.mentions), "tags": list(self.tags),
+            "card": self.card.to_json() if self.card else None,
+            "quote": self.quote.to_json() if self.quote else None,
+            "images": list(self.images), "pinned": self.pinned, "labels": list(self.labels),
+            "text_full": self.text_full,
+        }  # fmt: skip
+        if self.video_alt:
+            data["video_alt"] = self.video_alt
+        if self.reposted_by is not None:
+            data["reposted_by"] = self.reposted_by.to_json()
+            data["reposted_at"] = self.reposted_at
+        for end in ("parent", "root"):
+            author = getattr(self, f"reply_{end}_author")
+            if author:
+                data[f"reply_{end}_author"] = author
+            if getattr(self, f"reply_{end}_unavailable"):
+                data[f"reply_{end}_unavailable"] = True
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PostDetails:
+        card, quote, by = data.get("card"), data.get("quote"), data.get("reposted_by")
+        return cls(
+            uri=_str(data.get("uri")), cid=_str(data.get("cid")), did=_str(data.get("did")),
+            handle=_str(data.get("handle")), langs=_strs(data.get("langs")),
+            mentions=_strs(data.get("mentions")), tags=_strs(data.get("tags")),
+            card=LinkCard.from_json(card) if isinstance(card, dict) else None,
+            quote=QuotedPost.from_json(quote) if isinstance(quote, dict) else None,
+            images=_strs(data.get("images")), pinned=data.get("pinned") is True,
+            labels=_strs(data.get("labels")), text_full=_str(data.get("text_full")),
+            video_alt=_str(data.get("video_alt")),
+            reposted_by=Actor.from_json(by) if isinstance(by, dict) else None,
+            reposted_at=_opt(data.get("reposted_at")),
+            reply_parent_author=_opt(data.get("reply_parent_author")),
+            reply_parent_unavailable=data.get("reply_parent_unavailable") is True,
+            reply_root_author=_opt(data.get("reply_root_author")),
+            reply_root_unavailable=data.get("reply_root_unavailable") is True,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Submitter:
+    """Who featured a paper on a daily-papers listing (the fields the listing gave)."""
+
+    id: str | None = None
+    name: str | None = None
+    fullname: str | None = None
+    avatar_url: str | None = None
+    followers: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        fields = {"id": self.id, "name": self.name, "fullname": self.fullname,
+                  "avatar_url": self.avatar_url, "followers": self.followers}  # fmt: skip
+        return {k: v for k, v in fields.items() if v is not None}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Submitter:
+        return cls(_opt(data.get("id")), _opt(data.get("name")), _opt(data.get("fullname")),
+                   _opt(data.get("avatar_url")), _int(data.get("followers")))  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimedAuthor:
+    """An author who claimed the paper on a daily-papers listing, with their user name there."""
+
+    name: str
+    user: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "user": self.user}
+
+
+@dataclass(frozen=True, slots=True)
+class DailyDetails:
+    """A daily-papers entry: the day it was featured and what the listing says of it."""
+
+    featured_day: str | None = None
+    arxiv_published: str | None = None
+    submitter: Submitter | None = None
+    github: str | None = None
+    github_stars: int | None = None
+    project_page: str | None = None
+    organization: str | None = None
+    keywords: tuple[str, ...] = ()
+    author_participating: bool | None = None
+    thumbnail: str | None = None
+    discussion_id: str | None = None
+    ai_summary: str | None = None
+    claimed_authors: tuple[ClaimedAuthor, ...] = ()
+    first_seen: str | None = None
+    last_seen: str | None = None
+
+    _ORDER = (
+        "featured_day", "arxiv_published", "submitter", "github", "github_stars",
+        "project_page", "organization", "keywords", "author_participating", "thumbnail",
+        "discussion_id", "ai_summary", "claimed_authors", "first_seen", "last_seen",
+    )  # fmt: skip
+
+    def to_json(self) -> dict[str, Any]:
+        """Only what the listing gave: empty values are left out."""
+        data: dict[str, Any] = {}
+        for name in self._ORDER:
+            value = getattr(self, name)
+            if isinstance(value, tuple):
+                value = [v.to_json() if isinstance(v, ClaimedAuthor) else v for v in value]
+            elif isinstance(value, Submitter):
+                value = value.to_json()
+            if value is not None and value != [] and value != {}:
+                data[name] = value
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> DailyDetails:
+        participating = data.get("author_participating")
+        return cls(
+            featured_day=_opt(data.get("featured_day")),
+            arxiv_published=_opt(data.get("arxiv_published")),
+            submitter=Submitter.from_json(_dict(data["submitter"])) if data.get("submitter")
+            else None,
+            github=_opt(data.get("github")), github_stars=_int(data.get("github_stars")),
+            project_page=_opt(data.get("project_page")),
+            organization=_opt(data.get("organization")), keywords=_strs(data.get("keywords")),
+            author_participating=participating if isinstance(participating, bool) else None,
+            thumbnail=_opt(data.get("thumbnail")), discussion_id=_opt(data.get("discussion_id")),
+            ai_summary=_opt(data.get("ai_summary")),
+            claimed_authors=tuple(ClaimedAuthor(_str(a.get("name")), _str(a.get("user")))
+                                  for a in data.get("claimed_authors") or []
+                                  if isinstance(a, dict)),
+            first_seen=_opt(data.get("first_seen")), last_seen=_opt(data.get("last_seen")),
+        )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """A "Surname: short title" reference read from notes; ``raw`` is where it was read."""
+
+    surname: str
+    title: str
+    raw: str = ""
+
+    def to_json(self) -> dict[str, str]:
+        return {"surname": self.surname, "title": self.title, "raw": self.raw}
+
+
+@dataclass(frozen=True, slots=True)
+class NoteDetails:
+    """One note of a notes page: where it sits on the page and the papers it cites."""
+
+    section: str | None = None
+    references: tuple[Reference, ...] = ()
+    page_title: str | None = None
+    level: int = 0
+    position: int = 0
+    is_section: bool = False
+    papers_reviewed: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "section": self.section, "references": [r.to_json() for r in self.references],
+            "page_title": self.page_title, "level": self.level, "position": self.position,
+            "is_section": self.is_section,
+        }  # fmt: skip
+        if self.papers_reviewed is not None:
+            data["papers_reviewed"] = self.papers_reviewed
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> NoteDetails:
+        references = tuple(
+            Reference(_str(r.get("surname")), _str(r.get("title")), _str(r.get("raw")))
+            for r in data.get("references") or [] if isinstance(r, dict)
+        )  # fmt: skip
+        return cls(_opt(data.get("section")), references, _opt(data.get("page_title")),
+                   _int(data.get("level")) or 0, _int(data.get("position")) or 0,
+                   data.get("is_section") is True, _int(data.get("papers_reviewed")))  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class RecordDetails:
+    """An OAI-PMH record of a paper: the repository's datestamp of its last change."""
+
+    datestamp: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"datestamp": self.datestamp}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RecordDetails:
+        return cls(_str(data.get("datestamp")))
+
+
 @dataclass(slots=True)
 class Item:
     """One unit of content from a source: a post, an article, a paper record, a note.
@@ -142,7 +472,13 @@ class Item:
     tags: list[str] = field(default_factory=list)
     engagement: dict[str, int] = field(default_factory=dict)
     payload: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
+    #: What its kind carries beyond these fields (at most one is set).
+    post: PostDetails | None = None
+    daily: DailyDetails | None = None
+    note: NoteDetails | None = None
+    record: RecordDetails | None = None
+    #: Code repositories it links (found by linking, for a paper it is about).
+    code_links: list[str] = field(default_factory=list)
     paper_id: str | None = None
     mentions: list[Mention] = field(default_factory=list)
     #: The account that posted it (``Account.id``), for social items.
@@ -150,6 +486,51 @@ class Item:
     #: Keys of the first and the previous item of the conversation it replies to.
     thread_root: str | None = None
     reply_parent: str | None = None
+
+
+class HasDetails(Protocol):
+    """Anything carrying an item's kind-specific fields (an :class:`Item`, a stored view)."""
+
+    @property
+    def post(self) -> PostDetails | None: ...
+
+    @property
+    def daily(self) -> DailyDetails | None: ...
+
+    @property
+    def note(self) -> NoteDetails | None: ...
+
+    @property
+    def record(self) -> RecordDetails | None: ...
+
+    @property
+    def code_links(self) -> Sequence[str]: ...
+
+
+def item_extra(item: HasDetails) -> dict[str, Any]:
+    """The JSON object an item's kind-specific fields are stored as (``extra``)."""
+    found = item.post or item.daily or item.note or item.record
+    data = found.to_json() if found is not None else {}
+    if item.code_links:
+        data["code_links"] = list(item.code_links)
+    return data
+
+
+def read_extra(
+    kind: str, data: dict[str, Any]
+) -> tuple[PostDetails | None, DailyDetails | None, NoteDetails | None, RecordDetails | None]:
+    """:func:`item_extra` read back for an item of ``kind``: ``(post, daily, note, record)``."""
+    if not data:
+        return None, None, None, None
+    if kind in ("post", "repost"):
+        return PostDetails.from_json(data), None, None, None
+    if kind == "daily":
+        return None, DailyDetails.from_json(data), None, None
+    if kind == "note":
+        return None, None, NoteDetails.from_json(data), None
+    if kind == "paper" and "datestamp" in data:
+        return None, None, None, RecordDetails.from_json(data)
+    return None, None, None, None
 
 
 @dataclass(frozen=True, slots=True)

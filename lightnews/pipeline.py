@@ -137,7 +137,7 @@ def _store_page(
     report.unresolved += [
         i
         for i in batch.items
-        if i.extra.get("references") and len(i.mentions) < len(i.extra["references"])
+        if i.note and i.note.references and len(i.mentions) < len(i.note.references)
     ][:MAX_TITLE_LOOKUPS]
     _classify_accounts(store, {i.account for i in batch.items if i.account})
     report.saved.warnings.extend(batch.warnings)
@@ -482,11 +482,11 @@ def lookup_titles_online(
     asked = 0
     for item in report.unresolved:
         linked = {m.arxiv_id for m in item.mentions}
-        for raw in item.extra.get("references") or []:
-            if asked >= MAX_TITLE_LOOKUPS or not isinstance(raw, dict):
+        for reference in item.note.references if item.note else ():
+            if asked >= MAX_TITLE_LOOKUPS:
                 break
-            words = re.findall(r"[A-Za-z0-9]{3,}", str(raw.get("title", "")))[:6]
-            parts = str(raw.get("surname", "")).split()
+            words = re.findall(r"[A-Za-z0-9]{3,}", reference.title)[:6]
+            parts = reference.surname.split()
             surname = re.sub(r"[^A-Za-z-]", "", parts[-1]) if parts else ""
             if len(words) < 2 or not surname:
                 continue
@@ -499,7 +499,7 @@ def lookup_titles_online(
                 response = client.get(request.url, params=request.params)
                 batch = source.parse(response.body, SourceState())
             except (FetchError, ParseError) as error:
-                report.saved.warnings.append(f"title lookup for {raw.get('raw')!r}: {error}")
+                report.saved.warnings.append(f"title lookup for {reference.raw!r}: {error}")
                 return found
             store.save_papers(batch.papers, iso(clock()))
         link_titles([item], store, bar=settings.link_bar)

@@ -10,6 +10,7 @@ import orjson
 
 from lightnews.demo import SNAPSHOT_FILES, build_demo, snapshot_path
 from lightnews.link.threads import thread_number
+from lightnews.model import item_extra
 from lightnews.serve.scholar import scholar_page
 from lightnews.settings import Settings
 from lightnews.sources.bluesky import facet_spans
@@ -60,6 +61,9 @@ def test_demo_builds_every_page_type_and_twice_changes_nothing(
     ]
     assert changed == []
     assert all(r.saved.items_updated == 0 for r in again)
+
+
+KASANTE = "kasantebello.bsky.social"
 
 
 def test_demo_scholar_page(store: SQLiteStore, settings: Settings) -> None:
@@ -119,10 +123,10 @@ def test_demo_scholar_page(store: SQLiteStore, settings: Settings) -> None:
     assert latest == sorted(latest, reverse=True)
 
     items = store.account_items([profile["did"]])
-    alts = [alt for i in items for alt in i.extra.get("images") or []]
+    alts = [alt for i in items for alt in item_extra(i).get("images") or []]
     assert any("Calibrated Abstention for Language Model Judges" in alt for alt in alts)
-    replies = [i for i in items if i.extra.get("reply_parent_author") == "kasantebello.bsky.social"]
-    assert len(replies) == 1 and not replies[0].extra.get("reply_parent_unavailable")
+    replies = [i.post for i in items if i.post and i.post.reply_parent_author == KASANTE]
+    assert len(replies) == 1 and replies[0] and not replies[0].reply_parent_unavailable
 
     papers = {p["arxiv_id"] for p in page["papers"]}
     assert page["records_at_least"] >= 6 and page["records_at_least"] == len(page["papers"])

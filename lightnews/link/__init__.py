@@ -60,7 +60,7 @@ def link_titles(items: list[Item], lookup: Library, *, bar: float) -> None:
     for item in items:
         code = find_code_links(item.links)
         if code:
-            item.extra["code_links"] = code
+            item.code_links = code
         dois = find_dois([*item.links, item.text])
         by_doi = [Mention(a, "doi", 1.0, d) for d, a in lookup.papers_by_doi(dois).items()]
         slugs = [
@@ -79,11 +79,9 @@ def link_titles(items: list[Item], lookup: Library, *, bar: float) -> None:
             found += find_title_mentions(
                 item.title, lookup, bar=bar, whole=True, published=item.published, weight=weight
             )
-        for raw in item.extra.get("references") or []:
-            if isinstance(raw, dict) and raw.get("surname") and raw.get("title"):
-                reference = Reference(
-                    str(raw["surname"]), str(raw["title"]), str(raw.get("raw") or "")
-                )
+        for cited in item.note.references if item.note else ():
+            if cited.surname and cited.title:
+                reference = Reference(cited.surname, cited.title, cited.raw)
                 match = match_reference(reference, lookup, bar=bar, weight=weight)
                 if match is not None:
                     found.append(match)

@@ -36,13 +36,12 @@ def is_listing(item: Item) -> bool:
     """A post that only announces a paper: its link plus its title, category or authors."""
     if not find_arxiv_mentions([*item.links, item.text]):
         return False
-    card = item.extra.get("card") or {}
     rest = _URL.sub(" ", item.text)
     rest = _CATEGORY_TAG.sub(" ", rest)
     words = rest.split()
     if _CATEGORY_TAG.search(item.text):
         return True
-    title = str(card.get("title") or "")
+    title = item.post.card.title if item.post and item.post.card else ""
     if title and fuzz.partial_ratio(title.lower(), " ".join(words).lower()) >= 90:
         return len(words) <= len(title.split()) + 25
     return len(words) <= 3

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from lightnews.link.bots import bot_reason, is_listing
-from lightnews.model import Account, Item
+from lightnews.model import Account, Item, LinkCard, PostDetails, item_extra
 
 
 def post(text: str, kind: str = "post", card_title: str = "", link: str = "") -> Item:
-    extra = {"card": {"title": card_title, "uri": link}} if card_title else {}
-    return Item(key=text, kind=kind, text=text, links=[link] if link else [], extra=extra)
+    details = PostDetails(uri=text, card=LinkCard(link, card_title)) if card_title else None
+    return Item(key=text, kind=kind, text=text, links=[link] if link else [], post=details)
 
 
 LISTINGS = [
@@ -65,7 +65,7 @@ def test_bot_accounts() -> None:
         post(
             p.text,
             kind="repost",
-            card_title=p.extra.get("card", {}).get("title", ""),
+            card_title=item_extra(p).get("card", {}).get("title", ""),
             link=p.links[0] if p.links else "",
         )
         for p in LISTINGS * 2

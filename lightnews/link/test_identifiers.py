@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lightnews.link import find_arxiv_mentions, link_item
-from lightnews.model import Item
+from lightnews.model import Item, item_extra
 
 
 @pytest.mark.parametrize(
@@ -122,7 +122,7 @@ def test_library_links_dois_slugs_and_code(tmp_path: object, store: object) -> N
         ("0704.0471", "doi"),
         ("2410.02073", "url-title"),
     }
-    assert item.extra["code_links"] == ["https://github.com/apple/ml-depth-pro"]
+    assert item_extra(item)["code_links"] == ["https://github.com/apple/ml-depth-pro"]
     source, _ = store.add_source("feed", "https://x.example/feed", now="2025-01-01T00:00:00Z")
     lone = Item(
         key="q",
@@ -130,7 +130,7 @@ def test_library_links_dois_slugs_and_code(tmp_path: object, store: object) -> N
         text="code is out",
         mentions=[item.mentions[1]],
         links=["https://github.com/apple/ml-depth-pro"],
-        extra={"code_links": ["https://github.com/apple/ml-depth-pro"]},
+        code_links=["https://github.com/apple/ml-depth-pro"],
     )
     store.save_items(source.id, [lone], "2025-01-01T00:00:00Z")
     assert store.get_paper("2410.02073").links["code"] == "https://github.com/apple/ml-depth-pro"

@@ -59,8 +59,7 @@ def author_of(uri: str | None) -> str:
 
 def item_uri(item: Item) -> str:
     """The URI of a post (a repost's key differs from the URI of what it reposts)."""
-    uri = item.extra.get("uri")
-    return uri if isinstance(uri, str) and uri else item.key
+    return item.post.uri if item.post and item.post.uri else item.key
 
 
 def is_self_reply(item: Item) -> bool:

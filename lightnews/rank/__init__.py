@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from lightnews.embed import Closeness, closest_interests
 from lightnews.settings import Settings
+from lightnews.sources import all_traits, kind_traits
 from lightnews.store import Store
 from lightnews.store.views import FeedCandidate, Mutes
 
@@ -102,9 +103,9 @@ def scholars_discussing(story: Story, context: Context) -> tuple[float, list[str
 def engagement(story: Story, context: Context) -> tuple[float, list[str]]:
     """Engagement normalized per source: likes and reposts are not upvotes."""
     likes = sum(i.engagement.get("likes", 0) + 2 * i.engagement.get("reposts", 0)
-                for i in story.items if i.source_kind == "bluesky")  # fmt: skip
+                for i in story.items if kind_traits(i.source_kind).social)  # fmt: skip
     upvotes = max((i.engagement.get("upvotes", 0) for i in story.items
-                   if i.source_kind == "hf-daily"), default=0)  # fmt: skip
+                   if kind_traits(i.source_kind).daily_papers), default=0)  # fmt: skip
     points = 0.5 * math.log1p(likes) / math.log1p(100) + math.log1p(upvotes) / math.log1p(50)
     why = [f"Daily Papers, {upvotes} upvotes"] if upvotes else []
     if likes >= 20:
@@ -167,7 +168,7 @@ def gather_stories(store: Store, limit: int = 30) -> list[Story]:
             arxiv_id=paper.arxiv_id, url=f"https://arxiv.org/abs/{paper.arxiv_id}",
             category=paper.primary_category,
         )  # fmt: skip
-    items = store.recent_items(limit * 12)
+    items = _with_speakers(store, store.recent_items(limit * 12))
     wanted = {arxiv_id for i in items for arxiv_id in i.papers}
     papers = store.papers_by_ids(sorted(wanted - set(stories)))
     # A thread is one unit: its replies belong to the stories its posts name.
@@ -202,6 +203,30 @@ def gather_stories(store: Store, limit: int = 30) -> list[Story]:
     return list(stories.values())
 
 
+def _with_speakers(store: Store, items: list[FeedCandidate]) -> list[FeedCandidate]:
+    """Each item with the followed scholar who put it in their feed (posted or reposted it)."""
+    accounts = store.followed_accounts()
+    if not accounts:
+        return items
+    found = []
+    for item in items:
+        speaker = kind_traits(item.source_kind).reposter(item.key) or item.account
+        scholar = accounts.get(speaker) if speaker else None
+        found.append(replace(item, followed_scholar=scholar) if scholar is not None else item)
+    return found
+
+
+def followed_categories(store: Store) -> set[str]:
+    """arXiv categories the user follows as sources (each kind says how its address names one)."""
+    topical = {kind: t for kind, t in all_traits().items() if t.topic_prefix}
+    return {
+        topic
+        for kind, traits in topical.items()
+        for address in store.source_addresses([kind])
+        if (topic := traits.topic(address))
+    }
+
+
 def rank_stories(
     store: Store,
     *,
@@ -226,7 +251,7 @@ def rank_stories(
         names=store.scholar_names(
             i.followed_scholar for s in stories for i in s.items if i.followed_scholar is not None
         ),
-        categories=store.followed_categories(),
+        categories=followed_categories(store),
         now=now or datetime.now(UTC),
     )
     newest = max((s.time or "" for s in stories), default="")

@@ -139,3 +139,16 @@ def test_close_to_a_followed_scholars_paper_counts_and_says_which(
     assert not any(w.startswith("close to") for w in ranked["2511.18342"].why)
     # Without vectors for a story, the signal is silent.
     assert close_to_your_papers(story(), CONTEXT) == (0.0, [])
+
+
+def test_a_followed_scholars_repost_is_credited_to_them(
+    store: SQLiteStore, settings: Settings
+) -> None:
+    """Mara reposts Tobias's post about her paper: the story says she reposted it."""
+    from lightnews.demo import build_demo
+
+    build_demo(store, settings)
+    feed = {s.arxiv_id: s for s in rank_stories(store, limit=30)}
+    assert "reposted by Mara Lindqvist (followed)" in feed["2511.10268"].why
+    reposts = [i for i in feed["2511.10268"].items if i.kind == "repost"]
+    assert reposts and all(i.followed_scholar is not None for i in reposts)

@@ -19,6 +19,7 @@ from lxml import etree
 from lightnews import __version__
 from lightnews.errors import LightnewsError
 from lightnews.normalize.names import fold
+from lightnews.sources import kind_traits
 from lightnews.store import Store
 from lightnews.store.views import PaperPage
 
@@ -131,7 +132,9 @@ def sources_opml(store: Store) -> bytes:
     from lightnews.sources.opml import OpmlFeed, write_opml
 
     return write_opml(
-        OpmlFeed(r.address, r.title, r.folder) for r in store.list_sources() if r.kind == "feed"
+        OpmlFeed(r.address, r.title, r.folder)
+        for r in store.list_sources()
+        if kind_traits(r.kind).in_opml
     )
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lightnews.link.threads import assemble_threads, item_uri
-from lightnews.model import Item
+from lightnews.model import Actor, Item, LinkCard, QuotedPost
 from lightnews.store import Store
 from lightnews.store.views import ScholarPaper, ScholarView
 
@@ -63,7 +63,7 @@ class PostView:
     links: tuple[str, ...] = ()
     papers: tuple[str, ...] = ()
     pinned: bool = False
-    reposted_by: dict[str, Any] | None = None
+    reposted_by: Actor | None = None
     created_at: str | None = None
     url: str | None = None
     kind: str = "post"
@@ -73,8 +73,8 @@ class PostView:
     repost_count: int = 0
     like_count: int = 0
     quote_count: int = 0
-    card: dict[str, Any] | None = None
-    quote: dict[str, Any] | None = None
+    card: LinkCard | None = None
+    quote: QuotedPost | None = None
     thread_links: tuple[str, ...] = ()
     thread_papers: tuple[str, ...] = ()
 
@@ -92,11 +92,13 @@ class PostView:
             "gap": False, "uri": self.uri, "url": self.url, "kind": self.kind,
             "author": self.author, "handle": self.handle, "text": self.text,
             "created_at": self.created_at, "pinned": self.pinned,
-            "reposted_by": self.reposted_by, "thread_root": self.thread_root,
+            "reposted_by": self.reposted_by.to_json() if self.reposted_by else None,
+            "thread_root": self.thread_root,
             "position": self.position, "thread_size": self.thread_size,
             "reply_count": self.reply_count, "repost_count": self.repost_count,
             "like_count": self.like_count, "quote_count": self.quote_count,
-            "links": list(self.links), "card": self.card, "quote": self.quote,
+            "links": list(self.links), "card": self.card.to_json() if self.card else None,
+            "quote": self.quote.to_json() if self.quote else None,
             "papers": list(self.papers), **thread,
         }  # fmt: skip
 
@@ -182,17 +184,18 @@ def _post(
                         thread_size=size, thread_links=thread_links,
                         thread_papers=thread_papers)  # fmt: skip
     counts = item.engagement
+    post = item.post
     return PostView(
         gap=False,
         uri=item_uri(item),
         url=item.url,
         kind=item.kind,
         author=item.author,
-        handle=item.extra.get("handle"),
+        handle=post.handle if post else None,
         text=item.text,
         created_at=item.published,
-        pinned=bool(item.extra.get("pinned")) or item.key == pinned_key,
-        reposted_by=item.extra.get("reposted_by") or None,
+        pinned=bool(post and post.pinned) or item.key == pinned_key,
+        reposted_by=post.reposted_by if post else None,
         thread_root=root if size > 1 else item.thread_root,
         position=position,
         thread_size=size,
@@ -201,8 +204,8 @@ def _post(
         like_count=counts.get("likes", 0),
         quote_count=counts.get("quotes", 0),
         links=tuple(item.links),
-        card=item.extra.get("card"),
-        quote=item.extra.get("quote"),
+        card=post.card if post else None,
+        quote=post.quote if post else None,
         papers=tuple(m.arxiv_id for m in item.mentions),
         thread_links=thread_links,
         thread_papers=thread_papers,
@@ -220,11 +223,11 @@ def _posts(store: Store, did: str, pinned_key: str | None) -> list[PostView]:
     units += [(None, [i], []) for i in items if i.kind != "post" or item_uri(i) not in in_threads]
 
     def latest(unit: tuple[str | None, list[Item | None], list[str]]) -> str:
-        times = [(i.extra.get("reposted_at") or i.published or "") for i in unit[1] if i]
+        times = [((i.post and i.post.reposted_at) or i.published or "") for i in unit[1] if i]
         return max(times, default="")
 
     def pinned(unit: tuple[str | None, list[Item | None], list[str]]) -> bool:
-        return any(i.kind == "post" and (i.key == pinned_key or i.extra.get("pinned"))
+        return any(i.kind == "post" and (i.key == pinned_key or bool(i.post and i.post.pinned))
                    for i in unit[1] if i)  # fmt: skip
 
     units.sort(key=lambda u: (pinned(u), latest(u)), reverse=True)
@@ -255,10 +258,14 @@ def scholar_page(
     """
     scholar_id = store.find_scholar(who)
     scholar = store.get_scholar(scholar_id)
-    keys = [i.value for i in scholar.identities
-            if i.kind in ("bluesky-did", "bluesky-handle")]  # fmt: skip
+    # An account is known by its id or its handle (identities ``<service>-did`` or ``-handle``).
+    keys: list[tuple[str, str]] = []
+    for identity in scholar.identities:
+        service, _, end = identity.kind.rpartition("-")
+        if service and end in ("did", "handle"):
+            keys.append((service, identity.value))
     account = next(
-        (a for a in (store.get_account("bluesky", k) for k in keys) if a is not None), None
+        (a for a in (store.get_account(service, k) for service, k in keys) if a is not None), None
     )
     profile = None
     posts: list[PostView] = []

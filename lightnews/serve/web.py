@@ -41,6 +41,7 @@ from lightnews.serve.export import FeedEntry, atom_feed, bibtex, json_feed, sour
 from lightnews.serve.scholar import scholar_page
 from lightnews.serve.security import SiteGuard, csrf_field, link
 from lightnews.settings import Settings
+from lightnews.sources import all_traits, kind_traits, kinds_where
 from lightnews.store import BACKEND_ERRORS, Store, open_store, unavailable
 from lightnews.store.views import ItemView, PaperMention
 
@@ -199,7 +200,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         for mention in data.mentions:
             groups.setdefault(mention.kind, []).append(mention)
         for record in data.records:  # where the paper itself was listed
-            kind = "daily" if record.source_kind.startswith("hf") else "paper"
+            kind = "daily" if kind_traits(record.source_kind).daily_papers else "paper"
             listed = PaperMention(
                 item_id=None, kind=kind, source_kind=record.source_kind, source=record.source,
                 url=record.url, author=None, account=None, scholar=None, title=record.source,
@@ -258,6 +259,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             more=len(hits) == PER_PAGE,
             filters=filters,
             paging={k: v for k, v in params.items() if k != "page" and v},
+            source_kinds=_search_filter_kinds(),
             title=f"Search: {query}" if query else "Search",
         )
 
@@ -268,7 +270,8 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         if wants_json(request):
             return JSONResponse(rows)
         muted = store.mutes().source
-        return page("sources.html", sources=rows, muted=muted, title="Sources")
+        return page("sources.html", sources=rows, muted=muted, title="Sources",
+                    note_kinds=set(kinds_where(lambda t: t.note_pages)))  # fmt: skip
 
     def follow(request: Request) -> Response:
         from lightnews.pipeline import follow_scholar
@@ -349,9 +352,9 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         entries = store.source_items(source.id, "note")
         sections: dict[str, list[ItemView]] = {}
         for entry in entries:
-            sections.setdefault(entry.extra.get("section") or "Notes", []).append(entry)
-        reviewed = next((e.extra.get("papers_reviewed") for e in entries
-                         if e.extra.get("papers_reviewed")), None)  # fmt: skip
+            sections.setdefault((entry.note and entry.note.section) or "Notes", []).append(entry)
+        reviewed = next((e.note.papers_reviewed for e in entries
+                         if e.note and e.note.papers_reviewed), None)  # fmt: skip
         title = source.title or source.address
         if wants_json(request):
             shown = {name: [e.to_json() for e in notes] for name, notes in sections.items()}
@@ -371,9 +374,12 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
                 url = str(form.get("feed")).strip()
                 if not url.startswith(("http://", "https://")):
                     raise UsageError("a feed address must be an http(s) URL")
-                store.add_source("feed", url, now=now, folder=str(form.get("folder") or "") or None)
+                folder = str(form.get("folder") or "") or None
+                store.add_source(kinds_where(lambda t: t.in_opml)[0], url, now=now, folder=folder)
             elif form.get("category"):
-                store.add_source("arxiv-api", f"cat:{str(form.get('category')).strip()}", now=now)
+                kind = kinds_where(lambda t: t.topic_prefix)[0]
+                address = kind_traits(kind).topic_address(str(form.get("category")).strip())
+                store.add_source(kind, address, now=now)
             else:
                 raise UsageError("give a feed URL or an arXiv category to add")
         except ValueError:
@@ -445,6 +451,13 @@ def site_secret(store: Store, settings: Settings) -> str:
     key = secrets.token_urlsafe(32)
     store.save_setting("secret_key", key)
     return key
+
+
+def _search_filter_kinds() -> list[tuple[str, str]]:
+    """``(kind, label)`` of the source kinds a search can be narrowed to, "any" first."""
+    offered = sorted((t.filter_order, kind, t.filter_label) for kind, t in all_traits().items()
+                     if t.filter_label)  # fmt: skip
+    return [("", "any"), *((kind, label) for _, kind, label in offered if label)]
 
 
 def _openapi() -> dict[str, Any]:

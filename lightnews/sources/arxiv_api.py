@@ -24,7 +24,7 @@ from lightnews.normalize.arxiv_ids import parse_arxiv_id
 from lightnews.normalize.tex import tex_to_unicode
 from lightnews.normalize.text import clean_text, iso_utc
 from lightnews.settings import Settings
-from lightnews.sources import Source
+from lightnews.sources import Source, SourceTraits
 from lightnews.sources.arxiv_common import ARXIV_HOSTS, is_withdrawn, split_categories
 from lightnews.sources.xmlsafe import parse_xml
 
@@ -141,6 +141,7 @@ class ArxivApiSource(Source):
     """Papers from an arXiv API query, newest first, paged politely."""
 
     kind = "arxiv-api"
+    traits = SourceTraits(topic_prefix="cat:", filter_label="arXiv", filter_order=5)
     summary = "arXiv API query: a category (cat:cs.LG), an author (au:...) or id:ID,ID"
 
     def _query_params(self) -> dict[str, str | int]:

@@ -25,7 +25,16 @@ from urllib.parse import urlsplit
 from lxml import etree
 
 from lightnews.errors import ParseError
-from lightnews.model import Author, Batch, Item, Paper, Request, SourceState, Version
+from lightnews.model import (
+    Author,
+    Batch,
+    Item,
+    Paper,
+    RecordDetails,
+    Request,
+    SourceState,
+    Version,
+)
 from lightnews.normalize.arxiv_ids import parse_arxiv_id
 from lightnews.normalize.names import author_from_parts, split_author_list
 from lightnews.normalize.tex import tex_to_unicode
@@ -167,7 +176,7 @@ def parse_oai(body: bytes) -> tuple[Batch, str | None, str | None, str | None]:
             continue
         batch.papers.append(paper)
         item: Item = paper_item(paper, etree.tostring(record, encoding="unicode"))
-        item.extra["datestamp"] = datestamp
+        item.record = RecordDetails(datestamp)
         batch.items.append(item)
     token_node = root.find(f".//{{{OAI}}}resumptionToken")
     token = (token_node.text or "").strip() if token_node is not None else ""

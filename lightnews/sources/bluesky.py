@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 from urllib.parse import parse_qsl, quote, urlsplit
 
@@ -52,13 +52,24 @@ import orjson
 from lightnews.errors import ParseError, UsageError
 from lightnews.link import find_arxiv_mentions
 from lightnews.link.threads import is_self_reply, item_uri
-from lightnews.model import Account, Batch, Item, Request, SourceState
+from lightnews.model import (
+    Account,
+    Actor,
+    Batch,
+    Item,
+    LinkCard,
+    PostDetails,
+    QuotedPost,
+    Request,
+    SourceState,
+)
 from lightnews.normalize.text import clean_text, iso_utc, sanitize_html
 from lightnews.settings import Settings
-from lightnews.sources import Source
+from lightnews.sources import Source, SourceTraits
 
 __all__ = [
     "API_URL",
+    "REPOST_PREFIX",
     "BlueskyFollowsSource",
     "BlueskyProfileSource",
     "BlueskySource",
@@ -82,6 +93,8 @@ __all__ = [
 ]
 
 API_URL = "https://public.api.bsky.app/xrpc"
+#: Reposts are stored under their own key, ``repost:<reposter DID>:<URI>``.
+REPOST_PREFIX = "repost:"
 """The public AppView: reads without an account."""
 PUBLIC_HOSTS = ("public.api.bsky.app", "api.bsky.app")
 #: 3,000 requests per 5 minutes is 10 a second; one every 0.1 s stays under it.
@@ -388,21 +401,19 @@ def _who(profile: dict[str, Any]) -> dict[str, str]:
     }
 
 
-def _external(external: dict[str, Any]) -> dict[str, str] | None:
+def _external(external: dict[str, Any]) -> LinkCard | None:
     uri = _str(external.get("uri"))
     if not uri:
         return None
-    return {
-        "uri": uri,
-        "title": clean_text(_str(external.get("title"))),
-        "description": clean_text(_str(external.get("description"))),
-    }
+    return LinkCard(
+        uri, clean_text(_str(external.get("title"))), clean_text(_str(external.get("description")))
+    )
 
 
 @dataclass(slots=True)
 class _Embed:
-    card: dict[str, str] | None = None
-    quote: dict[str, Any] | None = None
+    card: LinkCard | None = None
+    quote: QuotedPost | None = None
     alts: list[str] = field(default_factory=list)
     video_alt: str = ""
     #: The quoted post's links, and its text with them whole: searched, not shown.
@@ -423,20 +434,19 @@ def _read_quote(inner: dict[str, Any], found: _Embed) -> None:
     for embed in _list(inner.get("embeds")):
         card = _external(_obj(_obj(embed).get("external")))
         if card:
-            links.append(card["uri"])
+            links.append(card.uri)
     record_card = _external(_obj(_obj(value.get("embed")).get("external")))
     if record_card:
-        links.append(record_card["uri"])
-    found.quote = {
-        "uri": uri,
-        "did": author["did"] or parts[0],
-        "handle": author["handle"],
-        "name": author["name"],
-        "text": text,
-        "url": post_url(uri, author["handle"]),
-    }
-    if inner.get("notFound") or inner.get("blocked") or inner.get("detached"):
-        found.quote["unavailable"] = True
+        links.append(record_card.uri)
+    found.quote = QuotedPost(
+        uri=uri,
+        did=author["did"] or parts[0],
+        handle=author["handle"],
+        name=author["name"],
+        text=text,
+        url=post_url(uri, author["handle"]),
+        unavailable=bool(inner.get("notFound") or inner.get("blocked") or inner.get("detached")),
+    )
     found.quote_links = list(dict.fromkeys(link for link in links if link))
     found.quote_full_text = full_text(text, value.get("facets"))
 
@@ -515,7 +525,7 @@ def post_item(
 
     links = [_str(f.get("uri")) for kind, f in _features(facets) if kind == "link"]
     if found.card:
-        links.append(found.card["uri"])
+        links.append(found.card.uri)
     links.extend(found.quote_links)
     links = list(dict.fromkeys(link for link in links if link))
     mentions = [_str(f.get("did")) for kind, f in _features(facets) if kind == "mention"]
@@ -527,41 +537,42 @@ def post_item(
     root_uri = _str(_obj(reply_ref.get("root")).get("uri")) or None
     parent_uri = _str(_obj(reply_ref.get("parent")).get("uri")) or None
 
-    extra: dict[str, Any] = {
-        "uri": uri,
-        "cid": _str(post.get("cid")),
-        "did": did,
-        "handle": handle,
-        "langs": [_str(lang) for lang in _list(record.get("langs")) if _str(lang)],
-        "mentions": list(dict.fromkeys(m for m in mentions if m)),
-        "tags": tags,
-        "card": found.card,
-        "quote": found.quote,
-        "images": found.alts,
-        "pinned": False,
-        "labels": _labels(post, record),
-        "text_full": full_text(text, facets),
-    }
-    if found.video_alt:
-        extra["video_alt"] = found.video_alt
     key, kind = uri, "post"
     reason = reason or {}
     reason_type = _str(reason.get("$type"))
-    if reason_type.endswith("#reasonPin"):
-        extra["pinned"] = True
-    elif reason_type.endswith("#reasonRepost") or "by" in reason:
+    pinned = reason_type.endswith("#reasonPin")
+    reposted_by, reposted_at = None, None
+    if not pinned and (reason_type.endswith("#reasonRepost") or "by" in reason):
         by = _who(_obj(reason.get("by")))
-        extra["reposted_by"] = by
-        extra["reposted_at"] = iso_utc(reason.get("indexedAt"))
-        key, kind = f"repost:{by['did']}:{uri}", "repost"
+        reposted_by = Actor(by["did"], by["handle"], by["name"])
+        reposted_at = iso_utc(reason.get("indexedAt"))
+        key, kind = BlueskySource.traits.repost_key(by["did"], uri), "repost"
     reply = reply or {}
-    for end, name in (("parent", "reply_parent_author"), ("root", "reply_root_author")):
-        view = _obj(reply.get(end))
-        view_handle = _str(_obj(view.get("author")).get("handle"))
-        if view_handle:
-            extra[name] = view_handle
-        if view.get("notFound") or view.get("blocked"):
-            extra[f"reply_{end}_unavailable"] = True
+    ends = {end: _obj(reply.get(end)) for end in ("parent", "root")}
+    authors = {end: _str(_obj(v.get("author")).get("handle")) or None for end, v in ends.items()}
+    gone = {end: bool(v.get("notFound") or v.get("blocked")) for end, v in ends.items()}
+    details = PostDetails(
+        uri=uri,
+        cid=_str(post.get("cid")),
+        did=did,
+        handle=handle,
+        langs=tuple(_str(lang) for lang in _list(record.get("langs")) if _str(lang)),
+        mentions=tuple(dict.fromkeys(m for m in mentions if m)),
+        tags=tuple(tags),
+        card=found.card,
+        quote=found.quote,
+        images=tuple(found.alts),
+        pinned=pinned,
+        labels=tuple(_labels(post, record)),
+        text_full=full_text(text, facets),
+        video_alt=found.video_alt,
+        reposted_by=reposted_by,
+        reposted_at=reposted_at,
+        reply_parent_author=authors["parent"],
+        reply_parent_unavailable=gone["parent"],
+        reply_root_author=authors["root"],
+        reply_root_unavailable=gone["root"],
+    )
 
     engagement = {}
     for source_name, name in _COUNTS:
@@ -572,7 +583,7 @@ def post_item(
     item = Item(
         key=key,
         kind=kind,
-        title=_title(text, found.card["title"] if found.card else ""),
+        title=_title(text, found.card.title if found.card else ""),
         url=post_url(uri, handle),
         author=author["name"] or handle or did,
         text=text,
@@ -583,7 +594,7 @@ def post_item(
         tags=tags,
         engagement=engagement,
         payload=_dump(payload if payload is not None else {"post": post}),
-        extra=extra,
+        post=details,
         account=did,
         thread_root=root_uri,
         reply_parent=parent_uri,
@@ -591,9 +602,9 @@ def post_item(
     # What a paper can be named in (as Paper Skygest reads posts): the text with its
     # links whole (a cut "arxiv.org/abs/2510.0..." must not match as a shorter id), the
     # link card, the quoted post and the alt texts.
-    match_text = [*links, extra["text_full"], found.quote_full_text, *found.alts, found.video_alt]
+    match_text = [*links, details.text_full, found.quote_full_text, *found.alts, found.video_alt]
     if found.card:
-        match_text += [found.card["title"], found.card["description"]]
+        match_text += [found.card.title, found.card.description]
     item.mentions = [m for m in find_arxiv_mentions(match_text) if m.arxiv_id != item.paper_id]
     return item
 
@@ -616,14 +627,16 @@ def _entry_item(entry: Any, warnings: list[str]) -> Item | None:
 
 def _fill_reply_authors(items: list[Item]) -> None:
     """Name the authors of parents and roots that are themselves in ``items``."""
-    handles = {i.extra.get("uri"): i.extra.get("handle") for i in items if i.kind == "post"}
+    handles = {i.post.uri: i.post.handle for i in items if i.kind == "post" and i.post}
     for item in items:
-        for uri, name in (
-            (item.reply_parent, "reply_parent_author"),
-            (item.thread_root, "reply_root_author"),
-        ):
-            if uri and name not in item.extra and handles.get(uri):
-                item.extra[name] = handles[uri]
+        post = item.post
+        if post is None:
+            continue
+        if item.reply_parent and not post.reply_parent_author and handles.get(item.reply_parent):
+            post = replace(post, reply_parent_author=handles[item.reply_parent])
+        if item.thread_root and not post.reply_root_author and handles.get(item.thread_root):
+            post = replace(post, reply_root_author=handles[item.thread_root])
+        item.post = post
 
 
 # -- accounts ----------------------------------------------------------------------------------
@@ -901,7 +914,7 @@ def _copy_state(state: SourceState) -> SourceState:
 def _entry_time(item: Item) -> str:
     """When an entry entered the author's feed: the repost's time, or the post's sort time."""
     if item.kind == "repost":
-        return _str(item.extra.get("reposted_at")) or item.updated or ""
+        return (item.post.reposted_at if item.post else None) or item.updated or ""
     times = [t for t in (item.published, item.updated) if t]
     return min(times) if times else ""  # the AppView sorts by the earlier of the two
 
@@ -917,6 +930,8 @@ class BlueskySource(Source):
 
     kind = "bluesky"
     summary = "Bluesky account: posts, threads and profile (a handle like x.bsky.social or a DID)"
+    traits = SourceTraits(social=True, repost_prefix=REPOST_PREFIX, filter_label="Bluesky",
+                          filter_order=1)  # fmt: skip
     default_max_pages: ClassVar[int] = 5
 
     @property
@@ -1003,10 +1018,10 @@ class BlueskySource(Source):
         assert new is not None
         pinned_uri = state.extra.get("pinned")
         for item in page.items:
-            if item.kind == "post" and pinned_uri and item.extra.get("uri") == pinned_uri:
-                item.extra["pinned"] = True
+            if item.kind == "post" and pinned_uri and item.post and item.post.uri == pinned_uri:
+                item.post = replace(item.post, pinned=True)
         first = "cursor" not in _query(url)
-        times = [_entry_time(i) for i in page.items if not i.extra.get("pinned")]
+        times = [_entry_time(i) for i in page.items if not (i.post and i.post.pinned)]
         times = [t for t in times if t]
         earlier_pending = "" if first else _str(state.extra.get("pending_cursor"))
         pending = max([earlier_pending, *times]) or None
@@ -1081,6 +1096,7 @@ class BlueskyProfileSource(BlueskySource):
     """
 
     kind = "bluesky-profile"
+    traits = SourceTraits(repost_prefix=REPOST_PREFIX)
     summary = "Bluesky profile only (a handle or DID): counts, description, pinned post"
 
     def parse(self, body: bytes, state: SourceState, *, url: str | None = None) -> Batch:
@@ -1102,6 +1118,7 @@ class BlueskyStarterPackSource(BlueskySource):
     """
 
     kind = "bluesky-starter-pack"
+    traits = SourceTraits(repost_prefix=REPOST_PREFIX)
     summary = "Bluesky starter pack (its bsky.app/starter-pack/... URL): accounts to follow"
     default_max_pages: ClassVar[int] = 20
 
@@ -1113,6 +1130,7 @@ class BlueskyFollowsSource(BlueskySource):
     """The accounts a Bluesky account follows (to follow whom a scholar follows)."""
 
     kind = "bluesky-follows"
+    traits = SourceTraits(repost_prefix=REPOST_PREFIX)
     summary = "Accounts a Bluesky account follows (a handle or DID)"
     default_max_pages: ClassVar[int] = 50
 

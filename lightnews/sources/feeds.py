@@ -25,7 +25,7 @@ from lightnews.errors import ParseError
 from lightnews.link import link_item
 from lightnews.model import Batch, Item, SourceState
 from lightnews.normalize.text import clean_text, html_to_text, iso_utc, sanitize_html
-from lightnews.sources import Source
+from lightnews.sources import Source, SourceTraits
 
 __all__ = ["FeedSource", "parse_feed"]
 
@@ -191,6 +191,7 @@ class FeedSource(Source):
 
     kind = "feed"
     summary = "RSS, Atom or JSON Feed of a blog or news site (its URL)"
+    traits = SourceTraits(in_opml=True, filter_label="blogs and feeds", filter_order=2)
 
     def parse(self, body: bytes, state: SourceState, *, url: str | None = None) -> Batch:
         batch = parse_feed(body, url or self.address)

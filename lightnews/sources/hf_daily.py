@@ -48,10 +48,20 @@ import orjson
 
 from lightnews.errors import ParseError, UsageError
 from lightnews.link import link_item
-from lightnews.model import Author, Batch, Item, Paper, Request, SourceState
+from lightnews.model import (
+    Author,
+    Batch,
+    ClaimedAuthor,
+    DailyDetails,
+    Item,
+    Paper,
+    Request,
+    SourceState,
+    Submitter,
+)
 from lightnews.normalize import clean_text, iso_utc, parse_arxiv_id
 from lightnews.settings import Settings
-from lightnews.sources import Source
+from lightnews.sources import Source, SourceTraits
 
 __all__ = [
     "API_URL",
@@ -132,17 +142,17 @@ def _api_error(document: Any) -> str | None:
     return None
 
 
-def _submitter(value: Any) -> dict[str, Any]:
-    """Who featured the paper, as a small dict of the fields that were present."""
+def _submitter(value: Any) -> Submitter | None:
+    """Who featured the paper (None when the listing does not say)."""
     user = _dict(value)
-    fields = {
-        "id": _str(user.get("_id")) or None,
-        "name": _str(user.get("name") or user.get("user")) or None,
-        "fullname": clean_text(_str(user.get("fullname"))) or None,
-        "avatar_url": _str(user.get("avatarUrl")) or None,
-        "followers": _count(user.get("followerCount")),
-    }
-    return {k: v for k, v in fields.items() if v is not None}
+    found = Submitter(
+        id=_str(user.get("_id")) or None,
+        name=_str(user.get("name") or user.get("user")) or None,
+        fullname=clean_text(_str(user.get("fullname"))) or None,
+        avatar_url=_str(user.get("avatarUrl")) or None,
+        followers=_count(user.get("followerCount")),
+    )
+    return found if found != Submitter() else None
 
 
 def _first(paper: dict[str, Any], entry: dict[str, Any], name: str) -> Any:
@@ -168,7 +178,7 @@ def _entry_item(entry: dict[str, Any], fallback_day: str | None) -> tuple[Paper,
         if isinstance(a, dict) and not a.get("hidden") and clean_text(_str(a.get("name")))
     ]
     claimed = [
-        {"name": clean_text(_str(a.get("name"))), "user": _str(_dict(a.get("user")).get("user"))}
+        ClaimedAuthor(clean_text(_str(a.get("name"))), _str(_dict(a.get("user")).get("user")))
         for a in paper.get("authors") or []
         if isinstance(a, dict) and _dict(a.get("user")).get("user") and not a.get("hidden")
     ]
@@ -193,21 +203,21 @@ def _entry_item(entry: dict[str, Any], fallback_day: str | None) -> tuple[Paper,
         "comments": _count(entry.get("numComments")),
         "github_stars": stars,
     }
-    extra: dict[str, Any] = {
-        "featured_day": featured_day,
-        "arxiv_published": arxiv_published,
-        "submitter": submitter,
-        "github": github,
-        "github_stars": stars,
-        "project_page": project,
-        "organization": org_name or None,
-        "keywords": keywords,
-        "author_participating": bool(entry.get("isAuthorParticipating")),
-        "thumbnail": _web_url(entry.get("thumbnail")),
-        "discussion_id": _str(paper.get("discussionId")) or None,
-        "ai_summary": ai_summary or None,
-        "claimed_authors": claimed,
-    }
+    details = DailyDetails(
+        featured_day=featured_day,
+        arxiv_published=arxiv_published,
+        submitter=submitter,
+        github=github,
+        github_stars=stars,
+        project_page=project,
+        organization=org_name or None,
+        keywords=tuple(keywords),
+        author_participating=bool(entry.get("isAuthorParticipating")),
+        thumbnail=_web_url(entry.get("thumbnail")),
+        discussion_id=_str(paper.get("discussionId")) or None,
+        ai_summary=ai_summary or None,
+        claimed_authors=tuple(claimed),
+    )
     result = Paper(
         arxiv_id=arxiv_id,
         title=title,
@@ -221,14 +231,14 @@ def _entry_item(entry: dict[str, Any], fallback_day: str | None) -> tuple[Paper,
         kind="daily",
         title=title,
         url=_hf_url(arxiv_id),
-        author=submitter.get("fullname") or submitter.get("name"),
+        author=(submitter.fullname or submitter.name) if submitter else None,
         text=ai_summary or abstract,
         published=featured,
         links=list(dict.fromkeys(u for u in links if u)),
         tags=keywords,
         engagement={k: v for k, v in engagement.items() if v is not None},
         payload=_json(entry),
-        extra={k: v for k, v in extra.items() if v is not None and v != [] and v != {}},
+        daily=details,
         paper_id=arxiv_id,
     )
     item.mentions = link_item(item)
@@ -354,13 +364,13 @@ def parse_papers_feed(body: bytes) -> Batch:
         if key in seen:
             continue
         seen.add(key)
-        extra: dict[str, Any] = {
-            "featured_day": day,
-            "ai_summary": ai_summary or None,
-            "thumbnail": _web_url(entry.get("image")),
-            "first_seen": _str(entry.get("_first_seen")) or None,
-            "last_seen": _str(entry.get("_last_seen")) or None,
-        }
+        details = DailyDetails(
+            featured_day=day,
+            ai_summary=ai_summary or None,
+            thumbnail=_web_url(entry.get("image")),
+            first_seen=_str(entry.get("_first_seen")) or None,
+            last_seen=_str(entry.get("_last_seen")) or None,
+        )
         item = Item(
             key=key,
             kind="daily",
@@ -370,7 +380,7 @@ def parse_papers_feed(body: bytes) -> Batch:
             published=featured,
             links=[_hf_url(arxiv_id), _abs_url(arxiv_id)],
             payload=_json(entry),
-            extra={k: v for k, v in extra.items() if v is not None},
+            daily=details,
             paper_id=arxiv_id,
         )
         item.mentions = link_item(item)
@@ -412,6 +422,7 @@ class HfDailySource(Source):
     """
 
     kind = "hf-daily"
+    traits = SourceTraits(daily_papers=True, filter_label="Daily Papers", filter_order=3)
     summary = "Hugging Face Daily Papers: empty for every day, or a YYYY-MM-DD, YYYY-Www, YYYY-MM"
 
     @property
@@ -525,6 +536,7 @@ class HfPapersFeedSource(Source):
     """
 
     kind = "hf-papers-feed"
+    traits = SourceTraits(daily_papers=True)
     summary = "JSON Feed snapshot of the Hugging Face papers page (a file or feed URL)"
 
     def parse(self, body: bytes, state: SourceState, *, url: str | None = None) -> Batch:

@@ -45,9 +45,9 @@ from markdown_it import MarkdownIt
 
 from lightnews.errors import ParseError
 from lightnews.link import link_item
-from lightnews.model import Batch, Item, SourceState
+from lightnews.model import Batch, Item, NoteDetails, Reference, SourceState
 from lightnews.normalize import clean_text, html_to_text, iso_utc, sanitize_html
-from lightnews.sources import Source
+from lightnews.sources import Source, SourceTraits
 
 __all__ = ["NotesSource", "parse_references", "split_notes"]
 
@@ -625,16 +625,18 @@ def split_notes(html_or_markdown: str | bytes, page_url: str) -> list[Item]:
         used.add(unique)
         url = note.link or f"{base}#{note.anchor or unique}"
         hrefs = [htmlmod.unescape(h) for h in _HREF.findall(note.html)]
-        extra: dict[str, Any] = {
-            "section": note.section,
-            "references": _unique(note.heading_refs + note.text_refs),
-            "page_title": page.title,
-            "level": note.level,
-            "position": position,
-            "is_section": note.is_section,
-        }
-        if reviewed:
-            extra["papers_reviewed"] = int(reviewed[1])
+        details = NoteDetails(
+            section=note.section,
+            references=tuple(
+                Reference(r["surname"], r["title"], r.get("raw", ""))
+                for r in _unique(note.heading_refs + note.text_refs)
+            ),
+            page_title=page.title,
+            level=note.level,
+            position=position,
+            is_section=note.is_section,
+            papers_reviewed=int(reviewed[1]) if reviewed else None,
+        )
         item = Item(
             key=f"{base}#{unique}",
             kind="note",
@@ -646,7 +648,7 @@ def split_notes(html_or_markdown: str | bytes, page_url: str) -> list[Item]:
             published=_note_date(note.heading, note.html, note.text) or page_date,
             links=list(dict.fromkeys([url, *hrefs])),
             payload=note.payload,
-            extra=extra,
+            note=details,
         )
         item.mentions = link_item(item)
         items.append(item)
@@ -662,8 +664,9 @@ class NotesSource(Source):
 
     kind = "notes"
     summary = "a page of paper notes, HTML or Markdown (its URL); one note per heading"
+    traits = SourceTraits(note_pages=True, filter_label="notes", filter_order=4)
 
     def parse(self, body: bytes, state: SourceState, *, url: str | None = None) -> Batch:
         items = split_notes(body, url or self.address)
-        title = items[0].extra.get("page_title") if items else None
-        return Batch(items=items, state=state, title=title if isinstance(title, str) else None)
+        title = items[0].note.page_title if items and items[0].note else None
+        return Batch(items=items, state=state, title=title)

@@ -16,7 +16,7 @@ import pytest
 from conftest import RecordedServer, Reply
 from lightnews.errors import ParseError, UsageError
 from lightnews.link.threads import assemble_threads, thread_number
-from lightnews.model import Batch, Item, Request, SourceState
+from lightnews.model import Batch, Item, PostDetails, Request, SourceState, item_extra
 from lightnews.settings import Settings
 from lightnews.sources.bluesky import (
     BlueskyFollowsSource,
@@ -104,8 +104,8 @@ def test_seed_feed_posts_reposts_and_pinned(shared: Path) -> None:
     assert not batch.warnings
     assert len(batch.items) == 26
     pinned = batch.items[0]
-    assert pinned.extra["pinned"] is True
-    assert [i.extra["pinned"] for i in batch.items].count(True) == 1
+    assert item_extra(pinned)["pinned"] is True
+    assert [item_extra(i)["pinned"] for i in batch.items].count(True) == 1
     assert pinned.key == _post(KIRCHHOF, "3l224rdyyyg22") and pinned.kind == "post"
     assert pinned.url == "https://bsky.app/profile/mkirchhof.bsky.social/post/3l224rdyyyg22"
     assert pinned.author == "Michael Kirchhof (ICML)" and pinned.account == KIRCHHOF
@@ -113,28 +113,28 @@ def test_seed_feed_posts_reposts_and_pinned(shared: Path) -> None:
     assert pinned.published == "2025-07-03T14:00:00Z" and pinned.updated == "2025-07-03T14:00:01Z"
     assert pinned.title.startswith("Can LLMs access and describe their own internal distributions?")
     assert len(pinned.title) <= 120 and "\n" not in pinned.title
-    assert pinned.extra["langs"] == ["en"] and json.loads(pinned.payload)["reason"]
+    assert item_extra(pinned)["langs"] == ["en"] and json.loads(pinned.payload)["reason"]
 
     reposts = [i for i in batch.items if i.kind == "repost"]
-    assert [r.extra["handle"] for r in reposts] == [
+    assert [item_extra(r)["handle"] for r in reposts] == [
         "marcocuturi.bsky.social",
         "shubhendu.bsky.social",
     ]
     for repost in reposts:
-        assert repost.extra["reposted_by"]["handle"] == "mkirchhof.bsky.social"
-        assert repost.key == f"repost:{KIRCHHOF}:{repost.extra['uri']}"
-        assert repost.account == repost.extra["did"] != KIRCHHOF
-    assert reposts[0].extra["reposted_at"] == "2025-10-01T12:00:00Z"
-    assert reposts[0].extra["mentions"] == ["did:plc:efarresy26qta4rgl4v3papv"]
-    card = reposts[1].extra["card"]
+        assert item_extra(repost)["reposted_by"]["handle"] == "mkirchhof.bsky.social"
+        assert repost.key == f"repost:{KIRCHHOF}:{item_extra(repost)['uri']}"
+        assert repost.account == item_extra(repost)["did"] != KIRCHHOF
+    assert item_extra(reposts[0])["reposted_at"] == "2025-10-01T12:00:00Z"
+    assert item_extra(reposts[0])["mentions"] == ["did:plc:efarresy26qta4rgl4v3papv"]
+    card = item_extra(reposts[1])["card"]
     assert card["uri"] == "https://arxiv.org/abs/2508.21184"
     assert card["title"].startswith("BED-LLM: Intelligent Information Gathering")
 
     reply = _by_rkey(batch.items, "3l224rdyz6her")
     assert reply.thread_root == _post(KIRCHHOF, "3l224rdyz4brk")
     assert reply.reply_parent == _post(KIRCHHOF, "3l224rdyz67nc")
-    assert reply.extra["reply_parent_author"] == "mkirchhof.bsky.social"
-    assert reply.extra["reply_root_author"] == "mkirchhof.bsky.social"
+    assert item_extra(reply)["reply_parent_author"] == "mkirchhof.bsky.social"
+    assert item_extra(reply)["reply_root_author"] == "mkirchhof.bsky.social"
 
 
 def test_seed_links_are_whole_and_papers_found(shared: Path) -> None:
@@ -148,18 +148,18 @@ def test_seed_links_are_whole_and_papers_found(shared: Path) -> None:
         assert not any(link.endswith(("...", "…")) for link in item.links)
         for start, end, feature in facet_spans(item.text, record.get("facets")):
             if "uri" in feature:  # the text's cut links are whole in the full text
-                assert feature["uri"] in item.extra["text_full"]
+                assert feature["uri"] in item_extra(item)["text_full"]
                 if item.text[start:end].endswith("..."):
-                    assert item.text[start:end] not in item.extra["text_full"]
+                    assert item.text[start:end] not in item_extra(item)["text_full"]
     pinned = batch.items[0]
     assert "github.com/apple/ml-sel..." in pinned.text
     assert "https://github.com/apple/ml-selfreflect" in pinned.links
-    assert "💻 https://github.com/apple/ml-selfreflect\n🧵1/9" in pinned.extra["text_full"]
+    assert "💻 https://github.com/apple/ml-selfreflect\n🧵1/9" in item_extra(pinned)["text_full"]
     assert '<a href="https://github.com/apple/ml-selfreflect"' in pinned.html
     found = {m.arxiv_id for item in batch.items for m in item.mentions}
     assert {"2510.02375", "2505.20295", "2508.21184"} <= found
     assert [m.arxiv_id for m in pinned.mentions] == ["2505.20295"]
-    bed = next(i for i in batch.items if i.extra["uri"].endswith("3l224rdyz2teq"))
+    bed = next(i for i in batch.items if item_extra(i)["uri"].endswith("3l224rdyz2teq"))
     assert [(m.arxiv_id, m.confidence) for m in bed.mentions] == [("2508.21184", 1.0)]
 
 
@@ -192,7 +192,7 @@ def test_seed_threads(shared: Path) -> None:
     # The 1/9 thread, rooted at the pinned post, lacks its 2/9: exactly one gap, in place.
     missing = _post(KIRCHHOF, "3l224rdzajtpd")
     assert selfreflect.root_key == _post(KIRCHHOF, "3l224rdyyyg22")
-    assert selfreflect.items[0].extra["pinned"]
+    assert item_extra(selfreflect.items[0])["pinned"]
     assert [thread_number(i.text) for i in selfreflect.items] == [
         (1, 9),
         *[(n, 9) for n in range(3, 10)],
@@ -237,12 +237,12 @@ def test_atproto_recorded_responses(shared: Path) -> None:
     )
     (post,) = thread.items
     assert post.key == "at://did:plc:kvwvcn5iqfooopmyzvb4qzba/app.bsky.feed.post/3kaheyt6vpc22"
-    assert post.author == "Python SDK" and post.extra["handle"] == "test.marshal.dev"
+    assert post.author == "Python SDK" and item_extra(post)["handle"] == "test.marshal.dev"
     assert post.url == "https://bsky.app/profile/test.marshal.dev/post/3kaheyt6vpc22"
     assert post.text == "" and post.published == "2023-09-28T12:49:36Z"
     assert post.engagement == {"replies": 0, "reposts": 0, "likes": 0}
-    assert post.extra["images"] == [""]  # one image, no alt text
-    quote = post.extra["quote"]
+    assert item_extra(post)["images"] == [""]  # one image, no alt text
+    quote = item_extra(post)["quote"]
     assert quote["text"] == "test" and quote["handle"] == "test.marshal.dev"
     assert quote["uri"].endswith("/3kahesw26il2z")
 
@@ -311,7 +311,7 @@ def test_quote_media_and_embeds(data: Path) -> None:
     assert "no record" in batch.warnings[0]
 
     quote = _by_rkey(batch.items, "3ladaquote222")
-    assert quote.extra["quote"] == {
+    assert item_extra(quote)["quote"] == {
         "uri": _post("did:plc:bobbabbage00000000000000", "3lbobquoted22"),
         "did": "did:plc:bobbabbage00000000000000",
         "handle": "babbage.bsky.social",
@@ -321,8 +321,8 @@ def test_quote_media_and_embeds(data: Path) -> None:
     }
     assert quote.links == ["https://arxiv.org/abs/2402.00002v2", "https://arxiv.org/abs/2401.00001"]
     assert {m.arxiv_id for m in quote.mentions} == {"2402.00002", "2401.00001"}
-    assert quote.extra["mentions"] == ["did:plc:bobbabbage00000000000000"]
-    assert quote.tags == quote.extra["tags"] == ["MachineLearning", "replication"]
+    assert item_extra(quote)["mentions"] == ["did:plc:bobbabbage00000000000000"]
+    assert quote.tags == item_extra(quote)["tags"] == ["MachineLearning", "replication"]
     assert quote.engagement == {
         "replies": 2,
         "reposts": 5,
@@ -330,8 +330,8 @@ def test_quote_media_and_embeds(data: Path) -> None:
         "quotes": 1,
         "bookmarks": 4,
     }
-    assert quote.extra["labels"] == ["self-promo"]
-    assert "🔥👉 https://arxiv.org/abs/2402.00002v2 holds up" in quote.extra["text_full"]
+    assert item_extra(quote)["labels"] == ["self-promo"]
+    assert "🔥👉 https://arxiv.org/abs/2402.00002v2 holds up" in item_extra(quote)["text_full"]
     spans = facet_spans(quote.text, json.loads(quote.payload)["post"]["record"]["facets"])
     assert [quote.text[s:e] for s, e, _ in spans] == [
         "arxiv.org/abs/2402.0...",
@@ -340,28 +340,29 @@ def test_quote_media_and_embeds(data: Path) -> None:
     ]
 
     media = _by_rkey(batch.items, "3ladarwm22222")
-    assert media.extra["images"] == ["Figure 1 of arXiv:2403.00003: scaling curves"]
+    assert item_extra(media)["images"] == ["Figure 1 of arXiv:2403.00003: scaling curves"]
     assert (
-        media.extra["quote"]["text"]
+        item_extra(media)["quote"]["text"]
         == "Our analytical engine paper is on the HF daily papers today"
     )
     assert media.links == ["https://huggingface.co/papers/2404.00004"]
     assert {m.arxiv_id for m in media.mentions} == {"2403.00003", "2404.00004"}
 
     images = _by_rkey(batch.items, "3ladaimages22")
-    assert images.extra["images"] == ["Poster: Note G, an algorithm for Bernoulli numbers", ""]
+    alts = ["Poster: Note G, an algorithm for Bernoulli numbers", ""]
+    assert item_extra(images)["images"] == alts
     assert images.engagement == {"replies": 1, "reposts": 0, "likes": 3}
 
     video = _by_rkey(batch.items, "3ladavideo222")
     assert video.engagement == {} and video.author == "ada.example.org"
-    assert video.extra["video_alt"] == "Talk on arXiv 2405.00005"
+    assert item_extra(video)["video_alt"] == "Talk on arXiv 2405.00005"
     assert [m.arxiv_id for m in video.mentions] == ["2405.00005"]
 
     broken = _by_rkey(batch.items, "3ladagap22222")
     assert broken.links == ["https://github.com/ada/note-g"]  # whole even with a broken index
-    assert broken.extra["text_full"] == broken.text  # but not substituted into the text
-    assert broken.extra["reply_parent_unavailable"] is True
-    assert broken.extra["reply_root_author"] == "ada.example.org"
+    assert item_extra(broken)["text_full"] == broken.text  # but not substituted into the text
+    assert item_extra(broken)["reply_parent_unavailable"] is True
+    assert item_extra(broken)["reply_root_author"] == "ada.example.org"
 
 
 def test_gaps_follow_and_partial_threads(data: Path) -> None:
@@ -387,11 +388,11 @@ def test_post_thread_with_missing_and_blocked_posts(data: Path) -> None:
         "3lbobreply222",
     ]
     assert batch.next is None and batch.follow == [] and not batch.warnings
-    assert all(i.kind == "post" and not i.extra["pinned"] for i in batch.items)
+    assert all(i.kind == "post" and not item_extra(i)["pinned"] for i in batch.items)
     root, middle, _, bob = batch.items
     assert [m.arxiv_id for m in root.mentions] == ["2406.00006"]
-    assert middle.extra["reply_parent_author"] == "ada.example.org"
-    assert bob.extra["reply_parent_author"] == "ada.example.org"
+    assert item_extra(middle)["reply_parent_author"] == "ada.example.org"
+    assert item_extra(bob)["reply_parent_author"] == "ada.example.org"
     assert bob.author == "Charles Babbage"
     # With the thread fetched, the feed's gap is filled and the thread is whole.
     (thread,) = assemble_threads([*_own_feed(data).items, *batch.items])
@@ -549,7 +550,7 @@ def test_threads_ordered_by_numbers_when_parents_are_missing() -> None:
             account=author,
             thread_root=root if parent else None,
             reply_parent=parent,
-            extra={"uri": _post(author, rkey)},
+            post=PostDetails(uri=_post(author, rkey)),
         )
 
     # Times are scrambled (an import re-stamped them); the authors' numbers are not.
@@ -648,7 +649,7 @@ def test_refresh_through_the_real_http_client(
     assert [a.followers for a in accounts if a.followers is not None] == [1843]
     assert [r.params["uri"] for r in followed] == [_post(ADA, "3ladamissing2")]
     assert state.cursor == "2025-03-05T10:00:00Z" and state.extra["did"] == ADA
-    pinned = [i for i in items if i.extra.get("pinned")]
+    pinned = [i for i in items if item_extra(i).get("pinned")]
     assert [i.key for i in pinned] == [_post(ADA, "3ladaimages22")]  # from the profile
     (thread,) = assemble_threads(items)
     assert thread.complete and len(thread.items) == 3

@@ -12,7 +12,7 @@ import pytest
 from conftest import Hit, RecordedServer, Reply
 from lightnews import sources
 from lightnews.errors import ParseError, UsageError
-from lightnews.model import Request, SourceState
+from lightnews.model import Request, SourceState, item_extra
 from lightnews.pipeline import ingest_bytes, refresh
 from lightnews.settings import Settings
 from lightnews.sources import Source
@@ -82,7 +82,7 @@ def test_entries_become_papers_and_daily_items(data: Path) -> None:
     ]
     assert full.tags == ["RLVR", "Monte Carlo Tree Search", "credit assignment"]
     assert full.mentions == []  # the item is the paper's own record
-    extra = full.extra
+    extra = item_extra(full)
     assert extra["featured_day"] == "2025-10-02"
     assert extra["arxiv_published"] == "2025-09-29T20:15:31Z"
     assert extra["submitter"] == {
@@ -111,9 +111,9 @@ def test_entries_become_papers_and_daily_items(data: Path) -> None:
         "https://huggingface.co/papers/2510.00406",
         "https://arxiv.org/abs/2510.00406",
     ]
-    assert minimal.tags == [] and minimal.extra["author_participating"] is False
+    assert minimal.tags == [] and item_extra(minimal)["author_participating"] is False
     for absent in ("github", "github_stars", "project_page", "organization", "keywords"):
-        assert absent not in minimal.extra
+        assert absent not in item_extra(minimal)
 
     # No submittedOnDailyAt: the entry's own publishedAt is when it was featured.
     assert fallback.published == "2025-10-02T06:41:09Z"
@@ -121,8 +121,8 @@ def test_entries_become_papers_and_daily_items(data: Path) -> None:
     assert fallback.engagement == {"upvotes": 27, "comments": 5}
     assert fallback.links[-1] == "https://github.com/example-ocean/OceanGym"
     assert all("javascript" not in link for link in fallback.links)
-    assert "project_page" not in fallback.extra
-    assert fallback.extra["organization"] == "example-ocean"
+    assert "project_page" not in item_extra(fallback)
+    assert item_extra(fallback)["organization"] == "example-ocean"
     assert "newFieldFromTheFuture" in json.loads(fallback.payload)
 
 
@@ -306,10 +306,10 @@ def test_papers_feed_fixture(data: Path) -> None:
     assert deep.text == "DeepSearch integrates Monte Carlo Tree Search into RLVR training."
     assert deep.engagement == {} and deep.published == "2025-10-02T04:23:24Z"
     assert batch.papers[0].abstract.startswith("Although RLVR has become an essential")
-    assert crafter.extra["ai_summary"].startswith("Automated systems for generating")
+    assert item_extra(crafter)["ai_summary"].startswith("Automated systems for generating")
     assert batch.papers[1].abstract.startswith("Scientific figures are among")
-    assert crafter.extra["thumbnail"].endswith("2605.30611.png")
-    assert align.text == batch.papers[2].abstract and "ai_summary" not in align.extra
+    assert item_extra(crafter)["thumbnail"].endswith("2605.30611.png")
+    assert align.text == batch.papers[2].abstract and "ai_summary" not in item_extra(align)
     assert all(i.kind == "daily" and i.paper_id for i in batch.items)
     with pytest.raises(ParseError, match="not JSON"):
         parse_papers_feed(b"<rss/>")
@@ -336,7 +336,7 @@ def test_papers_page_snapshots(shared: Path) -> None:
         assert batch.warnings == [] and batch.title == "Hugging Face Papers", path.name
         assert len(batch.items) == len(batch.papers) == len(document["items"]), path.name
         for item, paper in zip(batch.items, batch.papers, strict=True):
-            assert item.key == f"hf-daily:{item.extra['featured_day']}:{paper.arxiv_id}"
+            assert item.key == f"hf-daily:{item_extra(item)['featured_day']}:{paper.arxiv_id}"
             assert item.url == f"https://huggingface.co/papers/{paper.arxiv_id}"
             assert paper.title and "  " not in paper.title
             assert "AI-generated summary" not in paper.abstract

@@ -9,7 +9,7 @@ import pytest
 
 from lightnews import sources
 from lightnews.errors import ParseError
-from lightnews.model import Item, SourceState
+from lightnews.model import Item, SourceState, item_extra
 from lightnews.pipeline import ingest_bytes
 from lightnews.settings import Settings
 from lightnews.sources import Source
@@ -29,7 +29,7 @@ def _by_title(items: list[Item]) -> dict[str, Item]:
 
 
 def _refs(item: Item) -> list[tuple[str, str]]:
-    return [(r["surname"], r["title"]) for r in item.extra["references"]]
+    return [(r["surname"], r["title"]) for r in item_extra(item)["references"]]
 
 
 def test_html_page_one_note_per_heading(data: Path) -> None:
@@ -50,13 +50,13 @@ def test_html_page_one_note_per_heading(data: Path) -> None:
     for item in batch.items:
         assert item.kind == "note" and item.author == "Ada Quill"
         assert item.key.startswith(HTML_URL + "#")
-        assert item.extra["page_title"] == "NeurIPS'24 Paper Notes"
-        assert item.extra["papers_reviewed"] == 9
+        assert item_extra(item)["page_title"] == "NeurIPS'24 Paper Notes"
+        assert item_extra(item)["papers_reviewed"] == 9
         assert not HOSTILE.search(item.html), item.title
     notes = _by_title(batch.items)
 
     orals = notes["NeurIPS'24 Tuesday Orals"]
-    assert orals.extra["is_section"] and orals.extra["section"] == "Tuesday Orals"
+    assert item_extra(orals)["is_section"] and item_extra(orals)["section"] == "Tuesday Orals"
     assert _refs(orals) == [
         ("Tian", "Visual Autoregressive Modeling"),
         ("Ibarra", "Sparse Probing at Scale"),
@@ -66,7 +66,7 @@ def test_html_page_one_note_per_heading(data: Path) -> None:
     tian = notes["NeurIPS'24 Tian: Visual Autoregressive Modeling"]
     assert tian.key == HTML_URL + "#tian-var"  # the heading's id
     assert tian.url == "https://quill.example/notes/neurips2024/tian-var"  # its link, resolved
-    assert tian.extra["section"] == "Tuesday Orals" and not tian.extra["is_section"]
+    assert item_extra(tian)["section"] == "Tuesday Orals" and not item_extra(tian)["is_section"]
     assert _refs(tian) == [("Tian", "Visual Autoregressive Modeling")]
     assert [(m.arxiv_id, m.method) for m in tian.mentions] == [("2404.02905", "arxiv-url")]
     assert tian.published == "2024-12-10T18:30:00Z"  # its <time>
@@ -81,8 +81,8 @@ def test_html_page_one_note_per_heading(data: Path) -> None:
     assert "onclick" in hostile.payload  # the payload keeps what the page had
 
     posters = notes["NeurIPS'24 Poster Session 3"]
-    assert posters.extra["is_section"] and posters.extra["section"] == "Poster Session 3"
-    assert posters.extra["references"] == [
+    assert posters.note and posters.note.is_section and posters.note.section == "Poster Session 3"
+    assert item_extra(posters)["references"] == [
         {
             "surname": "Okonkwo",
             "title": "Guided Flows for Generative Modeling",
@@ -107,13 +107,13 @@ def test_html_page_one_note_per_heading(data: Path) -> None:
         ("Snell", "Scaling LLM Test-Time Compute Optimally"),
         ("Geiping", "Recurrent Depth Reasoning"),
     ]
-    assert rao.extra["section"] == "Poster Session 3"
+    assert item_extra(rao)["section"] == "Poster Session 3"
     assert rao.published == "2024-12-12T00:00:00Z"  # the date its text starts with
     assert "<h5>Open questions</h5>" in rao.html and "Does it transfer" in rao.text
 
     chen = notes["Chen: Diffusion Forcing"]
     assert _refs(chen) == [("Chen", "Diffusion Forcing")]  # no conference prefix needed
-    assert chen.extra["section"] is None and chen.extra["level"] == 2
+    assert item_extra(chen)["section"] is None and item_extra(chen)["level"] == 2
     assert [m.arxiv_id for m in chen.mentions] == ["2407.01392"]
 
 
@@ -130,25 +130,26 @@ def test_markdown_page(data: Path) -> None:
     ]
     notes = _by_title(items)
     long_context = notes["Long context"]
-    assert long_context.extra["is_section"] and long_context.extra["section"] == "Long context"
+    assert long_context.note and long_context.note.is_section
+    assert long_context.note.section == "Long context"
     assert _refs(long_context) == [
         ("Xiong", "Effective Long-Context Scaling of Foundation Models"),
         ("Ding", "LongRoPE"),
     ]
     xiong = notes["Xiong: Effective Long-Context Scaling of Foundation Models"]
-    assert xiong.extra["section"] == "Long context"
+    assert item_extra(xiong)["section"] == "Long context"
     assert [m.arxiv_id for m in xiong.mentions] == ["2309.16039"]
     assert "rope_theta" in xiong.text  # the code block stays in its note
     assert xiong.payload.startswith("### Xiong:") and "```python" in xiong.payload
     ding = notes["Ding et al.: LongRoPE"]
     assert "<script" not in ding.html and "<a" not in ding.html  # the link is left as text
-    assert notes["Yao: ReAct"].extra["section"] == "Agents"
+    assert item_extra(notes["Yao: ReAct"])["section"] == "Agents"
     misc = notes["Miscellaneous 2025-10-09"]
-    assert misc.extra["section"] is None and misc.extra["references"] == []
+    assert item_extra(misc)["section"] is None and item_extra(misc)["references"] == []
     assert misc.published == "2025-10-09T00:00:00Z"
     for item in items:
-        assert item.extra["page_title"] == "COLM 2025 reading notes"
-        assert item.extra["papers_reviewed"] == 5 and item.author == "Ada Quill"
+        assert item_extra(item)["page_title"] == "COLM 2025 reading notes"
+        assert item_extra(item)["papers_reviewed"] == 5 and item.author == "Ada Quill"
         assert item.key == item.url and item.key.startswith(MD_URL + "#")
     assert xiong.published == "2025-10-10T00:00:00Z"  # the front matter's date
     # Bytes or text, the same notes.
@@ -170,7 +171,7 @@ def test_unreadable_and_empty_pages() -> None:
     # A page that is only its title is one note; odd markup is still read.
     (single,) = split_notes(b"<h1>Snell: Scaling Test-Time Compute</h1><p>Good talk.", "")
     assert single.key == "#snell-scaling-test-time-compute" and single.text == "Good talk."
-    assert single.extra["references"][0]["surname"] == "Snell"
+    assert item_extra(single)["references"][0]["surname"] == "Snell"
     latin = "<h2>Müller: Über Attention</h2><p>Très bien</p>".encode("latin-1")
     (note,) = split_notes(b'<meta charset="latin-1">' + latin, HTML_URL)
     assert note.title == "Müller: Über Attention" and note.text == "Très bien"
@@ -281,11 +282,11 @@ def test_seed_notes_page(shared: Path) -> None:
     items = batch.items
     assert batch.title == "ICLR 2025 Paper Notes"
     assert len(items) == 16 and len({i.key for i in items}) == 16
-    assert all(i.extra["papers_reviewed"] == 16 for i in items)
-    assert all(i.extra["page_title"] == "ICLR 2025 Paper Notes" for i in items)
+    assert all(item_extra(i)["papers_reviewed"] == 16 for i in items)
+    assert all(item_extra(i)["page_title"] == "ICLR 2025 Paper Notes" for i in items)
     assert all(i.published is None for i in items)  # the page gives no date
     notes = _by_title(items)
-    sections = [i.extra["section"] for i in items if i.extra["is_section"]]
+    sections = [item_extra(i)["section"] for i in items if item_extra(i)["is_section"]]
     assert sections == [
         "Adaptive Computation",
         "Context and Retrieval",
@@ -304,18 +305,18 @@ def test_seed_notes_page(shared: Path) -> None:
         ("Yue", "Inference Scaling for RAG"),
     ]
     friday = notes["ICLR2025 Friday Posters"]
-    assert [r["surname"] for r in friday.extra["references"]] == [
+    assert [r["surname"] for r in item_extra(friday)["references"]] == [
         "Morris",
         "Noukhovich",
         "Yao",
         "Sun",
     ]
-    assert notes["ICLR2025 HAIC"].extra["references"] == []  # "Koyejo Proposal:" is no name
+    assert item_extra(notes["ICLR2025 HAIC"])["references"] == []  # "Koyejo Proposal:" is no name
     # Each paper note belongs to the section that lists it.
     assert {
-        i.title.split(":")[0].removeprefix("ICLR2025 "): i.extra["section"]
+        i.title.split(":")[0].removeprefix("ICLR2025 "): item_extra(i)["section"]
         for i in items
-        if not i.extra["is_section"]
+        if not item_extra(i)["is_section"]
     } == {
         "Jin": "MoE",
         "Kilani": "Tokenizer-Free Approaches",

@@ -211,8 +211,8 @@ class Store(Protocol):
 
     def scholar_names(self, scholar_ids: Iterable[int]) -> dict[int, str]: ...
 
-    def followed_categories(self) -> set[str]:
-        """arXiv categories the user follows as sources (``cat:cs.LG``)."""
+    def source_addresses(self, kinds: Sequence[str]) -> list[str]:
+        """Addresses of the enabled sources of these kinds."""
         ...
 
     def papers_by_ids(self, arxiv_ids: Sequence[str]) -> dict[str, PaperSummary]: ...
@@ -240,6 +240,10 @@ class Store(Protocol):
         ...
 
     def list_scholars(self, bar: float = 0.0) -> list[ScholarSummary]: ...
+
+    def followed_accounts(self) -> dict[str, int]:
+        """Followed scholars by the id of each of their social accounts (``<service>-did``)."""
+        ...
 
     def followed_scholars(self) -> list[ScholarRef]:
         """Every followed scholar, by name (the feed's header)."""

@@ -35,10 +35,6 @@ class Dialect:
         """The text values of ``expression`` in a group, joined by ``separator``."""
         return f"group_concat({expression}, '{separator}')"
 
-    def position(self, haystack: str, needle: str) -> str:
-        """Where ``needle`` first occurs in ``haystack`` (1-based; 0 when it does not)."""
-        return f"instr({haystack}, {needle})"
-
     def caseless(self, expression: str) -> str:
         """``expression`` to order by without regard to case."""
         return f"{expression} COLLATE NOCASE"
@@ -63,9 +59,6 @@ class _Postgres(Dialect):
 
     def concat(self, expression: str, separator: str = " ") -> str:
         return f"string_agg(({expression})::text, '{separator}')"
-
-    def position(self, haystack: str, needle: str) -> str:
-        return f"strpos({haystack}, {needle})"
 
     def caseless(self, expression: str) -> str:
         return f"lower({expression})"

@@ -13,11 +13,13 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
+from typing import Any
 
 import orjson
 
 from lightnews.errors import NotFound, UsageError
-from lightnews.model import Account, Item, Mention
+from lightnews.model import IDENTITY_KINDS, Account, Item, Mention, read_extra
+from lightnews.sources import all_traits
 from lightnews.store.dialect import Dialect
 from lightnews.store.views import (
     AccountView,
@@ -34,9 +36,12 @@ from lightnews.store.views import (
 
 __all__ = ["IDENTITY_KINDS", "ScholarQueries"]
 
-IDENTITY_KINDS = (
-    "bluesky-did", "bluesky-handle", "arxiv-name", "orcid", "openalex", "homepage", "feed",
-)  # fmt: skip
+
+def _details(kind: str, extra: dict[str, Any]) -> dict[str, Any]:
+    """The typed fields of a stored item's ``extra`` (as keyword arguments of Item)."""
+    post, daily, note, record = read_extra(kind, extra)
+    return {"post": post, "daily": daily, "note": note, "record": record,
+            "code_links": list(extra.get("code_links") or [])}  # fmt: skip
 
 
 class ScholarQueries:
@@ -150,6 +155,14 @@ class ScholarQueries:
             for row in rows
         ]
 
+    def followed_accounts(self) -> dict[str, int]:
+        """Followed scholars by the id of each of their social accounts (``<service>-did``)."""
+        rows = self.db.execute(
+            "SELECT d.value, d.scholar_id FROM identities d JOIN scholars s "
+            "ON s.id = d.scholar_id WHERE s.followed = 1 AND d.kind LIKE '%-did'"
+        )
+        return {r[0]: int(r[1]) for r in rows}
+
     def followed_scholars(self) -> list[ScholarRef]:
         """Every followed scholar, by name (the feed's header)."""
         rows = self.db.execute(
@@ -193,11 +206,11 @@ class ScholarQueries:
                     "UPDATE identities SET scholar_id = ? WHERE kind = ? AND value = ?",
                     (new_id, kind, value),
                 )
-                if kind in ("bluesky-handle", "bluesky-did", "feed"):
-                    self.db.execute(
-                        "UPDATE sources SET scholar_id = ? WHERE scholar_id = ? AND address = ?",
-                        (new_id, scholar_id, value),
-                    )
+                # The sources that read this identity (a handle, a DID, a feed) go along.
+                self.db.execute(
+                    "UPDATE sources SET scholar_id = ? WHERE scholar_id = ? AND address = ?",
+                    (new_id, scholar_id, value),
+                )
             # Attributions are recomputed for both from their identities.
             self.db.execute(
                 "UPDATE authorships SET scholar_id = NULL, confidence = NULL WHERE scholar_id = ?",
@@ -265,14 +278,15 @@ class ScholarQueries:
         if not account_ids:
             return []
         marks = ", ".join("?" * len(account_ids))
-        # Reposts by an account are keyed repost:<DID>:<URI>: a key range, which the
-        # items_key index answers (LIKE cannot use a case-sensitive index). The page
+        # Reposts by an account are keyed as their source kind says: a key range, which
+        # the items_key index answers (LIKE cannot use a case-sensitive index). The page
         # is chosen first by id and time, then only its rows are read in full.
-        ranges = " UNION ALL ".join(
-            "SELECT id FROM items WHERE key >= ? AND key < ? AND kind = 'repost'"
-            for _ in account_ids
+        keyed = {r for t in all_traits().values() for a in account_ids if (r := t.reposts_by(a))}
+        bounds = [b for r in sorted(keyed) for b in r]
+        ranges = "".join(
+            " UNION ALL SELECT id FROM items WHERE key >= ? AND key < ? AND kind = 'repost'"
+            for _ in keyed
         )
-        bounds = [b for a in account_ids for b in (f"repost:{a}:", f"repost:{a};")]
         rows = self.db.execute(
             "SELECT i.id, i.key, i.kind, i.title, i.url, i.author, i.text, i.published, "
             "i.links, i.engagement, i.extra, i.account, i.thread_root, i.reply_parent, "
@@ -280,7 +294,7 @@ class ScholarQueries:
             " ON p.id = m.paper_id WHERE m.item_id = i.id) AS papers "
             "FROM (SELECT min(id) AS id, max(published) AS published FROM items WHERE id IN ("
             f"SELECT id FROM items WHERE account IN ({marks}) AND kind IN ('post', 'repost') "
-            f"UNION ALL {ranges}) GROUP BY key ORDER BY published DESC LIMIT ? OFFSET ?) AS top "
+            f"{ranges}) GROUP BY key ORDER BY published DESC LIMIT ? OFFSET ?) AS top "
             "JOIN items i ON i.id = top.id ORDER BY top.published DESC",
             (*account_ids, *bounds, limit, offset),
         )
@@ -295,7 +309,7 @@ class ScholarQueries:
                 published=r["published"],
                 links=orjson.loads(r["links"]),
                 engagement=orjson.loads(r["engagement"]),
-                extra=orjson.loads(r["extra"]),
+                **_details(r["kind"], orjson.loads(r["extra"])),
                 account=r["account"],
                 thread_root=r["thread_root"],
                 reply_parent=r["reply_parent"],

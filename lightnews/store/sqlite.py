@@ -42,6 +42,8 @@ from lightnews.model import (
     QueryTerm,
     SearchFilters,
     SourceState,
+    item_extra,
+    read_extra,
 )
 from lightnews.normalize.arxiv_ids import parse_arxiv_id
 from lightnews.store.dialect import SQLITE, Dialect
@@ -644,7 +646,8 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         return [
             item.kind, item.title, item.url, item.author, item.text, item.html, item.published,
             item.updated, to_json(item.links), to_json(item.tags), to_json(item.engagement),
-            to_json(item.extra), item.payload, item.account, item.thread_root, item.reply_parent,
+            to_json(item_extra(item)), item.payload, item.account, item.thread_root,
+            item.reply_parent,
         ]  # fmt: skip
 
     def save_batch(self, source_id: int, batch: Batch, now: str) -> SaveResult:
@@ -690,7 +693,7 @@ class SQLiteStore(ScholarQueries, VectorQueries):
                 else:
                     result.unchanged += 1
                     continue
-                code = item.extra.get("code_links") or []
+                code = item.code_links
                 sure = [m for m in item.mentions if m.confidence >= 0.9]
                 target = item.paper_id or (sure[0].arxiv_id if len(sure) == 1 else None)
                 if code and target in paper_ids:
@@ -1012,11 +1015,6 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         rows = self.db.execute(
             "SELECT i.id, i.kind, i.title, i.url, i.author, i.account, i.engagement, "
             "i.key, i.reply_parent, i.thread_root, i.published, i.source_id, "
-            "(SELECT sc.id FROM identities d JOIN scholars sc ON sc.id = d.scholar_id "
-            " WHERE d.kind = 'bluesky-did' AND sc.followed = 1 AND d.value = CASE "
-            "  WHEN i.key LIKE 'repost:%' THEN substr(i.key, 8, "
-            f"{self.sql.position('substr(i.key, 8)', chr(39) + ':' + chr(39))} - 1)"
-            "  ELSE i.account END) AS followed_scholar, "
             "(SELECT bot FROM accounts a WHERE a.id = i.account) AS bot, "
             "COALESCE(i.published, i.first_seen) AS time, s.kind AS source_kind, "
             "COALESCE(s.title, s.address) AS source, "
@@ -1055,8 +1053,12 @@ class SQLiteStore(ScholarQueries, VectorQueries):
             )  # fmt: skip
             fields = dict(row)
             fields["engagement"] = orjson.loads(fields["engagement"])
-            fields["extra"] = orjson.loads(fields["extra"])
-            items.append(ItemView(**fields, papers=papers))
+            extra = orjson.loads(fields.pop("extra"))
+            post, daily, note, record = read_extra(row["kind"], extra)
+            items.append(
+                ItemView(**fields, post=post, daily=daily, note=note, record=record,
+                         code_links=tuple(extra.get("code_links") or ()), papers=papers)
+            )  # fmt: skip
         return items
 
     def get_item(self, item_id: int) -> ItemView:
@@ -1110,13 +1112,14 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         )
         return {r[0]: r[1] for r in rows}
 
-    def followed_categories(self) -> set[str]:
-        """arXiv categories the user follows as sources (``cat:cs.LG``)."""
+    def source_addresses(self, kinds: Sequence[str]) -> list[str]:
+        """Addresses of the enabled sources of these kinds."""
         rows = self.db.execute(
-            "SELECT address FROM sources WHERE kind = 'arxiv-api' AND address LIKE 'cat:%' "
-            "AND enabled = 1"
+            f"SELECT address FROM sources WHERE enabled = 1 AND {self.sql.in_list('kind')} "
+            "ORDER BY id",
+            (self.sql.list_param(kinds),),
         )
-        return {r[0][4:] for r in rows}
+        return [r[0] for r in rows]
 
     def papers_by_ids(self, arxiv_ids: Sequence[str]) -> dict[str, PaperSummary]:
         if not arxiv_ids:

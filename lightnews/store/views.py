@@ -13,7 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from lightnews.model import SourceState
+from lightnews.model import (
+    DailyDetails,
+    NoteDetails,
+    PostDetails,
+    RecordDetails,
+    SourceState,
+    item_extra,
+)
 
 __all__ = [
     "AccountView",
@@ -309,11 +316,15 @@ class ItemView:
     html: str
     published: str | None
     engagement: dict[str, int]
-    extra: dict[str, Any]
     source_id: int
     source: str
     source_kind: str
     record_of: str | None
+    post: PostDetails | None = None
+    daily: DailyDetails | None = None
+    note: NoteDetails | None = None
+    record: RecordDetails | None = None
+    code_links: tuple[str, ...] = ()
     papers: tuple[NamedPaper, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
@@ -321,7 +332,7 @@ class ItemView:
             "id": self.id, "kind": self.kind, "title": self.title, "url": self.url,
             "author": self.author, "text": self.text, "html": self.html,
             "published": self.published, "engagement": self.engagement,
-            "extra": self.extra, "source_id": self.source_id,
+            "extra": item_extra(self), "source_id": self.source_id,
             "source": self.source, "source_kind": self.source_kind,
             "record_of": self.record_of, "papers": [p.to_json() for p in self.papers],
         }  # fmt: skip
