@@ -20,6 +20,7 @@ from lightnews.errors import Ambiguous, NotFound, UsageError
 from lightnews.model import Account, Item, Mention
 from lightnews.normalize import validate
 from lightnews.normalize.names import fold
+from lightnews.store.dialect import Dialect
 from lightnews.store.views import (
     AccountView,
     AuthorshipCandidate,
@@ -42,6 +43,8 @@ IDENTITY_KINDS = (
 
 class ScholarQueries:
     """Scholar, identity, account and attribution reads and writes."""
+
+    sql: Dialect
 
     @property
     def db(self) -> sqlite3.Connection:  # pragma: no cover - provided (one per thread)
@@ -152,7 +155,7 @@ class ScholarQueries:
         rows = self.db.execute(
             "SELECT s.id, s.name, d.kind, d.value FROM scholars s LEFT JOIN identities d "
             "ON d.scholar_id = s.id AND d.kind IN ('arxiv-name', 'bluesky-handle') "
-            "ORDER BY s.followed DESC, s.name COLLATE NOCASE, s.id"
+            "ORDER BY s.followed DESC, lower(s.name), s.id"
         )
         for scholar_id, name, kind, value in rows:
             names = [name] + ([value] if kind == "arxiv-name" else [])
@@ -167,12 +170,11 @@ class ScholarQueries:
 
     def _ambiguous(self, query: str, scholar_ids: Sequence[int]) -> Ambiguous:
         """The :class:`Ambiguous` error naming the scholars ``query`` matched."""
-        marks = ", ".join("?" * len(scholar_ids))
         rows = self.db.execute(
             "SELECT s.id, s.name, (SELECT value FROM identities d WHERE d.scholar_id = s.id "
             "AND d.kind = 'bluesky-handle' ORDER BY value LIMIT 1) AS handle FROM scholars s "
-            f"WHERE s.id IN ({marks}) ORDER BY s.followed DESC, s.name COLLATE NOCASE, s.id",
-            list(scholar_ids),
+            f"WHERE {self.sql.in_list('s.id')} ORDER BY s.followed DESC, lower(s.name), s.id",
+            (self.sql.list_param(scholar_ids),),
         ).fetchall()
         choices = [
             (str(r[0]), r[1] + (f" (@{r[2]})" if r[2] and r[2] not in r[1] else ""))
@@ -330,7 +332,7 @@ class ScholarQueries:
         rows = self.db.execute(
             "SELECT i.id, i.key, i.kind, i.title, i.url, i.author, i.text, i.published, "
             "i.links, i.engagement, i.extra, i.account, i.thread_root, i.reply_parent, "
-            "(SELECT group_concat(p.arxiv_id, ' ') FROM mentions m JOIN papers p "
+            f"(SELECT {self.sql.concat('p.arxiv_id')} FROM mentions m JOIN papers p "
             " ON p.id = m.paper_id WHERE m.item_id = i.id) AS papers "
             "FROM (SELECT id, published FROM items WHERE id IN ("
             f"SELECT id FROM items WHERE account IN ({marks}) AND kind IN ('post', 'repost') "
@@ -368,7 +370,7 @@ class ScholarQueries:
         rows = self.db.execute(
             "SELECT a.paper_id, a.position, a.name, a.keyname, a.forenames, a.scholar_id, "
             "a.confidence, p.arxiv_id, p.categories, p.published, "
-            "(SELECT group_concat(b.name_key, ' ') FROM authorships b "
+            f"(SELECT {self.sql.concat('b.name_key')} FROM authorships b "
             " WHERE b.paper_id = a.paper_id AND b.position != a.position) AS coauthors "
             f"FROM authorships a JOIN papers p ON p.id = a.paper_id WHERE a.name_key IN ({marks})",
             list(name_keys),
@@ -445,7 +447,8 @@ class ScholarQueries:
         with self.transaction():
             if muted:
                 self.db.execute(
-                    "INSERT OR IGNORE INTO mutes (kind, value, created_at) VALUES (?, ?, ?)",
+                    "INSERT INTO mutes (kind, value, created_at) VALUES (?, ?, ?) "
+                    "ON CONFLICT DO NOTHING",
                     (kind, value, now),
                 )
             else:
@@ -461,7 +464,9 @@ class ScholarQueries:
                    saved: bool | None = None) -> None:  # fmt: skip
         """Mark a story read or unread, saved or not (unchanged when None)."""
         with self.transaction():
-            self.db.execute("INSERT OR IGNORE INTO story_state (story_key) VALUES (?)", (key,))
+            self.db.execute(
+                "INSERT INTO story_state (story_key) VALUES (?) ON CONFLICT DO NOTHING", (key,)
+            )
             if read is not None:
                 self.db.execute("UPDATE story_state SET read_at = ? WHERE story_key = ?",
                                 (now if read else None, key))  # fmt: skip

@@ -44,6 +44,7 @@ from lightnews.model import (
     SourceState,
 )
 from lightnews.normalize.arxiv_ids import parse_arxiv_id
+from lightnews.store.dialect import SQLITE, Dialect
 from lightnews.store.fts import quoted
 from lightnews.store.merge import (
     PAPER_COLUMNS,
@@ -162,6 +163,8 @@ _SOURCE_COLUMNS = (
 
 class SQLiteStore(ScholarQueries, VectorQueries):
     """All reads and writes of one Lightnews SQLite database."""
+
+    sql: Dialect = SQLITE
 
     def __init__(self, path: str | Path, *, write_wait: float = WRITE_WAIT) -> None:
         self.path = Path(path)
@@ -511,8 +514,8 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         # id would prepare, and cache, a new statement for every batch size.
         rows = self.db.execute(
             f"SELECT id, {', '.join(PAPER_COLUMNS)} FROM papers "
-            "WHERE arxiv_id IN (SELECT value FROM json_each(?))",
-            (to_json(list(arxiv_ids)),),
+            f"WHERE {self.sql.in_list('arxiv_id')}",
+            (self.sql.list_param(arxiv_ids),),
         )
         return {row["arxiv_id"]: dict(row) for row in rows}
 
@@ -520,8 +523,8 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         """Content hashes of the stored papers among ``arxiv_ids`` (None for a stub)."""
         rows = self.db.execute(
             "SELECT arxiv_id, content_hash FROM papers "
-            "WHERE arxiv_id IN (SELECT value FROM json_each(?))",
-            (to_json(list(arxiv_ids)),),
+            f"WHERE {self.sql.in_list('arxiv_id')}",
+            (self.sql.list_param(arxiv_ids),),
         )
         return {r[0]: r[1] for r in rows}
 
@@ -587,7 +590,8 @@ class SQLiteStore(ScholarQueries, VectorQueries):
                 result.papers_updated += 1
         if stubs:
             self.db.executemany(
-                "INSERT OR IGNORE INTO papers (arxiv_id, first_seen, modified) VALUES (?, ?, ?)",
+                "INSERT INTO papers (arxiv_id, first_seen, modified) VALUES (?, ?, ?) "
+                "ON CONFLICT DO NOTHING",
                 stubs,
             )
         if fresh:
@@ -626,8 +630,8 @@ class SQLiteStore(ScholarQueries, VectorQueries):
 
     def _paper_ids(self, arxiv_ids: Sequence[str]) -> dict[str, int]:
         rows = self.db.execute(
-            "SELECT arxiv_id, id FROM papers WHERE arxiv_id IN (SELECT value FROM json_each(?))",
-            (to_json(list(arxiv_ids)),),
+            f"SELECT arxiv_id, id FROM papers WHERE {self.sql.in_list('arxiv_id')}",
+            (self.sql.list_param(arxiv_ids),),
         )
         return {r[0]: r[1] for r in rows}
 
@@ -691,13 +695,15 @@ class SQLiteStore(ScholarQueries, VectorQueries):
                 if code and target in paper_ids:
                     # A post or entry about exactly one paper that links a repository.
                     self.db.executemany(
-                        "INSERT OR IGNORE INTO paper_links (paper_id, kind, url, item_id) "
-                        "VALUES (?, 'code', ?, ?)",
+                        "INSERT INTO paper_links (paper_id, kind, url, item_id) "
+                        "VALUES (?, 'code', ?, ?) ON CONFLICT DO NOTHING",
                         [(paper_ids[target], url, item_id) for url in code],
                     )
                 self.db.executemany(
-                    "INSERT OR REPLACE INTO mentions (item_id, paper_id, method, confidence, "
-                    "evidence) VALUES (?, ?, ?, ?, ?)",
+                    "INSERT INTO mentions (item_id, paper_id, method, confidence, evidence) "
+                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (item_id, paper_id) DO UPDATE SET "
+                    "method = excluded.method, confidence = excluded.confidence, "
+                    "evidence = excluded.evidence",
                     [
                         (item_id, paper_ids[m.arxiv_id], m.method, m.confidence, m.evidence)
                         for m in item.mentions
@@ -1013,7 +1019,7 @@ class SQLiteStore(ScholarQueries, VectorQueries):
             "COALESCE(i.published, i.first_seen) AS time, s.kind AS source_kind, "
             "COALESCE(s.title, s.address) AS source, "
             "(SELECT arxiv_id FROM papers WHERE id = i.paper_id) AS record_of, "
-            "(SELECT group_concat(p.arxiv_id, ' ') FROM mentions m JOIN papers p "
+            f"(SELECT {self.sql.concat('p.arxiv_id')} FROM mentions m JOIN papers p "
             " ON p.id = m.paper_id WHERE m.item_id = i.id) AS mentioned "
             "FROM items i JOIN sources s ON s.id = i.source_id "
             "ORDER BY time DESC LIMIT ?",
@@ -1064,17 +1070,18 @@ class SQLiteStore(ScholarQueries, VectorQueries):
 
     def daily_days(self) -> list[str]:
         rows = self.db.execute(
-            "SELECT DISTINCT json_extract(extra, '$.featured_day') AS day FROM items "
-            "WHERE kind = 'daily' AND day IS NOT NULL ORDER BY day DESC LIMIT 60"
+            f"SELECT DISTINCT {self.sql.json_text('extra', 'featured_day')} AS day FROM items "
+            f"WHERE kind = 'daily' AND {self.sql.json_text('extra', 'featured_day')} IS NOT NULL "
+            "ORDER BY day DESC LIMIT 60"
         )
         return [r[0] for r in rows]
 
     def daily_items(self, day: str) -> list[ItemView]:
         """Daily-papers entries featured on ``day``, most upvoted first."""
         return self._items(
-            "i.kind = 'daily' AND json_extract(i.extra, '$.featured_day') = ?",
+            f"i.kind = 'daily' AND {self.sql.json_text('i.extra', 'featured_day')} = ?",
             [day],
-            "COALESCE(json_extract(i.engagement, '$.upvotes'), 0) DESC, i.id",
+            f"{self.sql.json_number('i.engagement', 'upvotes')} DESC, i.id",
         )
 
     def followed_authorships(self, arxiv_ids: Sequence[str], bar: float) -> dict[str, list[str]]:
@@ -1114,8 +1121,8 @@ class SQLiteStore(ScholarQueries, VectorQueries):
             return {}
         rows = self.db.execute(
             "SELECT arxiv_id, title, authors, primary_category, published, updated, "
-            "latest_version FROM papers WHERE arxiv_id IN (SELECT value FROM json_each(?))",
-            (to_json(list(arxiv_ids)),),
+            f"latest_version FROM papers WHERE {self.sql.in_list('arxiv_id')}",
+            (self.sql.list_param(arxiv_ids),),
         )
         return {r["arxiv_id"]: PaperSummary(**r) for r in rows}
 
