@@ -198,6 +198,7 @@ LEGACY: dict[str, str] = {
     "funct-an": "Functional Analysis (now math.FA)",
     "mtrl-th": "Materials Theory (now cond-mat.mtrl-sci)",
     "patt-sol": "Pattern Formation and Solitons (now nlin.PS)",
+    "physics": "Physics (before its subject classes)",
     "plasm-ph": "Plasma Physics (now physics.plasm-ph)",
     "q-alg": "Quantum Algebra and Topology (now math.QA)",
     "solv-int": "Exactly Solvable and Integrable Systems (now nlin.SI)",
