@@ -334,9 +334,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
                 store, now_iso(), handle=handle or None, arxiv_author=author or None,
                 orcid=orcid or None,
             )  # fmt: skip
-        except UsageError as error:
-            if wants_json(request):
-                return failure(request, error)
+        except UsageError as error:  # the feed again, the form as typed, what is wrong
             return home(request, 400, error=str(error), **typed)
         except LightnewsError as error:
             return failure(request, error)
