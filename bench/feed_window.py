@@ -74,8 +74,9 @@ def main() -> None:
                 times.append((time.perf_counter() - started) * 1000)
             head = [(s.key, sorted(i.key for i in s.items), s.why) for s in feed]
             same = head == seen[: len(head)]
-            print(f"limit {limit!s:>4}: {len(feed):>4} stories, median {statistics.median(times):6.1f}"
-                  f" ms, max {max(times):6.1f} ms, head of the whole ranking: {same}")  # fmt: skip
+            median = statistics.median(times)
+            print(f"limit {limit!s:>4}: {len(feed):>4} stories, median {median:6.1f} ms, "
+                  f"max {max(times):6.1f} ms, head of the whole ranking: {same}")  # fmt: skip
             assert same
         store.close()
 
