@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -118,7 +119,7 @@ def checked(check: Callable[[str], T]) -> Callable[[click.Context, click.Paramet
     return callback
 
 
-def _moment(text: str) -> Any:
+def _moment(text: str) -> datetime:
     return validate.moment(text, utc_now())
 
 
@@ -140,10 +141,7 @@ def _keyword(text: str) -> str:
 def _source_kind(text: str) -> str:
     from lightnews.sources import registry
 
-    kinds = registry()
-    if text not in kinds:
-        raise UsageError(f"{text!r} is not a kind of source; the kinds are {', '.join(kinds)}")
-    return text
+    return validate.source_kind(text, registry())
 
 
 def _starter_pack(text: str) -> str:
@@ -718,9 +716,8 @@ def search(
     from lightnews.model import SearchFilters
     from lightnews.search import search_papers
 
-    if since and until and since > until:
-        raise click.UsageError(f"--since {since} is after --until {until}: nothing can match")
     with errors_as_exit():
+        validate.date_range(since, until)
         filters = SearchFilters(
             subject=subject,
             since=since,
@@ -1085,14 +1082,13 @@ def scholars_split(app: App, who: str, identities: tuple[str, ...], name: str) -
 def _decide(app: App, who: str, arxiv_id: ArxivId, decision: str | None) -> None:
     from lightnews.link.attribution import attribute_scholar
 
-    parsed = arxiv_id
     with errors_as_exit():
         scholar_id = app.store.find_scholar(who)
-        app.store.get_paper(parsed.base)
-        app.store.set_decision(scholar_id, parsed.base, decision, now_iso())
+        app.store.get_paper(arxiv_id.base)
+        app.store.set_decision(scholar_id, arxiv_id.base, decision, now_iso())
         attribute_scholar(app.store, scholar_id)
     word = {"confirm": "confirmed", "reject": "rejected", None: "left to the matcher"}[decision]
-    out.print(f"{parsed.base} {word} for #{scholar_id}")
+    out.print(f"{arxiv_id.base} {word} for #{scholar_id}")
 
 
 def _decision_command(name: str, decision: str | None, summary: str) -> None:
@@ -1224,7 +1220,7 @@ def scholar(app: App, who: str, page: int, per_page: int, as_json: bool) -> None
 )
 @pass_app
 def digest(
-    app: App, since: Any, fmt: str, limit: int, email: str | None, dry_run: bool
+    app: App, since: datetime, fmt: str, limit: int, email: str | None, dry_run: bool
 ) -> None:
     """The top stories since a moment, each with why it is there; printed or e-mailed.
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Collection
 from datetime import UTC, date, datetime, timedelta
 
 from lightnews.errors import UsageError
@@ -23,6 +24,7 @@ __all__ = [
     "arxiv_author",
     "arxiv_category",
     "bluesky_handle",
+    "date_range",
     "day",
     "moment",
     "oai_set",
@@ -30,6 +32,7 @@ __all__ = [
     "page_in_range",
     "paper_id",
     "search_date",
+    "source_kind",
     "story_key",
     "whole_number",
 ]
@@ -217,6 +220,15 @@ def oai_set(text: str) -> str:
     raise UsageError(f"{raw!r} is not an arXiv OAI-PMH set; {hint}")
 
 
+def source_kind(text: str, kinds: Collection[str]) -> str:
+    """One of the installed ``kinds`` of source (``bluesky``, ``feed``, ...)."""
+    kind = text.strip()
+    if kind not in kinds:
+        raise UsageError(f"{kind[:40]!r} is not a kind of source; the kinds are "
+                         f"{', '.join(sorted(kinds))}")  # fmt: skip
+    return kind
+
+
 # -- papers and stories ------------------------------------------------------------------
 
 
@@ -313,3 +325,9 @@ def day(text: str) -> str:
 def search_date(text: str, now: datetime) -> str:
     """A search's date bound (``YYYY-MM-DD``) from any form :func:`moment` takes."""
     return moment(text, now).strftime("%Y-%m-%d")
+
+
+def date_range(since: str | None, until: str | None) -> None:
+    """A start and an end (``YYYY-MM-DD``) that something can fall between."""
+    if since and until and since > until:
+        raise UsageError(f"the start {since} is after the end {until}: nothing can match")

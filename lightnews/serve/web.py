@@ -549,14 +549,11 @@ def search_filters(typed: SearchFilters) -> SearchFilters:
     now = utc_now()
     since = validate.search_date(typed.since, now) if typed.since else None
     until = validate.search_date(typed.until, now) if typed.until else None
-    if since and until and since > until:
-        raise UsageError(f"the start {since} is after the end {until}: nothing can match")
+    validate.date_range(since, until)
     kind = typed.source_kind
     if kind:
         from lightnews.sources import registry
 
-        if kind not in registry():
-            raise UsageError(f"{kind[:40]!r} is not a kind of source; the kinds are "
-                             f"{', '.join(registry())}")  # fmt: skip
+        kind = validate.source_kind(kind, registry())
     subject = validate.arxiv_category(typed.subject, archives=True) if typed.subject else None
     return SearchFilters(subject=subject, since=since, until=until, source_kind=kind)
