@@ -37,6 +37,8 @@ def refused(check: object, text: str, *words: str) -> str:
         ("xn--ls8h.test", "xn--ls8h.test"),
         ("did:plc:6ymetiuasdaglkxuz2xqfqlf", "did:plc:6ymetiuasdaglkxuz2xqfqlf"),
         ("did:web:example.org", "did:web:example.org"),
+        ("https://bsky.app/profile/MaraLindqvist.bsky.social", "maralindqvist.bsky.social"),
+        ("bsky.app/profile/did:plc:6ymetiuasdaglkxuz2xqfqlf/", "did:plc:6ymetiuasdaglkxuz2xqfqlf"),
     ],
 )
 def test_handles_and_dids_that_are_valid(typed: str, handle: str) -> None:
@@ -62,6 +64,7 @@ def test_a_name_is_not_a_handle_and_the_message_says_to_follow_the_author() -> N
         ("a" * 64 + ".bsky.social", "1 to 63 characters"),
         ("@", "empty"),
         ("did:plc:", "not a DID"),
+        ("https://bsky.app/profile/not_valid..handle", "not '_'"),
     ],
 )
 def test_bad_handles_say_what_is_wrong(typed: str, why: str) -> None:

@@ -41,18 +41,20 @@ __all__ = [
 
 _LABEL = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
 _DID = re.compile(r"^did:[a-z]+:[a-zA-Z0-9._:%-]*[a-zA-Z0-9._-]$")
+_PROFILE = re.compile(r"^(?:https?://)?(?:www\.)?bsky\.app/profile/([^/?#\s]+)/?(?:[?#].*)?$", re.I)
 HANDLE_EXAMPLE = "someone.bsky.social"
 
 
 def bluesky_handle(text: str, *, by_name: str = "--arxiv-author") -> str:
-    """A Bluesky handle (``@`` optional) or DID, checked against the AT Protocol's syntax.
+    """A Bluesky handle (``@`` optional), DID or profile address, checked per the AT Protocol.
 
     Returns the handle lower-cased without its ``@`` (a DID as written).
     ``by_name`` is how the caller's user follows someone by name instead (an
     option, a form field), named in the message when a name was typed.
     """
     raw = text.strip()
-    value = raw.removeprefix("@")
+    profile = _PROFILE.match(raw)  # a profile's address names the handle (or DID)
+    value = profile[1] if profile else raw.removeprefix("@")
     if value.startswith("did:"):
         if len(value) > 2048 or not _DID.match(value):
             raise UsageError(f"{raw!r} is not a DID: a DID looks like did:plc:abc123... "
