@@ -13,10 +13,11 @@ progress goes to stderr. Exit codes a cron job can act on:
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 import orjson
@@ -34,7 +35,9 @@ from rich.table import Table
 
 from lightnews import __version__
 from lightnews.errors import LightnewsError, NotFound, Unavailable, UsageError
-from lightnews.normalize.times import now_iso
+from lightnews.normalize import validate
+from lightnews.normalize.arxiv_ids import ArxivId
+from lightnews.normalize.times import now_iso, utc_now
 from lightnews.settings import SETTINGS, Settings, env_name
 from lightnews.store import BACKEND_ERRORS, Store, default_db_path, open_store, unavailable
 
@@ -91,6 +94,61 @@ def errors_as_exit() -> Iterator[None]:
     except LightnewsError as error:
         err.print(f"[red]error:[/red] {error}")
         sys.exit(EXIT_FAILED)
+
+
+T = TypeVar("T")
+
+
+def checked(check: Callable[[str], T]) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    """A click callback that runs a :mod:`~lightnews.normalize.validate` check on a value.
+
+    What the check refuses is a usage error naming the option (exit status 2),
+    before anything is read or written; repeated options are checked one by one.
+    """
+
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if value is None:
+            return None
+        try:
+            if isinstance(value, tuple):
+                return tuple(check(v) for v in value)
+            return check(value)
+        except UsageError as error:
+            raise click.BadParameter(str(error), ctx, param) from None
+
+    return callback
+
+
+def _moment(text: str) -> datetime:
+    return validate.moment(text, utc_now())
+
+
+def _search_date(text: str) -> str:
+    return validate.search_date(text, utc_now())
+
+
+def _any_category(text: str) -> str:
+    return validate.arxiv_category(text, archives=True)
+
+
+def _keyword(text: str) -> str:
+    word = text.strip().lower()
+    if not word:
+        raise UsageError("give a word to mute, like benchmark")
+    return word
+
+
+def _source_kind(text: str) -> str:
+    from lightnews.sources import registry
+
+    return validate.source_kind(text, registry())
+
+
+def _starter_pack(text: str) -> str:
+    from lightnews.sources.bluesky import starter_pack_uri
+
+    starter_pack_uri(text)  # refuses what is not a starter pack's address
+    return text.strip()
 
 
 _DATABASE_ERRORS: tuple[type[Exception], ...] = (Unavailable, *BACKEND_ERRORS)
@@ -159,6 +217,7 @@ def sources() -> None:
     "categories",
     multiple=True,
     metavar="CAT",
+    callback=checked(validate.arxiv_category),
     help="An arXiv category to follow (cs.LG); repeatable.",
 )
 @click.option(
@@ -166,11 +225,17 @@ def sources() -> None:
     "authors",
     multiple=True,
     metavar="NAME",
+    callback=checked(validate.arxiv_author),
     help='An arXiv author to follow ("Sepp Hochreiter"); repeatable.',
 )
 @click.option("--query", help="Any arXiv API search_query (ti:diffusion AND cat:cs.CV).")
 @click.option("--ids", help="Comma-separated arXiv ids to watch.")
-@click.option("--oai-set", metavar="SET", help="Harvest an OAI-PMH set (cs, math, ...).")
+@click.option(
+    "--oai-set",
+    metavar="SET",
+    callback=checked(validate.oai_set),
+    help="Harvest an OAI-PMH set (cs, math, physics:hep-th, ...).",
+)
 @click.option(
     "--oai-format",
     type=click.Choice(["arXiv", "arXivRaw"]),
@@ -234,10 +299,18 @@ def sources_add(
         wanted.append(("feed", url, title, folder, {}))
     wanted += [("arxiv-api", f"cat:{c}", title, folder, {}) for c in categories]
     wanted += [("arxiv-api", f'au:"{a}"', title or a, folder, {}) for a in authors]
-    if query:
-        wanted.append(("arxiv-api", query, title, folder, {}))
+    if query is not None:
+        if not query.strip():
+            raise click.BadParameter("give an arXiv search query", param_hint="--query")
+        wanted.append(("arxiv-api", query.strip(), title, folder, {}))
     if ids:
-        cleaned = ",".join(i.strip() for i in ids.split(",") if i.strip())
+        try:
+            parsed = [validate.paper_id(i) for i in ids.split(",") if i.strip()]
+        except UsageError as error:
+            raise click.BadParameter(str(error), param_hint="--ids") from None
+        if not parsed:
+            raise click.BadParameter("give arXiv ids separated by commas", param_hint="--ids")
+        cleaned = ",".join(dict.fromkeys(p.base for p in parsed))
         wanted.append(("arxiv-api", f"id:{cleaned}", title, folder, {}))
     if oai_set:
         wanted.append(("arxiv-oai", oai_set, title, folder, {"metadataPrefix": oai_format}))
@@ -456,7 +529,7 @@ def import_group() -> None:
 @import_group.command("arxiv-snapshot")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
-    "--batch-size", default=5000, show_default=True,
+    "--batch-size", default=5000, show_default=True, type=click.IntRange(min=1),
     help="Records per batch (several batches make one transaction).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
@@ -494,8 +567,11 @@ def import_snapshot(app: App, path: Path, batch_size: int, as_json: bool) -> Non
 
 
 @cli.command()
-@click.option("--limit", type=int, help="Embed at most this many papers now.")
-@click.option("--batch-size", default=1024, show_default=True, help="Papers per batch.")
+@click.option("--limit", type=click.IntRange(min=1), help="Embed at most this many papers now.")
+@click.option(
+    "--batch-size", default=1024, show_default=True, type=click.IntRange(min=1),
+    help="Papers per batch.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @pass_app
 def embed(app: App, limit: int | None, batch_size: int, as_json: bool) -> None:
@@ -532,7 +608,9 @@ def embed(app: App, limit: int | None, batch_size: int, as_json: bool) -> None:
 
 
 @cli.command()
-@click.option("--limit", default=30, show_default=True, help="How many stories.")
+@click.option(
+    "--limit", default=30, show_default=True, type=click.IntRange(min=1), help="How many stories."
+)
 @click.option("--newest", is_flag=True, help="Most recent activity first, without ranking.")
 @click.option(
     "--format",
@@ -549,7 +627,8 @@ def feed(app: App, limit: int, newest: bool, fmt: str, as_json: bool) -> None:
 
     Every entry says why it is there: posted or authored by a followed scholar,
     how many scholars discuss it, upvotes, topics you follow; newer counts more
-    (the half_life_hours setting).
+    (the half_life_hours setting). The whole candidate window is ranked before
+    the list is cut, so --limit 5 is the first five of --limit 50.
     """
     from lightnews.rank import newest_stories, rank_stories
 
@@ -591,13 +670,34 @@ def feed(app: App, limit: int, newest: bool, fmt: str, as_json: bool) -> None:
 
 @cli.command()
 @click.argument("query")
-@click.option("--limit", default=20, show_default=True, help="Results per page.")
-@click.option("--page", default=1, show_default=True, help="Page number.")
-@click.option("--subject", help="An arXiv category (cs.LG) or a whole archive (cs).")
-@click.option("--since", help="Published on or after this date (YYYY-MM-DD).")
-@click.option("--until", help="Published on or before this date (YYYY-MM-DD).")
+@click.option(
+    "--limit", default=20, show_default=True, type=click.IntRange(1, 200),
+    help="Results per page.",
+)
+@click.option(
+    "--page", default=1, show_default=True, type=click.IntRange(min=1), help="Page number."
+)
+@click.option(
+    "--subject",
+    callback=checked(_any_category),
+    help="An arXiv category (cs.LG) or a whole archive (cs).",
+)
+@click.option(
+    "--since",
+    callback=checked(_search_date),
+    help="Published on or after this day (2025-01-31, or 1d, 2w, today, yesterday).",
+)
+@click.option(
+    "--until",
+    callback=checked(_search_date),
+    help="Published on or before this day (same forms as --since).",
+)
 @click.option("--scholar", "scholar_who", metavar="WHO", help="Papers attributed to a scholar.")
-@click.option("--source-kind", help="Papers recorded or mentioned by a kind of source (bluesky).")
+@click.option(
+    "--source-kind",
+    callback=checked(_source_kind),
+    help="Papers recorded or mentioned by a kind of source (bluesky).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_app
 def search(
@@ -617,6 +717,7 @@ def search(
     from lightnews.search import search_papers
 
     with errors_as_exit():
+        validate.date_range(since, until)
         filters = SearchFilters(
             subject=subject,
             since=since,
@@ -628,10 +729,12 @@ def search(
             app.store,
             query,
             limit=limit,
-            offset=(max(page, 1) - 1) * limit,
+            offset=(page - 1) * limit,
             filters=filters,
             settings=app.settings,
         )
+        if page > 1 and not hits:
+            raise UsageError(f"page {page} is past the last page of results for this search")
     _how_found(hits)
     if as_json:
         emit_json([h.to_json() for h in hits])
@@ -652,11 +755,13 @@ def _how_found(results: Any) -> None:
 
 
 @cli.command()
-@click.argument("arxiv_id")
-@click.option("--limit", default=10, show_default=True, help="How many papers.")
+@click.argument("arxiv_id", callback=checked(validate.paper_id))
+@click.option(
+    "--limit", default=10, show_default=True, type=click.IntRange(1, 200), help="How many papers."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_app
-def related(app: App, arxiv_id: str, limit: int, as_json: bool) -> None:
+def related(app: App, arxiv_id: ArxivId, limit: int, as_json: bool) -> None:
     """Papers like this one: nearest by meaning, fused with the most shared telling words.
 
     Without the semantic extra (or before `lightnews embed`), by words only, and it says so.
@@ -664,7 +769,7 @@ def related(app: App, arxiv_id: str, limit: int, as_json: bool) -> None:
     from lightnews.search import related_papers
 
     with errors_as_exit():
-        hits = related_papers(app.store, arxiv_id, limit=limit, settings=app.settings)
+        hits = related_papers(app.store, arxiv_id.base, limit=limit, settings=app.settings)
     _how_found(hits)
     if as_json:
         emit_json([h.to_json() for h in hits])
@@ -674,17 +779,19 @@ def related(app: App, arxiv_id: str, limit: int, as_json: bool) -> None:
 
 
 @cli.command()
-@click.argument("arxiv_id")
+@click.argument("arxiv_id", callback=checked(validate.paper_id))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--bibtex", "as_bibtex", is_flag=True, help="Print a BibTeX entry.")
 @pass_app
-def show(app: App, arxiv_id: str, as_json: bool, as_bibtex: bool) -> None:
+def show(app: App, arxiv_id: ArxivId, as_json: bool, as_bibtex: bool) -> None:
     """Show a paper with its versions, links and everything that mentions it.
 
+    ARXIV_ID is an id (2510.03172, arXiv:2510.03172v2) or the paper's address
+    (https://arxiv.org/abs/2510.03172, its PDF, Hugging Face or DOI link).
     Exit status 1 when the paper is not stored.
     """
     with errors_as_exit():
-        paper = app.store.get_paper(arxiv_id)
+        paper = app.store.get_paper(arxiv_id.base)
     if as_json:
         emit_json(paper.to_json())
         return
@@ -804,18 +911,23 @@ def resolve(
 
 
 @cli.command()
-@click.argument("handle", required=False)
+@click.argument("handle", required=False, callback=checked(validate.bluesky_handle))
 @click.option(
     "--arxiv-author",
     "arxiv_author",
     metavar="NAME",
+    callback=checked(validate.arxiv_author),
     help='Follow an arXiv author ("Sepp Hochreiter"): their papers, attributed.',
 )
-@click.option("--orcid", metavar="ID", help="Add an ORCID iD to the scholar.")
+@click.option(
+    "--orcid", metavar="ID", callback=checked(validate.orcid),
+    help="Add an ORCID iD to the scholar (its check digit is checked).",
+)
 @click.option(
     "--starter-pack",
     "starter_pack",
     metavar="URL",
+    callback=checked(_starter_pack),
     help="Follow every member of a Bluesky starter pack.",
 )
 @click.option(
@@ -841,7 +953,7 @@ def follow(
     Examples:
       lightnews follow @mkirchhof.bsky.social
       lightnews follow --arxiv-author "Sepp Hochreiter"
-      lightnews follow --orcid 0000-0001-7751-4000 --scholar "Sepp Hochreiter"
+      lightnews follow --orcid 0000-0002-1825-0097 --scholar "Sepp Hochreiter"
       lightnews follow --starter-pack https://bsky.app/starter-pack/someone/3kabc
     Run `lightnews refresh` afterwards to fetch what they wrote.
     """
@@ -967,20 +1079,16 @@ def scholars_split(app: App, who: str, identities: tuple[str, ...], name: str) -
     out.print(f"split #{new_id} {name} off #{old_id}")
 
 
-def _decide(app: App, who: str, arxiv_id: str, decision: str | None) -> None:
+def _decide(app: App, who: str, arxiv_id: ArxivId, decision: str | None) -> None:
     from lightnews.link.attribution import attribute_scholar
-    from lightnews.normalize.arxiv_ids import parse_arxiv_id
 
-    parsed = parse_arxiv_id(arxiv_id)
-    if parsed is None:
-        raise click.BadParameter(f"{arxiv_id!r} is not an arXiv id", param_hint="ARXIV_ID")
     with errors_as_exit():
         scholar_id = app.store.find_scholar(who)
-        app.store.get_paper(parsed.base)
-        app.store.set_decision(scholar_id, parsed.base, decision, now_iso())
+        app.store.get_paper(arxiv_id.base)
+        app.store.set_decision(scholar_id, arxiv_id.base, decision, now_iso())
         attribute_scholar(app.store, scholar_id)
     word = {"confirm": "confirmed", "reject": "rejected", None: "left to the matcher"}[decision]
-    out.print(f"{parsed.base} {word} for #{scholar_id}")
+    out.print(f"{arxiv_id.base} {word} for #{scholar_id}")
 
 
 def _decision_command(name: str, decision: str | None, summary: str) -> None:
@@ -988,9 +1096,9 @@ def _decision_command(name: str, decision: str | None, summary: str) -> None:
 
     @scholars.command(name, help=summary)
     @click.argument("who")
-    @click.argument("arxiv_id")
+    @click.argument("arxiv_id", callback=checked(validate.paper_id))
     @pass_app
-    def command(app: App, who: str, arxiv_id: str) -> None:
+    def command(app: App, who: str, arxiv_id: ArxivId) -> None:
         _decide(app, who, arxiv_id, decision)
 
 
@@ -1012,12 +1120,22 @@ for _name, _decision, _summary in (
 
 @cli.command()
 @click.argument("who")
-@click.option("--page", default=1, show_default=True, help="Page of the papers list.")
-@click.option("--per-page", default=20, show_default=True, help="Papers per page.")
+@click.option(
+    "--page", default=1, show_default=True, type=click.IntRange(min=1),
+    help="Page of the papers list.",
+)
+@click.option(
+    "--per-page", default=20, show_default=True, type=click.IntRange(1, 500),
+    help="Papers per page.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_app
 def scholar(app: App, who: str, page: int, per_page: int, as_json: bool) -> None:
-    """A scholar's page: profile, posts (threads as one unit) and attributed papers."""
+    """A scholar's page: profile, posts (threads as one unit) and attributed papers.
+
+    WHO is an id, a handle, an ORCID iD or (part of) a name: `scholar mara`,
+    `scholar Lindqvist`. When several scholars match, they are listed (exit status 2).
+    """
     from lightnews.serve.scholar import scholar_page
 
     with errors_as_exit():
@@ -1072,7 +1190,8 @@ def scholar(app: App, who: str, page: int, per_page: int, as_json: bool) -> None
     "--since",
     default="1d",
     show_default=True,
-    help="Stories with activity since: 12h, 1d, 2w or a date.",
+    callback=checked(_moment),
+    help="Stories with activity since: 12h, 1d, 2w, today, yesterday or a date (2025-01-31).",
 )
 @click.option(
     "--format",
@@ -1082,7 +1201,9 @@ def scholar(app: App, who: str, page: int, per_page: int, as_json: bool) -> None
     show_default=True,
     help="Markdown or HTML.",
 )
-@click.option("--limit", default=15, show_default=True, help="How many stories.")
+@click.option(
+    "--limit", default=15, show_default=True, type=click.IntRange(min=1), help="How many stories."
+)
 @click.option(
     "--email",
     "email",
@@ -1092,47 +1213,65 @@ def scholar(app: App, who: str, page: int, per_page: int, as_json: bool) -> None
     metavar="ADDRESS",
     help="E-mail it (to ADDRESS, or the digest_to setting) through the SMTP settings.",
 )
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Show what would be delivered (and to whom), sending and marking nothing.",
+)
 @pass_app
-def digest(app: App, since: str, fmt: str, limit: int, email: str | None) -> None:
+def digest(
+    app: App, since: datetime, fmt: str, limit: int, email: str | None, dry_run: bool
+) -> None:
     """The top stories since a moment, each with why it is there; printed or e-mailed.
 
-    Stories in a digest count as read everywhere (feed, web, feeds out) until
-    something material happens to them.
+    Once the digest is delivered (printed, or accepted by the SMTP server), its
+    stories count as read everywhere (feed, web, feeds out) until something
+    material happens to them. A digest that could not be delivered marks
+    nothing: the next run brings the same stories. --dry-run previews.
     """
-    from datetime import UTC, datetime
-
-    from lightnews.serve.digest import (
-        digest_stories,
-        parse_since,
-        render_html,
-        render_markdown,
-        send_digest,
-    )
+    from lightnews.serve.digest import digest_stories, render_html, render_markdown, send_digest
 
     with errors_as_exit():
         settings = app.settings
-        now = datetime.now(UTC)
-        start = parse_since(since, now)
-        stories = digest_stories(app.store, settings, start, limit=limit, now=now)
-        markdown, html = render_markdown(stories, start), render_html(stories, start)
-        # Seen in the digest is seen: these return only when something new happens.
-        stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
-        for story in stories:
-            app.store.mark_story(story.key, stamp, read=True)
+        now = utc_now()
+        to = None
         if email is not None:
             to = email or settings.digest_to
             if not to:
                 raise UsageError("give --email ADDRESS or set digest_to")
-            send_digest(settings, to, f"Lightnews digest: {len(stories)} stories", markdown, html)
-            out.print(f"sent {len(stories)} stories to {to}")
+            if not settings.smtp_host and not dry_run:
+                raise UsageError("set smtp_host (and smtp_from) to send the digest by e-mail")
+        stories = digest_stories(app.store, settings, since, limit=limit, now=now)
+        markdown, html = render_markdown(stories, since), render_html(stories, since)
+        subject = f"Lightnews digest: {len(stories)} stories"
+        if dry_run:
+            if to is not None:
+                err.print(f"[dim]dry run: would send “{subject}” to {to}; nothing sent, "
+                          "nothing marked read[/dim]")  # fmt: skip
+            else:
+                err.print("[dim]dry run: nothing marked read[/dim]")
+            click.echo(markdown if fmt == "md" else html, nl=False)
             return
-    click.echo(markdown if fmt == "md" else html, nl=False)
+        if to is not None:
+            send_digest(settings, to, subject, markdown, html)
+        else:
+            click.echo(markdown if fmt == "md" else html, nl=False)
+            sys.stdout.flush()
+        # Delivered: seen in the digest is seen, until something new happens.
+        stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+        for story in stories:
+            app.store.mark_story(story.key, stamp, read=True)
+    if to is not None:
+        out.print(f"sent {len(stories)} stories to {to}")
 
 
 @cli.command()
 @click.option("--scholar", "scholar_who", metavar="WHO", help="A scholar whose posts say nothing.")
 @click.option("--source", "source_id", type=int, metavar="ID", help="A source to silence.")
-@click.option("--keyword", metavar="WORD", help="Hide stories whose title has this word.")
+@click.option(
+    "--keyword", metavar="WORD", callback=checked(_keyword),
+    help="Hide stories whose title has this word.",
+)
 @click.option("--undo", is_flag=True, help="Unmute instead.")
 @pass_app
 def mute(app: App, scholar_who: str | None, source_id: int | None, keyword: str | None,
@@ -1147,7 +1286,7 @@ def mute(app: App, scholar_who: str | None, source_id: int | None, keyword: str 
         if source_id is not None:
             targets.append(("source", str(app.store.get_source(source_id).id)))
         if keyword:
-            targets.append(("keyword", keyword.strip().lower()))
+            targets.append(("keyword", keyword))
         if not targets:
             raise UsageError("give --scholar, --source or --keyword")
         for kind, value in targets:
@@ -1156,21 +1295,25 @@ def mute(app: App, scholar_who: str | None, source_id: int | None, keyword: str 
 
 
 @cli.command("read")
-@click.argument("stories", nargs=-1, required=True)
+@click.argument("stories", nargs=-1, required=True, callback=checked(validate.story_key))
 @click.option("--unread", is_flag=True, help="Mark unread instead.")
 @click.option("--save", is_flag=True, help="Also save them (keep them in the export).")
 @pass_app
 def read_command(app: App, stories: tuple[str, ...], unread: bool, save: bool) -> None:
-    """Mark stories read (an arXiv id, or item:ID): they come back only if something new happens."""
-    from lightnews.normalize.arxiv_ids import parse_arxiv_id
+    """Mark stories read (an arXiv id or address, or item:ID): back only when something new happens.
 
+    Exit status 1 (and nothing marked) when one of them is not stored.
+    """
     now = now_iso()
     with errors_as_exit():
-        for key in stories:
-            parsed = parse_arxiv_id(key)
-            story = parsed.base if parsed else key
-            app.store.mark_story(story, now, read=not unread, saved=True if save else None)
-            out.print(f"{story}: {'unread' if unread else 'read'}{', saved' if save else ''}")
+        for key in stories:  # all of them known before any is marked
+            if key.startswith("item:"):
+                app.store.get_item(int(key.removeprefix("item:")))
+            else:
+                app.store.get_paper(key)
+        for key in dict.fromkeys(stories):
+            app.store.mark_story(key, now, read=not unread, saved=True if save else None)
+            out.print(f"{key}: {'unread' if unread else 'read'}{', saved' if save else ''}")
 
 
 @cli.command("export")
@@ -1319,7 +1462,10 @@ def _serve(db_path: Path, host: str, port: int, settings: Settings) -> None:
 
 
 @cli.command()
-@click.option("--port", default=8080, show_default=True, help="Port to listen on.")
+@click.option(
+    "--port", default=8080, show_default=True, type=click.IntRange(1, 65535),
+    help="Port to listen on.",
+)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @pass_app
 def serve(app: App, port: int, host: str) -> None:
@@ -1331,7 +1477,10 @@ def serve(app: App, port: int, host: str) -> None:
 
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print what was loaded as JSON.")
-@click.option("--port", type=int, default=None, help="Then serve the web UI on this port.")
+@click.option(
+    "--port", type=click.IntRange(1, 65535), default=None,
+    help="Then serve the web UI on this port.",
+)
 @pass_app
 def demo(app: App, as_json: bool, port: int | None) -> None:
     """Build a database from the bundled offline snapshot and show its feed.

@@ -12,6 +12,7 @@ to stop a run. Every exception Lightnews raises on purpose derives from
     ├── ParseError        bytes we fetched are not the format they claim to be
     ├── NotFound          a paper, source or scholar that is not stored
     ├── UsageError        a command or argument that cannot be carried out
+    │   ├── Ambiguous     several things match what was asked for: choose one
     │   └── TooExpensive  a query that would cost more than its budget: narrow it
     ├── Unavailable       the database could not carry out a read or write (disk, damage)
     │   └── Busy          another writer held the database past the bounded wait: retry
@@ -20,7 +21,10 @@ to stop a run. Every exception Lightnews raises on purpose derives from
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 __all__ = [
+    "Ambiguous",
     "Blocked",
     "Busy",
     "FetchError",
@@ -79,6 +83,18 @@ class NotFound(LightnewsError):
 
 class UsageError(LightnewsError):
     """A request that cannot be carried out as given (bad id, unknown kind...)."""
+
+
+class Ambiguous(UsageError):
+    """Several things match what was asked for (part of a name); ``choices`` lists them.
+
+    Each choice is ``(key, label)``: the key asks for that one alone (a scholar's
+    id), the label says who or what it is.
+    """
+
+    def __init__(self, message: str, choices: Iterable[tuple[str, str]]) -> None:
+        super().__init__(message)
+        self.choices = tuple(choices)
 
 
 class TooExpensive(UsageError):

@@ -4,6 +4,11 @@ New style (since April 2007): ``YYMM.NNNN`` until 2014, ``YYMM.NNNNN`` since
 2015, optionally followed by ``vN``. Old style: ``archive[.SUBJ]/YYMMNNN``
 (``hep-th/9901001``; ``math.GT/0309136`` names ``math/0309136``). A paper is
 keyed by the id without its version; the version is kept apart.
+
+A paper typed by a user may also be one of its addresses: arXiv's abstract,
+PDF or HTML page (``https://arxiv.org/abs/2510.03172v2``), alphaXiv, Hugging
+Face's paper page or arXiv's DOI; :func:`parse_arxiv_reference` reads those
+(the same forms the linker finds in text).
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["NEW_STYLE", "OLD_STYLE", "ArxivId", "parse_arxiv_id"]
+__all__ = ["NEW_STYLE", "OLD_STYLE", "ArxivId", "parse_arxiv_id", "parse_arxiv_reference"]
 
 # Archives that used the old scheme (the subject class after a dot is optional).
 OLD_ARCHIVES = [
@@ -96,3 +101,23 @@ def parse_arxiv_id(text: str) -> ArxivId | None:
         return None
     version = int(match["v"]) if match["v"] else None
     return ArxivId(base, version)
+
+
+_REFERENCE = re.compile(
+    r"^(?:https?://)?(?:"
+    r"(?:www\.|export\.|browse\.)?arxiv\.org/(?:abs|pdf|html|format|ps|overview)/"
+    r"|(?:www\.)?alphaxiv\.org/(?:abs|overview)/"
+    r"|(?:www\.)?huggingface\.co/papers/"
+    r"|(?:dx\.)?doi\.org/10\.48550/arxiv\.|doi:\s*10\.48550/arxiv\.|10\.48550/arxiv\."
+    rf")(?P<id>(?:{NEW_STYLE}|{OLD_STYLE})(?:v\d+)?)(?:\.pdf)?/?(?:[?#]\S*)?$",
+    re.I,
+)
+
+
+def parse_arxiv_reference(text: str) -> ArxivId | None:
+    """An arXiv id as typed, or the id in one of the paper's addresses; else None."""
+    parsed = parse_arxiv_id(text)
+    if parsed is not None:
+        return parsed
+    match = _REFERENCE.match(text.strip())
+    return parse_arxiv_id(match["id"]) if match else None

@@ -7,6 +7,11 @@ them; :func:`rank_stories` adds them up, decays the sum with the story's age
 (a half-life setting) and keeps the explanations, so every entry says why it is
 there ("posted by A (followed) · authored by B · 3 scholars discuss it · Daily
 Papers, 41 upvotes"). A new signal is one function added to ``SIGNALS``.
+
+The candidates are a fixed window, whatever is asked for: the newest
+``FEED_PAPERS`` papers and the stories of the newest ``FEED_ITEMS`` items. All
+of them are ranked, then the list is cut, so ``--limit 1`` is the first entry
+of ``--limit 50`` and a story carries the same items and counts at any length.
 """
 
 from __future__ import annotations
@@ -23,7 +28,21 @@ from lightnews.sources import all_traits, kind_traits
 from lightnews.store import Store
 from lightnews.store.views import FeedCandidate, Mutes
 
-__all__ = ["SIGNALS", "Context", "Story", "gather_stories", "newest_stories", "rank_stories"]
+__all__ = [
+    "FEED_ITEMS",
+    "FEED_PAPERS",
+    "SIGNALS",
+    "Context",
+    "Story",
+    "gather_stories",
+    "newest_stories",
+    "rank_stories",
+]
+
+#: The candidate window: stories of the newest papers and of the newest items. It does
+#: not depend on how many entries are asked for (that made the ranking depend on it).
+FEED_PAPERS = 150
+FEED_ITEMS = 600
 
 
 @dataclass(slots=True)
@@ -159,35 +178,37 @@ def _age_hours(time: str, now: datetime) -> float:
     return max((now - moment).total_seconds() / 3600, 0.0)
 
 
-def gather_stories(store: Store, limit: int = 30) -> list[Story]:
-    """Candidate stories: recent papers and everything recently said about papers."""
+def gather_stories(
+    store: Store, papers: int = FEED_PAPERS, items: int = FEED_ITEMS
+) -> list[Story]:
+    """Candidate stories: the newest ``papers`` and what the newest ``items`` say about papers."""
     stories: dict[str, Story] = {}
-    for paper in store.recent_papers(limit * 3):
+    for paper in store.recent_papers(papers):
         stories[paper.arxiv_id] = Story(
             key=paper.arxiv_id, title=paper.title, time=paper.published or "",
             arxiv_id=paper.arxiv_id, url=f"https://arxiv.org/abs/{paper.arxiv_id}",
             category=paper.primary_category,
         )  # fmt: skip
-    items = _with_speakers(store, store.recent_items(limit * 12))
-    wanted = {arxiv_id for i in items for arxiv_id in i.papers}
-    papers = store.papers_by_ids(sorted(wanted - set(stories)))
+    recent = _with_speakers(store, store.recent_items(items))
+    wanted = {arxiv_id for i in recent for arxiv_id in i.papers}
+    known_papers = store.papers_by_ids(sorted(wanted - set(stories)))
     # A thread is one unit: its replies belong to the stories its posts name.
-    named = {i.key: i.papers for i in items}
+    named = {i.key: i.papers for i in recent}
     by_thread: dict[str, list[str]] = {}
-    for item in items:
+    for item in recent:
         root = item.thread_root or item.key
         for arxiv_id in named[item.key]:
             by_thread.setdefault(root, [])
             if arxiv_id not in by_thread[root]:
                 by_thread[root].append(arxiv_id)
-    for item in items:
+    for item in recent:
         ids = named[item.key] or (
             by_thread.get(item.thread_root or "", []) if item.kind == "post" else []
         )
         for key in ids or [f"item:{item.id}"]:
             story = stories.get(key)
             if story is None:
-                known = papers.get(key)
+                known = known_papers.get(key)
                 story = stories[key] = Story(
                     key=key, title=(known.title if known else "") or item.title or key,
                     # Undated items (a notes page) do not date a story: its paper does.
@@ -230,7 +251,7 @@ def followed_categories(store: Store) -> set[str]:
 def rank_stories(
     store: Store,
     *,
-    limit: int = 30,
+    limit: int | None = 30,
     half_life_hours: float = 36.0,
     bar: float = 0.6,
     now: datetime | None = None,
@@ -243,8 +264,11 @@ def rank_stories(
     closeness is worked out for the best-scored ``CLOSE_CANDIDATES`` stories
     only (it adds at most two points; comparing every candidate with every
     interest paper cost more than the rest of the feed on a large library).
+
+    Every candidate is ranked before the list is cut to ``limit`` (None: all of
+    them), so the order and each story's contents do not depend on ``limit``.
     """
-    stories = _apply_mutes(store, gather_stories(store, limit))
+    stories = _apply_mutes(store, gather_stories(store))
     arxiv_ids = [s.arxiv_id for s in stories if s.arxiv_id]
     context = Context(
         authored=store.followed_authorships(arxiv_ids, bar),
@@ -261,19 +285,24 @@ def rank_stories(
     states = store.story_states()
     for story in stories:
         _score(story, context, reference, half_life_hours, states)
-    stories.sort(key=lambda s: (s.score, s.time or ""), reverse=True)
+    stories.sort(key=_order, reverse=True)
     if settings is not None:
-        candidates = stories[: max(CLOSE_CANDIDATES, 3 * limit)]
+        candidates = stories[:CLOSE_CANDIDATES]
         wanted = [s.arxiv_id for s in candidates if s.arxiv_id]
         context.close = closest_interests(store, settings, wanted, bar)
         for story in candidates:
             if story.arxiv_id in context.close:
                 _score(story, context, reference, half_life_hours, states)
-        stories.sort(key=lambda s: (s.score, s.time or ""), reverse=True)
+        stories.sort(key=_order, reverse=True)
     return stories[:limit]
 
 
 CLOSE_CANDIDATES = 150
+
+
+def _order(story: Story) -> tuple[float, str, str]:
+    """Best score first, then the newest, then by key: one order, whatever the ties."""
+    return story.score, story.time or "", story.key
 
 
 def _score(
@@ -340,8 +369,8 @@ def _source(story: Story) -> str:
     return story.items[0].source if story.items else "your sources"
 
 
-def newest_stories(store: Store, limit: int = 30) -> list[Story]:
-    """Stories by most recent activity alone (no ranking)."""
-    stories = gather_stories(store, limit)
-    stories.sort(key=lambda s: s.time or "", reverse=True)
+def newest_stories(store: Store, limit: int | None = 30) -> list[Story]:
+    """Stories by most recent activity alone (no ranking), from the same candidates."""
+    stories = gather_stories(store)
+    stories.sort(key=lambda s: (s.time or "", s.key), reverse=True)
     return stories[:limit]

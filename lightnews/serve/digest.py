@@ -2,14 +2,14 @@
 
 As Markdown for a terminal or a notes app, as HTML for a browser, or e-mailed
 through the SMTP settings (both parts in one message, so any mail client shows
-it well).
+it well). Sending raises when the server did not accept the message, so the
+caller marks the stories read only once the digest was delivered.
 """
 
 from __future__ import annotations
 
-import re
 import smtplib
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from email.message import EmailMessage
 from html import escape
 
@@ -18,23 +18,7 @@ from lightnews.rank import Story, rank_stories
 from lightnews.settings import Settings
 from lightnews.store import Store
 
-__all__ = ["digest_stories", "parse_since", "render_html", "render_markdown", "send_digest"]
-
-_SINCE_RE = re.compile(r"^(\d+)\s*([hdw])$")
-
-
-def parse_since(text: str, now: datetime) -> datetime:
-    """``1d``, ``12h``, ``2w`` or an ISO date -> the moment the digest starts."""
-    match = _SINCE_RE.match(text.strip().lower())
-    if match:
-        amount, unit = int(match[1]), match[2]
-        hours = {"h": 1, "d": 24, "w": 24 * 7}[unit] * amount
-        return now - timedelta(hours=hours)
-    try:
-        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise UsageError(f"--since must look like 1d, 12h, 2w or a date, got {text!r}") from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+__all__ = ["digest_stories", "render_html", "render_markdown", "send_digest"]
 
 
 def digest_stories(
@@ -45,9 +29,9 @@ def digest_stories(
     limit: int = 15,
     now: datetime | None = None,
 ) -> list[Story]:
-    """The best-ranked stories with activity since ``since``."""
-    start = since.strftime("%Y-%m-%dT%H:%M:%SZ")
-    ranked = rank_stories(store, limit=limit * 4, half_life_hours=settings.half_life_hours,
+    """The best-ranked stories with activity since ``since`` (the feed's order, then cut)."""
+    start = since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    ranked = rank_stories(store, limit=None, half_life_hours=settings.half_life_hours,
                           bar=settings.attribution_bar, now=now, settings=settings)  # fmt: skip
     # Read (or already digested) stories stay out unless something new brought them back.
     return [s for s in ranked if (s.time or "") >= start and "read" not in s.why][:limit]

@@ -13,8 +13,10 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from lightnews.errors import UsageError
 from lightnews.link.threads import assemble_threads, item_uri
 from lightnews.model import Actor, Item, LinkCard, QuotedPost
+from lightnews.normalize.validate import page_in_range
 from lightnews.store import Store
 from lightnews.store.views import ScholarPaper, ScholarView
 
@@ -254,6 +256,8 @@ def scholar_page(
 ) -> ScholarPage:
     """Everything a scholar's page shows (raises NotFound for an unknown scholar).
 
+    ``who`` may be part of a name (several scholars matching raise Ambiguous);
+    a page past the last is a UsageError saying how many there are.
     ``tab="papers"`` leaves the posts out (the papers tab does not show them).
     """
     scholar_id = store.find_scholar(who)
@@ -284,8 +288,11 @@ def scholar_page(
         )
         if tab != "papers":
             posts = _posts(store, account.id, account.pinned)
-    page = max(page, 1)
+    if page < 1 or per_page < 1:
+        raise UsageError(f"pages and their sizes count from 1, got page {page} of {per_page}")
     total, rows = store.scholar_papers(scholar_id, bar, per_page, (page - 1) * per_page)
+    pages = max(1, math.ceil(total / per_page))
+    page_in_range(page, pages, f"papers attributed to {scholar.name}")
     return ScholarPage(
         scholar=scholar,
         profile=profile,
@@ -294,5 +301,5 @@ def scholar_page(
         records_at_least=total,
         page=page,
         per_page=per_page,
-        pages=max(1, math.ceil(total / per_page)),
+        pages=pages,
     )

@@ -77,3 +77,95 @@ def test_a_digested_story_is_not_digested_again(tmp_path: Path) -> None:
     first = runner.invoke(cli, ["--db", str(db), "digest", "--since", "2025-11-01"]).stdout
     second = runner.invoke(cli, ["--db", str(db), "digest", "--since", "2025-11-01"]).stdout
     assert "Sparse Ring Attention" in first and "Sparse Ring Attention" not in second
+
+
+class Refusing:
+    """An SMTP server that takes the connection and refuses the message."""
+
+    def __init__(self) -> None:
+        self.tried = 0
+
+    async def handle_DATA(self, server: object, session: object, envelope: object) -> str:
+        self.tried += 1
+        return "554 5.7.1 Message refused"
+
+
+def unread(db: Path) -> bool:
+    """No story of the library is marked read."""
+    from lightnews.store import SQLiteStore
+
+    store = SQLiteStore(db)
+    try:
+        return not any(read for read, _ in store.story_states().values())
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def demo_db(tmp_path: Path) -> Path:
+    db = tmp_path / "demo.db"
+    CliRunner(env={"LIGHTNEWS_RESOLVE_ONLINE": "0"}).invoke(cli, ["--db", str(db), "demo"])
+    assert unread(db)
+    return db
+
+
+DIGEST = ["digest", "--since", "2025-11-01"]
+
+
+def test_no_smtp_settings_leave_every_story_unread(demo_db: Path) -> None:
+    runner = CliRunner(env={"LIGHTNEWS_RESOLVE_ONLINE": "0", "LIGHTNEWS_SMTP_HOST": ""})
+    result = runner.invoke(cli, ["--db", str(demo_db), *DIGEST, "--email", "me@example.org"])
+    assert result.exit_code == 2 and "smtp_host" in result.output
+    assert unread(demo_db)
+    again = runner.invoke(cli, ["--db", str(demo_db), *DIGEST]).stdout
+    assert "Sparse Ring Attention" in again  # the next digest still has the news
+
+
+def test_a_refusing_server_leaves_every_story_unread(demo_db: Path) -> None:
+    refusing = Refusing()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    controller = Controller(refusing, hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        env = {"LIGHTNEWS_SMTP_HOST": "127.0.0.1", "LIGHTNEWS_SMTP_PORT": str(port),
+               "LIGHTNEWS_RESOLVE_ONLINE": "0"}  # fmt: skip
+        result = CliRunner(env=env).invoke(
+            cli, ["--db", str(demo_db), *DIGEST, "--email", "me@example.org"]
+        )
+    finally:
+        controller.stop()
+    assert refusing.tried == 1
+    assert result.exit_code == 4 and "could not send the digest" in result.output
+    assert "refused" in result.output
+    assert unread(demo_db)
+
+
+def test_a_sent_digest_marks_its_stories_read(demo_db: Path, smtp: tuple[Inbox, int]) -> None:
+    inbox, port = smtp
+    env = {"LIGHTNEWS_SMTP_HOST": "127.0.0.1", "LIGHTNEWS_SMTP_PORT": str(port),
+           "LIGHTNEWS_RESOLVE_ONLINE": "0"}  # fmt: skip
+    sent = CliRunner(env=env).invoke(
+        cli, ["--db", str(demo_db), *DIGEST, "--email", "me@example.org"]
+    )
+    assert sent.exit_code == 0, sent.output
+    assert len(inbox.messages) == 1 and not unread(demo_db)
+    body = inbox.messages[0].get_payload()[0].get_payload(decode=True).decode()  # type: ignore[index,union-attr]
+    assert "Sparse Ring Attention" in body
+
+
+def test_dry_run_previews_and_marks_nothing(demo_db: Path, smtp: tuple[Inbox, int]) -> None:
+    inbox, port = smtp
+    env = {"LIGHTNEWS_SMTP_HOST": "127.0.0.1", "LIGHTNEWS_SMTP_PORT": str(port),
+           "LIGHTNEWS_RESOLVE_ONLINE": "0"}  # fmt: skip
+    runner = CliRunner(env=env)
+    preview = runner.invoke(cli, ["--db", str(demo_db), *DIGEST, "--dry-run"])
+    assert preview.exit_code == 0 and "Sparse Ring Attention" in preview.stdout
+    mail = runner.invoke(
+        cli, ["--db", str(demo_db), *DIGEST, "--email", "me@example.org", "--dry-run"]
+    )
+    assert mail.exit_code == 0 and "would send" in mail.output and "me@example.org" in mail.output
+    assert not inbox.messages and unread(demo_db)
+    printed = runner.invoke(cli, ["--db", str(demo_db), *DIGEST])
+    assert "Sparse Ring Attention" in printed.stdout and not unread(demo_db)  # printed is seen

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import math
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import anyio.from_thread
 import anyio.to_thread
@@ -32,9 +34,12 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from lightnews.errors import LightnewsError, NotFound, Unavailable, UsageError
+from lightnews.errors import Ambiguous, LightnewsError, NotFound, Unavailable, UsageError
 from lightnews.model import SearchFilters
-from lightnews.normalize.times import now_iso
+from lightnews.normalize import validate
+from lightnews.normalize.arxiv_ids import parse_arxiv_id, parse_arxiv_reference
+from lightnews.normalize.times import now_iso, utc_now
+from lightnews.normalize.validate import whole_number
 from lightnews.rank import rank_stories
 from lightnews.search import SearchResults, search_papers
 from lightnews.serve.export import FeedEntry, atom_feed, bibtex, json_feed, sources_opml
@@ -49,7 +54,6 @@ __all__ = ["create_app"]
 
 PER_PAGE = 20
 MAX_PAGE = 100_000
-MAX_ID = 2**63 - 1  # the largest row id a database keeps
 #: Requests handled at once (the rest wait their turn): each holds a thread and a connection.
 THREADS = 16
 #: Seconds a client is asked to wait before retrying when the database is busy.
@@ -124,16 +128,36 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         response.headers.update(headers)
         return response
 
-    def failure(request: Request, error: LightnewsError) -> Response:
+    def failure(
+        request: Request,
+        error: LightnewsError,
+        choice: Callable[[str], str] = lambda key: f"/scholar/{key}",
+    ) -> Response:
+        """The error's page (JSON under /api): 404, 400, or 503 for the database.
+
+        Several matches (:class:`Ambiguous`) answer 300 Multiple Choices: a page
+        that lists them, each linked to ``choice(key)``.
+        """
         if isinstance(error, Unavailable):
             return busy(request, error)
+        if isinstance(error, Ambiguous):
+            choices = [(choice(key), label) for key, label in error.choices]
+            if wants_json(request):
+                return JSONResponse({"error": str(error), "choices": [
+                    {"id": key, "label": label, "url": href}
+                    for (key, label), (href, _) in zip(error.choices, choices, strict=True)
+                ]}, status_code=300)  # fmt: skip
+            paths = [(href.removeprefix("/"), label) for href, label in choices]  # on this site
+            return page("error.html", status=300, title="Which one?", choices=paths,
+                        message=str(error).partition(":")[0] + ". Choose one:")  # fmt: skip
         status = 404 if isinstance(error, NotFound) else 400
         if wants_json(request):
             return JSONResponse({"error": str(error)}, status_code=status)
         return page("error.html", status=status, message=str(error), title="Not found"
                     if status == 404 else "Cannot do that")  # fmt: skip
 
-    def home(request: Request) -> Response:
+    def home(request: Request, status: int = 200, **form: Any) -> Response:
+        """The feed; ``form`` keeps what was typed in the follow form, with its error."""
         s = current_settings()
         stories = rank_stories(store, limit=50, half_life_hours=s.half_life_hours,
                                bar=s.attribution_bar, settings=s)  # fmt: skip
@@ -153,20 +177,21 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         mutes = ([("keyword", v, v) for v in sorted(muted.keyword)]
                  + [("scholar", v, names.get(int(v), v)) for v in sorted(muted.scholar)]
                  + [("source", v, titles.get(v, v)) for v in sorted(muted.source)])  # fmt: skip
-        return page("home.html", stories=stories, scholars=scholars, mutes=mutes,
-                    title="Your feed")  # fmt: skip
+        return page("home.html", status, stories=stories, scholars=scholars, mutes=mutes,
+                    title="Your feed", follow=form)  # fmt: skip
 
     def scholar(request: Request) -> Response:
         who = request.path_params["who"]
         tab = request.query_params.get("tab", "posts")
         try:
+            if tab not in ("posts", "papers"):
+                raise UsageError(f"tab must be posts or papers, got {tab[:40]!r}")
             number = whole_number(request.query_params.get("page", "1"), "page", MAX_PAGE)
             data = scholar_page(store, who, page=number, per_page=PER_PAGE, tab=tab,
                                 bar=current_settings().attribution_bar)  # fmt: skip
-        except ValueError:
-            return failure(request, UsageError("page must be a number"))
         except LightnewsError as error:
-            return failure(request, error)
+            tail = f"?tab={tab}" if tab == "papers" else ""
+            return failure(request, error, lambda key: f"/scholar/{key}{tail}")
         if wants_json(request):
             return JSONResponse(data.to_json())
         feed = as_feed(request, f"Lightnews: {data.scholar.name}", [
@@ -181,8 +206,13 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
                     title=data.scholar.name)  # fmt: skip
 
     def paper(request: Request) -> Response:
+        asked = request.path_params["arxiv_id"]
+        reference = parse_arxiv_reference(asked) if parse_arxiv_id(asked) is None else None
+        if reference is not None:  # /paper/https://arxiv.org/abs/ID: the paper's own page
+            base = "/api/paper/" if wants_json(request) else "/paper/"
+            return RedirectResponse(f"{base}{reference.base}", status_code=301)
         try:
-            data = store.get_paper(request.path_params["arxiv_id"])
+            data = store.get_paper(asked)
         except LightnewsError as error:
             return failure(request, error)
         from lightnews.search import related_papers
@@ -218,21 +248,37 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         except LightnewsError as error:
             return failure(request, error)
         params = request.query_params
-        try:
-            scholar_id = store.find_scholar(params["scholar"]) if params.get("scholar") else None
-        except LightnewsError as error:
-            return failure(request, error)
-        filters = SearchFilters(
-            subject=params.get("subject") or None,
-            since=params.get("since") or None,
-            until=params.get("until") or None,
-            source_kind=params.get("source_kind") or None,
-            scholar_id=scholar_id,
+        typed = SearchFilters(
+            subject=params.get("subject", "").strip() or None,
+            since=params.get("since", "").strip() or None,
+            until=params.get("until", "").strip() or None,
+            source_kind=params.get("source_kind", "").strip() or None,
         )
         hits = SearchResults([], "lexical")
-        if query:
-            hits = search_papers(store, query, limit=PER_PAGE, offset=(number - 1) * PER_PAGE,
-                                 filters=filters, settings=current_settings())  # fmt: skip
+        try:
+            filters = search_filters(typed)
+            who = params.get("scholar", "").strip()
+            if who:
+                filters = replace(filters, scholar_id=store.find_scholar(who))
+            if query:
+                hits = search_papers(store, query, limit=PER_PAGE,
+                                     offset=(number - 1) * PER_PAGE, filters=filters,
+                                     settings=current_settings())  # fmt: skip
+                if number > 1 and not hits:
+                    raise UsageError(f"page {number} is past the last page of results")
+        except Ambiguous as error:
+            others = {k: v for k, v in params.items() if k != "scholar"}
+            return failure(
+                request, error, lambda key: f"/search?{urlencode({**others, 'scholar': key})}"
+            )
+        except UsageError as error:
+            if wants_json(request):
+                return failure(request, error)
+            return page("search.html", status=400, query=query, hits=hits, page=number,
+                        more=False, filters=typed, paging={}, error=str(error),
+                        title="Search: check the filters")  # fmt: skip
+        except LightnewsError as error:
+            return failure(request, error)
         if wants_json(request):
             return JSONResponse({"query": query, "page": number, **hits.about(),
                                  "hits": [h.to_json() for h in hits]})  # fmt: skip
@@ -277,11 +323,22 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         from lightnews.pipeline import follow_scholar
 
         form = read_form(request)
+        typed = {name: str(form.get(name) or "").strip()
+                 for name in ("handle", "arxiv_author", "orcid")}  # fmt: skip
         try:
+            if not any(typed.values()):
+                raise UsageError("give a Bluesky handle or an arXiv author's name to follow")
+            handle = typed["handle"] and validate.bluesky_handle(
+                typed["handle"], by_name="the arXiv author box:"
+            )
+            author = typed["arxiv_author"] and validate.arxiv_author(typed["arxiv_author"])
+            orcid = typed["orcid"] and validate.orcid(typed["orcid"])
             scholar_id = follow_scholar(
-                store, now_iso(), handle=str(form.get("handle") or "").strip() or None,
-                arxiv_author=str(form.get("arxiv_author") or "").strip() or None,
+                store, now_iso(), handle=handle or None, arxiv_author=author or None,
+                orcid=orcid or None,
             )  # fmt: skip
+        except UsageError as error:  # the feed again, the form as typed, what is wrong
+            return home(request, 400, error=str(error), **typed)
         except LightnewsError as error:
             return failure(request, error)
         return RedirectResponse(f"/scholar/{scholar_id}", status_code=303)
@@ -299,6 +356,11 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         value = str(form.get("value") or form.get("keyword") or "").strip()
         try:
             if action in ("read", "unread", "save") and key:
+                key = validate.story_key(key)
+                if key.startswith("item:"):
+                    store.get_item(int(key.removeprefix("item:")))
+                else:
+                    store.get_paper(key)
                 store.mark_story(key, now, read=action != "unread" if action != "save" else None,
                                  saved=True if action == "save" else None)  # fmt: skip
             elif action in ("mute", "unmute") and value:
@@ -334,8 +396,14 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
 
     def daily(request: Request) -> Response:
         """Daily papers of one day with their upvotes (the newest day by default)."""
+        asked = request.path_params.get("day")
+        if asked is not None:
+            try:
+                validate.day(asked)
+            except UsageError as error:
+                return failure(request, error)
         days = store.daily_days()
-        day = request.path_params.get("day") or (days[0] if days else "")
+        day = asked or (days[0] if days else "")
         entries = store.daily_items(day) if day else []
         if wants_json(request):
             return JSONResponse({"day": day, "days": days,
@@ -378,8 +446,8 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
                 store.add_source(kinds_where(lambda t: t.in_opml)[0], url, now=now, folder=folder)
             elif form.get("category"):
                 kind = kinds_where(lambda t: t.topic_prefix)[0]
-                address = kind_traits(kind).topic_address(str(form.get("category")).strip())
-                store.add_source(kind, address, now=now)
+                category = validate.arxiv_category(str(form.get("category")))
+                store.add_source(kind, kind_traits(kind).topic_address(category), now=now)
             else:
                 raise UsageError("give a feed URL or an arXiv category to add")
         except ValueError:
@@ -484,13 +552,20 @@ def _openapi() -> dict[str, Any]:
     }  # fmt: skip
 
 
-def whole_number(raw: str, what: str, most: int = MAX_ID) -> int:
-    """``raw`` as a number from 1 to ``most``, or a UsageError that says what was expected."""
-    text = raw.strip()
-    if not text.isascii() or not text.isdigit() or len(text) > 19 or not 1 <= int(text) <= most:
-        raise UsageError(f"{what} must be a whole number from 1 to {most:,}, got {raw[:40]!r}")
-    return int(text)
-
-
 def pages_for(total: int, per_page: int) -> int:
     return max(1, math.ceil(total / per_page))
+
+
+def search_filters(typed: SearchFilters) -> SearchFilters:
+    """The search's filters as typed, checked and in canonical form (UsageError if not)."""
+    now = utc_now()
+    since = validate.search_date(typed.since, now) if typed.since else None
+    until = validate.search_date(typed.until, now) if typed.until else None
+    validate.date_range(since, until)
+    kind = typed.source_kind
+    if kind:
+        from lightnews.sources import registry
+
+        kind = validate.source_kind(kind, registry())
+    subject = validate.arxiv_category(typed.subject, archives=True) if typed.subject else None
+    return SearchFilters(subject=subject, since=since, until=until, source_kind=kind)

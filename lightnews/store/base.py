@@ -236,7 +236,8 @@ class Store(Protocol):
     def get_scholar(self, scholar_id: int) -> ScholarView: ...
 
     def find_scholar(self, query: str) -> int:
-        """A scholar by id, handle (with or without @), DID, ORCID, arXiv name or name."""
+        """A scholar by id, handle (with or without @), DID, ORCID, arXiv name or name,
+        or by part of a name or handle; several matches raise ``Ambiguous`` with them."""
         ...
 
     def list_scholars(self, bar: float = 0.0) -> list[ScholarSummary]: ...

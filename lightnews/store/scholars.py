@@ -17,8 +17,10 @@ from typing import Any
 
 import orjson
 
-from lightnews.errors import NotFound, UsageError
+from lightnews.errors import Ambiguous, NotFound, UsageError
 from lightnews.model import IDENTITY_KINDS, Account, Item, Mention, read_extra
+from lightnews.normalize import validate
+from lightnews.normalize.names import fold
 from lightnews.sources import all_traits
 from lightnews.store.dialect import Dialect
 from lightnews.store.views import (
@@ -114,27 +116,82 @@ class ScholarQueries:
                            identities)  # fmt: skip
 
     def find_scholar(self, query: str) -> int:
-        """A scholar by id, handle (with or without @), DID, ORCID, arXiv name or name."""
-        text = query.strip()
+        """A scholar by id, handle (with or without @), DID, ORCID, arXiv name or name,
+        or by part of a name or handle (``mara``, ``Lindqvist``, ``maralind``).
+
+        Whole matches win: an id, then an identity, then a full name. Otherwise
+        every scholar whose name (or an arXiv name) has, for each word asked, a
+        word starting with it, or whose handle starts with what was asked. One
+        scholar is the answer; several raise :class:`Ambiguous` listing them,
+        followed scholars first.
+        """
+        text = " ".join(query.split())
+        if not text:
+            raise UsageError("give a scholar: an id, a handle, an ORCID iD or (part of) a name")
         if (
             text.isdigit()
+            and len(text) < 19
             and self.db.execute("SELECT 1 FROM scholars WHERE id = ?", (int(text),)).fetchone()
         ):
             return int(text)
         handle = text.removeprefix("@").lower()
-        row = self.db.execute(
-            "SELECT scholar_id FROM identities WHERE lower(value) IN (?, ?) "
-            "ORDER BY kind = 'arxiv-name' LIMIT 1",
-            (text.lower(), handle),
-        ).fetchone()
-        if row is None:
-            row = self.db.execute(
-                "SELECT id FROM scholars WHERE lower(name) = ? ORDER BY id LIMIT 1",
-                (text.lower(),),
-            ).fetchone()
-        if row is None:
+        try:
+            orcid = validate.orcid(text).lower()
+        except UsageError:
+            orcid = handle
+        exact = [r[0] for r in self.db.execute(
+            "SELECT DISTINCT scholar_id FROM identities WHERE lower(value) IN (?, ?, ?)",
+            (text.lower(), handle, orcid),
+        )] or [r[0] for r in self.db.execute(
+            "SELECT id FROM scholars WHERE lower(name) IN (?, ?)", (text.lower(), f"@{handle}")
+        )]  # fmt: skip
+        found = exact or self._scholars_by_part(fold(text), handle)
+        if not found:
             raise NotFound(f"no scholar matches {query!r} (see `lightnews scholars list`)")
-        return int(row[0])
+        if len(found) == 1:
+            return int(found[0])
+        raise self._ambiguous(query, found)
+
+    def _scholars_by_part(self, words: str, handle: str) -> list[int]:
+        """Scholars whose names have words starting with each of ``words``, or whose
+        handle starts with ``handle``."""
+        asked = words.split()
+        found: dict[int, None] = {}
+        rows = self.db.execute(
+            "SELECT s.id, s.name, d.kind, d.value FROM scholars s LEFT JOIN identities d "
+            "ON d.scholar_id = s.id AND d.kind IN ('arxiv-name', 'bluesky-handle') "
+            "ORDER BY s.followed DESC, lower(s.name), s.id"
+        )
+        for scholar_id, name, kind, value in rows:
+            names = [name] + ([value] if kind == "arxiv-name" else [])
+            by_name = any(
+                asked and all(any(w.startswith(a) for w in fold(n).split()) for a in asked)
+                for n in names
+            )
+            by_handle = kind == "bluesky-handle" and value.lower().startswith(handle)
+            if by_name or by_handle:
+                found[int(scholar_id)] = None
+        return list(found)
+
+    def _ambiguous(self, query: str, scholar_ids: Sequence[int]) -> Ambiguous:
+        """The :class:`Ambiguous` error naming the scholars ``query`` matched."""
+        rows = self.db.execute(
+            "SELECT s.id, s.name, (SELECT value FROM identities d WHERE d.scholar_id = s.id "
+            "AND d.kind = 'bluesky-handle' ORDER BY value LIMIT 1) AS handle FROM scholars s "
+            f"WHERE {self.sql.in_list('s.id')} ORDER BY s.followed DESC, lower(s.name), s.id",
+            (self.sql.list_param(scholar_ids),),
+        ).fetchall()
+        choices = [
+            (str(r[0]), r[1] + (f" (@{r[2]})" if r[2] and r[2] not in r[1] else ""))
+            for r in rows
+        ]
+        shown = "; ".join(f"#{key} {label}" for key, label in choices[:20])
+        more = f" and {len(choices) - 20} more" if len(choices) > 20 else ""
+        return Ambiguous(
+            f"{len(choices)} scholars match {query!r}: {shown}{more}. "
+            "Give the id (the number after #) or more of the name",
+            choices,
+        )
 
     def list_scholars(self, bar: float = 0.0) -> list[ScholarSummary]:
         rows = self.db.execute(

@@ -1,0 +1,94 @@
+"""The feed's order and its stories do not depend on how many entries are asked for.
+
+``feed --limit 1`` put a post first and ``--limit 3`` a paper, and at ``--limit
+2`` a story lost its posts (70 likes instead of 531): the candidate window was
+sized by the limit. Now the whole window is ranked, then cut.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from lightnews.cli import cli
+from lightnews.model import Author, Item, Mention, Paper
+from lightnews.normalize.times import iso
+from lightnews.rank import FEED_ITEMS, FEED_PAPERS, Story, rank_stories
+from lightnews.store import SQLiteStore
+
+START = datetime(2025, 6, 1, tzinfo=UTC)
+
+
+def contents(story: Story) -> tuple[Any, ...]:
+    """What a reader sees of a story: its items, their likes, its reasons."""
+    likes = sum(i.engagement.get("likes", 0) for i in story.items)
+    return story.key, sorted(i.key for i in story.items), likes, story.why
+
+
+def test_feed_limit_n_is_the_first_n_on_the_demo(tmp_path: Path) -> None:
+    db = tmp_path / "demo.db"
+    runner = CliRunner(env={"LIGHTNEWS_RESOLVE_ONLINE": "0"})
+    assert runner.invoke(cli, ["--db", str(db), "demo", "--json"]).exit_code == 0
+
+    def feed(n: int) -> list[dict[str, Any]]:
+        result = runner.invoke(cli, ["--db", str(db), "feed", "--limit", str(n), "--json"])
+        assert result.exit_code == 0, result.output
+        entries: list[dict[str, Any]] = json.loads(result.stdout)
+        return entries
+
+    whole = feed(50)
+    assert len(whole) > 20
+    for n in range(1, 51):
+        assert feed(n) == whole[:n], n  # same entries, same items and counts, same order
+
+
+def many_stories(store: SQLiteStore) -> None:
+    """More papers and posts than the window holds; posts about a paper spread over weeks."""
+    now = iso(START)
+    papers = [
+        Paper(
+            arxiv_id=f"2506.{10000 + n}",
+            title=f"Study number {n} of long contexts",
+            abstract="A study.",
+            authors=[Author(name=f"Author {n}")],
+            categories=["cs.LG"],
+            published=iso(START + timedelta(hours=3 * n)),
+        )
+        for n in range(2 * FEED_PAPERS)
+    ]
+    with store.transaction():
+        store.save_papers(papers, now)
+    source, _ = store.add_source("feed", "https://crowd.example/feed.xml", now=now)
+    posts = []
+    for n in range(2 * FEED_ITEMS):
+        paper = papers[(n * 7) % len(papers)]
+        posts.append(
+            Item(
+                key=f"post-{n}",
+                kind="article",
+                title=f"On study {paper.arxiv_id}",
+                url=f"https://crowd.example/{n}",
+                published=iso(START + timedelta(minutes=45 * n)),
+                engagement={"likes": n % 97},
+                mentions=[Mention(paper.arxiv_id, "arxiv-url", 1.0)],
+            )
+        )
+    store.save_items(source.id, posts, now)
+
+
+def test_the_window_is_fixed_and_ranked_whole_before_the_cut(store: SQLiteStore) -> None:
+    many_stories(store)
+    whole = rank_stories(store, limit=None)
+    assert len(whole) > 50
+    assert len({s.key for s in whole}) == len(whole)
+    for n in range(1, 51):
+        cut = rank_stories(store, limit=n)
+        assert [contents(s) for s in cut] == [contents(s) for s in whole[:n]], n
+        assert [round(s.score, 9) for s in cut] == [round(s.score, 9) for s in whole[:n]]
+    # A story near the top keeps the posts that fall in the window, at every length.
+    top = whole[0]
+    assert len(top.items) > 1
