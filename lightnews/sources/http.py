@@ -7,8 +7,11 @@ be a good citizen and a safe one, once, instead of in every source:
 
 * it says who we are (a User-Agent naming Lightnews and the operator's contact);
 * it keeps a minimum interval between two requests to the same host (arXiv asks
-  for 3 seconds) and honours ``Retry-After`` on 429/503, retrying transient
-  failures with exponential backoff and jitter; a wait longer than
+  for 3 seconds), asking a :class:`~lightnews.sources.pacing.Pacer` for each
+  turn (in this process by default; shared by every worker of a PostgreSQL
+  library when the worker passes the store's pacer), and honours
+  ``Retry-After`` on 429/503, retrying transient failures with exponential
+  backoff and jitter; a wait longer than
   ``http_max_wait`` is not slept through but handed back to the caller
   (:attr:`FetchError.retry_after`) so the source can be rescheduled;
 * it makes conditional requests (ETag / Last-Modified) so unchanged feeds cost
@@ -47,6 +50,7 @@ import httpx
 
 from lightnews.errors import Blocked, FetchError, TooLarge
 from lightnews.settings import Settings
+from lightnews.sources.pacing import LocalPacer, Pacer
 
 __all__ = ["MAX_REDIRECTS", "HttpClient", "Response", "user_agent"]
 
@@ -262,6 +266,7 @@ class HttpClient:
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
         transport: httpx.BaseTransport | None = None,
+        pacer: Pacer | None = None,
     ) -> None:
         timeout = float(settings.http_timeout)
         self._timeout = timeout
@@ -276,7 +281,8 @@ class HttpClient:
         self._lock = threading.Lock()
         arxiv_interval = float(settings.arxiv_interval)
         self._intervals: dict[str, float] = {host: arxiv_interval for host in _ARXIV_HOSTS}
-        self._next_start: dict[str, float] = {}
+        #: Whose turn it is at a host: this process's (default) or a whole cluster's.
+        self._pacer: Pacer = pacer or LocalPacer(sleep=sleep, clock=clock)
         self._closed = False
         self.user_agent = user_agent(str(settings.contact or ""))
         self._client = httpx.Client(
@@ -428,17 +434,11 @@ class HttpClient:
                 )
 
     def _wait_turn(self, host: str) -> None:
-        """Sleep until this host's minimum interval since the last request start has passed."""
+        """Wait for this host's turn: its minimum interval since the last request start."""
         with self._lock:
             interval = self._intervals.get(host, 0.0)
-            if interval <= 0:
-                return
-            now = self._clock()
-            start = max(now, self._next_start.get(host, now))
-            self._next_start[host] = start + interval
-        wait = start - now
-        if wait > 0:
-            self._sleep(wait)
+        if interval > 0:
+            self._pacer.wait_for(host, interval)
 
     def _fetch_once(self, url: httpx.URL, headers: Mapping[str, str]) -> Response | str:
         """One GET without following redirects: a Response, or a redirect's Location."""

@@ -1,0 +1,60 @@
+"""Pacing: who decides when the next request to a host may start.
+
+The HTTP client keeps a minimum interval between two requests to one host
+(arXiv asks for 3 seconds). Whose requests count depends on how Lightnews
+runs: one process refreshing an SQLite library paces its own requests, while
+workers on any number of machines sharing a PostgreSQL library must pace all
+of theirs together, or four workers would ask arXiv four times as often.
+So the client does not keep the clock itself: before each request it asks a
+:class:`Pacer` to wait for the host's turn. :class:`LocalPacer` is the
+in-process pacing (the default); the store's ``HostSlots`` reserves turns in
+the database for a whole cluster. The client never learns which it has.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+__all__ = ["LocalPacer", "Pacer"]
+
+
+class Pacer(Protocol):
+    """Waits until a request to ``host`` may start, ``interval`` seconds after the last."""
+
+    def wait_for(self, host: str, interval: float) -> None:
+        """Block until it is this caller's turn at ``host``; that turn is then taken."""
+        ...
+
+
+class LocalPacer:
+    """Turns kept in this process: every thread's requests to a host are spaced.
+
+    Each call reserves the host's next free start and sleeps until it, so
+    threads queue up in the order they asked. ``sleep`` and ``clock`` can be
+    injected so that tests check waits without waiting.
+    """
+
+    def __init__(
+        self,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._sleep = sleep
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._next_start: dict[str, float] = {}
+
+    def wait_for(self, host: str, interval: float) -> None:
+        if interval <= 0:
+            return
+        with self._lock:
+            now = self._clock()
+            start = max(now, self._next_start.get(host, now))
+            self._next_start[host] = start + interval
+        wait = start - now
+        if wait > 0:
+            self._sleep(wait)

@@ -1,0 +1,49 @@
+"""Pacing: the HTTP client asks its pacer for every turn at a host with an interval."""
+
+from __future__ import annotations
+
+from conftest import RecordedServer, Reply
+from lightnews.settings import Settings
+from lightnews.sources.http import HttpClient
+from lightnews.sources.pacing import LocalPacer
+
+
+class RecordingPacer:
+    """A pacer that lets every request go at once and remembers what it was asked."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, float]] = []
+
+    def wait_for(self, host: str, interval: float) -> None:
+        self.asked.append((host, interval))
+
+
+def test_the_client_asks_its_pacer_for_each_request_to_a_paced_host(
+    server: RecordedServer, settings: Settings
+) -> None:
+    url = server.route("/feed", Reply(200, b"ok"))
+    pacer = RecordingPacer()
+    with HttpClient(settings, pacer=pacer) as client:
+        client.get(url)  # no interval for this host: the pacer is not asked
+        assert pacer.asked == []
+        client.set_host_interval("127.0.0.1", 0.25)
+        client.get(url)
+        client.get(url)
+    assert pacer.asked == [("127.0.0.1", 0.25), ("127.0.0.1", 0.25)]
+    assert len(server.hits) == 3
+
+
+def test_local_pacer_queues_callers_one_interval_apart() -> None:
+    now = [100.0]
+    sleeps: list[float] = []
+    pacer = LocalPacer(sleep=sleeps.append, clock=lambda: now[0])
+    for _ in range(3):  # three threads asking at the same moment
+        pacer.wait_for("example.org", 3.0)
+    assert sleeps == [3.0, 6.0]  # the first goes now, the others queue behind it
+    pacer.wait_for("other.org", 3.0)  # another host has its own turns
+    assert sleeps == [3.0, 6.0]
+    now[0] += 20.0  # long after the last turn: no wait
+    pacer.wait_for("example.org", 3.0)
+    assert sleeps == [3.0, 6.0]
+    pacer.wait_for("example.org", 0.0)  # no interval: never a wait
+    assert sleeps == [3.0, 6.0]
