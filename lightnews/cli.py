@@ -39,7 +39,15 @@ from lightnews.normalize import validate
 from lightnews.normalize.arxiv_ids import ArxivId
 from lightnews.normalize.times import now_iso, utc_now
 from lightnews.settings import SETTINGS, Settings, env_name
-from lightnews.store import BACKEND_ERRORS, Store, default_db_path, open_store, unavailable
+from lightnews.store import (
+    BACKEND_ERRORS,
+    Store,
+    default_db_path,
+    is_postgres_url,
+    open_store,
+    unavailable,
+)
+from lightnews.store.postgres import redact
 
 __all__ = ["EXIT_FAILED", "EXIT_NOT_FOUND", "EXIT_PARTIAL", "cli", "main"]
 
@@ -54,9 +62,15 @@ err = Console(stderr=True, highlight=False)
 class App:
     """What every command needs: where the database is, the store, the settings."""
 
-    def __init__(self, db: Path | None) -> None:
-        self.db_path = db or default_db_path()
+    def __init__(self, db: Path | str | None) -> None:
+        #: An SQLite file, or a ``postgresql://`` URL (kept as text: a Path would fold its //).
+        self.db_path: Path | str = db or default_db_path()
         self._store: Store | None = None
+
+    @property
+    def db_shown(self) -> str:
+        """The library as messages name it (a URL's password hidden)."""
+        return redact(self.db_path) if isinstance(self.db_path, str) else str(self.db_path)
 
     @property
     def store(self) -> Store:
@@ -151,6 +165,13 @@ def _starter_pack(text: str) -> str:
     return text.strip()
 
 
+def _database(value: str | None) -> Path | str | None:
+    """``--db``: a PostgreSQL URL as given, anything else a path to an SQLite file."""
+    if value is None:
+        return None
+    return value if is_postgres_url(value) else Path(value)
+
+
 _DATABASE_ERRORS: tuple[type[Exception], ...] = (Unavailable, *BACKEND_ERRORS)
 
 
@@ -176,13 +197,14 @@ class _Commands(click.Group):
 )
 @click.option(
     "--db",
-    type=click.Path(dir_okay=False, path_type=Path),
+    callback=lambda ctx, param, value: _database(value),
     envvar="LIGHTNEWS_DB",
-    help="Database file (default: lightnews.db in the user data directory; env LIGHTNEWS_DB).",
+    help="Database file, or a postgresql://USER@HOST/DB URL (default: lightnews.db in the "
+    "user data directory; env LIGHTNEWS_DB).",
 )
 @click.version_option(__version__, prog_name="lightnews")
 @click.pass_context
-def cli(ctx: click.Context, db: Path | None) -> None:
+def cli(ctx: click.Context, db: Path | str | None) -> None:
     """Lightnews: scholar-powered research news.
 
     Follow researchers across arXiv, their labs' blogs and other feeds, and read
@@ -199,7 +221,7 @@ def init(app: App) -> None:
     """Create the database (or bring its schema up to date)."""
     with errors_as_exit():
         version = app.store.schema_version
-    out.print(f"database ready at {app.db_path} (schema version {version})")
+    out.print(f"database ready at {app.db_shown} (schema version {version})")
 
 
 # -- sources -------------------------------------------------------------------
@@ -1440,10 +1462,48 @@ def db_copy(source: str, destination: str, as_json: bool) -> None:
         sys.exit(EXIT_FAILED)
 
 
+# -- workers ---------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.option(
+    "--concurrency", default=1, show_default=True, type=click.IntRange(1, 64),
+    help="Jobs this worker runs at once (each in a thread of its own).",
+)
+@pass_app
+def worker(app: App, concurrency: int) -> None:
+    """Run jobs from a PostgreSQL library's queue: refresh due sources, embed, resolve stubs.
+
+    Start as many workers as you like, on any machines that reach the database:
+    each source is fetched by one worker at a time, each host's interval (arXiv's
+    3 s) holds for all of them together, and the jobs of a worker that dies are
+    run again by another. Every `worker_tick` seconds one of them queues what is
+    due. Ctrl-C or SIGTERM stops it once its running jobs are done.
+
+    Only for a postgresql:// library: with an SQLite file, `lightnews refresh`
+    does the same work in-process (run it from cron).
+    """
+    if not isinstance(app.db_path, str):
+        raise click.UsageError(
+            f"workers need a PostgreSQL library (--db postgresql://USER@HOST/DB); "
+            f"{app.db_path} is an SQLite file, which `lightnews refresh` refreshes "
+            "in-process (from cron, say)"
+        )
+    from lightnews.worker import JobOutcome, run_worker
+
+    def echo(outcome: JobOutcome) -> None:
+        mark = "[green]ok[/green]  " if outcome.ok else "[red]fail[/red]"
+        out.print(f"{mark} {escape(outcome.summary)}")
+
+    with errors_as_exit():
+        run_worker(app.db_path, concurrency=concurrency, echo=echo,
+                   on_start=lambda line: err.print(escape(line)))  # fmt: skip
+
+
 # -- demo ------------------------------------------------------------------------------------
 
 
-def _serve(db_path: Path, host: str, port: int, settings: Settings) -> None:
+def _serve(db_path: Path | str, host: str, port: int, settings: Settings) -> None:
     import uvicorn
 
     from lightnews.serve.web import create_app
@@ -1457,7 +1517,8 @@ def _serve(db_path: Path, host: str, port: int, settings: Settings) -> None:
             f"{env_name('allowed_hosts')} to the names readers use (or * for any)"
         )
     settings = settings.with_overrides(allowed_hosts=hosts)
-    out.print(f"serving {db_path} on http://{host}:{port}/ (Ctrl-C to stop)")
+    shown = redact(db_path) if isinstance(db_path, str) else db_path
+    out.print(f"serving {shown} on http://{host}:{port}/ (Ctrl-C to stop)")
     uvicorn.run(create_app(db_path, settings), host=host, port=port, log_level="warning")
 
 

@@ -43,7 +43,16 @@ from lightnews.sources.arxiv_api import ArxivApiSource
 from lightnews.sources.http import HttpClient
 from lightnews.store import BACKEND_ERRORS, SaveResult, SourceRow, Store, unavailable
 
-__all__ = ["RunReport", "ingest_bytes", "ingest_file", "refresh", "refresh_source", "utc_now"]
+__all__ = [
+    "RunReport",
+    "due_for_refresh",
+    "ingest_bytes",
+    "ingest_file",
+    "refresh",
+    "refresh_one",
+    "refresh_source",
+    "utc_now",
+]
 
 MAX_PAGES = 10_000
 MAX_FOLLOW = 50
@@ -375,6 +384,40 @@ def _fail(
     return report
 
 
+def due_for_refresh(
+    store: Store, now: str, *, force: bool = False, kinds: list[str] | None = None
+) -> list[SourceRow]:
+    """The sources a refresh reads now: due ones (all with ``force``) that can be fetched.
+
+    Disabled sources, replays of files and the stubs row (read by
+    :func:`resolve_stubs`) are left out.
+    """
+    rows = store.list_sources() if force else store.due_sources(now, kinds)
+    return [
+        r
+        for r in rows
+        if r.enabled
+        and (kinds is None or r.kind in kinds)
+        and not r.address.startswith(REPLAY_PREFIXES)
+        and (r.kind, r.address) != STUBS
+    ]
+
+
+def refresh_one(
+    store: Store,
+    row: SourceRow,
+    client: HttpClient,
+    settings: Settings,
+    *,
+    clock: Callable[[], datetime] = utc_now,
+) -> RunReport:
+    """One source as a refresh reads it: its pages, then its unresolved references online."""
+    report = refresh_source(store, row, client, settings, clock=clock)
+    if settings.resolve_online and report.unresolved:
+        lookup_titles_online(store, settings, client, row, report, clock=clock)
+    return report
+
+
 def refresh(
     store: Store,
     settings: Settings,
@@ -387,11 +430,7 @@ def refresh(
     on_done: Callable[[RunReport], None] | None = None,
 ) -> list[RunReport]:
     """Refresh every due source (all of them with ``force``), one after another."""
-    now = iso(clock())
-    rows = store.list_sources() if force else store.due_sources(now, kinds)
-    rows = [r for r in rows if r.enabled and (kinds is None or r.kind in kinds)]
-    rows = [r for r in rows if not r.address.startswith(REPLAY_PREFIXES)]
-    rows = [r for r in rows if (r.kind, r.address) != STUBS]
+    rows = due_for_refresh(store, iso(clock()), force=force, kinds=kinds)
     reports = []
     own_client = client is None
     http = client or HttpClient(settings)
@@ -399,9 +438,7 @@ def refresh(
         for row in rows:
             if on_start:
                 on_start(row)
-            report = refresh_source(store, row, http, settings, clock=clock)
-            if settings.resolve_online and report.unresolved:
-                lookup_titles_online(store, settings, http, row, report, clock=clock)
+            report = refresh_one(store, row, http, settings, clock=clock)
             reports.append(report)
             if on_done:
                 on_done(report)

@@ -32,6 +32,13 @@ def _non_negative_float(raw: str) -> float:
     return value
 
 
+def _positive_float(raw: str) -> float:
+    value = float(raw)
+    if not value > 0 or value == float("inf"):
+        raise ValueError
+    return value
+
+
 def _boolean(raw: str) -> bool:
     lowered = raw.strip().lower()
     if lowered in {"1", "true", "yes", "on"}:
@@ -65,6 +72,7 @@ class _Choice:
 _KIND_WORDS: dict[Callable[[str], Any], str] = {
     _positive_int: "a positive integer",
     _non_negative_float: "a non-negative number",
+    _positive_float: "a positive number",
     _boolean: "true or false",
     _host_list: "host names separated by commas",
     str: "text",
@@ -257,6 +265,20 @@ SETTINGS: tuple[Setting, ...] = (
         24,
         _positive_int,
         "Longest wait, in hours, before retrying a failing source (backoff doubles up to it).",
+    ),
+    Setting(
+        "worker_tick",
+        60,
+        _positive_int,
+        "Seconds between two looks of `lightnews worker` for due sources, new papers to embed "
+        "and stubs to resolve (one look for the whole cluster, whichever worker makes it).",
+    ),
+    Setting(
+        "worker_heartbeat",
+        10.0,
+        _positive_float,
+        "Seconds between two heartbeats of a worker; a worker silent for three of them is "
+        "taken for dead and its jobs run again on another.",
     ),
 )
 

