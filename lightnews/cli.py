@@ -39,7 +39,14 @@ from lightnews.normalize import validate
 from lightnews.normalize.arxiv_ids import ArxivId
 from lightnews.normalize.times import now_iso, utc_now
 from lightnews.settings import SETTINGS, Settings, env_name
-from lightnews.store import BACKEND_ERRORS, Store, default_db_path, open_store, unavailable
+from lightnews.store import (
+    BACKEND_ERRORS,
+    Store,
+    default_db_path,
+    is_postgres_url,
+    open_store,
+    unavailable,
+)
 
 __all__ = ["EXIT_FAILED", "EXIT_NOT_FOUND", "EXIT_PARTIAL", "cli", "main"]
 
@@ -54,8 +61,10 @@ err = Console(stderr=True, highlight=False)
 class App:
     """What every command needs: where the database is, the store, the settings."""
 
-    def __init__(self, db: Path | None) -> None:
-        self.db_path = db or default_db_path()
+    def __init__(self, db: str | Path | None) -> None:
+        self.db_path: str | Path = (
+            (str(db) if is_postgres_url(db) else Path(db).expanduser()) if db else default_db_path()
+        )
         self._store: Store | None = None
 
     @property
@@ -176,13 +185,14 @@ class _Commands(click.Group):
 )
 @click.option(
     "--db",
-    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="PATH|URL",
     envvar="LIGHTNEWS_DB",
-    help="Database file (default: lightnews.db in the user data directory; env LIGHTNEWS_DB).",
+    help="The library: an SQLite file (default: lightnews.db in the user data directory) or "
+    "a postgresql://USER@HOST/DB URL for a group's server; env LIGHTNEWS_DB.",
 )
 @click.version_option(__version__, prog_name="lightnews")
 @click.pass_context
-def cli(ctx: click.Context, db: Path | None) -> None:
+def cli(ctx: click.Context, db: str | None) -> None:
     """Lightnews: scholar-powered research news.
 
     Follow researchers across arXiv, their labs' blogs and other feeds, and read
@@ -199,7 +209,7 @@ def init(app: App) -> None:
     """Create the database (or bring its schema up to date)."""
     with errors_as_exit():
         version = app.store.schema_version
-    out.print(f"database ready at {app.db_path} (schema version {version})")
+    out.print(f"database ready at {_shown(app.db_path)} (schema version {version})")
 
 
 # -- sources -------------------------------------------------------------------
@@ -1443,7 +1453,14 @@ def db_copy(source: str, destination: str, as_json: bool) -> None:
 # -- demo ------------------------------------------------------------------------------------
 
 
-def _serve(db_path: Path, host: str, port: int, settings: Settings) -> None:
+def _shown(location: str | Path) -> str:
+    """Where the library is, as it can be shown (a server URL without its password)."""
+    from lightnews.store.postgres import redact
+
+    return redact(str(location))
+
+
+def _serve(db_path: str | Path, host: str, port: int, settings: Settings) -> None:
     import uvicorn
 
     from lightnews.serve.web import create_app
@@ -1457,7 +1474,7 @@ def _serve(db_path: Path, host: str, port: int, settings: Settings) -> None:
             f"{env_name('allowed_hosts')} to the names readers use (or * for any)"
         )
     settings = settings.with_overrides(allowed_hosts=hosts)
-    out.print(f"serving {db_path} on http://{host}:{port}/ (Ctrl-C to stop)")
+    out.print(f"serving {_shown(db_path)} on http://{host}:{port}/ (Ctrl-C to stop)")
     uvicorn.run(create_app(db_path, settings), host=host, port=port, log_level="warning")
 
 
@@ -1503,14 +1520,14 @@ def demo(app: App, as_json: bool, port: int | None) -> None:
     if as_json:
         emit_json(
             {
-                "db": str(app.db_path),
+                "db": _shown(app.db_path),
                 "counts": counts,
                 "files": [r.to_json() for r in reports],
                 "feed": [s.to_json() for s in stories],
             }
         )
         return
-    out.print(f"[bold]Lightnews demo[/bold] · database {app.db_path}")
+    out.print(f"[bold]Lightnews demo[/bold] · database {_shown(app.db_path)}")
     for report in reports:
         status = "[green]ok[/green]" if report.ok else f"[red]{report.error}[/red]"
         out.print(f"  {report.kind:<10} {Path(report.address).name:<26} {status}")
@@ -1525,7 +1542,7 @@ def demo(app: App, as_json: bool, port: int | None) -> None:
             f"{(story.time or '')[:10]} · "
             f"{' · '.join(dict.fromkeys(story.why))}"
         )
-    out.print("\nTry: lightnews --db " + str(app.db_path) + " search attention")
+    out.print(f"\nTry: lightnews --db {_shown(app.db_path)} search attention")
     if port is not None:
         _serve(app.db_path, "127.0.0.1", port, app.settings)
 
