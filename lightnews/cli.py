@@ -12,6 +12,7 @@ progress goes to stderr. Exit codes a cron job can act on:
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -1460,7 +1461,9 @@ def _shown(location: str | Path) -> str:
     return redact(str(location))
 
 
-def _serve(db_path: str | Path, host: str, port: int, settings: Settings) -> None:
+def _serve(
+    db_path: str | Path, host: str, port: int, settings: Settings, workers: int = 1
+) -> None:
     import uvicorn
 
     from lightnews.serve.web import create_app
@@ -1474,8 +1477,27 @@ def _serve(db_path: str | Path, host: str, port: int, settings: Settings) -> Non
             f"{env_name('allowed_hosts')} to the names readers use (or * for any)"
         )
     settings = settings.with_overrides(allowed_hosts=hosts)
-    out.print(f"serving {_shown(db_path)} on http://{host}:{port}/ (Ctrl-C to stop)")
-    uvicorn.run(create_app(db_path, settings), host=host, port=port, log_level="warning")
+    out.print(
+        f"serving {_shown(db_path)} on http://{host}:{port}/"
+        + (f" with {workers} processes" if workers > 1 else "")
+        + " (Ctrl-C to stop)"
+    )
+    if workers == 1:
+        uvicorn.run(create_app(db_path, settings), host=host, port=port, log_level="warning")
+        return
+    # Each process builds its own application from the environment; the form key
+    # is made once here, so that a form from one process is accepted by the others.
+    from lightnews.serve.web import site_secret
+    from lightnews.store import open_store
+
+    with open_store(db_path) as store:
+        site_secret(store, settings)
+    os.environ["LIGHTNEWS_DB"] = str(db_path)
+    os.environ[env_name("allowed_hosts")] = ",".join(hosts)
+    uvicorn.run(
+        "lightnews.serve.web:app_from_environment", factory=True, workers=workers, host=host,
+        port=port, log_level="warning",
+    )  # fmt: skip
 
 
 @cli.command()
@@ -1484,12 +1506,17 @@ def _serve(db_path: str | Path, host: str, port: int, settings: Settings) -> Non
     help="Port to listen on.",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--workers", default=1, show_default=True, type=click.IntRange(1, 64),
+    help="Web processes to run (each with its own connections; SQLite libraries are read by "
+    "all of them while one process writes).",
+)  # fmt: skip
 @pass_app
-def serve(app: App, port: int, host: str) -> None:
+def serve(app: App, port: int, host: str, workers: int) -> None:
     """Serve the web UI and its JSON API (/api, /api/openapi.json) on the database."""
     with errors_as_exit():
         app.store.migrate()
-    _serve(app.db_path, host, port, app.settings)
+    _serve(app.db_path, host, port, app.settings, workers)
 
 
 @cli.command()
