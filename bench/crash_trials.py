@@ -148,7 +148,7 @@ def main() -> None:
         f"{name} {count:,}" for name, (count, _) in reference.items()), flush=True)  # fmt: skip
     rng = random.Random(args.seed)
     trials = []
-    for n in range(args.trials):
+    for _ in range(args.trials):
         db = fresh(OUT / "crash-trial.db")
         killed = run_steps(code, db, snapshot, env, kill_at=rng.uniform(0.05, clean["seconds"]))
         after_crash = checks(db)

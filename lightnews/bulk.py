@@ -44,8 +44,8 @@ from typing import Any
 import orjson
 
 from lightnews.sources.arxiv_snapshot import SnapshotErrors, iter_snapshot
-from lightnews.store import SaveResult, SQLiteStore
-from lightnews.store.sqlite import PreparedPaper, prepare_paper
+from lightnews.store import SaveResult, Store
+from lightnews.store.merge import PreparedPaper, prepare_paper
 
 __all__ = ["ImportSummary", "import_snapshot"]
 
@@ -108,7 +108,7 @@ def _renumber(message: str, offset: int) -> str:
     return f"line {int(number) + offset}:{rest}" if number.isdigit() else message
 
 
-def _workers(store: SQLiteStore) -> int:
+def _workers(store: Store) -> int:
     """How many parsing processes pay: one into an empty library, else two (if two cores).
 
     Into an empty library every record is new and the writer is the bottleneck
@@ -135,7 +135,7 @@ def _spans(path: Path, chunk_bytes: int = CHUNK_BYTES) -> Iterator[tuple[int, in
 
 
 def import_snapshot(
-    store: SQLiteStore,
+    store: Store,
     path: Path,
     *,
     batch_size: int = 5000,

@@ -35,8 +35,8 @@ from rich.table import Table
 from lightnews import __version__
 from lightnews.errors import LightnewsError, NotFound, Unavailable, UsageError
 from lightnews.normalize.times import now_iso
-from lightnews.settings import SETTINGS, Settings
-from lightnews.store import BACKEND_ERRORS, SQLiteStore, default_db_path, open_store, unavailable
+from lightnews.settings import SETTINGS, Settings, env_name
+from lightnews.store import BACKEND_ERRORS, Store, default_db_path, open_store, unavailable
 
 __all__ = ["EXIT_FAILED", "EXIT_NOT_FOUND", "EXIT_PARTIAL", "cli", "main"]
 
@@ -53,10 +53,10 @@ class App:
 
     def __init__(self, db: Path | None) -> None:
         self.db_path = db or default_db_path()
-        self._store: SQLiteStore | None = None
+        self._store: Store | None = None
 
     @property
-    def store(self) -> SQLiteStore:
+    def store(self) -> Store:
         if self._store is None:
             self._store = open_store(self.db_path)
             self._store.write_wait = float(self.settings.write_wait)
@@ -686,36 +686,36 @@ def show(app: App, arxiv_id: str, as_json: bool, as_bibtex: bool) -> None:
     with errors_as_exit():
         paper = app.store.get_paper(arxiv_id)
     if as_json:
-        emit_json(paper)
+        emit_json(paper.to_json())
         return
     if as_bibtex:
         from lightnews.serve.export import bibtex
 
         click.echo(bibtex([paper]), nl=False)
         return
-    out.print(f"[bold]{paper['title'] or '(metadata not fetched yet)'}[/bold]")
+    out.print(f"[bold]{paper.title or '(metadata not fetched yet)'}[/bold]")
     out.print(
-        f"{paper['arxiv_id']} · {paper['primary_category'] or ''} · "
-        f"{(paper['published'] or '')[:10]}"
-        + (" · [red]withdrawn[/red]" if paper["withdrawn"] else "")
+        f"{paper.arxiv_id} · {paper.primary_category or ''} · "
+        f"{(paper.published or '')[:10]}"
+        + (" · [red]withdrawn[/red]" if paper.withdrawn else "")
     )
-    if paper["authors"]:
-        out.print(", ".join(paper["authors"]))
-    if paper["versions"]:
+    if paper.authors:
+        out.print(", ".join(paper.authors))
+    if paper.versions:
         out.print(
             "versions: "
-            + ", ".join(f"{v['version']} {(v['date'] or '')[:10]}" for v in paper["versions"])
+            + ", ".join(f"{v.version} {(v.date or '')[:10]}" for v in paper.versions)
         )
-    if paper["abstract"]:
+    if paper.abstract:
         out.print()
-        out.print(paper["abstract"])
+        out.print(paper.abstract)
     out.print()
-    for name, link in paper["links"].items():
+    for name, link in paper.links.items():
         out.print(f"{name}: {link}")
-    if paper["mentions"]:
-        out.print(f"\n[bold]mentioned in {len(paper['mentions'])} items[/bold]")
-        for m in paper["mentions"]:
-            out.print(f"  {m['kind']} · {m['source']} · {m['title']} · {m['url'] or ''}")
+    if paper.mentions:
+        out.print(f"\n[bold]mentioned in {len(paper.mentions)} items[/bold]")
+        for m in paper.mentions:
+            out.print(f"  {m.kind} · {m.source} · {m.title} · {m.url or ''}")
 
 
 @cli.command()
@@ -780,7 +780,7 @@ def resolve(
     rows = [
         {
             "arxiv_id": m.arxiv_id,
-            "title": (known.get(m.arxiv_id) or {}).get("title") or "",
+            "title": known[m.arxiv_id].title if m.arxiv_id in known else "",
             "method": m.method,
             "confidence": m.confidence,
         }
@@ -872,10 +872,10 @@ def follow(
         )
         scholar = store.get_scholar(scholar_id)
     if as_json:
-        emit_json(scholar)
+        emit_json(scholar.to_json())
         return
-    ids = ", ".join(f"{i['kind']} {i['value']}" for i in scholar["identities"])
-    out.print(f"following #{scholar['id']} {scholar['name']} ({ids}); run `lightnews refresh`")
+    ids = ", ".join(f"{i.kind} {i.value}" for i in scholar.identities)
+    out.print(f"following #{scholar.id} {scholar.name} ({ids}); run `lightnews refresh`")
 
 
 @cli.command()
@@ -887,8 +887,8 @@ def unfollow(app: App, who: str) -> None:
         scholar_id = app.store.find_scholar(who)
         app.store.set_followed(scholar_id, False)
         for source in app.store.scholar_sources(scholar_id):
-            app.store.set_source_enabled(source["id"], False)
-        out.print(f"unfollowed #{scholar_id} {app.store.get_scholar(scholar_id)['name']}")
+            app.store.set_source_enabled(source.id, False)
+        out.print(f"unfollowed #{scholar_id} {app.store.get_scholar(scholar_id).name}")
 
 
 @cli.group()
@@ -904,20 +904,20 @@ def scholars_list(app: App, as_json: bool) -> None:
     with errors_as_exit():
         rows = app.store.list_scholars(app.settings.attribution_bar)
     if as_json:
-        emit_json(rows)
+        emit_json([r.to_json() for r in rows])
         return
     if not rows:
         out.print("no scholars yet: `lightnews follow @handle` or `--arxiv-author NAME`")
         return
     table = Table("id", "name", "identities", "records", "followed")
     for row in rows:
-        ids = "\n".join(f"{i['kind']}: {i['value']}" for i in row["identities"])
+        ids = "\n".join(f"{i.kind}: {i.value}" for i in row.identities)
         table.add_row(
-            str(row["id"]),
-            row["name"],
+            str(row.id),
+            row.name,
             ids,
-            str(row["records"]),
-            "yes" if row["followed"] else "no",
+            str(row.records),
+            "yes" if row.followed else "no",
         )
     out.print(table)
 
@@ -1025,45 +1025,45 @@ def scholar(app: App, who: str, page: int, per_page: int, as_json: bool) -> None
             app.store, who, page=page, per_page=per_page, bar=app.settings.attribution_bar
         )
     if as_json:
-        emit_json(data)
+        emit_json(data.to_json())
         return
-    profile = data["profile"] or {}
+    profile = data.profile
     out.print(
-        f"[bold]{data['scholar']['name']}[/bold]"
-        + (f"  @{profile['handle']}" if profile.get("handle") else "")
+        f"[bold]{data.scholar.name}[/bold]"
+        + (f"  @{profile.handle}" if profile and profile.handle else "")
     )
     if profile:
         out.print(
-            f"{profile.get('followers') or 0} followers · {profile.get('following') or 0} "
-            f"following · {profile.get('posts') or 0} posts"
+            f"{profile.followers or 0} followers · {profile.following or 0} "
+            f"following · {profile.posts or 0} posts"
         )
-        if profile.get("description"):
-            out.print(profile["description"])
-    for post in data["posts"][:30]:
-        if post["gap"]:
-            where = f"{post['position']}/{post['thread_size']}"
+        if profile.description:
+            out.print(profile.description)
+    for post in data.posts[:30]:
+        if post.gap:
+            where = f"{post.position}/{post.thread_size}"
             out.print(f"\n[dim]… post {where} of this thread is not fetched yet[/dim]")
             continue
         marks = []
-        if post["pinned"]:
+        if post.pinned:
             marks.append("pinned")
-        if post["reposted_by"]:
-            by = post["reposted_by"]
+        if post.reposted_by:
+            by = post.reposted_by
             marks.append(f"reposted by {by.get('name') or by.get('handle')}")
-        if post["thread_size"] > 1:
-            marks.append(f"thread {post['position']}/{post['thread_size']}")
-        out.print(f"\n[dim]{(post['created_at'] or '')[:10]} {' · '.join(marks)}[/dim]")
-        out.print(post["text"])
-        for link in post["links"]:
+        if post.thread_size > 1:
+            marks.append(f"thread {post.position}/{post.thread_size}")
+        out.print(f"\n[dim]{(post.created_at or '')[:10]} {' · '.join(marks)}[/dim]")
+        out.print(post.text)
+        for link in post.links:
             out.print(f"  {link}")
     out.print(
-        f"\n[bold]Publications and source records · at least {data['records_at_least']} "
-        f"records · page {data['page']} of {data['pages']}[/bold]"
+        f"\n[bold]Publications and source records · at least {data.records_at_least} "
+        f"records · page {data.page} of {data.pages}[/bold]"
     )
-    for paper in data["papers"]:
+    for paper in data.papers:
         out.print(
-            f"{paper['year'] or '----'}  {paper['title']}  [dim]{paper['primary_category']}"
-            f"  {paper['url']}[/dim]"
+            f"{paper.year or '----'}  {paper.title}  [dim]{paper.primary_category}"
+            f"  {paper.url}[/dim]"
         )
 
 
@@ -1261,16 +1261,61 @@ def settings_unset(app: App, name: str) -> None:
     out.print(f"{setting.name} reset to its default ({setting.default!r})")
 
 
+# -- db ----------------------------------------------------------------------------------------
+
+
+@cli.group("db")
+def db_group() -> None:
+    """Move a library between backends (SQLite files and PostgreSQL URLs)."""
+
+
+@db_group.command("copy")
+@click.argument("source")
+@click.argument("destination")
+@click.option("--json", "as_json", is_flag=True, help="Print the table-by-table check as JSON.")
+def db_copy(source: str, destination: str, as_json: bool) -> None:
+    """Copy the whole library SOURCE into the new, empty DESTINATION, then compare them.
+
+    Each is an SQLite file or a postgresql:// URL, in either direction. Every
+    table is compared at the end (rows and a checksum of every row); the exit
+    code is 4 when anything differs.
+    """
+    from lightnews.store.copy import copy_library
+
+    with errors_as_exit():
+        report = copy_library(
+            source, destination, lambda table, rows: err.print(f"  {table}: {rows:,}", end="\r")
+        )
+    if as_json:
+        emit_json(report.to_json())
+    else:
+        for check in report.tables:
+            mark = "[green]equal[/green]" if check.equal else "[red]DIFFERENT[/red]"
+            out.print(f"{check.table:<22} {check.copied_rows:>10,} rows  {mark}")
+        out.print(f"copied {report.source} → {report.destination}")
+    if not report.equal:
+        sys.exit(EXIT_FAILED)
+
+
 # -- demo ------------------------------------------------------------------------------------
 
 
-def _serve(db_path: Path, host: str, port: int) -> None:
+def _serve(db_path: Path, host: str, port: int, settings: Settings) -> None:
     import uvicorn
 
     from lightnews.serve.web import create_app
 
+    hosts = tuple(settings.allowed_hosts)
+    if host not in ("0.0.0.0", "::") and host.lower().strip("[]") not in hosts and "*" not in hosts:
+        hosts += (host.lower().strip("[]"),)  # the address it listens on names it too
+    elif host in ("0.0.0.0", "::") and "*" not in hosts:
+        err.print(
+            f"note: pages answer only to the host names {', '.join(hosts)}; set "
+            f"{env_name('allowed_hosts')} to the names readers use (or * for any)"
+        )
+    settings = settings.with_overrides(allowed_hosts=hosts)
     out.print(f"serving {db_path} on http://{host}:{port}/ (Ctrl-C to stop)")
-    uvicorn.run(create_app(db_path), host=host, port=port, log_level="warning")
+    uvicorn.run(create_app(db_path, settings), host=host, port=port, log_level="warning")
 
 
 @cli.command()
@@ -1281,7 +1326,7 @@ def serve(app: App, port: int, host: str) -> None:
     """Serve the web UI and its JSON API (/api, /api/openapi.json) on the database."""
     with errors_as_exit():
         app.store.migrate()
-    _serve(app.db_path, host, port)
+    _serve(app.db_path, host, port, app.settings)
 
 
 @cli.command()
@@ -1327,13 +1372,13 @@ def demo(app: App, as_json: bool, port: int | None) -> None:
     for story in stories:
         out.print(f"[bold]{story.title}[/bold]")
         out.print(
-            f"  {story.arxiv_id or (story.items[0]['kind'] if story.items else 'item')} · "
+            f"  {story.arxiv_id or (story.items[0].kind if story.items else 'item')} · "
             f"{(story.time or '')[:10]} · "
             f"{' · '.join(dict.fromkeys(story.why))}"
         )
     out.print("\nTry: lightnews --db " + str(app.db_path) + " search attention")
     if port is not None:
-        _serve(app.db_path, "127.0.0.1", port)
+        _serve(app.db_path, "127.0.0.1", port, app.settings)
 
 
 def main() -> None:

@@ -41,7 +41,7 @@ from lightnews.settings import Settings
 from lightnews.sources import Source, get_source_class
 from lightnews.sources.arxiv_api import ArxivApiSource
 from lightnews.sources.http import HttpClient
-from lightnews.store import BACKEND_ERRORS, SaveResult, SourceRow, SQLiteStore, unavailable
+from lightnews.store import BACKEND_ERRORS, SaveResult, SourceRow, Store, unavailable
 
 __all__ = ["RunReport", "ingest_bytes", "ingest_file", "refresh", "refresh_source", "utc_now"]
 
@@ -105,7 +105,7 @@ def _source_for(row: SourceRow, settings: Settings) -> Source:
 
 
 def _store_page(
-    store: SQLiteStore,
+    store: Store,
     row: SourceRow,
     batch: Batch,
     report: RunReport,
@@ -143,7 +143,7 @@ def _store_page(
     report.saved.warnings.extend(batch.warnings)
 
 
-def _link_accounts(store: SQLiteStore, row: SourceRow, batch: Batch, now: str) -> None:
+def _link_accounts(store: Store, row: SourceRow, batch: Batch, now: str) -> None:
     """Tie the accounts a source reported to scholars.
 
     A source followed for a scholar (``follow @handle``) names that scholar's
@@ -169,21 +169,21 @@ def _link_accounts(store: SQLiteStore, row: SourceRow, batch: Batch, now: str) -
             if account.handle:
                 store.add_identity(owner, handle_kind, account.handle)
             scholar = store.get_scholar(owner)
-            placeholder = scholar["name"].removeprefix("@").lower()
+            placeholder = scholar.name.removeprefix("@").lower()
             if account.name and placeholder in (account.handle.lower(), account.id.lower()):
                 store.rename_scholar(owner, account.name)
         elif row.params.get("follow_members"):
             follow_account(store, account, now)
 
 
-def _classify_accounts(store: SQLiteStore, account_ids: set[str]) -> None:
+def _classify_accounts(store: Store, account_ids: set[str]) -> None:
     """Mark accounts that only post or repost arXiv listings (see :mod:`lightnews.link.bots`)."""
     for account_id in sorted(account_ids):
         account = store.get_account("bluesky", account_id)
         if account is None:
             continue
         reason = bot_reason(account, store.account_items([account_id], limit=50))
-        if bool(reason) != bool(account["bot"]) or reason != account["bot_reason"]:
+        if bool(reason) != account.bot or reason != account.bot_reason:
             store.mark_bot("bluesky", account_id, reason)
 
 
@@ -197,7 +197,7 @@ def arxiv_author_query(name: str) -> str:
 
 
 def follow_scholar(
-    store: SQLiteStore,
+    store: Store,
     now: str,
     *,
     handle: str | None = None,
@@ -245,7 +245,7 @@ def follow_scholar(
     return scholar_id
 
 
-def follow_account(store: SQLiteStore, account: Account, now: str) -> int:
+def follow_account(store: Store, account: Account, now: str) -> int:
     """Make ``account`` a followed scholar with a source reading its posts (idempotent)."""
     did_kind = f"{account.service}-did"
     scholar_id = store.scholar_by_identity(did_kind, account.id)
@@ -266,7 +266,7 @@ def follow_account(store: SQLiteStore, account: Account, now: str) -> int:
 
 
 def refresh_source(
-    store: SQLiteStore,
+    store: Store,
     row: SourceRow,
     client: HttpClient,
     settings: Settings,
@@ -341,7 +341,7 @@ def refresh_source(
 
 
 def _succeed(
-    store: SQLiteStore, row: SourceRow, report: RunReport, settings: Settings, now: datetime
+    store: Store, row: SourceRow, report: RunReport, settings: Settings, now: datetime
 ) -> RunReport:
     """Record a run that stored what it read; problems in the input still show as errors."""
     next_attempt = iso(now + timedelta(minutes=int(settings.refresh_minutes)))
@@ -359,7 +359,7 @@ def _succeed(
 
 
 def _fail(
-    store: SQLiteStore,
+    store: Store,
     row: SourceRow,
     report: RunReport,
     message: str,
@@ -376,7 +376,7 @@ def _fail(
 
 
 def refresh(
-    store: SQLiteStore,
+    store: Store,
     settings: Settings,
     *,
     client: HttpClient | None = None,
@@ -414,7 +414,7 @@ def refresh(
     return reports
 
 
-def embed_new(store: SQLiteStore, settings: Settings) -> EmbedReport | str:
+def embed_new(store: Store, settings: Settings) -> EmbedReport | str:
     """Embed the papers new or changed since the last run; or why it cannot here.
 
     Without the semantic extra (or with ``semantic = off``) nothing happens and
@@ -430,7 +430,7 @@ def embed_new(store: SQLiteStore, settings: Settings) -> EmbedReport | str:
 
 
 def resolve_stubs(
-    store: SQLiteStore,
+    store: Store,
     settings: Settings,
     client: HttpClient,
     *,
@@ -463,7 +463,7 @@ def resolve_stubs(
 
 
 def lookup_titles_online(
-    store: SQLiteStore,
+    store: Store,
     settings: Settings,
     client: HttpClient,
     row: SourceRow,
@@ -509,14 +509,14 @@ def lookup_titles_online(
     return found
 
 
-def reattribute(store: SQLiteStore, reports: list[RunReport]) -> None:
+def reattribute(store: Store, reports: list[RunReport]) -> None:
     """New or changed papers may be by followed scholars: attribute them again."""
     if any(r.saved.papers_new or r.saved.papers_updated for r in reports):
         attribute_all(store)
 
 
 def ingest_bytes(
-    store: SQLiteStore,
+    store: Store,
     kind: str,
     address: str,
     body: bytes,
@@ -553,7 +553,7 @@ def ingest_bytes(
 
 
 def ingest_file(
-    store: SQLiteStore,
+    store: Store,
     kind: str,
     path: Path,
     settings: Settings,

@@ -41,6 +41,13 @@ def _boolean(raw: str) -> bool:
     raise ValueError
 
 
+def _host_list(raw: str) -> tuple[str, ...]:
+    hosts = tuple(h.strip().lower() for h in raw.split(",") if h.strip())
+    if not hosts or any(" " in h or "/" in h for h in hosts):
+        raise ValueError
+    return hosts
+
+
 class _Choice:
     """A parser accepting one of a few words."""
 
@@ -59,6 +66,7 @@ _KIND_WORDS: dict[Callable[[str], Any], str] = {
     _positive_int: "a positive integer",
     _non_negative_float: "a non-negative number",
     _boolean: "true or false",
+    _host_list: "host names separated by commas",
     str: "text",
 }
 
@@ -210,6 +218,22 @@ SETTINGS: tuple[Setting, ...] = (
         "static (a distillation of all-MiniLM-L6-v2, about 2,800 papers/s on two cores), "
         "minilm (the model itself: better neighbours, about 50 papers/s) or off. Needs the "
         "semantic extra; changing it re-embeds the library at the next `lightnews embed`.",
+    ),
+    Setting(
+        "allowed_hosts",
+        ("localhost", "127.0.0.1", "::1"),
+        _host_list,
+        "Host names the web server answers to, separated by commas (a request naming any "
+        "other host gets 400, which stops DNS-rebinding pages); add the public name when "
+        "serving beyond this machine, or * for any.",
+    ),
+    Setting(
+        "secret_key",
+        "",
+        str,
+        "Key that signs form tokens (and sessions). Made at random and saved on first use; "
+        "set it to share one key between several web processes.",
+        secret=True,
     ),
     Setting(
         "search_budget_ms",

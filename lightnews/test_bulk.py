@@ -267,7 +267,7 @@ def test_an_import_that_fails_keeps_whole_transactions(
 
 def test_prepared_papers_survive_json(tmp_path: Path) -> None:
     """What the worker sends (JSON) saves exactly as the papers themselves."""
-    from lightnews.store.sqlite import prepare_paper
+    from lightnews.store.merge import prepare_paper
 
     with _steps(tmp_path)[0].open("rb") as stream:
         papers = list(iter_snapshot(stream, SnapshotErrors()))

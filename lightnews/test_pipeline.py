@@ -180,9 +180,9 @@ def test_demo_merges_one_paper_from_three_sources(store: SQLiteStore, settings: 
     reports = build_demo(store, settings)
     assert all(r.ok for r in reports), [r.error for r in reports if not r.ok]
     paper = store.get_paper("2510.03172")
-    assert [v["version"] for v in paper["versions"]] == ["v1", "v2", "v3"]
-    assert len(paper["records"]) == 3  # API, OAI arXiv and OAI arXivRaw: one paper
-    assert paper["mentions"]  # and the lab blog's article that names it
+    assert [v.version for v in paper.versions] == ["v1", "v2", "v3"]
+    assert len(paper.records) == 3  # API, OAI arXiv and OAI arXivRaw: one paper
+    assert paper.mentions  # and the lab blog's article that names it
     assert build_demo(store, settings) and store.counts() == store.counts()
 
 
@@ -223,9 +223,9 @@ def test_seed_blog_article_links_the_papers_it_names(
     }
     assert all(t in {p[1] for p in _lab_titles(data)} for t in titles)  # no wrong link
     depth_pro = store.get_paper("2410.02073")
-    (mention,) = depth_pro["mentions"]
-    assert mention["kind"] == "article" and mention["method"] in ("exact-title", "fuzzy-title")
-    assert mention["url"] == "https://machinelearning.apple.com/research/iclr-2025"
+    (mention,) = depth_pro.mentions
+    assert mention.kind == "article" and mention.method in ("exact-title", "fuzzy-title")
+    assert mention.url == "https://machinelearning.apple.com/research/iclr-2025"
 
 
 def _lab_titles(data: Path) -> list[tuple[str, str]]:
@@ -280,7 +280,7 @@ def test_seed_notes_page_one_note_per_heading_linked(
     friday = {a for t, a in links if t == "ICLR2025 Friday Posters"}
     assert {"2410.02525", "2410.11414"} <= friday  # a note naming several papers links each
     story = store.get_paper("2408.03314")
-    assert {m["title"] for m in story["mentions"]} == {
+    assert {m.title for m in story.mentions} == {
         "ICLR2025 Snell: Optimality of Scaling LLM Test-Time Compute",
         "ICLR2025 Adaptive Computation",
     }
@@ -313,7 +313,7 @@ def test_stubs_are_resolved_online_and_wait_offline(
     assert reports[-1].ok and store.counts()["stubs"] == 0
     asked = server.hits[-1].query["id_list"][0].split(",")
     assert sorted(asked) == ["2511.04419", "2511.17015"]
-    assert store.get_paper("2511.17015")["title"]
+    assert store.get_paper("2511.17015").title
 
 
 def test_references_not_stored_are_looked_up_on_arxiv(
@@ -334,7 +334,7 @@ def test_references_not_stored_are_looked_up_on_arxiv(
     query = next(h for h in server.hits if h.path == "/api/query").query["search_query"][0]
     assert query.startswith("au:Snell AND ti:Optimality")
     story = store.get_paper("2408.03314")
-    assert [m["method"] for m in story["mentions"]] == ["surname-title"]
+    assert [m.method for m in story.mentions] == ["surname-title"]
 
 
 def hold_write_lock(db: Path, seconds: float) -> threading.Thread:

@@ -190,7 +190,7 @@ def test_follow_starter_pack_follows_every_member(
     assert report.error == "Bluesky profile without a DID"
     scholars = store.list_scholars()
     handles = {
-        i["value"] for s in scholars for i in s["identities"] if i["kind"] == "bluesky-handle"
+        i.value for s in scholars for i in s.identities if i.kind == "bluesky-handle"
     }
     assert {"scholar1.bsky.social", "scholar5.bsky.social"} <= handles
     assert len([s for s in store.list_sources() if s.kind == "bluesky"]) == len(scholars)

@@ -64,7 +64,7 @@ def test_demo_builds_every_page_type_and_twice_changes_nothing(
 
 def test_demo_scholar_page(store: SQLiteStore, settings: Settings) -> None:
     build_demo(store, settings)
-    page = scholar_page(store, MARA)
+    page = scholar_page(store, MARA).to_json()
     assert page["scholar"]["name"] == "Mara Lindqvist" and page["scholar"]["followed"]
     kinds = {i["kind"] for i in page["scholar"]["identities"]}
     assert kinds == {"arxiv-name", "bluesky-handle", "bluesky-did"}
@@ -128,7 +128,7 @@ def test_demo_scholar_page(store: SQLiteStore, settings: Settings) -> None:
     assert page["records_at_least"] >= 6 and page["records_at_least"] == len(page["papers"])
     assert {"2511.18342", "2510.03172", "2511.10268"} <= papers
     assert "2511.15577" not in papers  # Tobias's paper, not hers
-    tobias = scholar_page(store, "Tobias Achterberg-Reyes")
+    tobias = scholar_page(store, "Tobias Achterberg-Reyes").to_json()
     assert tobias["profile"] is None and tobias["records_at_least"] >= 6
 
 
@@ -154,10 +154,11 @@ def test_demo_facets_count_bytes(demo_dir: Path) -> None:
 def test_demo_bot_daily_notes_and_code(store: SQLiteStore, settings: Settings) -> None:
     build_demo(store, settings)
     bot = store.get_account("bluesky", BOT)
-    assert bot is not None and bot["bot"] and bot["name"] == "cs.LG new listings"
-    bot_items = store.account_items([bot["id"]])
+    assert bot is not None and bot.bot and bot.name == "cs.LG new listings"
+    bot_items = store.account_items([bot.id])
     assert len(bot_items) == 6 and all(len(i.mentions) == 1 for i in bot_items)
-    assert not store.get_account("bluesky", MARA)["bot"]  # type: ignore[index]
+    mara = store.get_account("bluesky", MARA)
+    assert mara is not None and not mara.bot
     titles = {s.address: s.title for s in store.list_sources()}
     assert titles["demo:bluesky-feed.mara.json"] == "Mara Lindqvist (@maralindqvist.bsky.social)"
     assert titles["demo:bluesky-feed.arxivbot.json"] == f"cs.LG new listings (@{BOT})"
@@ -171,10 +172,10 @@ def test_demo_bot_daily_notes_and_code(store: SQLiteStore, settings: Settings) -
         assert orjson.loads(row["engagement"])["upvotes"] > 0
         assert orjson.loads(row["extra"])["featured_day"] == "2025-11-27"
     ring = store.get_paper("2511.18342")
-    assert "hf-daily" in {r["source_kind"] for r in ring["records"]}
-    assert ring["links"]["code"] == "https://github.com/northlake-ai/ring-attention"
+    assert "hf-daily" in {r.source_kind for r in ring.records}
+    assert ring.links["code"] == "https://github.com/northlake-ai/ring-attention"
     # The paper the daily list does not feature keeps its three arXiv records.
-    assert len(store.get_paper("2510.03172")["records"]) == 3
+    assert len(store.get_paper("2510.03172").records) == 3
 
     notes = store.db.execute(
         "SELECT title, extra FROM items WHERE kind = 'note' ORDER BY id"
@@ -186,8 +187,8 @@ def test_demo_bot_daily_notes_and_code(store: SQLiteStore, settings: Settings) -
     assert sections == {"NeurIPS2025 Wednesday Posters", "NeurIPS2025 Efficiency"}
     assert extras["NeurIPS2025 Lindqvist: sparse ring attention"]["section"] == "Efficiency"
     linked = {
-        arxiv_id: {m["title"] for m in store.get_paper(arxiv_id)["mentions"]
-                   if m["kind"] == "note" and m["method"] == "surname-title"}
+        arxiv_id: {m.title for m in store.get_paper(arxiv_id).mentions
+                   if m.kind == "note" and m.method == "surname-title"}
         for arxiv_id in ("2511.18342", "2511.15577", "2511.10268", "2510.18421", "2510.22980")
     }  # fmt: skip
     assert linked["2511.18342"] == {
@@ -205,7 +206,7 @@ def test_demo_bot_daily_notes_and_code(store: SQLiteStore, settings: Settings) -
     assert all(u.startswith("https://elifbrennan.example/notes/neurips2025/") for u in urls)
 
     regen = store.get_paper("2510.03172")
-    assert regen["links"]["code"] == "https://github.com/northlake-ai/regen-bench"
+    assert regen.links["code"] == "https://github.com/northlake-ai/regen-bench"
 
 
 def test_demo_reuses_a_scholar_the_user_follows(store: SQLiteStore, settings: Settings) -> None:
@@ -214,6 +215,6 @@ def test_demo_reuses_a_scholar_the_user_follows(store: SQLiteStore, settings: Se
     build_demo(store, settings)
     scholars = store.list_scholars()
     assert len(scholars) == 2
-    page = scholar_page(store, MARA)
+    page = scholar_page(store, MARA).to_json()
     assert page["scholar"]["id"] == mine and page["profile"] is not None
     assert page["records_at_least"] >= 6

@@ -31,7 +31,7 @@ from lightnews.embed.encoders import (
 )
 from lightnews.embed.index import VectorIndex, from_blob, from_blobs, to_blob
 from lightnews.settings import Settings
-from lightnews.store import SQLiteStore
+from lightnews.store import Store
 
 if TYPE_CHECKING:
     import numpy as np
@@ -70,7 +70,7 @@ def encoder_for(settings: Settings) -> Encoder:
         return _encoders[name]
 
 
-def _index_for(store: SQLiteStore, encoder: Encoder) -> VectorIndex:
+def _index_for(store: Store, encoder: Encoder) -> VectorIndex:
     """The store's vector index for ``encoder``, loaded or built once, then kept current."""
     key = (str(store.path.resolve()), encoder.name)
     with _lock:
@@ -98,7 +98,7 @@ def _index_for(store: SQLiteStore, encoder: Encoder) -> VectorIndex:
 class Semantic:
     """One library's encoder and vector index: nearest papers to a text or a paper."""
 
-    store: SQLiteStore
+    store: Store
     encoder: Encoder
     index: VectorIndex
 
@@ -130,7 +130,7 @@ class Semantic:
         return self.store.count_unembedded(cap)
 
 
-def open_semantic(store: SQLiteStore, settings: Settings) -> Semantic:
+def open_semantic(store: Store, settings: Settings) -> Semantic:
     """Semantic search over ``store``, or :class:`SemanticUnavailable` saying why not."""
     encoder = encoder_for(settings)
     if not store.has_vectors(encoder.name):
@@ -175,7 +175,7 @@ _interest_cache: dict[tuple[str, str, float], tuple[Any, float, Any, Any]] = {}
 INTEREST_TTL = 300.0
 
 
-def _interests(store: SQLiteStore, model: str, bar: float) -> tuple[list[Any], Any]:
+def _interests(store: Store, model: str, bar: float) -> tuple[list[Any], Any]:
     """The user's interest papers and their vectors as one matrix, kept between requests.
 
     Reading them costs tens of milliseconds on a large library; they change
@@ -196,7 +196,7 @@ def _interests(store: SQLiteStore, model: str, bar: float) -> tuple[list[Any], A
 
 
 def closest_interests(
-    store: SQLiteStore, settings: Settings, arxiv_ids: list[str], bar: float
+    store: Store, settings: Settings, arxiv_ids: list[str], bar: float
 ) -> dict[str, Closeness]:
     """For each paper, the closest paper by a followed scholar or saved, when close enough.
 
@@ -235,7 +235,7 @@ def closest_interests(
             continue
         strength = min(1.0, (value - floor) / max(1e-6, 1 - floor))
         scholar = names.get(scholar_id, "a scholar you follow") if scholar_id is not None else None
-        found[arxiv_id] = Closeness(value, strength, paper["arxiv_id"], paper["title"], scholar)
+        found[arxiv_id] = Closeness(value, strength, paper.arxiv_id, paper.title, scholar)
     return found
 
 
@@ -257,7 +257,7 @@ class EmbedReport:
 
 
 def embed_papers(
-    store: SQLiteStore,
+    store: Store,
     settings: Settings,
     *,
     limit: int | None = None,

@@ -21,7 +21,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lightnews.store import SQLiteStore
+from lightnews.store import Store
 
 if TYPE_CHECKING:
     import numpy as np
@@ -75,7 +75,7 @@ class VectorIndex:
         return index
 
     @classmethod
-    def build(cls, store: SQLiteStore, model: str, dim: int) -> VectorIndex:
+    def build(cls, store: Store, model: str, dim: int) -> VectorIndex:
         """An index of every vector of ``model`` in ``store``."""
         import faiss
         import numpy as np
@@ -95,7 +95,7 @@ class VectorIndex:
         built.catch_up(store)
         return built
 
-    def catch_up(self, store: SQLiteStore) -> int:
+    def catch_up(self, store: Store) -> int:
         """Add the vectors written since this index last looked; how many were added."""
         import numpy as np
 

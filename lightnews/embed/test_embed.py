@@ -93,7 +93,7 @@ def test_filters_and_excluded_words_apply_to_hits_found_by_meaning(
     robotics = search_papers(library, query, settings=on, filters=SearchFilters(subject="cs.RO"))
     assert robotics and len(robotics) < len(everything)
     for hit in robotics:  # the subject filter matches any of a paper's categories
-        assert "cs.RO" in library.get_paper(hit.arxiv_id)["categories"]
+        assert "cs.RO" in library.get_paper(hit.arxiv_id).categories
     without = search_papers(library, query + " -ring", settings=on)
     assert not any("Ring" in h.title for h in without)
     assert any("Kernelized" in h.title for h in without)

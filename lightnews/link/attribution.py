@@ -26,14 +26,15 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rapidfuzz import fuzz
 
 from lightnews.normalize.names import fold
 
 if TYPE_CHECKING:
-    from lightnews.store import SQLiteStore
+    from lightnews.store import Store
+    from lightnews.store.views import AuthorshipCandidate
 
 __all__ = [
     "Candidate",
@@ -131,16 +132,16 @@ class Candidate:
     coauthors: list[str]
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> Candidate:
-        published = row.get("published") or ""
+    def from_row(cls, row: AuthorshipCandidate) -> Candidate:
+        published = row.published or ""
         return cls(
-            paper_id=row["paper_id"],
-            position=row["position"],
-            arxiv_id=row["arxiv_id"],
-            name=parse_name(row["name"], row.get("keyname"), row.get("forenames")),
-            categories=(row.get("categories") or "").split(),
+            paper_id=row.paper_id,
+            position=row.position,
+            arxiv_id=row.arxiv_id,
+            name=parse_name(row.name, row.keyname, row.forenames),
+            categories=(row.categories or "").split(),
             year=int(published[:4]) if published[:4].isdigit() else None,
-            coauthors=(row.get("coauthors") or "").split(),
+            coauthors=(row.coauthors or "").split(),
         )
 
 
@@ -244,10 +245,10 @@ def name_variants(identities: Iterable[tuple[str, str]], display_name: str) -> l
     return [parse_name(n) for n in names if n.strip()]
 
 
-def attribute_scholar(store: SQLiteStore, scholar_id: int) -> int:
+def attribute_scholar(store: Store, scholar_id: int) -> int:
     """Recompute one scholar's attributions; returns how many authorships they now have."""
     scholar = store.get_scholar(scholar_id)
-    identities = [(i["kind"], i["value"]) for i in scholar["identities"]]
+    identities = [(i.kind, i.value) for i in scholar.identities]
     variants = name_variants(identities, "")
     if not variants:
         store.set_attributions(scholar_id, [])
@@ -267,17 +268,17 @@ def attribute_scholar(store: SQLiteStore, scholar_id: int) -> int:
         paper = store.paper_authorships(arxiv_id)
         if paper:
             best = max(
-                paper, key=lambda a: max(fuzz.token_sort_ratio(fold(a["name"]), n) for n in names)
+                paper, key=lambda a: max(fuzz.token_sort_ratio(fold(a.name), n) for n in names)
             )
-            scores[(best["paper_id"], best["position"])] = 1.0
+            scores[(best.paper_id, best.position)] = 1.0
     store.set_attributions(scholar_id, [(p, pos, c) for (p, pos), c in scores.items()])
     return len(scores)
 
 
-def attribute_all(store: SQLiteStore) -> dict[int, int]:
+def attribute_all(store: Store) -> dict[int, int]:
     """Recompute attributions of every scholar followed under an arXiv name."""
     counts: dict[int, int] = {}
     for scholar in store.list_scholars():
-        if any(i["kind"] == "arxiv-name" for i in scholar["identities"]):
-            counts[scholar["id"]] = attribute_scholar(store, scholar["id"])
+        if any(i.kind == "arxiv-name" for i in scholar.identities):
+            counts[scholar.id] = attribute_scholar(store, scholar.id)
     return counts

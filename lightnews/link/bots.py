@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Protocol
 
 from rapidfuzz import fuzz
 
 from lightnews.link.identifiers import find_arxiv_mentions
 from lightnews.model import Item
 
-__all__ = ["bot_reason", "is_listing"]
+__all__ = ["Profile", "bot_reason", "is_listing"]
 
 _SELF_DESCRIBED = re.compile(
     r"\b(?:bot|automated|auto-?post(?:s|ed|ing)?|mirror(?:s|ing)?|unofficial feed|"
@@ -48,9 +48,22 @@ def is_listing(item: Item) -> bool:
     return len(words) <= 3
 
 
-def bot_reason(account: dict[str, Any], items: Sequence[Item]) -> str | None:
+class Profile(Protocol):
+    """What an account says about itself (a stored account or a parsed one)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def handle(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+
+def bot_reason(account: Profile, items: Sequence[Item]) -> str | None:
     """Why this account looks automated, or None for a person."""
-    about = " ".join(str(account.get(k) or "") for k in ("name", "handle", "description"))
+    about = " ".join((account.name, account.handle, account.description))
     if _SELF_DESCRIBED.search(about.replace(".bsky.social", "")):
         return "describes itself as automated"
     if len(items) < MIN_POSTS:

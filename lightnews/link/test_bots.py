@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lightnews.link.bots import bot_reason, is_listing
-from lightnews.model import Item
+from lightnews.model import Account, Item
 
 
 def post(text: str, kind: str = "post", card_title: str = "", link: str = "") -> Item:
@@ -49,15 +49,17 @@ def test_listing_posts() -> None:
 
 
 def test_bot_accounts() -> None:
-    person = {
-        "name": "Michael Kirchhof",
-        "handle": "mkirchhof.bsky.social",
-        "description": "Research Scientist for uncertainty quantification.",
-    }
+    person = Account(
+        "bluesky", "did:plc:x", name="Michael Kirchhof", handle="mkirchhof.bsky.social",
+        description="Research Scientist for uncertainty quantification.",
+    )  # fmt: skip
     assert bot_reason(person, SCHOLAR) is None
     assert bot_reason(person, SCHOLAR[:2]) is None
-    assert "listings" in (bot_reason({"handle": "cs-lg.bsky.social"}, LISTINGS) or "")
-    described = {"name": "arXiv cs.LG", "description": "Automated feed of new arXiv papers"}
+    assert "listings" in (
+        bot_reason(Account("bluesky", "did:plc:y", handle="cs-lg.bsky.social"), LISTINGS) or ""
+    )
+    described = Account("bluesky", "did:plc:z", name="arXiv cs.LG",
+                        description="Automated feed of new arXiv papers")  # fmt: skip
     assert bot_reason(described, []) == "describes itself as automated"
     reposter = [
         post(
@@ -68,4 +70,7 @@ def test_bot_accounts() -> None:
         )
         for p in LISTINGS * 2
     ]
-    assert bot_reason({"handle": "someone.bsky.social"}, reposter) == "only reposts arXiv listings"
+    assert (
+        bot_reason(Account("bluesky", "did:plc:w", handle="someone.bsky.social"), reposter)
+        == "only reposts arXiv listings"
+    )

@@ -133,4 +133,4 @@ def test_library_links_dois_slugs_and_code(tmp_path: object, store: object) -> N
         extra={"code_links": ["https://github.com/apple/ml-depth-pro"]},
     )
     store.save_items(source.id, [lone], "2025-01-01T00:00:00Z")
-    assert store.get_paper("2410.02073")["links"]["code"] == "https://github.com/apple/ml-depth-pro"
+    assert store.get_paper("2410.02073").links["code"] == "https://github.com/apple/ml-depth-pro"

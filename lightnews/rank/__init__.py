@@ -17,11 +17,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import orjson
-
 from lightnews.embed import Closeness, closest_interests
 from lightnews.settings import Settings
-from lightnews.store import SQLiteStore
+from lightnews.store import Store
+from lightnews.store.views import FeedCandidate, Mutes
 
 __all__ = ["SIGNALS", "Context", "Story", "gather_stories", "newest_stories", "rank_stories"]
 
@@ -36,19 +35,19 @@ class Story:
     arxiv_id: str | None = None
     url: str | None = None
     category: str | None = None
-    items: list[dict[str, Any]] = field(default_factory=list)
+    items: list[FeedCandidate] = field(default_factory=list)
     why: list[str] = field(default_factory=list)
     score: float = 0.0
 
     def to_json(self, items: int = 10) -> dict[str, Any]:
         """The entry, with its newest ``items`` items (the story page has them all)."""
         data: dict[str, Any] = {"arxiv_id": self.arxiv_id} if self.arxiv_id else {"item": self.key}
-        newest = sorted(self.items, key=lambda i: i.get("time") or "", reverse=True)[:items]
+        newest = sorted(self.items, key=lambda i: i.time or "", reverse=True)[:items]
         data.update(
             title=self.title, score=round(self.score, 4), why=self.why, time=self.time,
             url=self.url, items_total=len(self.items),
-            items=[{k: i.get(k) for k in ("kind", "source", "title", "url", "time")}
-                   for i in newest],
+            items=[{"kind": i.kind, "source": i.source, "title": i.title, "url": i.url,
+                    "time": i.time} for i in newest],
         )  # fmt: skip
         return data
 
@@ -67,22 +66,16 @@ class Context:
 Signal = Callable[[Story, Context], tuple[float, list[str]]]
 
 
-def _engagement(item: dict[str, Any]) -> dict[str, int]:
-    raw = item.get("engagement") or "{}"
-    value = orjson.loads(raw) if isinstance(raw, str) else raw
-    return value if isinstance(value, dict) else {}
-
-
 def posted_by_followed(story: Story, context: Context) -> tuple[float, list[str]]:
     """A followed scholar posted it (counts most) or reposted it."""
     posted: list[str] = []
     reposted: list[str] = []
     for item in story.items:
-        scholar = item.get("followed_scholar")
+        scholar = item.followed_scholar
         if scholar is None:
             continue
         name = context.names.get(scholar, "a scholar you follow")
-        target = reposted if item.get("kind") == "repost" else posted
+        target = reposted if item.kind == "repost" else posted
         if name not in target:
             target.append(name)
     points = 4.0 * len(posted) + 1.5 * len(reposted)
@@ -99,8 +92,8 @@ def authored_by_followed(story: Story, context: Context) -> tuple[float, list[st
 
 def scholars_discussing(story: Story, context: Context) -> tuple[float, list[str]]:
     """How many distinct people (bots weigh little) post about it."""
-    people = {i["account"] for i in story.items if i.get("account") and not i.get("bot")}
-    bots = {i["account"] for i in story.items if i.get("account") and i.get("bot")}
+    people = {i.account for i in story.items if i.account and not i.bot}
+    bots = {i.account for i in story.items if i.account and i.bot}
     points = math.log1p(len(people)) + 0.1 * len(bots)
     why = [f"{len(people)} scholars discuss it"] if len(people) >= 2 else []
     return points, why
@@ -108,10 +101,10 @@ def scholars_discussing(story: Story, context: Context) -> tuple[float, list[str
 
 def engagement(story: Story, context: Context) -> tuple[float, list[str]]:
     """Engagement normalized per source: likes and reposts are not upvotes."""
-    likes = sum(_engagement(i).get("likes", 0) + 2 * _engagement(i).get("reposts", 0)
-                for i in story.items if i.get("source_kind") == "bluesky")  # fmt: skip
-    upvotes = max((_engagement(i).get("upvotes", 0) for i in story.items
-                   if i.get("source_kind") == "hf-daily"), default=0)  # fmt: skip
+    likes = sum(i.engagement.get("likes", 0) + 2 * i.engagement.get("reposts", 0)
+                for i in story.items if i.source_kind == "bluesky")  # fmt: skip
+    upvotes = max((i.engagement.get("upvotes", 0) for i in story.items
+                   if i.source_kind == "hf-daily"), default=0)  # fmt: skip
     points = 0.5 * math.log1p(likes) / math.log1p(100) + math.log1p(upvotes) / math.log1p(50)
     why = [f"Daily Papers, {upvotes} upvotes"] if upvotes else []
     if likes >= 20:
@@ -138,7 +131,7 @@ def close_to_your_papers(story: Story, context: Context) -> tuple[float, list[st
 
 def coverage(story: Story, context: Context) -> tuple[float, list[str]]:
     """Written about in articles, notes or newsletters."""
-    kinds = {i.get("kind") for i in story.items}
+    kinds = {i.kind for i in story.items}
     found = [k for k in ("article", "note", "daily") if k in kinds]
     words = {"article": "in a blog post", "note": "in someone's notes", "daily": ""}
     return 0.6 * len(found), [words[k] for k in found if words[k]]
@@ -165,56 +158,52 @@ def _age_hours(time: str, now: datetime) -> float:
     return max((now - moment).total_seconds() / 3600, 0.0)
 
 
-def gather_stories(store: SQLiteStore, limit: int = 30) -> list[Story]:
+def gather_stories(store: Store, limit: int = 30) -> list[Story]:
     """Candidate stories: recent papers and everything recently said about papers."""
     stories: dict[str, Story] = {}
     for paper in store.recent_papers(limit * 3):
-        stories[paper["arxiv_id"]] = Story(
-            key=paper["arxiv_id"], title=paper["title"], time=paper["published"],
-            arxiv_id=paper["arxiv_id"], url=f"https://arxiv.org/abs/{paper['arxiv_id']}",
-            category=paper["primary_category"],
+        stories[paper.arxiv_id] = Story(
+            key=paper.arxiv_id, title=paper.title, time=paper.published or "",
+            arxiv_id=paper.arxiv_id, url=f"https://arxiv.org/abs/{paper.arxiv_id}",
+            category=paper.primary_category,
         )  # fmt: skip
     items = store.recent_items(limit * 12)
-    wanted = {i["record_of"] for i in items if i["record_of"]}
-    for item in items:
-        wanted.update((item["mentioned"] or "").split())
+    wanted = {arxiv_id for i in items for arxiv_id in i.papers}
     papers = store.papers_by_ids(sorted(wanted - set(stories)))
     # A thread is one unit: its replies belong to the stories its posts name.
-    named = {i["key"]: ([i["record_of"]] if i["record_of"] else (i["mentioned"] or "").split())
-             for i in items}  # fmt: skip
+    named = {i.key: i.papers for i in items}
     by_thread: dict[str, list[str]] = {}
     for item in items:
-        root = item.get("thread_root") or item["key"]
-        for arxiv_id in named[item["key"]]:
+        root = item.thread_root or item.key
+        for arxiv_id in named[item.key]:
             by_thread.setdefault(root, [])
             if arxiv_id not in by_thread[root]:
                 by_thread[root].append(arxiv_id)
     for item in items:
-        ids = named[item["key"]] or (
-            by_thread.get(item.get("thread_root") or "", []) if item["kind"] == "post" else []
+        ids = named[item.key] or (
+            by_thread.get(item.thread_root or "", []) if item.kind == "post" else []
         )
-        for key in ids or [f"item:{item['id']}"]:
+        for key in ids or [f"item:{item.id}"]:
             story = stories.get(key)
             if story is None:
                 known = papers.get(key)
                 story = stories[key] = Story(
-                    key=key, title=(known["title"] if known else "") or item["title"] or key,
+                    key=key, title=(known.title if known else "") or item.title or key,
                     # Undated items (a notes page) do not date a story: its paper does.
-                    time=item.get("published") or (known or {}).get("published")
-                    or item["time"],
+                    time=item.published or (known.published if known else None) or item.time,
                     arxiv_id=key if ids else None,
-                    url=f"https://arxiv.org/abs/{key}" if ids else item["url"],
-                    category=known["primary_category"] if known else None,
+                    url=f"https://arxiv.org/abs/{key}" if ids else item.url,
+                    category=known.primary_category if known else None,
                 )  # fmt: skip
             story.items.append(item)
             # Only what carries its own date moves a story (an undated note does not).
-            if item["kind"] != "paper" and item.get("published"):
-                story.time = max(story.time or "", item["published"])
+            if item.kind != "paper" and item.published:
+                story.time = max(story.time or "", item.published)
     return list(stories.values())
 
 
 def rank_stories(
-    store: SQLiteStore,
+    store: Store,
     *,
     limit: int = 30,
     half_life_hours: float = 36.0,
@@ -235,7 +224,7 @@ def rank_stories(
     context = Context(
         authored=store.followed_authorships(arxiv_ids, bar),
         names=store.scholar_names(
-            i["followed_scholar"] for s in stories for i in s.items if i.get("followed_scholar")
+            i.followed_scholar for s in stories for i in s.items if i.followed_scholar is not None
         ),
         categories=store.followed_categories(),
         now=now or datetime.now(UTC),
@@ -294,29 +283,28 @@ def _score(
 def _since(story: Story, read_at: str) -> str | None:
     """What is material since the story was read: a followed scholar speaking, a new version."""
     for item in story.items:
-        if item.get("followed_scholar") is not None and (item.get("published") or "") > read_at:
+        if item.followed_scholar is not None and (item.published or "") > read_at:
             return "new since you read it: a scholar you follow posted about it"
     for item in story.items:
-        if item.get("kind") == "paper" and (item.get("published") or "") > read_at:
+        if item.kind == "paper" and (item.published or "") > read_at:
             return "new since you read it: a new version"
     return None
 
 
-def _apply_mutes(store: SQLiteStore, stories: list[Story]) -> list[Story]:
+def _apply_mutes(store: Store, stories: list[Story]) -> list[Story]:
     """Muted scholars and sources say nothing; stories with a muted keyword are gone."""
-    mutes = store.mutes()
-    if not any(mutes.values()):
+    mutes: Mutes = store.mutes()
+    if not mutes:
         return stories
     kept = []
     for story in stories:
         title = story.title.lower()
-        if any(word.lower() in title for word in mutes["keyword"]):
+        if any(word.lower() in title for word in mutes.keyword):
             continue
         story.items = [
             i
             for i in story.items
-            if str(i.get("followed_scholar")) not in mutes["scholar"]
-            and str(i.get("source_id")) not in mutes["source"]
+            if str(i.followed_scholar) not in mutes.scholar and str(i.source_id) not in mutes.source
         ]
         if story.items or story.arxiv_id:
             kept.append(story)
@@ -324,10 +312,10 @@ def _apply_mutes(store: SQLiteStore, stories: list[Story]) -> list[Story]:
 
 
 def _source(story: Story) -> str:
-    return str(story.items[0].get("source")) if story.items else "your sources"
+    return story.items[0].source if story.items else "your sources"
 
 
-def newest_stories(store: SQLiteStore, limit: int = 30) -> list[Story]:
+def newest_stories(store: Store, limit: int = 30) -> list[Story]:
     """Stories by most recent activity alone (no ranking)."""
     stories = gather_stories(store, limit)
     stories.sort(key=lambda s: s.time or "", reverse=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from lightnews.rank import (
     Context,
@@ -14,19 +15,31 @@ from lightnews.rank import (
 )
 from lightnews.settings import Settings
 from lightnews.store import SQLiteStore
+from lightnews.store.views import FeedCandidate
 
 CONTEXT = Context(
     authored={}, names={7: "Ada Example"}, categories=set(), now=datetime(2025, 12, 1, tzinfo=UTC)
 )
 
 
-def story(*items: dict[str, object]) -> Story:
+def item(**fields: Any) -> FeedCandidate:
+    """A feed candidate with the given fields (the rest empty)."""
+    empty: dict[str, Any] = {
+        "id": 1, "key": "k", "kind": "post", "title": "", "url": None, "author": None,
+        "account": None, "engagement": {}, "reply_parent": None, "thread_root": None,
+        "published": None, "time": "2025-11-30T00:00:00Z", "source_id": 1,
+        "source_kind": "feed", "source": "s", "record_of": None, "mentioned": (),
+    }  # fmt: skip
+    return FeedCandidate(**{**empty, **fields})
+
+
+def story(*items: dict[str, Any]) -> Story:
     return Story(
         key="2510.00001",
         title="t",
         time="2025-11-30T00:00:00Z",
         arxiv_id="2510.00001",
-        items=list(items),
+        items=[item(**i) for i in items],
     )
 
 
@@ -41,16 +54,16 @@ def test_followed_posts_count_most_and_say_so() -> None:
 
 
 def test_bots_weigh_little() -> None:
-    person: list[dict[str, object]] = [{"kind": "post", "account": f"did:{n}"} for n in range(3)]
-    bot: list[dict[str, object]] = [{**p, "bot": 1} for p in person]
+    person: list[dict[str, Any]] = [{"kind": "post", "account": f"did:{n}"} for n in range(3)]
+    bot: list[dict[str, Any]] = [{**p, "bot": True} for p in person]
     people, bots = story(*person), story(*bot)
     assert scholars_discussing(people, CONTEXT)[0] > 4 * scholars_discussing(bots, CONTEXT)[0]
     assert scholars_discussing(people, CONTEXT)[1] == ["3 scholars discuss it"]
 
 
 def test_engagement_is_normalized_per_source() -> None:
-    likes = story({"source_kind": "bluesky", "engagement": '{"likes": 41}'})
-    upvotes = story({"source_kind": "hf-daily", "engagement": '{"upvotes": 41}'})
+    likes = story({"source_kind": "bluesky", "engagement": {"likes": 41}})
+    upvotes = story({"source_kind": "hf-daily", "engagement": {"upvotes": 41}})
     assert engagement(upvotes, CONTEXT)[0] > engagement(likes, CONTEXT)[0]
     assert engagement(upvotes, CONTEXT)[1] == ["Daily Papers, 41 upvotes"]
 
@@ -96,9 +109,9 @@ def test_a_thread_is_one_story(store: SQLiteStore, settings: Settings) -> None:
         s
         for s in feed
         if not s.arxiv_id
-        and s.items[0].get("thread_root")
-        and s.items[0]["kind"] == "post"
-        and s.items[0]["thread_root"].split("/")[2] == s.items[0]["account"]
+        and s.items[0].thread_root
+        and s.items[0].kind == "post"
+        and s.items[0].thread_root.split("/")[2] == s.items[0].account
     ]
     # Replies of Mara's own threads join their paper's story instead of standing alone.
     assert lone_posts == []

@@ -33,7 +33,8 @@ from lightnews.link import find_arxiv_mentions
 from lightnews.model import QueryTerm, SearchFilters
 from lightnews.search.fusion import fuse
 from lightnews.settings import Settings
-from lightnews.store import SQLiteStore
+from lightnews.store import Store
+from lightnews.store.views import PaperHit, PaperPage, PaperSummary
 
 __all__ = [
     "MAX_PREFIXES",
@@ -81,9 +82,10 @@ class SearchHit:
     matched: tuple[str, ...] = ("words",)  # "id", "words", "meaning"
 
     @classmethod
-    def from_row(cls, row: dict[str, Any], score: float, matched: tuple[str, ...]) -> SearchHit:
-        return cls(row["arxiv_id"], row["title"], score, row["published"],
-                   row["primary_category"], matched)  # fmt: skip
+    def from_row(
+        cls, row: PaperHit | PaperSummary, score: float, matched: tuple[str, ...]
+    ) -> SearchHit:
+        return cls(row.arxiv_id, row.title, score, row.published, row.primary_category, matched)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -160,7 +162,7 @@ def _budget(settings: Settings | None) -> float:
     return int(settings.search_budget_ms) / 1000
 
 
-def _semantic(store: SQLiteStore, settings: Settings | None) -> tuple[Semantic | None, str | None]:
+def _semantic(store: Store, settings: Settings | None) -> tuple[Semantic | None, str | None]:
     if settings is None:
         return None, "lexical only: no settings given"
     try:
@@ -184,8 +186,8 @@ def _by_meaning(
     filters: SearchFilters | None,
     excluded: Sequence[QueryTerm] = (),
     skip: int | None = None,
-) -> list[dict[str, Any]]:
-    """Rows of the papers nearest ``vector`` that pass the filters, nearest first."""
+) -> list[PaperHit]:
+    """The papers nearest ``vector`` that pass the filters, nearest first."""
     store = semantic.store
     floor = MEANING_FLOOR.get(semantic.encoder.name, 0.3)
     allowed = store.filtered_paper_ids(filters, EXACT_FILTER_CAP) if filters else None
@@ -199,7 +201,7 @@ def _by_meaning(
 
 
 def search_papers(
-    store: SQLiteStore,
+    store: Store,
     query: str,
     *,
     limit: int = 20,
@@ -228,15 +230,15 @@ def search_papers(
     with store.time_budget(deadline - time.monotonic(), "this search"):
         lexical = store.search_papers(terms, depth, 0, filters)
     semantic, note = _semantic(store, settings)  # loading an index is not the query's cost
-    lists: dict[str, list[str]] = {"words": [r["arxiv_id"] for r in lexical]}
-    rows = {r["arxiv_id"]: r for r in lexical}
+    lists: dict[str, list[str]] = {"words": [r.arxiv_id for r in lexical]}
+    rows = {r.arxiv_id: r for r in lexical}
     if semantic is not None:
         excluded = [t for t in terms if t.exclude]
         vector = semantic.encoder.encode([" ".join(t.words for t in wanted)])[0]
         with store.time_budget(max(deadline - time.monotonic(), 0.0), "this search"):
             meaning = _by_meaning(semantic, vector, depth, filters, excluded)
-        lists["meaning"] = [r["arxiv_id"] for r in meaning]
-        rows.update({r["arxiv_id"]: r for r in meaning})
+        lists["meaning"] = [r.arxiv_id for r in meaning]
+        rows.update({r.arxiv_id: r for r in meaning})
     seen = {h.arxiv_id for h in hits}
     fused = [f for f in fuse(lists, _weights(semantic)) if f[0] not in seen]
     for arxiv_id, score, origins in fused[offset : offset + limit]:
@@ -245,12 +247,12 @@ def search_papers(
 
 
 def related_papers(
-    store: SQLiteStore,
+    store: Store,
     arxiv_id: str,
     *,
     limit: int = 10,
     settings: Settings | None = None,
-    paper: dict[str, Any] | None = None,
+    paper: PaperPage | None = None,
 ) -> SearchResults:
     """Papers like this one: nearest by meaning fused with the most shared telling words.
 
@@ -259,24 +261,22 @@ def related_papers(
     paper = paper or store.get_paper(arxiv_id)
     depth = max(30, 3 * limit)
     lexical = _related_by_words(store, paper, depth)
-    lists: dict[str, list[str]] = {"words": [r["arxiv_id"] for r in lexical]}
-    rows = {r["arxiv_id"]: r for r in lexical}
+    lists: dict[str, list[str]] = {"words": [r.arxiv_id for r in lexical]}
+    rows = {r.arxiv_id: r for r in lexical}
     semantic, note = _semantic(store, settings)
-    found = semantic.vector_of(paper["arxiv_id"]) if semantic else None
+    found = semantic.vector_of(paper.arxiv_id) if semantic else None
     if semantic is not None and found is None:
         note = "lexical only: this paper has no vector yet (run `lightnews embed`)"
     if semantic is not None and found is not None:
         meaning = _by_meaning(semantic, found[1], depth, None, skip=found[0])
-        lists["meaning"] = [r["arxiv_id"] for r in meaning]
-        rows.update({r["arxiv_id"]: r for r in meaning})
+        lists["meaning"] = [r.arxiv_id for r in meaning]
+        rows.update({r.arxiv_id: r for r in meaning})
     hits = [SearchHit.from_row(rows[key], score, tuple(origins))
             for key, score, origins in fuse(lists, _weights(semantic))[:limit]]  # fmt: skip
     return SearchResults(hits, "hybrid" if found is not None else "lexical", note)
 
 
-def _related_by_words(
-    store: SQLiteStore, paper: dict[str, Any], depth: int
-) -> list[dict[str, Any]]:
+def _related_by_words(store: Store, paper: PaperPage, depth: int) -> list[PaperHit]:
     """Papers sharing the most telling words of the paper's title and abstract.
 
     Telling words are the ones few other papers use (inverse document
@@ -288,7 +288,7 @@ def _related_by_words(
     from lightnews.link.titles import stems
 
     total = max(store.paper_count(), 1)
-    words = re.findall(r"[^\W_]{3,}", f"{paper['title']} {paper['abstract']}")
+    words = re.findall(r"[^\W_]{3,}", f"{paper.title} {paper.abstract}")
     ranked: dict[str, float] = {}
     seen: set[str] = set()
     for word in words:
@@ -305,4 +305,4 @@ def _related_by_words(
     telling = [w for w, _ in sorted(ranked.items(), key=lambda kv: kv[1], reverse=True)][:8]
     if not telling:
         return []
-    return store.related_candidates(telling, paper["arxiv_id"], depth)
+    return store.related_candidates(telling, paper.arxiv_id, depth)

@@ -16,7 +16,7 @@ from html import escape
 from lightnews.errors import FetchError, UsageError
 from lightnews.rank import Story, rank_stories
 from lightnews.settings import Settings
-from lightnews.store import SQLiteStore
+from lightnews.store import Store
 
 __all__ = ["digest_stories", "parse_since", "render_html", "render_markdown", "send_digest"]
 
@@ -38,7 +38,7 @@ def parse_since(text: str, now: datetime) -> datetime:
 
 
 def digest_stories(
-    store: SQLiteStore,
+    store: Store,
     settings: Settings,
     since: datetime,
     *,

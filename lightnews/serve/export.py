@@ -17,8 +17,10 @@ from typing import Any
 from lxml import etree
 
 from lightnews import __version__
+from lightnews.errors import LightnewsError
 from lightnews.normalize.names import fold
-from lightnews.store import SQLiteStore
+from lightnews.store import Store
+from lightnews.store.views import PaperPage
 
 __all__ = ["FeedEntry", "atom_feed", "bibtex", "json_feed", "sources_opml", "user_export"]
 
@@ -38,29 +40,42 @@ class FeedEntry:
         self.authors = list(authors)
 
 
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+
+
+def _xml(text: str) -> str:
+    """``text`` without the characters XML 1.0 cannot carry (a control character in a query)."""
+    return _NOT_XML.sub("", text)
+
+
+def _followable(url: str | None) -> bool:
+    """Only absolute http(s) links leave in a feed: a reader would follow anything else."""
+    return bool(url) and (url or "").lower().startswith(("http://", "https://"))
+
+
 def atom_feed(title: str, self_url: str, entries: Iterable[FeedEntry]) -> bytes:
     """An Atom 1.0 document."""
     items = list(entries)
     root = etree.Element(f"{{{ATOM}}}feed", nsmap={None: ATOM})  # type: ignore[dict-item]
-    etree.SubElement(root, f"{{{ATOM}}}title").text = title
-    etree.SubElement(root, f"{{{ATOM}}}id").text = self_url
-    etree.SubElement(root, f"{{{ATOM}}}link", rel="self", href=self_url)
+    etree.SubElement(root, f"{{{ATOM}}}title").text = _xml(title)
+    etree.SubElement(root, f"{{{ATOM}}}id").text = _xml(self_url)
+    etree.SubElement(root, f"{{{ATOM}}}link", rel="self", href=_xml(self_url))
     etree.SubElement(root, f"{{{ATOM}}}updated").text = max(
         (e.updated for e in items), default=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     )
     etree.SubElement(root, f"{{{ATOM}}}generator", version=__version__).text = "Lightnews"
     for entry in items:
         node = etree.SubElement(root, f"{{{ATOM}}}entry")
-        etree.SubElement(node, f"{{{ATOM}}}id").text = entry.id
-        etree.SubElement(node, f"{{{ATOM}}}title").text = entry.title
+        etree.SubElement(node, f"{{{ATOM}}}id").text = _xml(entry.id)
+        etree.SubElement(node, f"{{{ATOM}}}title").text = _xml(entry.title)
         etree.SubElement(node, f"{{{ATOM}}}updated").text = entry.updated
-        if entry.url:
-            etree.SubElement(node, f"{{{ATOM}}}link", rel="alternate", href=entry.url)
+        if entry.url and _followable(entry.url):
+            etree.SubElement(node, f"{{{ATOM}}}link", rel="alternate", href=_xml(entry.url))
         for name in entry.authors or ["Lightnews"]:
             etree.SubElement(etree.SubElement(node, f"{{{ATOM}}}author"),
-                             f"{{{ATOM}}}name").text = name  # fmt: skip
+                             f"{{{ATOM}}}name").text = _xml(name)  # fmt: skip
         if entry.summary:
-            etree.SubElement(node, f"{{{ATOM}}}summary").text = entry.summary
+            etree.SubElement(node, f"{{{ATOM}}}summary").text = _xml(entry.summary)
     return bytes(etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True))
 
 
@@ -71,7 +86,8 @@ def json_feed(title: str, self_url: str, entries: Iterable[FeedEntry]) -> dict[s
         "title": title,
         "feed_url": self_url,
         "items": [
-            {"id": e.id, "url": e.url, "title": e.title, "content_text": e.summary,
+            {"id": e.id, "url": e.url if _followable(e.url) else None, "title": e.title,
+             "content_text": e.summary,
              "date_modified": e.updated, "authors": [{"name": a} for a in e.authors]}
             for e in entries
         ],
@@ -82,35 +98,35 @@ def _bib_escape(text: str) -> str:
     return re.sub(r"([&%#_{}])", r"\\\1", text or "")
 
 
-def bibtex(papers: Iterable[dict[str, Any]]) -> str:
+def bibtex(papers: Iterable[PaperPage]) -> str:
     """BibTeX entries (``@misc`` with arXiv eprint fields) for papers from the store."""
     entries = []
     used: set[str] = set()
     for paper in papers:
-        authors = paper.get("authors") or []
-        year = (paper.get("published") or "")[:4]
+        authors = paper.authors
+        year = (paper.published or "")[:4]
         first = fold(authors[0]).split()[-1] if authors else "anon"
-        word = next((w for w in fold(paper.get("title") or "").split() if len(w) > 3), "paper")
+        word = next((w for w in fold(paper.title or "").split() if len(w) > 3), "paper")
         key = f"{first}{year}{word}"
         while key in used:
             key += "x"
         used.add(key)
         fields = {
-            "title": "{" + _bib_escape(paper.get("title") or "") + "}",
+            "title": "{" + _bib_escape(paper.title or "") + "}",
             "author": " and ".join(_bib_escape(a) for a in authors),
             "year": year,
-            "eprint": paper["arxiv_id"],
+            "eprint": paper.arxiv_id,
             "archivePrefix": "arXiv",
-            "primaryClass": paper.get("primary_category") or "",
-            "url": f"https://arxiv.org/abs/{paper['arxiv_id']}",
-            "doi": (paper.get("doi") or "").split(" ")[0],
+            "primaryClass": paper.primary_category or "",
+            "url": f"https://arxiv.org/abs/{paper.arxiv_id}",
+            "doi": (paper.doi or "").split(" ")[0],
         }
         body = ",\n".join(f"  {k} = {{{v}}}" for k, v in fields.items() if v)
         entries.append(f"@misc{{{key},\n{body}\n}}\n")
     return "\n".join(entries)
 
 
-def sources_opml(store: SQLiteStore) -> bytes:
+def sources_opml(store: Store) -> bytes:
     """The feed sources as OPML 2.0, folders included (for any feed reader)."""
     from lightnews.sources.opml import OpmlFeed, write_opml
 
@@ -119,15 +135,25 @@ def sources_opml(store: SQLiteStore) -> bytes:
     )
 
 
-def user_export(store: SQLiteStore) -> dict[str, Any]:
+def _is_secret(name: str) -> bool:
+    from lightnews.settings import Settings
+
+    try:
+        return Settings.lookup(name).secret
+    except LightnewsError:
+        return False
+
+
+def user_export(store: Store) -> dict[str, Any]:
     """Everything the user owns: follows with identities, decisions, sources, settings."""
     scholars = store.list_scholars()
     return {
         "lightnews": __version__,
         "exported": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "follows": [
-            {"name": s["name"], "followed": s["followed"], "identities": s["identities"],
-             "decisions": store.decisions(s["id"])}
+            {"name": s.name, "followed": s.followed,
+             "identities": [i.to_json() for i in s.identities],
+             "decisions": store.decisions(s.id)}
             for s in scholars
         ],
         "sources": [
@@ -135,8 +161,9 @@ def user_export(store: SQLiteStore) -> dict[str, Any]:
              "enabled": r.enabled}
             for r in store.list_sources()
         ],
-        "settings": store.saved_settings(),
-        "mutes": {kind: sorted(values) for kind, values in store.mutes().items()},
+        "settings": {name: value for name, value in store.saved_settings().items()
+                     if not _is_secret(name)},
+        "mutes": store.mutes().to_json(),
         "stories": {key: {"read": read, "saved": saved}
                     for key, (read, saved) in store.story_states().items()},
     }  # fmt: skip

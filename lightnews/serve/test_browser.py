@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -187,3 +188,65 @@ def test_mute_and_unmute_a_keyword_a_scholar_and_a_source(page: object, base_url
     assert "source “Northlake AI Lab Blog”" in p.locator("main").inner_text()  # type: ignore[attr-defined]
     p.get_by_role("button", name="Unmute source Northlake AI Lab Blog").click()  # type: ignore[attr-defined]
     assert "Muted:" not in p.locator("main").inner_text()  # type: ignore[attr-defined]
+
+
+def test_security_headers_and_no_policy_violations_on_every_page_type(
+    page: object, base_url: str
+) -> None:
+    from lightnews.serve.security import SECURITY_HEADERS
+
+    p = page
+    violations: list[str] = []
+    p.on("console", lambda m: violations.append(m.text)  # type: ignore[attr-defined]
+         if "Content Security Policy" in m.text else None)  # fmt: skip
+    p.goto(base_url + "/paper/2511.18342")  # type: ignore[attr-defined]
+    item = p.locator("main section article a").first.get_attribute("href")  # type: ignore[attr-defined]
+    scholar = "/scholar/maralindqvist.bsky.social"
+    paths = ["/", scholar, scholar + "?tab=papers", "/paper/2511.18342", item, "/daily",
+             "/search?q=attention", "/sources", "/paper/2512.99999", "/no/such/page"]  # fmt: skip
+    for path in paths:
+        response = p.goto(base_url + path)  # type: ignore[attr-defined]
+        headers = response.all_headers()
+        for name, value in SECURITY_HEADERS.items():
+            assert headers.get(name) == value, (path, name)
+        # The stylesheet loads under the policy (no inline style was needed).
+        margin = p.evaluate("getComputedStyle(document.body).margin")  # type: ignore[attr-defined]
+        assert margin == "0px", path
+    assert violations == []
+
+
+def test_a_forged_form_on_another_local_site_changes_nothing(
+    page: object, base_url: str, tmp_path: Path
+) -> None:
+    """A page served from another loopback port posts a mute form to us, as an attacker would."""
+    import http.server
+
+    p = page
+    target = base_url + "/mark"
+    evil = tmp_path / "index.html"
+    evil.write_text(
+        f'<form id="f" action="{target}" method="post">'
+        '<input name="action" value="mute"><input name="keyword" value="attention">'
+        '<input name="csrf_token" value="guessed"></form>'
+        "<script>document.getElementById('f').submit()</script>"
+    )
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, directory=str(tmp_path), **kwargs)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        p.goto(base_url + "/")  # type: ignore[attr-defined]  # the reader has the site open
+        with p.expect_response(target) as posted:  # type: ignore[attr-defined]
+            p.goto(f"http://127.0.0.1:{server.server_address[1]}/")  # type: ignore[attr-defined]
+        assert posted.value.status == 403
+        p.goto(base_url + "/")  # type: ignore[attr-defined]
+        main = p.locator("main").inner_text()  # type: ignore[attr-defined]
+        assert "Sparse Ring Attention" in main and "Muted:" not in main
+    finally:
+        server.shutdown()

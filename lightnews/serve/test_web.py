@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,8 +16,19 @@ from lightnews.settings import Settings
 @pytest.fixture(scope="module")
 def client(demo_database: Path) -> Iterator[TestClient]:
     settings = Settings(environ={}).with_overrides(resolve_online=False)
-    with TestClient(create_app(demo_database, settings)) as test_client:
+    app = create_app(demo_database, settings)
+    with TestClient(app, base_url="http://localhost") as test_client:
+        same_site(test_client)
         yield test_client
+
+
+def same_site(client: TestClient) -> str:
+    """Let ``client`` post forms as this site's own pages do: the token from a page."""
+    html = client.get("/").text
+    token = re.search(r'name="csrf_token" value="([0-9a-f]+)"', html)
+    assert token, "the feed page carries a form token"
+    client.headers["x-csrf-token"] = token.group(1)
+    return token.group(1)
 
 
 def test_home_feed_explains_every_entry(client: TestClient) -> None:

@@ -20,6 +20,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from lightnews.model import Paper
+from lightnews.serve.test_web import same_site
 from lightnews.serve.web import create_app
 from lightnews.settings import Settings
 from lightnews.store import SQLiteStore
@@ -32,9 +33,13 @@ def library(demo_database: Path, tmp_path: Path) -> Path:
     return copy
 
 
-def client_for(db: Path, write_wait: float) -> TestClient:
+@contextmanager
+def client_for(db: Path, write_wait: float) -> Iterator[TestClient]:
+    """A client of the app over ``db`` that posts forms as the site's own pages do."""
     settings = Settings(environ={}).with_overrides(resolve_online=False, write_wait=write_wait)
-    return TestClient(create_app(db, settings))
+    with TestClient(create_app(db, settings), base_url="http://localhost") as client:
+        same_site(client)
+        yield client
 
 
 @contextmanager

@@ -16,6 +16,7 @@ page that says to try again (JSON under ``/api``), never a 500.
 from __future__ import annotations
 
 import math
+import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -28,7 +29,8 @@ from starlette.applications import Starlette
 from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
-from starlette.routing import Route
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
 
 from lightnews.errors import LightnewsError, NotFound, Unavailable, UsageError
 from lightnews.model import SearchFilters
@@ -37,12 +39,16 @@ from lightnews.rank import rank_stories
 from lightnews.search import SearchResults, search_papers
 from lightnews.serve.export import FeedEntry, atom_feed, bibtex, json_feed, sources_opml
 from lightnews.serve.scholar import scholar_page
+from lightnews.serve.security import SiteGuard, csrf_field, link
 from lightnews.settings import Settings
-from lightnews.store import BACKEND_ERRORS, SQLiteStore, unavailable
+from lightnews.store import BACKEND_ERRORS, Store, open_store, unavailable
+from lightnews.store.views import ItemView, PaperMention
 
 __all__ = ["create_app"]
 
 PER_PAGE = 20
+MAX_PAGE = 100_000
+MAX_ID = 2**63 - 1  # the largest row id a database keeps
 #: Requests handled at once (the rest wait their turn): each holds a thread and a connection.
 THREADS = 16
 #: Seconds a client is asked to wait before retrying when the database is busy.
@@ -70,7 +76,7 @@ def read_form(request: Request) -> FormData:
 
 def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlette:
     """The web application over the database at ``db_path``."""
-    store = SQLiteStore(db_path)
+    store: Store = open_store(db_path)
     store.write_wait = float((settings or Settings(store.saved_settings())).write_wait)
     env = Environment(
         loader=PackageLoader("lightnews.serve", "templates"),
@@ -80,6 +86,8 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
     )
     env.filters["day"] = lambda value: (value or "")[:10]
     env.filters["kind_label"] = _kind_label
+    env.globals["link"] = link
+    env.globals["csrf_field"] = csrf_field
 
     def current_settings() -> Settings:
         return settings or Settings(store.saved_settings())
@@ -138,12 +146,12 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             return feed
         scholars = store.followed_scholars()
         muted = store.mutes()
-        names = store.scholar_names(int(v) for v in muted["scholar"])
+        names = store.scholar_names(int(v) for v in muted.scholar)
         titles = {str(r.id): r.title or r.address for r in store.list_sources()
-                  if str(r.id) in muted["source"]} if muted["source"] else {}  # fmt: skip
-        mutes = ([("keyword", v, v) for v in sorted(muted["keyword"])]
-                 + [("scholar", v, names.get(int(v), v)) for v in sorted(muted["scholar"])]
-                 + [("source", v, titles.get(v, v)) for v in sorted(muted["source"])])  # fmt: skip
+                  if str(r.id) in muted.source} if muted.source else {}  # fmt: skip
+        mutes = ([("keyword", v, v) for v in sorted(muted.keyword)]
+                 + [("scholar", v, names.get(int(v), v)) for v in sorted(muted.scholar)]
+                 + [("source", v, titles.get(v, v)) for v in sorted(muted.source)])  # fmt: skip
         return page("home.html", stories=stories, scholars=scholars, mutes=mutes,
                     title="Your feed")  # fmt: skip
 
@@ -151,7 +159,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         who = request.path_params["who"]
         tab = request.query_params.get("tab", "posts")
         try:
-            number = max(int(request.query_params.get("page", "1")), 1)
+            number = whole_number(request.query_params.get("page", "1"), "page", MAX_PAGE)
             data = scholar_page(store, who, page=number, per_page=PER_PAGE, tab=tab,
                                 bar=current_settings().attribution_bar)  # fmt: skip
         except ValueError:
@@ -159,17 +167,17 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         except LightnewsError as error:
             return failure(request, error)
         if wants_json(request):
-            return JSONResponse(data)
-        feed = as_feed(request, f"Lightnews: {data['scholar']['name']}", [
-            FeedEntry(p["url"], p["title"], p["url"], None, p["abstract"][:500])
-            for p in data["papers"]] + [
-            FeedEntry(p["uri"], (p["text"] or "")[:120], p["url"], p["created_at"], p["text"],
-                      [p["author"] or ""]) for p in data["posts"] if not p["gap"]])  # fmt: skip
+            return JSONResponse(data.to_json())
+        feed = as_feed(request, f"Lightnews: {data.scholar.name}", [
+            FeedEntry(p.url, p.title, p.url, None, p.abstract[:500])
+            for p in data.papers] + [
+            FeedEntry(p.uri or "", (p.text or "")[:120], p.url, p.created_at, p.text,
+                      [p.author or ""]) for p in data.posts if not p.gap])  # fmt: skip
         if feed is not None:
             return feed
-        muted = str(data["scholar"]["id"]) in store.mutes()["scholar"]
+        muted = str(data.scholar.id) in store.mutes().scholar
         return page("scholar.html", data=data, tab=tab, who=who, muted=muted,
-                    title=data["scholar"]["name"])  # fmt: skip
+                    title=data.scholar.name)  # fmt: skip
 
     def paper(request: Request) -> Response:
         try:
@@ -179,40 +187,35 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         from lightnews.search import related_papers
 
         related = SearchResults([], "lexical")
-        if not data["stub"]:
-            related = related_papers(store, data["arxiv_id"], limit=5,
+        if not data.stub:
+            related = related_papers(store, data.arxiv_id, limit=5,
                                      settings=current_settings(), paper=data)  # fmt: skip
         if wants_json(request):
             hits = [h.to_json() for h in related]
-            return JSONResponse({**data, "related": {**related.about(), "hits": hits}})
+            return JSONResponse({**data.to_json(), "related": {**related.about(), "hits": hits}})
         if request.query_params.get("format") == "bibtex":
             return Response(bibtex([data]), media_type="application/x-bibtex")
-        groups: dict[str, list[dict[str, Any]]] = {}
-        for mention in data["mentions"]:
-            groups.setdefault(mention["kind"], []).append(mention)
-        for record in data["records"]:  # where the paper itself was listed
-            kind = "daily" if record["source_kind"].startswith("hf") else "paper"
-            groups.setdefault(kind, []).append(
-                {
-                    "title": record["source"],
-                    "url": record["url"],
-                    "source": record["source"],
-                    "published": record["first_seen"],
-                    "method": "listed",
-                    "confidence": 1.0,
-                    "scholar": None,
-                    "author": None,
-                }
-            )
+        groups: dict[str, list[PaperMention]] = {}
+        for mention in data.mentions:
+            groups.setdefault(mention.kind, []).append(mention)
+        for record in data.records:  # where the paper itself was listed
+            kind = "daily" if record.source_kind.startswith("hf") else "paper"
+            listed = PaperMention(
+                item_id=None, kind=kind, source_kind=record.source_kind, source=record.source,
+                url=record.url, author=None, account=None, scholar=None, title=record.source,
+                published=record.first_seen, text="", method="listed", confidence=1.0,
+                evidence="",
+            )  # fmt: skip
+            groups.setdefault(kind, []).append(listed)
         return page("paper.html", paper=data, groups=groups, related=related,
-                    title=data["title"] or data["arxiv_id"])  # fmt: skip
+                    title=data.title or data.arxiv_id)  # fmt: skip
 
     def search(request: Request) -> Response:
         query = request.query_params.get("q", "").strip()
         try:
-            number = max(int(request.query_params.get("page", "1")), 1)
-        except ValueError:
-            number = 1
+            number = whole_number(request.query_params.get("page", "1"), "page", MAX_PAGE)
+        except LightnewsError as error:
+            return failure(request, error)
         params = request.query_params
         try:
             scholar_id = store.find_scholar(params["scholar"]) if params.get("scholar") else None
@@ -264,7 +267,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         rows = [r.to_json() for r in store.list_sources()]
         if wants_json(request):
             return JSONResponse(rows)
-        muted = store.mutes()["source"]
+        muted = store.mutes().source
         return page("sources.html", sources=rows, muted=muted, title="Sources")
 
     def follow(request: Request) -> Response:
@@ -301,7 +304,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
                 elif kind == "scholar":
                     value = str(store.find_scholar(value))
                 elif kind == "source":
-                    value = str(store.get_source(int(value)).id)
+                    value = str(store.get_source(whole_number(value, "a source id")).id)
                 store.set_mute(kind, value, now, muted=action == "mute")
             else:
                 raise UsageError(
@@ -319,14 +322,12 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
     def item(request: Request) -> Response:
         """An article, post or note with the papers it names (seed: a lab's blog post)."""
         try:
-            data = store.get_item(int(request.path_params["item_id"]))
-        except ValueError:
-            return failure(request, UsageError("an item id is a number"))
+            data = store.get_item(whole_number(request.path_params["item_id"], "an item id"))
         except LightnewsError as error:
             return failure(request, error)
         if wants_json(request):
-            return JSONResponse(data)
-        return page("item.html", item=data, title=data["title"] or "Item")
+            return JSONResponse(data.to_json())
+        return page("item.html", item=data, title=data.title or "Item")
 
     def daily(request: Request) -> Response:
         """Daily papers of one day with their upvotes (the newest day by default)."""
@@ -334,29 +335,29 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         day = request.path_params.get("day") or (days[0] if days else "")
         entries = store.daily_items(day) if day else []
         if wants_json(request):
-            return JSONResponse({"day": day, "days": days, "papers": entries})
+            return JSONResponse({"day": day, "days": days,
+                                 "papers": [e.to_json() for e in entries]})  # fmt: skip
         return page("daily.html", day=day, days=days, entries=entries,
                     title=f"Daily papers {day}")  # fmt: skip
 
     def notes(request: Request) -> Response:
         """A notes page: "N papers reviewed", notes by section, each linked to its papers."""
         try:
-            source = store.get_source(int(request.path_params["source_id"]))
-        except ValueError:
-            return failure(request, UsageError("a source id is a number"))
+            source = store.get_source(whole_number(request.path_params["source_id"], "a source id"))
         except LightnewsError as error:
             return failure(request, error)
         entries = store.source_items(source.id, "note")
-        sections: dict[str, list[dict[str, Any]]] = {}
+        sections: dict[str, list[ItemView]] = {}
         for entry in entries:
-            sections.setdefault(entry["extra"].get("section") or "Notes", []).append(entry)
-        reviewed = next((e["extra"].get("papers_reviewed") for e in entries
-                         if e["extra"].get("papers_reviewed")), None)  # fmt: skip
-        data = {"title": source.title or source.address, "papers_reviewed": reviewed,
-                "sections": sections}  # fmt: skip
+            sections.setdefault(entry.extra.get("section") or "Notes", []).append(entry)
+        reviewed = next((e.extra.get("papers_reviewed") for e in entries
+                         if e.extra.get("papers_reviewed")), None)  # fmt: skip
+        title = source.title or source.address
         if wants_json(request):
-            return JSONResponse(data)
-        return page("notes.html", notes=data, title=data["title"])
+            shown = {name: [e.to_json() for e in notes] for name, notes in sections.items()}
+            return JSONResponse({"title": title, "papers_reviewed": reviewed, "sections": shown})
+        data = {"title": title, "papers_reviewed": reviewed, "sections": sections}
+        return page("notes.html", notes=data, title=title)
 
     def manage_sources(request: Request) -> Response:
         """Add a feed or an arXiv category, or remove a source, from the sources page."""
@@ -365,7 +366,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         now = now_iso()
         try:
             if form.get("remove"):
-                store.remove_source(int(str(form.get("remove"))))
+                store.remove_source(whole_number(str(form.get("remove")), "a source id"))
             elif form.get("feed"):
                 url = str(form.get("feed")).strip()
                 if not url.startswith(("http://", "https://")):
@@ -398,6 +399,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         Route("/follow", follow, methods=["POST"]),
         Route("/mark", mark, methods=["POST"]),
         Route("/api/openapi.json", openapi),
+        Mount("/static", StaticFiles(packages=[("lightnews.serve", "static")]), name="static"),
     ]  # fmt: skip
 
     @asynccontextmanager
@@ -406,6 +408,16 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         yield
         store.close()
 
+    async def no_route(request: Request, exc: Exception) -> Response:
+        """Starlette's own 404 and 405, in the site's layout (JSON under /api)."""
+        status = getattr(exc, "status_code", 404)
+        message = ("There is no page at this address." if status == 404
+                   else "This address does not take that kind of request.")  # fmt: skip
+        if wants_json(request):
+            return JSONResponse({"error": message}, status_code=status)
+        return page("error.html", status=status, message=message,
+                    title="Not found" if status == 404 else "Cannot do that")  # fmt: skip
+
     def uncaught(request: Request, error: Exception) -> Response:
         """A Lightnews error no handler caught (a search too expensive...), or the database's."""
         if isinstance(error, LightnewsError):
@@ -413,9 +425,26 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         return busy(request, error)
 
     handlers: dict[Any, Any] = dict.fromkeys((LightnewsError, *BACKEND_ERRORS), uncaught)
+    handlers.update({404: no_route, 405: no_route})
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers)
     app.state.store = store
+    first = current_settings()
+    app.add_middleware(
+        SiteGuard, secret=site_secret(store, first), allowed_hosts=first.allowed_hosts
+    )
     return app
+
+
+def site_secret(store: Store, settings: Settings) -> str:
+    """The key that signs form tokens: the setting, else one made now and saved for next time."""
+    if settings.secret_key:
+        return str(settings.secret_key)
+    saved = store.saved_settings().get("secret_key")
+    if saved:
+        return saved
+    key = secrets.token_urlsafe(32)
+    store.save_setting("secret_key", key)
+    return key
 
 
 def _openapi() -> dict[str, Any]:
@@ -440,6 +469,14 @@ def _openapi() -> dict[str, Any]:
             "/api/sources": get("Sources with their health"),
         },
     }  # fmt: skip
+
+
+def whole_number(raw: str, what: str, most: int = MAX_ID) -> int:
+    """``raw`` as a number from 1 to ``most``, or a UsageError that says what was expected."""
+    text = raw.strip()
+    if not text.isascii() or not text.isdigit() or len(text) > 19 or not 1 <= int(text) <= most:
+        raise UsageError(f"{what} must be a whole number from 1 to {most:,}, got {raw[:40]!r}")
+    return int(text)
 
 
 def pages_for(total: int, per_page: int) -> int:

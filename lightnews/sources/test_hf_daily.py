@@ -255,7 +255,7 @@ def test_refresh_reads_days_from_a_local_server(
     row = store.list_sources()[0]
     assert row.state.cursor == "2025-10-01" and row.title == "Hugging Face Daily Papers"
     paper = store.get_paper("2509.25454")
-    assert paper["title"].startswith("DeepSearch") and paper["records"]
+    assert paper.title.startswith("DeepSearch") and paper.records
 
     # The next refresh starts at today again and changes nothing it already has.
     server.hits.clear()

@@ -13,12 +13,24 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
-from typing import Any
 
 import orjson
 
 from lightnews.errors import NotFound, UsageError
 from lightnews.model import Account, Item, Mention
+from lightnews.store.dialect import Dialect
+from lightnews.store.views import (
+    AccountView,
+    AuthorshipCandidate,
+    Identity,
+    Mutes,
+    PaperAuthorship,
+    ScholarPaper,
+    ScholarRef,
+    ScholarSummary,
+    ScholarView,
+    SourceRef,
+)
 
 __all__ = ["IDENTITY_KINDS", "ScholarQueries"]
 
@@ -29,6 +41,8 @@ IDENTITY_KINDS = (
 
 class ScholarQueries:
     """Scholar, identity, account and attribution reads and writes."""
+
+    sql: Dialect
 
     @property
     def db(self) -> sqlite3.Connection:  # pragma: no cover - provided (one per thread)
@@ -84,16 +98,15 @@ class ScholarQueries:
         ).fetchone()
         return int(row[0]) if row else None
 
-    def get_scholar(self, scholar_id: int) -> dict[str, Any]:
+    def get_scholar(self, scholar_id: int) -> ScholarView:
         row = self.db.execute(
             "SELECT id, name, followed, created_at FROM scholars WHERE id = ?", (scholar_id,)
         ).fetchone()
         if row is None:
             raise NotFound(f"no scholar with id {scholar_id}")
-        scholar = dict(row)
-        scholar["followed"] = bool(scholar["followed"])
-        scholar["identities"] = [{"kind": k, "value": v} for k, v in self.identities(scholar_id)]
-        return scholar
+        identities = tuple(Identity(k, v) for k, v in self.identities(scholar_id))
+        return ScholarView(row["id"], row["name"], bool(row["followed"]), row["created_at"],
+                           identities)  # fmt: skip
 
     def find_scholar(self, query: str) -> int:
         """A scholar by id, handle (with or without @), DID, ORCID, arXiv name or name."""
@@ -118,7 +131,7 @@ class ScholarQueries:
             raise NotFound(f"no scholar matches {query!r} (see `lightnews scholars list`)")
         return int(row[0])
 
-    def list_scholars(self, bar: float = 0.0) -> list[dict[str, Any]]:
+    def list_scholars(self, bar: float = 0.0) -> list[ScholarSummary]:
         rows = self.db.execute(
             "SELECT s.id, s.name, s.followed, "
             "(SELECT count(*) FROM authorships a WHERE a.scholar_id = s.id "
@@ -126,20 +139,23 @@ class ScholarQueries:
             "FROM scholars s ORDER BY s.name COLLATE NOCASE",
             (bar,),
         ).fetchall()
-        scholars = []
-        for row in rows:
-            entry = dict(row)
-            entry["followed"] = bool(entry["followed"])
-            entry["identities"] = [{"kind": k, "value": v} for k, v in self.identities(row["id"])]
-            scholars.append(entry)
-        return scholars
+        return [
+            ScholarSummary(
+                row["id"],
+                row["name"],
+                bool(row["followed"]),
+                int(row["records"]),
+                tuple(Identity(k, v) for k, v in self.identities(row["id"])),
+            )
+            for row in rows
+        ]
 
-    def followed_scholars(self) -> list[dict[str, Any]]:
-        """``{id, name}`` of every followed scholar, by name (the feed's header)."""
+    def followed_scholars(self) -> list[ScholarRef]:
+        """Every followed scholar, by name (the feed's header)."""
         rows = self.db.execute(
             "SELECT id, name FROM scholars WHERE followed = 1 ORDER BY name COLLATE NOCASE"
         )
-        return [dict(r) for r in rows]
+        return [ScholarRef(int(r[0]), r[1]) for r in rows]
 
     def merge_scholars(self, keep: int, drop: int) -> None:
         """One person known twice: everything of ``drop`` moves to ``keep``."""
@@ -218,13 +234,21 @@ class ScholarQueries:
             )
         return len(rows)
 
-    def get_account(self, service: str, key: str) -> dict[str, Any] | None:
+    def get_account(self, service: str, key: str) -> AccountView | None:
         """An account by its id or its handle."""
         row = self.db.execute(
-            "SELECT * FROM accounts WHERE service = ? AND (id = ? OR lower(handle) = lower(?))",
+            "SELECT service, id, handle, name, description, avatar, followers, following, "
+            "posts, pinned, created, bot, bot_reason FROM accounts "
+            "WHERE service = ? AND (id = ? OR lower(handle) = lower(?))",
             (service, key, key.removeprefix("@")),
         ).fetchone()
-        return dict(row) if row else None
+        if row is None:
+            return None
+        fields = dict(row)
+        for text in ("handle", "name", "description"):
+            fields[text] = fields[text] or ""
+        fields["bot"] = bool(fields["bot"])
+        return AccountView(**fields)
 
     def mark_bot(self, service: str, account_id: str, reason: str | None) -> None:
         with self.transaction():
@@ -251,7 +275,7 @@ class ScholarQueries:
         rows = self.db.execute(
             "SELECT i.id, i.key, i.kind, i.title, i.url, i.author, i.text, i.published, "
             "i.links, i.engagement, i.extra, i.account, i.thread_root, i.reply_parent, "
-            "(SELECT group_concat(p.arxiv_id, ' ') FROM mentions m JOIN papers p "
+            f"(SELECT {self.sql.concat('p.arxiv_id')} FROM mentions m JOIN papers p "
             " ON p.id = m.paper_id WHERE m.item_id = i.id) AS papers "
             "FROM (SELECT id, published FROM items WHERE id IN ("
             f"SELECT id FROM items WHERE account IN ({marks}) AND kind IN ('post', 'repost') "
@@ -281,7 +305,7 @@ class ScholarQueries:
 
     # -- attribution --------------------------------------------------------------------
 
-    def authorship_candidates(self, name_keys: Sequence[str]) -> list[dict[str, Any]]:
+    def authorship_candidates(self, name_keys: Sequence[str]) -> list[AuthorshipCandidate]:
         """Authorships whose folded surname is one of ``name_keys``, with paper context."""
         if not name_keys:
             return []
@@ -289,20 +313,20 @@ class ScholarQueries:
         rows = self.db.execute(
             "SELECT a.paper_id, a.position, a.name, a.keyname, a.forenames, a.scholar_id, "
             "a.confidence, p.arxiv_id, p.categories, p.published, "
-            "(SELECT group_concat(b.name_key, ' ') FROM authorships b "
+            f"(SELECT {self.sql.concat('b.name_key')} FROM authorships b "
             " WHERE b.paper_id = a.paper_id AND b.position != a.position) AS coauthors "
             f"FROM authorships a JOIN papers p ON p.id = a.paper_id WHERE a.name_key IN ({marks})",
             list(name_keys),
         )
-        return [dict(r) for r in rows]
+        return [AuthorshipCandidate(**r) for r in rows]
 
-    def paper_authorships(self, arxiv_id: str) -> list[dict[str, Any]]:
+    def paper_authorships(self, arxiv_id: str) -> list[PaperAuthorship]:
         rows = self.db.execute(
             "SELECT a.paper_id, a.position, a.name FROM authorships a JOIN papers p "
             "ON p.id = a.paper_id WHERE p.arxiv_id = ? ORDER BY a.position",
             (arxiv_id,),
         )
-        return [dict(r) for r in rows]
+        return [PaperAuthorship(paper_id=r[0], position=r[1], name=r[2]) for r in rows]
 
     def set_attributions(self, scholar_id: int, rows: Sequence[tuple[int, int, float]]) -> None:
         """Replace the scholar's attributions with ``(paper_id, position, confidence)`` rows."""
@@ -341,7 +365,7 @@ class ScholarQueries:
 
     def scholar_papers(
         self, scholar_id: int, bar: float, limit: int, offset: int = 0
-    ) -> tuple[int, list[dict[str, Any]]]:
+    ) -> tuple[int, list[ScholarPaper]]:
         """Attributed records above ``bar``, newest first, and how many there are in all."""
         total = self.db.execute(
             "SELECT count(DISTINCT paper_id) FROM authorships "
@@ -356,7 +380,7 @@ class ScholarQueries:
             "ORDER BY p.published DESC LIMIT ? OFFSET ?",
             (scholar_id, bar, limit, offset),
         )
-        return int(total), [dict(r) for r in rows]
+        return int(total), [ScholarPaper(**{**r, "withdrawn": bool(r["withdrawn"])}) for r in rows]
 
     # -- the user's own state ------------------------------------------------------
 
@@ -366,23 +390,26 @@ class ScholarQueries:
         with self.transaction():
             if muted:
                 self.db.execute(
-                    "INSERT OR IGNORE INTO mutes (kind, value, created_at) VALUES (?, ?, ?)",
+                    "INSERT INTO mutes (kind, value, created_at) VALUES (?, ?, ?) "
+                    "ON CONFLICT DO NOTHING",
                     (kind, value, now),
                 )
             else:
                 self.db.execute("DELETE FROM mutes WHERE kind = ? AND value = ?", (kind, value))
 
-    def mutes(self) -> dict[str, set[str]]:
+    def mutes(self) -> Mutes:
         found: dict[str, set[str]] = {"scholar": set(), "source": set(), "keyword": set()}
         for kind, value in self.db.execute("SELECT kind, value FROM mutes"):
             found[kind].add(value)
-        return found
+        return Mutes(*(frozenset(found[k]) for k in ("scholar", "source", "keyword")))
 
     def mark_story(self, key: str, now: str, *, read: bool | None = None,
                    saved: bool | None = None) -> None:  # fmt: skip
         """Mark a story read or unread, saved or not (unchanged when None)."""
         with self.transaction():
-            self.db.execute("INSERT OR IGNORE INTO story_state (story_key) VALUES (?)", (key,))
+            self.db.execute(
+                "INSERT INTO story_state (story_key) VALUES (?) ON CONFLICT DO NOTHING", (key,)
+            )
             if read is not None:
                 self.db.execute("UPDATE story_state SET read_at = ? WHERE story_key = ?",
                                 (now if read else None, key))  # fmt: skip
@@ -394,8 +421,8 @@ class ScholarQueries:
         rows = self.db.execute("SELECT story_key, read_at, saved_at FROM story_state")
         return {r[0]: (r[1], r[2]) for r in rows}
 
-    def scholar_sources(self, scholar_id: int) -> list[dict[str, Any]]:
+    def scholar_sources(self, scholar_id: int) -> list[SourceRef]:
         rows = self.db.execute(
             "SELECT id, kind, address FROM sources WHERE scholar_id = ? ORDER BY id", (scholar_id,)
         )
-        return [dict(r) for r in rows]
+        return [SourceRef(*r) for r in rows]

@@ -7,10 +7,8 @@ implement the same methods without other packages changing.
 
 Writes are idempotent: saving the same batch twice changes nothing, because
 papers and items carry a content hash and rows are only rewritten when it
-differs. Merging rules for papers: the newer record (by version, then update
-time) wins field by field, gaps are filled from the other, versions are the
-union of both, and a *stub* (a paper known only by its id because something
-mentioned it) never overwrites metadata.
+differs. How two records of one paper merge is decided without a database,
+in :mod:`lightnews.store.merge`, so every backend keeps the same thing.
 
 Concurrency: every thread gets a connection of its own (a web server's
 threads read side by side; WAL readers never wait for the writer). A write
@@ -23,14 +21,12 @@ their turn. Reads can be given a time budget (:meth:`SQLiteStore.time_budget`).
 
 from __future__ import annotations
 
-import hashlib
 import re
 import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -40,7 +36,6 @@ import orjson
 from lightnews.errors import Busy, NotFound, TooExpensive, Unavailable, UsageError
 from lightnews.link.titles import TitleCandidate
 from lightnews.model import (
-    Author,
     Batch,
     Item,
     Paper,
@@ -49,19 +44,41 @@ from lightnews.model import (
     SourceState,
 )
 from lightnews.normalize.arxiv_ids import parse_arxiv_id
-from lightnews.normalize.names import name_key
+from lightnews.store.dialect import SQLITE, Dialect
 from lightnews.store.fts import quoted
+from lightnews.store.merge import (
+    PAPER_COLUMNS,
+    PreparedPaper,
+    hash_values,
+    is_stub,
+    latest_by_id,
+    merged_values,
+    prepare_paper,
+    to_json,
+)
 from lightnews.store.scholars import ScholarQueries
 from lightnews.store.vectors import VectorQueries
+from lightnews.store.views import (
+    FeedCandidate,
+    ItemView,
+    NamedPaper,
+    PaperAuthorship,
+    PaperHit,
+    PaperMention,
+    PaperPage,
+    PaperRecord,
+    PaperSummary,
+    SaveResult,
+    SourceRow,
+    VersionView,
+)
 
 __all__ = [
     "BACKEND_ERRORS",
     "WRITE_WAIT",
-    "PreparedPaper",
     "SQLiteStore",
     "SaveResult",
     "SourceRow",
-    "prepare_paper",
     "unavailable",
 ]
 
@@ -109,35 +126,16 @@ def unavailable(error: Exception) -> Unavailable:
     return Unavailable(f"the database could not carry this out: {error}")
 
 
-_PAPER_COLUMNS = (
-    "arxiv_id",
-    "title",
-    "abstract",
-    "authors",
-    "primary_category",
-    "categories",
-    "published",
-    "updated",
-    "versions",
-    "latest_version",
-    "doi",
-    "journal_ref",
-    "comments",
-    "license",
-    "submitter",
-    "withdrawn",
-    "content_hash",
-)
 _UPSERT_PAPER = (
-    f"INSERT INTO papers ({', '.join(_PAPER_COLUMNS)}, first_seen, modified) "
-    f"VALUES ({', '.join('?' * len(_PAPER_COLUMNS))}, ?, ?) "
+    f"INSERT INTO papers ({', '.join(PAPER_COLUMNS)}, first_seen, modified) "
+    f"VALUES ({', '.join('?' * len(PAPER_COLUMNS))}, ?, ?) "
     "ON CONFLICT(arxiv_id) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in _PAPER_COLUMNS[1:])
+    + ", ".join(f"{c} = excluded.{c}" for c in PAPER_COLUMNS[1:])
     + ", modified = excluded.modified WHERE papers.content_hash IS NOT excluded.content_hash"
 )
 _INSERT_PAPER = (
-    f"INSERT INTO papers ({', '.join(_PAPER_COLUMNS)}, first_seen, modified) "
-    f"VALUES ({', '.join('?' * (len(_PAPER_COLUMNS) + 2))})"
+    f"INSERT INTO papers ({', '.join(PAPER_COLUMNS)}, first_seen, modified) "
+    f"VALUES ({', '.join('?' * (len(PAPER_COLUMNS) + 2))})"
 )
 _INSERT_AUTHORSHIP = (
     "INSERT INTO authorships (paper_id, position, name, name_key, keyname, forenames, "
@@ -155,6 +153,7 @@ _UPDATE_ITEM = (
     f"UPDATE items SET {', '.join(c + ' = ?' for c in _ITEM_COLUMNS)}, paper_id = ?, "
     "content_hash = ?, modified = ? WHERE id = ?"
 )
+_AUTHORS = PAPER_COLUMNS.index("authors")
 _SOURCE_COLUMNS = (
     "id, kind, address, title, folder, scholar_id, params, etag, last_modified, cursor, "
     "resumption_token, state, created_at, last_attempt, last_success, last_error, "
@@ -162,189 +161,10 @@ _SOURCE_COLUMNS = (
 )
 
 
-@dataclass(slots=True)
-class SourceRow:
-    """A source as stored: what it reads, its saved state and its health."""
-
-    id: int
-    kind: str
-    address: str
-    title: str | None
-    folder: str | None
-    scholar_id: int | None
-    params: dict[str, Any]
-    state: SourceState
-    created_at: str
-    last_attempt: str | None
-    last_success: str | None
-    last_error: str | None
-    last_error_at: str | None
-    error_count: int
-    next_attempt: str | None
-    enabled: bool
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "url": self.address,
-            "title": self.title,
-            "folder": self.folder,
-            "last_attempt": self.last_attempt,
-            "last_success": self.last_success,
-            "last_error": self.last_error,
-            "last_error_at": self.last_error_at,
-            "error_count": self.error_count,
-            "next_attempt": self.next_attempt,
-            "enabled": self.enabled,
-        }
-
-
-@dataclass(slots=True)
-class SaveResult:
-    """Counts of what one save changed; all zero when the data was already stored."""
-
-    papers_new: int = 0
-    papers_updated: int = 0
-    items_new: int = 0
-    items_updated: int = 0
-    mentions: int = 0
-    unchanged: int = 0
-    warnings: list[str] = field(default_factory=list)
-
-    def add(self, other: SaveResult) -> None:
-        self.papers_new += other.papers_new
-        self.papers_updated += other.papers_updated
-        self.items_new += other.items_new
-        self.items_updated += other.items_updated
-        self.mentions += other.mentions
-        self.unchanged += other.unchanged
-        self.warnings.extend(other.warnings)
-
-    @property
-    def changed(self) -> int:
-        return self.papers_new + self.papers_updated + self.items_new + self.items_updated
-
-
-def _json(value: Any) -> str:
-    return orjson.dumps(value).decode()
-
-
-def _hash(values: Sequence[Any]) -> str:
-    return hashlib.blake2b(orjson.dumps(values), digest_size=12).hexdigest()
-
-
-def _version_key(row: dict[str, Any]) -> tuple[int, str]:
-    """Which of two records of a paper is newer: by version, then update time."""
-    return (row["latest_version"] or 0, row["updated"] or "")
-
-
-def _merge_versions(a: Iterable[Sequence[Any]], b: Iterable[Sequence[Any]]) -> list[list[Any]]:
-    """Versions ``[number, date, size]`` of both, by number; ``a``'s fields win, gaps filled."""
-    merged: dict[int, list[Any]] = {int(v[0]): list(v) for v in a}
-    for number, date, size in b:
-        known = merged.get(number)
-        if known is None:
-            merged[number] = [number, date, size]
-        else:
-            known[1] = known[1] or date
-            known[2] = known[2] or size
-    return [merged[n] for n in sorted(merged)]
-
-
-#: A paper as the store writes it, built without a database by :func:`prepare_paper`:
-#: its ``_PAPER_COLUMNS`` values (content hash last) and its authorship rows without
-#: the paper's row id: ``(position, name, name_key, keyname, forenames, affiliations)``.
-#: Only strings, integers and None: it survives a JSON round trip (lists for tuples).
-PreparedPaper = tuple[Sequence[Any], Sequence[Sequence[Any]]]
-_TITLE, _AUTHORS, _PUBLISHED, _UPDATED, _VERSIONS, _LATEST, _WITHDRAWN = (
-    _PAPER_COLUMNS.index(c)
-    for c in ("title", "authors", "published", "updated", "versions", "latest_version", "withdrawn")
-)
-
-
-def prepare_paper(paper: Paper) -> PreparedPaper:
-    """The row values and authorship rows of ``paper`` as if nothing were stored yet.
-
-    Pure (no database, no store), so a bulk import builds them in its parsing
-    worker; :meth:`SQLiteStore.save_prepared` inserts them as they are when the
-    paper is new, and merges them over the stored row otherwise. A stub (no
-    title) is prepared too: its id and version decide between duplicates.
-    """
-    numbers = [v.number for v in paper.versions]
-    if numbers == sorted(set(numbers)):  # in order, no repeats: nothing to merge
-        versions = [[v.number, v.date, v.size] for v in paper.versions]
-    else:
-        versions = _merge_versions((), ((v.number, v.date, v.size) for v in paper.versions))
-    authors = paper.authors
-    values = (
-        paper.arxiv_id,
-        paper.title,
-        paper.abstract,
-        ", ".join([a.name for a in authors]),
-        paper.primary_category,
-        " ".join(paper.categories),
-        paper.published,
-        paper.updated,
-        _json(versions),
-        (versions[-1][0] or None) if versions else None,  # the latest version
-        paper.doi,
-        paper.journal_ref,
-        paper.comments,
-        paper.license,
-        paper.submitter,
-        int(paper.withdrawn),
-    )
-    authorships = [
-        (
-            position,
-            a.name,
-            name_key(a.name, a.keyname),
-            a.keyname,
-            a.forenames,
-            "; ".join(a.affiliations) or None,
-        )
-        for position, a in enumerate(authors)
-    ]
-    return (*values, _hash(values)), authorships
-
-
-def _prepared_key(values: Sequence[Any]) -> tuple[int, str]:
-    """:func:`_version_key` of prepared values."""
-    return (values[_LATEST] or 0, values[_UPDATED] or "")
-
-
-def _merged_values(fresh: Sequence[Any], old: dict[str, Any]) -> tuple[Any, ...] | None:
-    """Prepared values ``fresh`` merged over the stored row ``old``; None if nothing changes.
-
-    The newer record (by version, then update time) wins field by field and
-    gaps are filled from the other; versions are the union of both. A stored
-    stub (no content hash) simply takes the fresh values.
-    """
-    versions = _merge_versions(orjson.loads(old["versions"]), orjson.loads(fresh[_VERSIONS]))
-    if old["content_hash"] is not None:
-        stored = [old[c] for c in _PAPER_COLUMNS[:-1]]
-        newer_first = _prepared_key(fresh) >= _version_key(old)
-        first, second = (fresh, stored) if newer_first else (stored, fresh)
-        merged = [a if a not in (None, "") else b for a, b in zip(first, second, strict=False)]
-        merged[_PUBLISHED] = min(
-            (d for d in (fresh[_PUBLISHED], stored[_PUBLISHED]) if d), default=None
-        )
-        merged[_WITHDRAWN] = first[_WITHDRAWN]
-    else:
-        merged = list(fresh[:-1])
-    merged[_VERSIONS] = _json(versions)
-    merged[_LATEST] = (
-        max([v[0] for v in versions] + [fresh[_LATEST] or 0, old["latest_version"] or 0]) or None
-    )
-    content_hash = _hash(merged)
-    if old["content_hash"] == content_hash:
-        return None
-    return (*merged, content_hash)
-
-
 class SQLiteStore(ScholarQueries, VectorQueries):
     """All reads and writes of one Lightnews SQLite database."""
+
+    sql: Dialect = SQLITE
 
     def __init__(self, path: str | Path, *, write_wait: float = WRITE_WAIT) -> None:
         self.path = Path(path)
@@ -582,7 +402,7 @@ class SQLiteStore(ScholarQueries, VectorQueries):
             cursor = self.db.execute(
                 "INSERT INTO sources (kind, address, title, folder, params, scholar_id, "
                 "created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(kind, address) DO NOTHING",
-                (kind, address, title, folder, _json(params or {}), scholar_id, now),
+                (kind, address, title, folder, to_json(params or {}), scholar_id, now),
             )
             created = cursor.rowcount == 1
             if not created and (title or folder):
@@ -653,7 +473,7 @@ class SQLiteStore(ScholarQueries, VectorQueries):
                     state.last_modified,
                     state.cursor,
                     state.resumption_token,
-                    _json(state.extra),
+                    to_json(state.extra),
                     source_id,
                 ),
             )
@@ -693,9 +513,9 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         # One statement whatever the number of ids (a JSON array): a list of "?" per
         # id would prepare, and cache, a new statement for every batch size.
         rows = self.db.execute(
-            f"SELECT id, {', '.join(_PAPER_COLUMNS)} FROM papers "
-            "WHERE arxiv_id IN (SELECT value FROM json_each(?))",
-            (_json(list(arxiv_ids)),),
+            f"SELECT id, {', '.join(PAPER_COLUMNS)} FROM papers "
+            f"WHERE {self.sql.in_list('arxiv_id')}",
+            (self.sql.list_param(arxiv_ids),),
         )
         return {row["arxiv_id"]: dict(row) for row in rows}
 
@@ -703,8 +523,8 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         """Content hashes of the stored papers among ``arxiv_ids`` (None for a stub)."""
         rows = self.db.execute(
             "SELECT arxiv_id, content_hash FROM papers "
-            "WHERE arxiv_id IN (SELECT value FROM json_each(?))",
-            (_json(list(arxiv_ids)),),
+            f"WHERE {self.sql.in_list('arxiv_id')}",
+            (self.sql.list_param(arxiv_ids),),
         )
         return {r[0]: r[1] for r in rows}
 
@@ -729,17 +549,13 @@ class SQLiteStore(ScholarQueries, VectorQueries):
 
     def _save_prepared(self, prepared: Sequence[PreparedPaper], now: str) -> SaveResult:
         result = SaveResult()
-        latest: dict[str, PreparedPaper] = {}
-        for paper in prepared:  # the same id twice in one batch: keep the newer
-            known = latest.get(paper[0][0])
-            if known is None or _prepared_key(paper[0]) >= _prepared_key(known[0]):
-                latest[paper[0][0]] = paper
+        latest = latest_by_id(prepared)
         stored = self._stored_hashes(list(latest))
         existing = self._existing_papers(
             [
                 arxiv_id
                 for arxiv_id, (values, _) in latest.items()
-                if arxiv_id in stored and values[_TITLE] and stored[arxiv_id] != values[-1]
+                if arxiv_id in stored and not is_stub(values) and stored[arxiv_id] != values[-1]
             ]
         )
         fresh: list[tuple[Any, ...]] = []
@@ -748,7 +564,7 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         changed: list[tuple[int, Sequence[Sequence[Any]]]] = []
         stubs: list[tuple[str, str, str]] = []
         for arxiv_id, (values, authorships) in latest.items():
-            if not values[_TITLE]:  # a stub never overwrites
+            if is_stub(values):  # a stub never overwrites
                 if arxiv_id not in stored:
                     stubs.append((arxiv_id, now, now))
                 continue
@@ -761,7 +577,7 @@ class SQLiteStore(ScholarQueries, VectorQueries):
                 fresh_authors.append(authorships)
                 result.papers_new += 1
                 continue
-            merged = _merged_values(values, old)
+            merged = merged_values(values, old)
             if merged is None:
                 result.unchanged += 1
                 continue
@@ -774,7 +590,8 @@ class SQLiteStore(ScholarQueries, VectorQueries):
                 result.papers_updated += 1
         if stubs:
             self.db.executemany(
-                "INSERT OR IGNORE INTO papers (arxiv_id, first_seen, modified) VALUES (?, ?, ?)",
+                "INSERT INTO papers (arxiv_id, first_seen, modified) VALUES (?, ?, ?) "
+                "ON CONFLICT DO NOTHING",
                 stubs,
             )
         if fresh:
@@ -813,8 +630,8 @@ class SQLiteStore(ScholarQueries, VectorQueries):
 
     def _paper_ids(self, arxiv_ids: Sequence[str]) -> dict[str, int]:
         rows = self.db.execute(
-            "SELECT arxiv_id, id FROM papers WHERE arxiv_id IN (SELECT value FROM json_each(?))",
-            (_json(list(arxiv_ids)),),
+            f"SELECT arxiv_id, id FROM papers WHERE {self.sql.in_list('arxiv_id')}",
+            (self.sql.list_param(arxiv_ids),),
         )
         return {r[0]: r[1] for r in rows}
 
@@ -825,8 +642,8 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         """Values of ``_ITEM_COLUMNS`` for ``item``."""
         return [
             item.kind, item.title, item.url, item.author, item.text, item.html, item.published,
-            item.updated, _json(item.links), _json(item.tags), _json(item.engagement),
-            _json(item.extra), item.payload, item.account, item.thread_root, item.reply_parent,
+            item.updated, to_json(item.links), to_json(item.tags), to_json(item.engagement),
+            to_json(item.extra), item.payload, item.account, item.thread_root, item.reply_parent,
         ]  # fmt: skip
 
     def save_batch(self, source_id: int, batch: Batch, now: str) -> SaveResult:
@@ -849,7 +666,7 @@ class SQLiteStore(ScholarQueries, VectorQueries):
             for item in items:
                 values = self._item_values(item)
                 mentions = sorted((m.arxiv_id, m.method, m.confidence) for m in item.mentions)
-                content_hash = _hash([*values, item.paper_id, mentions])
+                content_hash = hash_values([*values, item.paper_id, mentions])
                 row = self.db.execute(
                     "SELECT id, content_hash FROM items WHERE source_id = ? AND key = ?",
                     (source_id, item.key),
@@ -878,13 +695,15 @@ class SQLiteStore(ScholarQueries, VectorQueries):
                 if code and target in paper_ids:
                     # A post or entry about exactly one paper that links a repository.
                     self.db.executemany(
-                        "INSERT OR IGNORE INTO paper_links (paper_id, kind, url, item_id) "
-                        "VALUES (?, 'code', ?, ?)",
+                        "INSERT INTO paper_links (paper_id, kind, url, item_id) "
+                        "VALUES (?, 'code', ?, ?) ON CONFLICT DO NOTHING",
                         [(paper_ids[target], url, item_id) for url in code],
                     )
                 self.db.executemany(
-                    "INSERT OR REPLACE INTO mentions (item_id, paper_id, method, confidence, "
-                    "evidence) VALUES (?, ?, ?, ?, ?)",
+                    "INSERT INTO mentions (item_id, paper_id, method, confidence, evidence) "
+                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (item_id, paper_id) DO UPDATE SET "
+                    "method = excluded.method, confidence = excluded.confidence, "
+                    "evidence = excluded.evidence",
                     [
                         (item_id, paper_ids[m.arxiv_id], m.method, m.confidence, m.evidence)
                         for m in item.mentions
@@ -903,7 +722,7 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         ).fetchone()[0]
         return counts
 
-    def get_paper(self, arxiv_id: str) -> dict[str, Any]:
+    def get_paper(self, arxiv_id: str) -> PaperPage:
         """A paper with its authors, versions, links, records and mentions."""
         parsed = parse_arxiv_id(arxiv_id)
         if parsed is None:
@@ -911,29 +730,24 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         row = self.db.execute("SELECT * FROM papers WHERE arxiv_id = ?", (parsed.base,)).fetchone()
         if row is None:
             raise NotFound(f"paper {parsed.base} is not stored")
-        authors = [
-            dict(r)
+        authors = tuple(
+            PaperAuthorship(**r)
             for r in self.db.execute(
-                "SELECT position, name, keyname, forenames, affiliations, scholar_id, confidence "
+                "SELECT paper_id, position, name, keyname, forenames, affiliations, scholar_id, "
+                "confidence "
                 "FROM authorships WHERE paper_id = ? ORDER BY position",
                 (row["id"],),
             )
-        ]
-        base = parsed.base
-        links = {"abs": f"https://arxiv.org/abs/{base}", "pdf": f"https://arxiv.org/pdf/{base}"}
-        if row["doi"]:
-            links["doi"] = f"https://doi.org/{row['doi'].split()[0]}"
-        code = [
+        )
+        code = tuple(
             r[0]
             for r in self.db.execute(
                 "SELECT url FROM paper_links WHERE paper_id = ? AND kind = 'code' ORDER BY url",
                 (row["id"],),
             )
-        ]
-        if code:
-            links["code"] = code[0]
-        mentions = [
-            dict(r)
+        )
+        mentions = tuple(
+            PaperMention(**r)
             for r in self.db.execute(
                 "SELECT i.id AS item_id, i.kind, s.kind AS source_kind, "
                 "COALESCE(s.title, s.address) AS source, i.url, i.author, i.account, "
@@ -946,42 +760,39 @@ class SQLiteStore(ScholarQueries, VectorQueries):
                 "WHERE m.paper_id = ? ORDER BY i.published DESC",
                 (row["id"],),
             )
-        ]
-        records = [
-            dict(r)
+        )
+        records = tuple(
+            PaperRecord(**r)
             for r in self.db.execute(
                 "SELECT s.kind AS source_kind, COALESCE(s.title, s.address) AS source, i.url, "
                 "i.first_seen FROM items i JOIN sources s ON s.id = i.source_id "
                 "WHERE i.paper_id = ? ORDER BY i.first_seen",
                 (row["id"],),
             )
-        ]
-        return {
-            "arxiv_id": base,
-            "stub": row["content_hash"] is None,
-            "title": row["title"],
-            "authors": [a["name"] for a in authors],
-            "authorships": authors,
-            "abstract": row["abstract"],
-            "primary_category": row["primary_category"],
-            "categories": row["categories"].split(),
-            "published": row["published"],
-            "updated": row["updated"],
-            "versions": [
-                {"version": f"v{n}", "date": d, "size": s}
-                for n, d, s in orjson.loads(row["versions"])
-            ],
-            "latest_version": row["latest_version"],
-            "doi": row["doi"],
-            "journal_ref": row["journal_ref"],
-            "comments": row["comments"],
-            "license": row["license"],
-            "withdrawn": bool(row["withdrawn"]),
-            "links": links,
-            "code": code,
-            "records": records,
-            "mentions": mentions,
-        }
+        )
+        return PaperPage(
+            arxiv_id=parsed.base,
+            stub=row["content_hash"] is None,
+            title=row["title"],
+            authorships=authors,
+            abstract=row["abstract"],
+            primary_category=row["primary_category"],
+            categories=tuple(row["categories"].split()),
+            published=row["published"],
+            updated=row["updated"],
+            versions=tuple(
+                VersionView(f"v{n}", d, s) for n, d, s in orjson.loads(row["versions"])
+            ),
+            latest_version=row["latest_version"],
+            doi=row["doi"],
+            journal_ref=row["journal_ref"],
+            comments=row["comments"],
+            license=row["license"],
+            withdrawn=bool(row["withdrawn"]),
+            code=code,
+            records=records,
+            mentions=mentions,
+        )
 
     @staticmethod
     def _fts_expression(terms: Sequence[QueryTerm]) -> str | None:
@@ -1003,7 +814,7 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         limit: int,
         offset: int = 0,
         filters: SearchFilters | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[PaperHit]:
         """Papers matching all terms, best first: title weighted over authors over abstract.
 
         Ranking every match of a very common word ("model" matches most of a
@@ -1035,7 +846,7 @@ class SQLiteStore(ScholarQueries, VectorQueries):
                 "JOIN papers p ON p.id = top.rowid ORDER BY top.score DESC",
                 (match, floor, limit, offset),
             )
-            return [dict(r) for r in rows]
+            return [PaperHit(**r) for r in rows]
         rows = self.db.execute(
             "SELECT p.arxiv_id, p.title, p.published, p.primary_category, "
             "-bm25(papers_fts, 10.0, 3.0, 1.0) AS score FROM papers_fts "
@@ -1044,11 +855,9 @@ class SQLiteStore(ScholarQueries, VectorQueries):
             "ORDER BY bm25(papers_fts, 10.0, 3.0, 1.0) LIMIT ? OFFSET ?",
             (match, floor, *args, limit, offset),
         )
-        return [dict(r) for r in rows]
+        return [PaperHit(**r) for r in rows]
 
-    def related_candidates(
-        self, words: Sequence[str], exclude: str, limit: int
-    ) -> list[dict[str, Any]]:
+    def related_candidates(self, words: Sequence[str], exclude: str, limit: int) -> list[PaperHit]:
         """Papers sharing the most of ``words`` (an OR query), best first, without ``exclude``."""
         match = " OR ".join(f'"{w}"' for w in dict.fromkeys(words) if '"' not in w)
         if not match:
@@ -1060,7 +869,7 @@ class SQLiteStore(ScholarQueries, VectorQueries):
             "AND p.arxiv_id != ? ORDER BY bm25(papers_fts, 5.0, 0.0, 1.0) LIMIT ?",
             (match, exclude, limit),
         )
-        return [dict(r) for r in rows]
+        return [PaperHit(**r) for r in rows]
 
     @staticmethod
     def _search_filters(filters: SearchFilters | None) -> tuple[str, list[Any]]:
@@ -1187,17 +996,17 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         ).fetchone()
         return int(row[0])
 
-    def recent_papers(self, limit: int, before: str | None = None) -> list[dict[str, Any]]:
+    def recent_papers(self, limit: int, before: str | None = None) -> list[PaperSummary]:
         rows = self.db.execute(
-            "SELECT id, arxiv_id, title, authors, primary_category, published, updated, "
-            "latest_version, modified FROM papers "
+            "SELECT arxiv_id, title, authors, primary_category, published, updated, "
+            "latest_version FROM papers "
             "WHERE content_hash IS NOT NULL AND published IS NOT NULL "
             "AND (? IS NULL OR published < ?) ORDER BY published DESC LIMIT ?",
             (before, before, limit),
         )
-        return [dict(r) for r in rows]
+        return [PaperSummary(**r) for r in rows]
 
-    def recent_items(self, limit: int) -> list[dict[str, Any]]:
+    def recent_items(self, limit: int) -> list[FeedCandidate]:
         """Newest items with the papers they record or mention."""
         rows = self.db.execute(
             "SELECT i.id, i.kind, i.title, i.url, i.author, i.account, i.engagement, "
@@ -1210,15 +1019,22 @@ class SQLiteStore(ScholarQueries, VectorQueries):
             "COALESCE(i.published, i.first_seen) AS time, s.kind AS source_kind, "
             "COALESCE(s.title, s.address) AS source, "
             "(SELECT arxiv_id FROM papers WHERE id = i.paper_id) AS record_of, "
-            "(SELECT group_concat(p.arxiv_id, ' ') FROM mentions m JOIN papers p "
+            f"(SELECT {self.sql.concat('p.arxiv_id')} FROM mentions m JOIN papers p "
             " ON p.id = m.paper_id WHERE m.item_id = i.id) AS mentioned "
             "FROM items i JOIN sources s ON s.id = i.source_id "
             "ORDER BY time DESC LIMIT ?",
             (limit,),
         )
-        return [dict(r) for r in rows]
+        candidates = []
+        for row in rows:
+            fields = dict(row)
+            fields["engagement"] = orjson.loads(fields["engagement"])
+            fields["mentioned"] = tuple((fields["mentioned"] or "").split())
+            fields["bot"] = bool(fields["bot"])
+            candidates.append(FeedCandidate(**fields))
+        return candidates
 
-    def _items(self, where: str, args: Sequence[Any], order: str = "i.id") -> list[dict[str, Any]]:
+    def _items(self, where: str, args: Sequence[Any], order: str = "i.id") -> list[ItemView]:
         rows = self.db.execute(
             "SELECT i.id, i.kind, i.title, i.url, i.author, i.text, i.html, i.published, "
             "i.engagement, i.extra, i.source_id, COALESCE(s.title, s.address) AS source, "
@@ -1228,43 +1044,44 @@ class SQLiteStore(ScholarQueries, VectorQueries):
             list(args),
         )
         items = []
-        for row in rows:
-            item = dict(row)
-            item["engagement"] = orjson.loads(item["engagement"])
-            item["extra"] = orjson.loads(item["extra"])
-            item["papers"] = [
-                dict(m) for m in self.db.execute(
+        for row in rows.fetchall():
+            papers = tuple(
+                NamedPaper(**m) for m in self.db.execute(
                     "SELECT p.arxiv_id, p.title, m.method, m.confidence FROM mentions m "
                     "JOIN papers p ON p.id = m.paper_id WHERE m.item_id = ? "
                     "ORDER BY m.confidence DESC, p.arxiv_id", (row["id"],))
-            ]  # fmt: skip
-            items.append(item)
+            )  # fmt: skip
+            fields = dict(row)
+            fields["engagement"] = orjson.loads(fields["engagement"])
+            fields["extra"] = orjson.loads(fields["extra"])
+            items.append(ItemView(**fields, papers=papers))
         return items
 
-    def get_item(self, item_id: int) -> dict[str, Any]:
+    def get_item(self, item_id: int) -> ItemView:
         """One item (an article, a note, a post) with the papers it names."""
         found = self._items("i.id = ?", [item_id])
         if not found:
             raise NotFound(f"no item with id {item_id}")
         return found[0]
 
-    def source_items(self, source_id: int, kind: str) -> list[dict[str, Any]]:
+    def source_items(self, source_id: int, kind: str) -> list[ItemView]:
         """A source's items of one kind in the order the source gave them."""
         return self._items("i.source_id = ? AND i.kind = ?", [source_id, kind])
 
     def daily_days(self) -> list[str]:
         rows = self.db.execute(
-            "SELECT DISTINCT json_extract(extra, '$.featured_day') AS day FROM items "
-            "WHERE kind = 'daily' AND day IS NOT NULL ORDER BY day DESC LIMIT 60"
+            f"SELECT DISTINCT {self.sql.json_text('extra', 'featured_day')} AS day FROM items "
+            f"WHERE kind = 'daily' AND {self.sql.json_text('extra', 'featured_day')} IS NOT NULL "
+            "ORDER BY day DESC LIMIT 60"
         )
         return [r[0] for r in rows]
 
-    def daily_items(self, day: str) -> list[dict[str, Any]]:
+    def daily_items(self, day: str) -> list[ItemView]:
         """Daily-papers entries featured on ``day``, most upvoted first."""
         return self._items(
-            "i.kind = 'daily' AND json_extract(i.extra, '$.featured_day') = ?",
+            f"i.kind = 'daily' AND {self.sql.json_text('i.extra', 'featured_day')} = ?",
             [day],
-            "COALESCE(json_extract(i.engagement, '$.upvotes'), 0) DESC, i.id",
+            f"{self.sql.json_number('i.engagement', 'upvotes')} DESC, i.id",
         )
 
     def followed_authorships(self, arxiv_ids: Sequence[str], bar: float) -> dict[str, list[str]]:
@@ -1299,17 +1116,13 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         )
         return {r[0][4:] for r in rows}
 
-    def papers_by_ids(self, arxiv_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    def papers_by_ids(self, arxiv_ids: Sequence[str]) -> dict[str, PaperSummary]:
         if not arxiv_ids:
             return {}
         rows = self.db.execute(
             "SELECT arxiv_id, title, authors, primary_category, published, updated, "
-            "latest_version FROM papers WHERE arxiv_id IN (SELECT value FROM json_each(?))",
-            (_json(list(arxiv_ids)),),
+            f"latest_version FROM papers WHERE {self.sql.in_list('arxiv_id')}",
+            (self.sql.list_param(arxiv_ids),),
         )
-        return {r["arxiv_id"]: dict(r) for r in rows}
+        return {r["arxiv_id"]: PaperSummary(**r) for r in rows}
 
-
-def authors_from_rows(rows: Iterable[dict[str, Any]]) -> list[Author]:
-    """Authorship rows back into :class:`Author` objects (for re-derivation)."""
-    return [Author(name=r["name"], keyname=r["keyname"], forenames=r["forenames"]) for r in rows]

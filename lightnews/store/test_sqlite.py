@@ -66,12 +66,12 @@ def test_newer_version_wins_and_versions_merge(store: SQLiteStore) -> None:
     older = paper(doi="10.1/x", versions=[Version(1, "2025-10-02T17:59:48Z")])
     store.save_papers([older], NOW)
     shown = store.get_paper("2510.02375v1")
-    assert shown["title"] == "Sparse Ring Attention (v2)"
-    assert shown["authors"] == ["Mara Lindqvist"]
-    assert [v["version"] for v in shown["versions"]] == ["v1", "v2"]
-    assert shown["versions"][0]["size"] == "1mb"
-    assert shown["doi"] == "10.1/x" and shown["latest_version"] == 2
-    assert shown["published"] == "2025-10-02T17:59:48Z"
+    assert shown.title == "Sparse Ring Attention (v2)"
+    assert shown.authors == ["Mara Lindqvist"]
+    assert [v.version for v in shown.versions] == ["v1", "v2"]
+    assert shown.versions[0].size == "1mb"
+    assert shown.doi == "10.1/x" and shown.latest_version == 2
+    assert shown.published == "2025-10-02T17:59:48Z"
 
 
 def test_a_record_with_nothing_new_changes_nothing(store: SQLiteStore) -> None:
@@ -103,12 +103,12 @@ def test_stub_from_mention_is_filled_in_later(store: SQLiteStore) -> None:
     saved = store.save_items(source.id, [item], NOW)
     assert saved.items_new == 1 and saved.mentions == 1
     stub = store.get_paper("2510.02375")
-    assert stub["stub"] and stub["title"] == "" and len(stub["mentions"]) == 1
+    assert stub.stub and stub.title == "" and len(stub.mentions) == 1
     assert store.save_papers([Paper("2510.02375")], NOW).changed == 0  # a stub never overwrites
     store.save_papers([paper()], NOW)
     filled = store.get_paper("2510.02375")
-    assert not filled["stub"] and filled["title"] == "Sparse Ring Attention"
-    assert filled["mentions"][0]["url"] is None and filled["mentions"][0]["kind"] == "article"
+    assert not filled.stub and filled.title == "Sparse Ring Attention"
+    assert filled.mentions[0].url is None and filled.mentions[0].kind == "article"
 
 
 def test_items_are_idempotent_and_updates_replace_mentions(store: SQLiteStore) -> None:
@@ -160,7 +160,7 @@ def test_remove_source_keeps_papers(store: SQLiteStore) -> None:
     store.save_items(source.id, [Item(key="2510.02375", kind="paper", paper_id="2510.02375")], NOW)
     store.save_papers([paper()], NOW)
     store.remove_source(source.id)
-    assert store.counts()["items"] == 0 and store.get_paper("2510.02375")["title"]
+    assert store.counts()["items"] == 0 and store.get_paper("2510.02375").title
     with pytest.raises(NotFound):
         store.get_source(source.id)
 

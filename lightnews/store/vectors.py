@@ -13,16 +13,18 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-import orjson
-
 from lightnews.model import QueryTerm, SearchFilters
+from lightnews.store.dialect import Dialect
 from lightnews.store.fts import quoted
+from lightnews.store.views import PaperHit
 
 __all__ = ["VectorQueries"]
 
 
 class VectorQueries:
     """Which papers need vectors, saving them, and reading them back in order."""
+
+    sql: Dialect
 
     @property
     def db(self) -> sqlite3.Connection:  # pragma: no cover - provided (one per thread)
@@ -57,8 +59,8 @@ class VectorQueries:
         """Queue every paper again (the library switched encoders)."""
         with self.transaction():
             self.db.execute(
-                "INSERT OR IGNORE INTO embed_queue (paper_id) "
-                "SELECT id FROM papers WHERE title != ''"
+                "INSERT INTO embed_queue (paper_id) "
+                "SELECT id FROM papers WHERE title != '' ON CONFLICT DO NOTHING"
             )
 
     def save_vectors(self, model: str, rows: Sequence[tuple[int, bytes]]) -> None:
@@ -129,8 +131,8 @@ class VectorQueries:
         rows = self.db.execute(
             "SELECT p.arxiv_id, p.id, v.vector FROM papers p JOIN paper_vectors v "
             "ON v.paper_id = p.id WHERE v.model = ? "
-            "AND p.arxiv_id IN (SELECT value FROM json_each(?))",
-            (model, orjson.dumps(list(arxiv_ids)).decode()),
+            f"AND {self.sql.in_list('p.arxiv_id')}",
+            (model, self.sql.list_param(arxiv_ids)),
         )
         return {r[0]: (int(r[1]), r[2]) for r in rows}
 
@@ -138,7 +140,7 @@ class VectorQueries:
         """Changes whenever the papers the user cares about may have (cheap to ask)."""
         row = self.db.execute(
             "SELECT (SELECT max(paper_id) FROM authorships), "
-            "(SELECT group_concat(id) FROM scholars WHERE followed = 1), "
+            f"(SELECT {self.sql.concat('id', ',')} FROM scholars WHERE followed = 1), "
             "(SELECT max(saved_at) FROM story_state), (SELECT max(id) FROM paper_vectors)"
         ).fetchone()
         return tuple(row)
@@ -176,8 +178,8 @@ class VectorQueries:
     def vectors_of(self, paper_ids: Sequence[int], model: str) -> list[tuple[int, bytes]]:
         rows = self.db.execute(
             "SELECT paper_id, vector FROM paper_vectors WHERE model = ? "
-            "AND paper_id IN (SELECT value FROM json_each(?))",
-            (model, _json_ids(paper_ids)),
+            f"AND {self.sql.in_list('paper_id')}",
+            (model, self.sql.list_param(int(i) for i in paper_ids)),
         )
         return [(int(r[0]), r[1]) for r in rows]
 
@@ -199,8 +201,8 @@ class VectorQueries:
         paper_ids: Sequence[int],
         filters: SearchFilters | None = None,
         excluded: Sequence[QueryTerm] = (),
-    ) -> dict[int, dict[str, Any]]:
-        """Search-hit rows of these papers that pass ``filters``, by paper id.
+    ) -> dict[int, PaperHit]:
+        """Search hits of these papers that pass ``filters``, by paper id.
 
         Papers with any of the ``excluded`` terms are left out (a query's
         ``-word`` applied to hits found by meaning).
@@ -208,24 +210,22 @@ class VectorQueries:
         where, args = self._search_filters(filters)
         sql = (
             "SELECT p.id, p.arxiv_id, p.title, p.published, p.primary_category FROM papers p "
-            f"WHERE p.id IN (SELECT value FROM json_each(?)) {where}"
+            f"WHERE {self.sql.in_list('p.id')} {where}"
         )
-        params: list[Any] = [_json_ids(paper_ids), *args]
+        params: list[Any] = [self.sql.list_param(int(i) for i in paper_ids), *args]
         if excluded:
             sql += "AND p.id NOT IN (SELECT rowid FROM papers_fts WHERE papers_fts MATCH ?)"
             params.append(" OR ".join(quoted(term) for term in excluded))
-        return {int(r["id"]): dict(r) for r in self.db.execute(sql, params)}
+        return {
+            int(r[0]): PaperHit(r[1], r[2], r[3], r[4]) for r in self.db.execute(sql, params)
+        }
 
     def filtered_paper_ids(self, filters: SearchFilters, cap: int) -> list[int] | None:
         """Ids of the papers ``filters`` allow, or None when more than ``cap`` do."""
         where, args = self._search_filters(filters)
         rows = self.db.execute(
-            f"SELECT p.id FROM papers p WHERE 1 {where}LIMIT ?", (*args, cap + 1)
+            f"SELECT p.id FROM papers p WHERE TRUE {where}LIMIT ?", (*args, cap + 1)
         ).fetchall()
         if len(rows) > cap:
             return None
         return [int(r[0]) for r in rows]
-
-
-def _json_ids(ids: Sequence[int]) -> str:
-    return "[" + ",".join(str(int(i)) for i in ids) + "]"

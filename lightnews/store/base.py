@@ -1,0 +1,383 @@
+"""The store interface: every read and write the rest of Lightnews makes.
+
+:class:`Store` is a :class:`typing.Protocol`: the ranker, the pages, search,
+linking, the pipeline and the CLI are typed against it, never against a
+backend, and its reads return the frozen dataclasses of
+:mod:`lightnews.store.views` (no rows, no ``dict[str, Any]``). A backend
+(SQLite today, :class:`~lightnews.store.sqlite.SQLiteStore`) implements every
+method; rules that are not about storage (how two records of a paper merge,
+how a story is assembled, what a source kind means) live outside the
+backends, so a second backend adds only its queries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any, Protocol
+
+from lightnews.link.titles import TitleCandidate
+from lightnews.model import Account, Batch, Item, Paper, QueryTerm, SearchFilters, SourceState
+from lightnews.store.merge import PreparedPaper
+from lightnews.store.views import (
+    AccountView,
+    AuthorshipCandidate,
+    FeedCandidate,
+    ItemView,
+    Mutes,
+    PaperAuthorship,
+    PaperHit,
+    PaperPage,
+    PaperSummary,
+    SaveResult,
+    ScholarPaper,
+    ScholarRef,
+    ScholarSummary,
+    ScholarView,
+    SourceRef,
+    SourceRow,
+)
+
+__all__ = ["Store"]
+
+
+class Store(Protocol):
+    """Everything Lightnews keeps: sources, papers, items, scholars, vectors, user state."""
+
+    #: Where the library lives (a vector index is kept beside it).
+    path: Path
+    #: Seconds a write waits for another writer before giving up with ``Busy``.
+    write_wait: float
+
+    def __enter__(self) -> Store: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+    def transaction(self) -> AbstractContextManager[None]:
+        """One write transaction; nested use joins the outer one."""
+        ...
+
+    def time_budget(self, seconds: float, what: str = "this query") -> AbstractContextManager[None]:
+        """Reads in this block stop after ``seconds`` with ``TooExpensive``."""
+        ...
+
+    # -- library -------------------------------------------------------------------------
+
+    def close(self) -> None: ...
+
+    @property
+    def schema_version(self) -> int: ...
+
+    def migrate(self) -> list[str]:
+        """Apply every migration newer than the database, each in its own transaction."""
+        ...
+
+    def saved_settings(self) -> dict[str, str]: ...
+
+    def save_setting(self, name: str, value: str | None) -> None: ...
+
+    def add_source(
+        self,
+        kind: str,
+        address: str,
+        *,
+        now: str,
+        title: str | None = None,
+        folder: str | None = None,
+        params: dict[str, Any] | None = None,
+        scholar_id: int | None = None,
+    ) -> tuple[SourceRow, bool]:
+        """Add a source; returns it and whether it is new (adding twice is harmless)."""
+        ...
+
+    def find_source(self, kind: str, address: str) -> SourceRow | None: ...
+
+    def get_source(self, source_id: int) -> SourceRow: ...
+
+    def list_sources(self) -> list[SourceRow]: ...
+
+    def due_sources(self, now: str, kinds: Iterable[str] | None = None) -> list[SourceRow]:
+        """Enabled sources whose next attempt has come (or that never ran)."""
+        ...
+
+    def remove_source(self, source_id: int) -> SourceRow:
+        """Remove a source and its items; the papers they recorded or mentioned stay."""
+        ...
+
+    def set_source_enabled(self, source_id: int, enabled: bool) -> None: ...
+
+    def set_source_title(self, source_id: int, title: str) -> None: ...
+
+    def save_state(self, source_id: int, state: SourceState) -> None: ...
+
+    def record_attempt(self, source_id: int, now: str) -> None: ...
+
+    def record_success(
+        self, source_id: int, now: str, next_attempt: str, *, clean: bool = True
+    ) -> None:
+        """A run that stored what it read; ``clean`` clears the error state."""
+        ...
+
+    def record_failure(self, source_id: int, message: str, now: str, next_attempt: str) -> None: ...
+
+    def save_papers(self, papers: Sequence[Paper], now: str) -> SaveResult:
+        """Insert or merge papers (and their authorships) in the current transaction."""
+        ...
+
+    def save_prepared(self, prepared: Sequence[PreparedPaper], now: str) -> SaveResult:
+        """:meth:`save_papers` for papers already through :func:`prepare_paper`."""
+        ...
+
+    def save_batch(self, source_id: int, batch: Batch, now: str) -> SaveResult:
+        """Store everything one parsed response carried, in one transaction."""
+        ...
+
+    def save_items(self, source_id: int, items: Sequence[Item], now: str) -> SaveResult:
+        """Insert new items, rewrite changed ones, leave identical ones untouched."""
+        ...
+
+    def counts(self) -> dict[str, int]: ...
+
+    def get_paper(self, arxiv_id: str) -> PaperPage:
+        """A paper with its authors, versions, links, records and mentions."""
+        ...
+
+    def search_papers(
+        self,
+        terms: Sequence[QueryTerm],
+        limit: int,
+        offset: int = 0,
+        filters: SearchFilters | None = None,
+    ) -> list[PaperHit]:
+        """Papers matching all terms, best first: title weighted over authors over abstract."""
+        ...
+
+    def related_candidates(self, words: Sequence[str], exclude: str, limit: int) -> list[PaperHit]:
+        """Papers sharing the most of ``words`` (an OR query), best first, without ``exclude``."""
+        ...
+
+    def title_candidates(
+        self, words: Sequence[str], limit: int, surname: str | None = None
+    ) -> list[TitleCandidate]:
+        """Papers whose titles share the most telling of ``words`` (an OR query on titles)."""
+        ...
+
+    def title_doc_freq(self, stem: str) -> int:
+        """How many papers use this (Porter-stemmed) word anywhere (title, authors, abstract)."""
+        ...
+
+    def papers_by_doi(self, dois: Sequence[str]) -> dict[str, str]:
+        """arXiv ids of stored papers by DOI (a paper's DOI field may list several)."""
+        ...
+
+    def stub_ids(self, limit: int, max_lookups: int = 5) -> list[str]:
+        """Papers known only by their id, least asked for first."""
+        ...
+
+    def count_lookups(self, arxiv_ids: Sequence[str]) -> None: ...
+
+    def paper_count(self) -> int:
+        """About how many papers the library has, instantly (for word weights and display)."""
+        ...
+
+    def word_doc_freq(self, word: str, cap: int) -> int:
+        """How many papers use ``word`` (as the index stems it); counting stops at ``cap``."""
+        ...
+
+    def recent_papers(self, limit: int, before: str | None = None) -> list[PaperSummary]: ...
+
+    def recent_items(self, limit: int) -> list[FeedCandidate]:
+        """Newest items with the papers they record or mention."""
+        ...
+
+    def get_item(self, item_id: int) -> ItemView:
+        """One item (an article, a note, a post) with the papers it names."""
+        ...
+
+    def source_items(self, source_id: int, kind: str) -> list[ItemView]:
+        """A source's items of one kind in the order the source gave them."""
+        ...
+
+    def daily_days(self) -> list[str]: ...
+
+    def daily_items(self, day: str) -> list[ItemView]:
+        """Daily-papers entries featured on ``day``, most upvoted first."""
+        ...
+
+    def followed_authorships(self, arxiv_ids: Sequence[str], bar: float) -> dict[str, list[str]]:
+        """Names of followed scholars each paper is attributed to (at or above ``bar``)."""
+        ...
+
+    def scholar_names(self, scholar_ids: Iterable[int]) -> dict[int, str]: ...
+
+    def followed_categories(self) -> set[str]:
+        """arXiv categories the user follows as sources (``cat:cs.LG``)."""
+        ...
+
+    def papers_by_ids(self, arxiv_ids: Sequence[str]) -> dict[str, PaperSummary]: ...
+
+    # -- people --------------------------------------------------------------------------
+
+    def create_scholar(self, name: str, now: str) -> int: ...
+
+    def rename_scholar(self, scholar_id: int, name: str) -> None: ...
+
+    def set_followed(self, scholar_id: int, followed: bool) -> None: ...
+
+    def add_identity(self, scholar_id: int, kind: str, value: str) -> int:
+        """Tie an identity to a scholar; returns the scholar that owns it (maybe another)."""
+        ...
+
+    def identities(self, scholar_id: int) -> list[tuple[str, str]]: ...
+
+    def scholar_by_identity(self, kind: str, value: str) -> int | None: ...
+
+    def get_scholar(self, scholar_id: int) -> ScholarView: ...
+
+    def find_scholar(self, query: str) -> int:
+        """A scholar by id, handle (with or without @), DID, ORCID, arXiv name or name."""
+        ...
+
+    def list_scholars(self, bar: float = 0.0) -> list[ScholarSummary]: ...
+
+    def followed_scholars(self) -> list[ScholarRef]:
+        """Every followed scholar, by name (the feed's header)."""
+        ...
+
+    def merge_scholars(self, keep: int, drop: int) -> None:
+        """One person known twice: everything of ``drop`` moves to ``keep``."""
+        ...
+
+    def split_scholar(
+        self, scholar_id: int, identities: Sequence[tuple[str, str]], name: str, now: str
+    ) -> int:
+        """Two people known as one: move ``identities`` (and their sources) to a new scholar."""
+        ...
+
+    def save_accounts(self, accounts: Iterable[Account], now: str) -> int:
+        """Insert or refresh accounts (profile counts change); returns how many were saved."""
+        ...
+
+    def get_account(self, service: str, key: str) -> AccountView | None:
+        """An account by its id or its handle."""
+        ...
+
+    def mark_bot(self, service: str, account_id: str, reason: str | None) -> None: ...
+
+    def account_items(
+        self, account_ids: Sequence[str], limit: int = 200, offset: int = 0
+    ) -> list[Item]:
+        """Posts and reposts by these accounts (or reposted by them), newest first."""
+        ...
+
+    def authorship_candidates(self, name_keys: Sequence[str]) -> list[AuthorshipCandidate]:
+        """Authorships whose folded surname is one of ``name_keys``, with paper context."""
+        ...
+
+    def paper_authorships(self, arxiv_id: str) -> list[PaperAuthorship]: ...
+
+    def set_attributions(self, scholar_id: int, rows: Sequence[tuple[int, int, float]]) -> None:
+        """Replace the scholar's attributions with ``(paper_id, position, confidence)`` rows."""
+        ...
+
+    def set_decision(
+        self, scholar_id: int, arxiv_id: str, decision: str | None, now: str
+    ) -> None: ...
+
+    def decisions(self, scholar_id: int) -> dict[str, str]: ...
+
+    def scholar_papers(
+        self, scholar_id: int, bar: float, limit: int, offset: int = 0
+    ) -> tuple[int, list[ScholarPaper]]:
+        """Attributed records above ``bar``, newest first, and how many there are in all."""
+        ...
+
+    def set_mute(self, kind: str, value: str, now: str, muted: bool = True) -> None: ...
+
+    def mutes(self) -> Mutes: ...
+
+    def mark_story(
+        self, key: str, now: str, *, read: bool | None = None, saved: bool | None = None
+    ) -> None:
+        """Mark a story read or unread, saved or not (unchanged when None)."""
+        ...
+
+    def story_states(self) -> dict[str, tuple[str | None, str | None]]: ...
+
+    def scholar_sources(self, scholar_id: int) -> list[SourceRef]: ...
+
+    # -- vectors -------------------------------------------------------------------------
+
+    def unembedded_papers(self, limit: int) -> list[tuple[int, str, str]]:
+        """``(paper id, title, abstract)`` of queued papers (new or changed), in id order."""
+        ...
+
+    def count_unembedded(self, cap: int | None = None) -> int:
+        """Papers waiting for a vector (counting stops past ``cap``: a search asks often)."""
+        ...
+
+    def requeue_all_papers(self) -> None:
+        """Queue every paper again (the library switched encoders)."""
+        ...
+
+    def save_vectors(self, model: str, rows: Sequence[tuple[int, bytes]]) -> None:
+        """Store ``(paper id, vector bytes)`` pairs and take them off the queue."""
+        ...
+
+    def vectors_after(
+        self, model: str, after: int, chunk: int = 50_000
+    ) -> Iterator[list[tuple[int, int, bytes]]]:
+        """``(row id, paper id, vector)`` written after row ``after``, in chunks, in order."""
+        ...
+
+    def last_vector_row(self) -> int:
+        """The newest vector row id: an index that has seen it is up to date."""
+        ...
+
+    def has_vectors(self, model: str) -> bool: ...
+
+    def vector_count(self, model: str) -> int: ...
+
+    def paper_vector(self, arxiv_id: str, model: str) -> tuple[int, bytes] | None:
+        """The paper's row id and vector from ``model``, if it has one."""
+        ...
+
+    def vectors_by_arxiv_id(
+        self, arxiv_ids: Sequence[str], model: str
+    ) -> dict[str, tuple[int, bytes]]:
+        """``arxiv id -> (paper id, vector)`` for those of the papers that have one."""
+        ...
+
+    def interest_version(self) -> tuple[Any, ...]:
+        """Changes whenever the papers the user cares about may have (cheap to ask)."""
+        ...
+
+    def interest_vectors(
+        self, model: str, bar: float, limit: int = 2000
+    ) -> list[tuple[int, int | None, bytes]]:
+        """``(paper id, scholar id, vector)`` of the papers that say what the user cares about."""
+        ...
+
+    def vectors_of(self, paper_ids: Sequence[int], model: str) -> list[tuple[int, bytes]]: ...
+
+    def other_models(self, model: str) -> bool:
+        """True when some vector comes from another encoder than ``model``."""
+        ...
+
+    def drop_vectors(self, keep_model: str) -> int:
+        """Forget vectors of every other encoder (after the library switched encoders)."""
+        ...
+
+    def papers_by_rowids(
+        self,
+        paper_ids: Sequence[int],
+        filters: SearchFilters | None = None,
+        excluded: Sequence[QueryTerm] = (),
+    ) -> dict[int, PaperHit]:
+        """Search hits of these papers that pass ``filters``, by paper id."""
+        ...
+
+    def filtered_paper_ids(self, filters: SearchFilters, cap: int) -> list[int] | None:
+        """Ids of the papers ``filters`` allow, or None when more than ``cap`` do."""
+        ...

@@ -1,0 +1,70 @@
+"""Store: the few places where SQLite and PostgreSQL spell the same query differently.
+
+The store's queries are written once, in the SQL both engines read (``?``
+placeholders, ``INSERT ... ON CONFLICT``, ``RETURNING``); where the two differ
+(a list given as one parameter, string aggregation, reading a JSON field) the
+query asks its backend's :class:`Dialect` for the fragment. Full-text search,
+vectors, transactions and migrations differ more than a fragment and are each
+backend's own methods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import orjson
+
+__all__ = ["POSTGRES", "SQLITE", "Dialect"]
+
+
+class Dialect:
+    """SQLite's spelling; :class:`_Postgres` overrides what PostgreSQL spells otherwise."""
+
+    name = "sqlite"
+
+    def in_list(self, column: str) -> str:
+        """``column`` is one of the values of a list parameter (see :meth:`list_param`)."""
+        return f"{column} IN (SELECT value FROM json_each(?))"
+
+    def list_param(self, values: Iterable[Any]) -> Any:
+        """A list of values as one query parameter (ids lists of any length share one plan)."""
+        return orjson.dumps(list(values)).decode()
+
+    def concat(self, expression: str, separator: str = " ") -> str:
+        """The text values of ``expression`` in a group, joined by ``separator``."""
+        return f"group_concat({expression}, '{separator}')"
+
+    def json_text(self, column: str, key: str) -> str:
+        """The field ``key`` of a JSON object kept as text in ``column``, as text."""
+        return f"json_extract({column}, '$.{key}')"
+
+    def json_number(self, column: str, key: str) -> str:
+        """The field ``key`` of a JSON object in ``column``, as a number (0 when missing)."""
+        return f"COALESCE(json_extract({column}, '$.{key}'), 0)"
+
+
+class _Postgres(Dialect):
+    name = "postgresql"
+
+    def in_list(self, column: str) -> str:
+        return f"{column} = ANY(?)"
+
+    def list_param(self, values: Iterable[Any]) -> Any:
+        return list(values)
+
+    def concat(self, expression: str, separator: str = " ") -> str:
+        return f"string_agg(({expression})::text, '{separator}')"
+
+    def json_text(self, column: str, key: str) -> str:
+        return f"(({column})::jsonb ->> '{key}')"
+
+    def json_number(self, column: str, key: str) -> str:
+        return (
+            f"(CASE WHEN jsonb_typeof(({column})::jsonb -> '{key}') = 'number' "
+            f"THEN (({column})::jsonb ->> '{key}')::double precision ELSE 0 END)"
+        )
+
+
+SQLITE = Dialect()
+POSTGRES = _Postgres()
