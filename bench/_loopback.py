@@ -36,7 +36,14 @@ def free_port() -> int:
 
 def lightnews(code: Path, db: Path, *args: str) -> list[str]:
     """The command line that runs ``lightnews --db DB ARGS`` from the checkout ``code``."""
-    return [sys.executable, "-c", "from lightnews.cli import main; main()", "--db", str(db), *args]
+    return [
+        sys.executable,
+        "-c",
+        "from lightnews.cli import main; main()",
+        "--db",
+        str(db.resolve()),
+        *args,
+    ]
 
 
 def env_for(code: Path, **extra: str) -> dict[str, str]:
