@@ -10,14 +10,14 @@ records (bulk transactions), then two real lab blogs' feeds (linked by title
 against the library: two write transactions per page, linking between
 them). A clean run gives the reference. Each of ``--trials`` trials starts
 the sequence on a fresh database, sends SIGKILL to the running command's
-whole process group at a random moment (uniform over the clean run's
-duration, seeded), checks the database as the crash left it
+whole process group at a random moment (each command in turn, at a uniform
+moment of the time it took in the clean run, seeded), checks the database as the crash left it
 (``integrity_check``, the full-text indexes' own ``integrity-check``,
 foreign keys), runs the whole sequence again, and compares the result with
 the reference table by table (content columns: no timestamps or row ids).
 Semantic search is off (``LIGHTNEWS_SEMANTIC=off``) unless ``--embed``.
 
-    .venv/bin/python bench/crash_trials.py --trials 8
+    .venv/bin/python bench/crash_trials.py --trials 6
 """
 
 from __future__ import annotations
@@ -75,7 +75,9 @@ def run_steps(
 ) -> dict[str, Any]:
     """Run the sequence; with ``kill_at`` (seconds), SIGKILL whatever runs at that moment."""
     began = time.monotonic()
+    durations: dict[str, float] = {}
     for name, args in steps(snapshot):
+        step_began = time.monotonic()
         process = subprocess.Popen(lightnews(code, db, *args), env=env, cwd=code,
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                    start_new_session=True)  # fmt: skip
@@ -88,7 +90,8 @@ def run_steps(
         if process.returncode not in (0, 3):
             error = process.stderr.read().decode() if process.stderr else ""
             raise SystemExit(f"{name} failed ({process.returncode}): {error[-500:]}")
-    return {"killed": None, "seconds": round(time.monotonic() - began, 2)}
+        durations[name] = time.monotonic() - step_began
+    return {"killed": None, "seconds": round(time.monotonic() - began, 2), "steps": durations}
 
 
 def checks(db: Path) -> dict[str, Any]:
@@ -126,7 +129,7 @@ def fresh(db: Path) -> Path:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--trials", type=int, default=8)
+    parser.add_argument("--trials", type=int, default=6)
     parser.add_argument("--records", type=int, default=20_000)
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--embed", action="store_true", help="embed as ingest does by default")
@@ -148,9 +151,14 @@ def main() -> None:
         f"{name} {count:,}" for name, (count, _) in reference.items()), flush=True)  # fmt: skip
     rng = random.Random(args.seed)
     trials = []
-    for _ in range(args.trials):
+    names = list(clean["steps"])
+    for n in range(args.trials):
+        # Each step in turn, at a uniform moment of it (as long as it took in the clean run).
+        name = names[n % len(names)]
+        start = sum(clean["steps"][k] for k in names[: names.index(name)])
+        kill_at = start + rng.uniform(0.02, 0.98) * clean["steps"][name]
         db = fresh(OUT / "crash-trial.db")
-        killed = run_steps(code, db, snapshot, env, kill_at=rng.uniform(0.05, clean["seconds"]))
+        killed = run_steps(code, db, snapshot, env, kill_at=kill_at)
         after_crash = checks(db)
         run_steps(code, db, snapshot, env)
         final = fingerprint(db)
@@ -173,7 +181,8 @@ def main() -> None:
         args.json.write_text(json.dumps(results, indent=2))
     killed_in: dict[str, int] = {}
     for trial in trials:
-        killed_in[trial["killed"] or "(finished)"] = killed_in.get(trial["killed"] or "", 0) + 1
+        key = trial["killed"] or "(finished)"
+        killed_in[key] = killed_in.get(key, 0) + 1
     print(f"\n{len(trials)} trials (killed in: {killed_in}): database whole after the crash "
           f"in {whole}, equal to the clean run after running again in {equal}")  # fmt: skip
 
