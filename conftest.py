@@ -11,7 +11,7 @@ import contextlib
 import itertools
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -197,25 +197,53 @@ def pg_server() -> Iterator[str]:
 _pg_databases = itertools.count()
 
 
-@pytest.fixture
-def pg_url(pg_server: str, worker_id: str) -> Iterator[str]:
-    """A fresh, migrated PostgreSQL database for one test, dropped afterwards."""
+def new_pg_database(server: str, worker: str) -> tuple[str, Callable[[], None]]:
+    """A fresh, migrated database on ``server`` (cloned from a template) and how to drop it."""
     import psycopg
 
     from lightnews.store.postgres import migrate
 
-    template = f"lightnews_template_{worker_id}"
-    name = f"lightnews_test_{worker_id}_{next(_pg_databases)}"
-    with psycopg.connect(pg_server, autocommit=True) as admin:
+    template = f"lightnews_template_{worker}"
+    name = f"lightnews_test_{worker}_{next(_pg_databases)}"
+    with psycopg.connect(server, autocommit=True) as admin:
         exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (template,))
         if exists.fetchone() is None:
             admin.execute(f'CREATE DATABASE "{template}"')
-            with psycopg.connect(_with_db(pg_server, template), autocommit=True) as conn:
+            with psycopg.connect(_with_db(server, template), autocommit=True) as conn:
                 migrate(conn)
         admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
-    yield _with_db(pg_server, name)
-    with psycopg.connect(pg_server, autocommit=True) as admin:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    def drop() -> None:
+        with psycopg.connect(server, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    return _with_db(server, name), drop
+
+
+@pytest.fixture
+def pg_url(pg_server: str, worker_id: str) -> Iterator[str]:
+    """A fresh, migrated PostgreSQL database for one test, dropped afterwards."""
+    url, drop = new_pg_database(pg_server, worker_id)
+    yield url
+    drop()
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def demo_library(
+    request: pytest.FixtureRequest, demo_database: Path, worker_id: str
+) -> Iterator[str]:
+    """The demo library on each backend (one per test module): a file path or a URL."""
+    if request.param == "sqlite":
+        yield str(demo_database)
+        return
+    from lightnews.demo import build_demo
+    from lightnews.store.postgres import PostgresStore
+
+    url, drop = new_pg_database(request.getfixturevalue("pg_server"), worker_id)
+    with PostgresStore(url, pool_size=2) as store:
+        build_demo(store, Settings(environ={}).with_overrides(resolve_online=False))
+    yield url
+    drop()
 
 
 def _with_db(url: str, name: str) -> str:

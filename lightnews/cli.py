@@ -12,6 +12,7 @@ progress goes to stderr. Exit codes a cron job can act on:
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -47,7 +48,6 @@ from lightnews.store import (
     open_store,
     unavailable,
 )
-from lightnews.store.postgres import redact
 
 __all__ = ["EXIT_FAILED", "EXIT_NOT_FOUND", "EXIT_PARTIAL", "cli", "main"]
 
@@ -62,15 +62,11 @@ err = Console(stderr=True, highlight=False)
 class App:
     """What every command needs: where the database is, the store, the settings."""
 
-    def __init__(self, db: Path | str | None) -> None:
-        #: An SQLite file, or a ``postgresql://`` URL (kept as text: a Path would fold its //).
-        self.db_path: Path | str = db or default_db_path()
+    def __init__(self, db: str | Path | None) -> None:
+        self.db_path: str | Path = (
+            (str(db) if is_postgres_url(db) else Path(db).expanduser()) if db else default_db_path()
+        )
         self._store: Store | None = None
-
-    @property
-    def db_shown(self) -> str:
-        """The library as messages name it (a URL's password hidden)."""
-        return redact(self.db_path) if isinstance(self.db_path, str) else str(self.db_path)
 
     @property
     def store(self) -> Store:
@@ -165,13 +161,6 @@ def _starter_pack(text: str) -> str:
     return text.strip()
 
 
-def _database(value: str | None) -> Path | str | None:
-    """``--db``: a PostgreSQL URL as given, anything else a path to an SQLite file."""
-    if value is None:
-        return None
-    return value if is_postgres_url(value) else Path(value)
-
-
 _DATABASE_ERRORS: tuple[type[Exception], ...] = (Unavailable, *BACKEND_ERRORS)
 
 
@@ -197,14 +186,14 @@ class _Commands(click.Group):
 )
 @click.option(
     "--db",
-    callback=lambda ctx, param, value: _database(value),
+    metavar="PATH|URL",
     envvar="LIGHTNEWS_DB",
-    help="Database file, or a postgresql://USER@HOST/DB URL (default: lightnews.db in the "
-    "user data directory; env LIGHTNEWS_DB).",
+    help="The library: an SQLite file (default: lightnews.db in the user data directory) or "
+    "a postgresql://USER@HOST/DB URL for a group's server; env LIGHTNEWS_DB.",
 )
 @click.version_option(__version__, prog_name="lightnews")
 @click.pass_context
-def cli(ctx: click.Context, db: Path | str | None) -> None:
+def cli(ctx: click.Context, db: str | None) -> None:
     """Lightnews: scholar-powered research news.
 
     Follow researchers across arXiv, their labs' blogs and other feeds, and read
@@ -221,7 +210,7 @@ def init(app: App) -> None:
     """Create the database (or bring its schema up to date)."""
     with errors_as_exit():
         version = app.store.schema_version
-    out.print(f"database ready at {app.db_shown} (schema version {version})")
+    out.print(f"database ready at {_shown(app.db_path)} (schema version {version})")
 
 
 # -- sources -------------------------------------------------------------------
@@ -1503,7 +1492,16 @@ def worker(app: App, concurrency: int) -> None:
 # -- demo ------------------------------------------------------------------------------------
 
 
-def _serve(db_path: Path | str, host: str, port: int, settings: Settings) -> None:
+def _shown(location: str | Path) -> str:
+    """Where the library is, as it can be shown (a server URL without its password)."""
+    from lightnews.store.postgres import redact
+
+    return redact(str(location))
+
+
+def _serve(
+    db_path: str | Path, host: str, port: int, settings: Settings, workers: int = 1
+) -> None:
     import uvicorn
 
     from lightnews.serve.web import create_app
@@ -1517,9 +1515,27 @@ def _serve(db_path: Path | str, host: str, port: int, settings: Settings) -> Non
             f"{env_name('allowed_hosts')} to the names readers use (or * for any)"
         )
     settings = settings.with_overrides(allowed_hosts=hosts)
-    shown = redact(db_path) if isinstance(db_path, str) else db_path
-    out.print(f"serving {shown} on http://{host}:{port}/ (Ctrl-C to stop)")
-    uvicorn.run(create_app(db_path, settings), host=host, port=port, log_level="warning")
+    out.print(
+        f"serving {_shown(db_path)} on http://{host}:{port}/"
+        + (f" with {workers} processes" if workers > 1 else "")
+        + " (Ctrl-C to stop)"
+    )
+    if workers == 1:
+        uvicorn.run(create_app(db_path, settings), host=host, port=port, log_level="warning")
+        return
+    # Each process builds its own application from the environment; the form key
+    # is made once here, so that a form from one process is accepted by the others.
+    from lightnews.serve.web import site_secret
+    from lightnews.store import open_store
+
+    with open_store(db_path) as store:
+        site_secret(store, settings)
+    os.environ["LIGHTNEWS_DB"] = str(db_path)
+    os.environ[env_name("allowed_hosts")] = ",".join(hosts)
+    uvicorn.run(
+        "lightnews.serve.web:app_from_environment", factory=True, workers=workers, host=host,
+        port=port, log_level="warning",
+    )  # fmt: skip
 
 
 @cli.command()
@@ -1528,12 +1544,17 @@ def _serve(db_path: Path | str, host: str, port: int, settings: Settings) -> Non
     help="Port to listen on.",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--workers", default=1, show_default=True, type=click.IntRange(1, 64),
+    help="Web processes to run (each with its own connections; SQLite libraries are read by "
+    "all of them while one process writes).",
+)  # fmt: skip
 @pass_app
-def serve(app: App, port: int, host: str) -> None:
+def serve(app: App, port: int, host: str, workers: int) -> None:
     """Serve the web UI and its JSON API (/api, /api/openapi.json) on the database."""
     with errors_as_exit():
         app.store.migrate()
-    _serve(app.db_path, host, port, app.settings)
+    _serve(app.db_path, host, port, app.settings, workers)
 
 
 @cli.command()
@@ -1564,14 +1585,14 @@ def demo(app: App, as_json: bool, port: int | None) -> None:
     if as_json:
         emit_json(
             {
-                "db": str(app.db_path),
+                "db": _shown(app.db_path),
                 "counts": counts,
                 "files": [r.to_json() for r in reports],
                 "feed": [s.to_json() for s in stories],
             }
         )
         return
-    out.print(f"[bold]Lightnews demo[/bold] · database {app.db_path}")
+    out.print(f"[bold]Lightnews demo[/bold] · database {_shown(app.db_path)}")
     for report in reports:
         status = "[green]ok[/green]" if report.ok else f"[red]{report.error}[/red]"
         out.print(f"  {report.kind:<10} {Path(report.address).name:<26} {status}")
@@ -1586,7 +1607,7 @@ def demo(app: App, as_json: bool, port: int | None) -> None:
             f"{(story.time or '')[:10]} · "
             f"{' · '.join(dict.fromkeys(story.why))}"
         )
-    out.print("\nTry: lightnews --db " + str(app.db_path) + " search attention")
+    out.print(f"\nTry: lightnews --db {_shown(app.db_path)} search attention")
     if port is not None:
         _serve(app.db_path, "127.0.0.1", port, app.settings)
 

@@ -245,7 +245,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "search_budget_ms",
-        800,
+        500,
         _positive_int,
         "Longest a search may read the database, in milliseconds; a search that needs more "
         'answers "too expensive: narrow it" instead of keeping the server busy.',

@@ -280,3 +280,25 @@ def test_prepared_papers_survive_json(tmp_path: Path) -> None:
     assert _tables(store) == _tables(other)
     store.close()
     other.close()
+
+
+def test_a_transaction_ends_on_time_inside_a_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Other writers wait for the import: it commits on time even in the middle of a batch."""
+    first = _steps(tmp_path)[0]
+    commits: list[int] = []
+    with SQLiteStore(tmp_path / "l.db") as store:
+        opened = store.transaction
+
+        def counted() -> Any:  # the store's own transaction, counting the outer ones
+            if not store.db.in_transaction:
+                commits.append(1)
+            return opened()
+
+        monkeypatch.setattr(store, "transaction", counted)
+        monkeypatch.setattr(bulk, "WRITE_CHUNK", 2)
+        monkeypatch.setattr(bulk, "TRANSACTION_SECONDS", 0.0)  # every chunk is "too long"
+        summary = bulk.import_snapshot(store, first, now=STAMPS[0], batch_size=1000, workers=0)
+    assert summary.records >= 6
+    assert len(commits) == -(-summary.records // 2)  # one per chunk of two, in one batch

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ from click.testing import CliRunner, Result
 
 from conftest import ROOT, RecordedServer, Reply
 from lightnews.cli import cli
+from lightnews.store import SQLiteStore
 
 
 def run(db: Path, *args: str, code: int = 0) -> Result:
@@ -341,3 +344,48 @@ def test_embed_search_by_meaning_and_lexical_when_off(demo_db: Path) -> None:
     assert "semantic search is off" in run(demo_db, "embed", code=4).stderr
     run(demo_db, "settings", "unset", "semantic")
     assert as_json(run(demo_db, "embed", "--json"))["embedded"] == 0
+
+
+def hold_write_lock(db: Path, seconds: float) -> threading.Thread:
+    """Another process's writer (a refresh, an import) holding the write lock of ``db``."""
+    started = threading.Event()
+
+    def run() -> None:
+        with SQLiteStore(db) as other, other.transaction():
+            other.save_setting("contact", "someone@example.org")
+            started.set()
+            time.sleep(seconds)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    assert started.wait(10)
+    return thread
+
+
+def test_a_busy_database_is_a_message_and_an_exit_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "x.db"
+    run(db, "init")
+    holder = hold_write_lock(db, 1.0)
+    run(db, "mute", "--keyword", "benchmark")  # waits for the other writer, then mutes
+    holder.join()
+    monkeypatch.setenv("LIGHTNEWS_WRITE_WAIT", "0.2")
+    holder = hold_write_lock(db, 2.0)
+    busy = run(db, "mute", "--keyword", "diffusion", code=4)
+    holder.join()
+    assert "error: the database is busy" in busy.output and "try again" in busy.output
+    assert "Traceback" not in busy.output and "OperationalError" not in busy.output
+    with SQLiteStore(db) as store:  # the first mute is stored, the second is not
+        assert store.mutes().keyword == {"benchmark"}
+
+
+def test_a_broken_database_is_a_message_and_an_exit_code(tmp_path: Path) -> None:
+    db = tmp_path / "x.db"
+    db.write_bytes(b"this is not a database" * 500)
+    for args in (["init"], ["feed"], ["settings", "set", "contact", "me@example.org"]):
+        broken = run(db, *args, code=4)
+        assert "error: the database could not carry this out: file is not a database" in (
+            broken.output
+        )
+        assert "Traceback" not in broken.output

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from conftest import Hit, RecordedServer, Reply
-from lightnews.model import Paper
+from lightnews.errors import Busy
+from lightnews.link import link_titles
+from lightnews.model import Item, Paper
 from lightnews.normalize import parse_arxiv_id
-from lightnews.pipeline import ingest_bytes, refresh
+from lightnews.pipeline import RunReport, ingest_bytes, refresh
 from lightnews.settings import Settings
 from lightnews.sources.arxiv_api import parse_api_feed
 from lightnews.store import SQLiteStore
@@ -329,3 +335,87 @@ def test_references_not_stored_are_looked_up_on_arxiv(
     assert query.startswith("au:Snell AND ti:Optimality")
     story = store.get_paper("2408.03314")
     assert [m.method for m in story.mentions] == ["surname-title"]
+
+
+def hold_write_lock(db: Path, seconds: float) -> threading.Thread:
+    """Another process's writer: holds the write lock of ``db`` for ``seconds``."""
+    started = threading.Event()
+
+    def run() -> None:
+        with SQLiteStore(db) as other, other.transaction():
+            other.save_setting("contact", "someone@example.org")
+            started.set()
+            time.sleep(seconds)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    assert started.wait(10)
+    return thread
+
+
+def test_two_refreshes_at_once_both_complete(
+    server: RecordedServer, tmp_path: Path, settings: Settings, demo_dir: Path
+) -> None:
+    db, alone = tmp_path / "l.db", tmp_path / "alone.db"
+    for path in (db, alone):
+        with SQLiteStore(path) as store:
+            for name in ("blog-lab.rss.xml", "blog-notes.atom.xml", "blog-digest.feed.json"):
+                url = server.route(f"/{name}", Reply(200, (demo_dir / name).read_bytes()))
+                store.add_source("feed", url, now="2025-12-01T00:00:00Z")
+    with SQLiteStore(alone) as store:  # the same sources refreshed once, alone: the reference
+        refresh(store, settings, clock=clock)
+        expected = store.counts()
+    holder = hold_write_lock(db, 1.0)  # both start while a third writer writes
+    results: list[list[RunReport]] = []
+
+    def run_refresh() -> None:
+        with SQLiteStore(db) as own:  # one store each, as two processes have
+            results.append(refresh(own, settings, clock=clock, force=True))
+
+    runs = [threading.Thread(target=run_refresh) for _ in range(2)]
+    for thread in runs:
+        thread.start()
+    for thread in [holder, *runs]:
+        thread.join()
+    assert len(results) == 2
+    assert all(r.ok for reports in results for r in reports), [
+        r.error for reports in results for r in reports
+    ]
+    with SQLiteStore(db) as store:
+        assert all(s.last_error is None and s.last_success for s in store.list_sources())
+        assert store.counts() == expected
+
+
+def test_a_busy_database_stops_the_run_without_blaming_the_source(
+    server: RecordedServer, tmp_path: Path, settings: Settings, demo_dir: Path
+) -> None:
+    db = tmp_path / "l.db"
+    url = server.route("/feed", Reply(200, (demo_dir / "blog-lab.rss.xml").read_bytes()))
+    with SQLiteStore(db, write_wait=0.2) as store:
+        store.add_source("feed", url, now="2025-12-01T00:00:00Z")
+        holder = hold_write_lock(db, 1.5)
+        with pytest.raises(Busy, match="try again"):
+            refresh(store, settings, clock=clock, force=True)
+        holder.join()
+        (source,) = store.list_sources()
+        assert source.last_error is None and source.error_count == 0
+        (report,) = refresh(store, settings, clock=clock)  # still due: read next time
+        assert report.ok and report.saved.items_new == 5
+
+
+def test_titles_are_linked_outside_the_write_transaction(
+    store: SQLiteStore, settings: Settings, demo_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lightnews import pipeline
+
+    seen: list[bool] = []
+
+    def watched(items: list[Item], lookup: SQLiteStore, *, bar: float) -> None:
+        seen.append(lookup.db.in_transaction)
+        link_titles(items, lookup, bar=bar)
+
+    monkeypatch.setattr(pipeline, "link_titles", watched)
+    body = (demo_dir / "blog-lab.rss.xml").read_bytes()
+    report = ingest_bytes(store, "feed", "file:///blog.xml", body, settings, clock=clock)
+    assert report.ok and report.saved.mentions >= 4  # linked all the same
+    assert seen == [False]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -109,6 +110,12 @@ def load_encoder(name: str) -> Encoder:
     return StaticEncoder.load() if name == "static" else MiniLMEncoder()
 
 
+#: One encoding at a time per process: the tokenizer's settings are changed on every
+#: call ("Already borrowed" from a second thread) and torch's thread count is global.
+#: The web server's threads encode queries of a few milliseconds each.
+_ENCODING = threading.Lock()
+
+
 def _unit_rows(vectors: Any) -> npt.NDArray[np.float32]:
     import numpy as np
 
@@ -142,12 +149,13 @@ class MiniLMEncoder:
         # A query is one short text: one thread. Two threads on a busy machine
         # stall on each other (measured p95 477 ms against 25 ms on one).
         threads = 1 if len(texts) < 8 else max(1, os.cpu_count() or 1)
-        if torch.get_num_threads() != threads:
-            torch.set_num_threads(threads)
-        vectors = self._model.encode(
-            list(texts), batch_size=self._batch_size, show_progress_bar=False,
-            convert_to_numpy=True, normalize_embeddings=True,
-        )  # fmt: skip
+        with _ENCODING:
+            if torch.get_num_threads() != threads:
+                torch.set_num_threads(threads)
+            vectors = self._model.encode(
+                list(texts), batch_size=self._batch_size, show_progress_bar=False,
+                convert_to_numpy=True, normalize_embeddings=True,
+            )  # fmt: skip
         return _unit_rows(vectors)
 
 
@@ -173,7 +181,9 @@ class StaticEncoder:
         return cls(model)
 
     def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        return _unit_rows(self._model.encode(list(texts), max_length=512, batch_size=1024))
+        with _ENCODING:
+            vectors = self._model.encode(list(texts), max_length=512, batch_size=1024)
+        return _unit_rows(vectors)
 
 
 def distill_static(path: Path) -> Path:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -53,6 +54,9 @@ __all__ = [
 ]
 
 _STEMMER = snowballstemmer.stemmer("porter")
+#: The stemmer keeps the word it works on in itself: one thread at a time (the web
+#: server's threads stem for related papers, a refresh's for linking).
+_STEMMER_LOCK = threading.Lock()
 _WORD = re.compile(r"[^\W_]+(?:[+#]+)?", re.UNICODE)
 #: Words that carry no identity in a title (their weight is ignored).
 _FILLER = frozenset(
@@ -117,7 +121,8 @@ def _stem(word: str) -> str:
     """Porter stem as SQLite's FTS5 ``porter`` tokenizer makes it (Snowball's differs a little)."""
     if len(word) <= 2:
         return word
-    stem = str(_STEMMER.stemWord(word))
+    with _STEMMER_LOCK:
+        stem = str(_STEMMER.stemWord(word))
     if stem.endswith("logi") or (stem.endswith("bli") and word.endswith("bly")):
         stem = stem[:-1]  # technology -> technolog, assembly -> assembl
     return stem

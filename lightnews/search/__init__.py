@@ -62,9 +62,10 @@ RELATED_WORDS_READ = 40
 COMMON_AT = 1_000
 # A filter allowing at most this many papers is searched exactly by meaning.
 EXACT_FILTER_CAP = 20_000
-# What one search may ask of the full-text index (measured on a 150k-paper library,
-# bench/search_bounds.py): a one-letter prefix costs about 1 s per term, a
-# three-letter one at most 0.4 s; a plain word a few milliseconds.
+# What one search may ask of the full-text index. Measured on a 150k-paper library
+# (FTS5 directly, each term): a one-letter prefix 0.9 s to find the window and
+# 1.8 s to rank, two letters up to 1.2 s, three letters up to 0.4 s, a plain word
+# a few milliseconds; against a live server: bench/search_bounds.py.
 MAX_TERMS = 16
 MAX_PREFIXES = 4
 MIN_PREFIX = 3

@@ -29,13 +29,13 @@ if not Path(CHROMIUM).exists():  # pragma: no cover - CI installs it
 
 
 @pytest.fixture(scope="module")
-def base_url(demo_database: Path) -> Iterator[str]:
+def base_url(demo_library: str) -> Iterator[str]:
     import uvicorn
 
     from lightnews.serve.web import create_app
 
     settings = Settings(environ={}).with_overrides(resolve_online=False)
-    db = demo_database
+    db = demo_library
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]

@@ -14,9 +14,9 @@ from lightnews.settings import Settings
 
 
 @pytest.fixture(scope="module")
-def client(demo_database: Path) -> Iterator[TestClient]:
+def client(demo_library: str) -> Iterator[TestClient]:
     settings = Settings(environ={}).with_overrides(resolve_online=False)
-    app = create_app(demo_database, settings)
+    app = create_app(demo_library, settings)
     with TestClient(app, base_url="http://localhost") as test_client:
         same_site(test_client)
         yield test_client

@@ -16,6 +16,7 @@ page that says to try again (JSON under ``/api``), never a 500.
 from __future__ import annotations
 
 import math
+import os
 import secrets
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -50,7 +51,7 @@ from lightnews.sources import all_traits, kind_traits, kinds_where
 from lightnews.store import BACKEND_ERRORS, Store, open_store, unavailable
 from lightnews.store.views import ItemView, PaperMention
 
-__all__ = ["create_app"]
+__all__ = ["app_from_environment", "create_app", "site_secret"]
 
 PER_PAGE = 20
 MAX_PAGE = 100_000
@@ -510,15 +511,28 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
 
 
 def site_secret(store: Store, settings: Settings) -> str:
-    """The key that signs form tokens: the setting, else one made now and saved for next time."""
+    """The key that signs form tokens: the setting, else the one saved in the library.
+
+    Made at random the first time and saved, so that every web process of the
+    library (``serve --workers N``, several machines) signs with the same key;
+    two processes starting at once keep whichever was saved first.
+    """
     if settings.secret_key:
         return str(settings.secret_key)
     saved = store.saved_settings().get("secret_key")
     if saved:
         return saved
-    key = secrets.token_urlsafe(32)
-    store.save_setting("secret_key", key)
-    return key
+    with store.transaction():
+        if not store.saved_settings().get("secret_key"):
+            store.save_setting("secret_key", secrets.token_urlsafe(32))
+    return store.saved_settings()["secret_key"]
+
+
+def app_from_environment() -> Starlette:
+    """The application for ``LIGHTNEWS_DB`` (``serve --workers N`` starts it in each process)."""
+    from lightnews.store import default_db_path
+
+    return create_app(os.environ.get("LIGHTNEWS_DB") or default_db_path())
 
 
 def _search_filter_kinds() -> list[tuple[str, str]]:

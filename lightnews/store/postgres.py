@@ -33,6 +33,7 @@ from lightnews.errors import Busy, TooExpensive, Unavailable, UsageError
 from lightnews.link.titles import TitleCandidate
 from lightnews.model import QueryTerm, SearchFilters
 from lightnews.store.dialect import POSTGRES, Dialect
+from lightnews.store.merge import PAPER_COLUMNS
 from lightnews.store.sqlite import WRITE_WAIT, SQLiteStore, unavailable
 from lightnews.store.views import PaperHit
 
@@ -421,10 +422,29 @@ class PostgresStore(SQLiteStore):
     # -- papers: PostgreSQL indexes the full text itself -------------------------------------
 
     def _insert_papers(self, rows: Sequence[tuple[Any, ...]]) -> dict[str, int]:
-        from lightnews.store.sqlite import _INSERT_PAPER
-
-        self.db.executemany(_INSERT_PAPER, rows)
+        """New papers through COPY (the full-text column fills itself); their row ids."""
+        self._copy("papers", (*PAPER_COLUMNS, "first_seen", "modified"), rows)
         return self._paper_ids([r[0] for r in rows])
+
+    def _save_authorships(
+        self, papers: Sequence[tuple[int, Sequence[Sequence[Any]]]], *, stale: bool
+    ) -> None:
+        if not papers:
+            return
+        if stale:
+            self.db.execute(
+                f"DELETE FROM authorships WHERE {self.sql.in_list('paper_id')}",
+                (self.sql.list_param(i for i, _ in papers),),
+            )
+        columns = ("paper_id", "position", "name", "name_key", "keyname", "forenames",
+                   "affiliations")  # fmt: skip
+        self._copy("authorships", columns, [(i, *row) for i, rows in papers for row in rows])
+
+    def _copy(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+        """Rows into ``table`` through COPY: many times faster than INSERTs for a bulk import."""
+        with self.db.conn.cursor().copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
 
     # -- full-text search -------------------------------------------------------------------
 

@@ -99,7 +99,7 @@ _POLL_MAX = 0.005
 #: A writer that held the lock longer than ``_YIELD_AFTER`` seconds sleeps
 #: ``_YIELD_PAUSE`` after its commit before it may write again.
 _YIELD_AFTER = 0.5
-_YIELD_PAUSE = 0.02
+_YIELD_PAUSE = 0.05
 #: What statements other than BEGIN wait on a lock (rare in WAL mode: recovery).
 _BUSY_TIMEOUT_MS = 5000
 #: Page cache of the first connection (imports, refreshes), and of the others (the web

@@ -1,0 +1,268 @@
+"""Benchmark: writers and readers at once on a large library; no 500s, nothing locked out.
+
+The target (issue 14, "short write transactions"): while a 50-item blog
+ingest and a snapshot merge run on a 150k-paper library, 0 HTTP 500s, 0
+"database is locked" in the CLI or the web, GET p99 under 500 ms. The probe
+that filed it saw web POSTs fail with 500 "database is locked" after 10-20 s,
+``lightnews mute`` fail 3 times in 4 with a raw traceback, and GET p99 5.5 s.
+
+On a scratch copy of the database (``--db``, with its vector index), it
+starts ``lightnews serve`` on loopback and measures ``--baseline`` seconds of
+readers alone (two clients GETting the usual pages in turn), then starts the
+writers, each a ``lightnews`` process as a user or cron would run it:
+
+* ``ingest``: a real lab blog's feed of 50 entries (``--feed``), linked by
+  title against the whole library;
+* ``ingest 2``: a second blog at the same time (two refreshes at once);
+* ``merge``: ``lightnews import arxiv-snapshot`` of ``--merge-records``
+  records over the same ids with other content (made by
+  ``bench/make_snapshot.py``, seed 1): thousands of papers merged;
+
+and while they run: the two readers; a browser POSTing ``/mark`` (mute and
+unmute a keyword, through the CSRF-aware poster of ``_loopback``); a shell
+running ``lightnews mute --keyword`` (and ``--undo``) in a loop. When the
+writers are done it checks the database (``integrity_check``, the sources'
+errors) and prints the figures. ``--nice N`` runs the writers at that
+niceness (as a cron job may); ``--code`` serves and writes with another
+checkout (A/B).
+
+    .venv/bin/python bench/write_contention.py --db bench/out/posts-150000.db
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _loopback import (
+    ROOT,
+    FormPoster,
+    Timings,
+    env_for,
+    get_loop,
+    lightnews,
+    server,
+    summary,
+    timed,
+)
+from _measure import OUT, machine
+from search_bounds import pages
+
+LAB_BLOGS = ROOT.parent / "shared" / "fixtures" / "feeds" / "lab-blogs"
+LOCKED = ("database is locked", "Traceback", "OperationalError")
+
+
+def scratch_copy(db: Path, to: Path) -> Path:
+    for suffix in ("", "-wal", "-shm", ".static.faiss", ".static.json"):
+        target = Path(f"{to}{suffix}")
+        target.unlink(missing_ok=True)
+        if Path(f"{db}{suffix}").exists():
+            shutil.copy(f"{db}{suffix}", target)
+    return to
+
+
+def merge_snapshot(records: int) -> Path:
+    from snapshot_import import ensure_snapshot
+
+    return ensure_snapshot(records, seed=1)
+
+
+class Writer:
+    """One ``lightnews`` command in its own process, timed."""
+
+    def __init__(self, name: str, code: Path, db: Path, args: list[str], nice: int) -> None:
+        self.name = name
+        command = lightnews(code, db, *args)
+        if nice:
+            command = ["nice", "-n", str(nice), *command]
+        self.started = time.monotonic()
+        self.process = subprocess.Popen(command, env=env_for(code), cwd=code, text=True,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        start_new_session=True)  # fmt: skip
+        self.output = ""
+        self.seconds = 0.0
+        self._reader = threading.Thread(target=self._wait, daemon=True)
+        self._reader.start()
+
+    def _wait(self) -> None:
+        out, err = self.process.communicate()
+        self.seconds = time.monotonic() - self.started
+        self.output = (out + err).strip()
+
+    def done(self) -> bool:
+        return not self._reader.is_alive()
+
+    def stop(self) -> None:
+        if not self.done():
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self._reader.join()
+
+    def report(self) -> dict[str, Any]:
+        lines = [line for line in self.output.splitlines() if line.strip()]
+        return {"exit": self.process.returncode, "seconds": round(self.seconds, 1),
+                "locked": any(m in self.output for m in LOCKED),
+                "last_line": lines[-1][:200] if lines else ""}  # fmt: skip
+
+
+def mark_loop(base: str, stop: threading.Event, timings: Timings) -> threading.Thread:
+    """A browser muting and unmuting a keyword on /mark, every half second."""
+
+    def run() -> None:
+        with httpx.Client(timeout=120) as client:
+            poster = FormPoster(client, base)
+            n = 0
+            while not stop.is_set():
+                form = {"action": "mute" if n % 2 == 0 else "unmute", "kind": "keyword",
+                        "value": "contention", "back": "/sources"}  # fmt: skip
+                timed(timings, "POST /mark", lambda f=form: poster.post("/mark", f))
+                n += 1
+                stop.wait(0.5)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+def cli_loop(
+    code: Path, db: Path, stop: threading.Event, runs: list[dict[str, Any]]
+) -> threading.Thread:
+    """A shell running ``lightnews mute --keyword`` (and ``--undo``) one after another."""
+
+    def run() -> None:
+        n = 0
+        while not stop.is_set():
+            args = ["mute", "--keyword", "cli-contention"] + (["--undo"] if n % 2 else [])
+            started = time.monotonic()
+            done = subprocess.run(lightnews(code, db, *args), env=env_for(code), cwd=code,
+                                  capture_output=True, text=True)  # fmt: skip
+            output = done.stdout + done.stderr
+            runs.append({"exit": done.returncode, "ms": (time.monotonic() - started) * 1000,
+                         "locked": any(m in output for m in LOCKED),
+                         "message": output.strip().splitlines()[-1][:200] if output.strip()
+                         else ""})  # fmt: skip
+            n += 1
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--db", type=Path, required=True, help="the library (copied first)")
+    parser.add_argument("--feed", type=Path, default=LAB_BLOGS / "feed_ai_research.xml")
+    parser.add_argument("--feed2", type=Path, default=LAB_BLOGS / "feed_xai_news.xml")
+    parser.add_argument("--merge-records", type=int, default=60_000)
+    parser.add_argument("--baseline", type=float, default=15.0, help="seconds of readers alone")
+    parser.add_argument("--max-seconds", type=float, default=420.0, help="writers are cut here")
+    parser.add_argument("--nice", type=int, default=0, help="niceness of the writers")
+    parser.add_argument("--code", type=Path, default=ROOT, help="checkout to run")
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    args = parser.parse_args()
+    if not args.feed.exists():
+        print(f"SKIP: {args.feed} is not present (../shared/fixtures)")
+        return
+    code = args.code.resolve()
+    snapshot = merge_snapshot(args.merge_records)
+    db = scratch_copy(args.db, OUT / "contention.db")
+    paths = pages(db)
+    with server(db, code) as base:
+        with httpx.Client(timeout=120) as client:
+            for path in paths * 2:
+                client.get(base + path)
+        stop = threading.Event()
+        before = Timings()
+        readers = [get_loop(base, paths, stop, before) for _ in range(2)]
+        time.sleep(args.baseline)
+        stop.set()
+        for thread in readers:
+            thread.join()
+
+        stop = threading.Event()
+        during, marks = Timings(), Timings()
+        cli_runs: list[dict[str, Any]] = []
+        writers = [
+            Writer("ingest", code, db, ["ingest", "--kind", "feed", "--from-file",
+                                        str(args.feed)], args.nice),
+            Writer("ingest 2", code, db, ["ingest", "--kind", "feed", "--from-file",
+                                          str(args.feed2)], args.nice),
+            Writer("merge", code, db, ["import", "arxiv-snapshot", str(snapshot)], args.nice),
+        ]  # fmt: skip
+        clients = [get_loop(base, paths, stop, during) for _ in range(2)]
+        clients += [mark_loop(base, stop, marks), cli_loop(code, db, stop, cli_runs)]
+        began = time.monotonic()
+        while not all(w.done() for w in writers) and time.monotonic() - began < args.max_seconds:
+            time.sleep(0.5)
+        for writer in writers:
+            writer.stop()
+        stop.set()
+        for thread in clients:
+            thread.join()
+    with sqlite3.connect(db) as conn:
+        integrity = conn.execute("PRAGMA integrity_check").fetchone()[0]
+        source_errors = [
+            row[0] for row in conn.execute("SELECT last_error FROM sources WHERE last_error "
+                                           "IS NOT NULL AND address LIKE 'file:%'")
+        ]  # fmt: skip
+    results = {
+        "machine": machine(),
+        "code": str(code),
+        "nice": args.nice,
+        "writers": {w.name: w.report() for w in writers},
+        "get_baseline": summary(before.all_ms()),
+        "get_during": summary(during.all_ms()),
+        "get_during_by_page": {k: summary(v) for k, v in during.ms.items()},
+        "get_statuses": {"baseline": before.statuses, "during": during.statuses},
+        "get_500": before.count(500) + during.count(500),
+        "post_mark": {**summary(marks.all_ms()), "statuses": marks.statuses.get("POST /mark", {})},
+        "post_errors": marks.errors,
+        "cli_mute": {
+            **summary([r["ms"] for r in cli_runs]),
+            "exits": {
+                str(e): sum(1 for r in cli_runs if r["exit"] == e)
+                for e in sorted({r["exit"] for r in cli_runs})
+            },
+            "locked": sum(1 for r in cli_runs if r["locked"]),
+            "failures": [r["message"] for r in cli_runs if r["exit"] != 0][:5],
+        },
+        "integrity_check": integrity,
+        "source_errors": source_errors,
+    }
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    print(f"## Writers and readers at once on {args.db.name} (code: {code}, nice {args.nice})\n")
+    print("| writer | exit | seconds | 'locked' or traceback |")
+    print("| --- | ---: | ---: | --- |")
+    for name, row in results["writers"].items():
+        print(f"| {name} | {row['exit']} | {row['seconds']} | {row['locked']} |")
+    print("\n| requests | n | p50 ms | p95 ms | p99 ms | max ms | failures |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
+    for label, row, failures in (
+        ("GET, readers alone", results["get_baseline"], ""),
+        ("GET, during the writes", results["get_during"], f"{results['get_500']} × 500"),
+        ("POST /mark", results["post_mark"], json.dumps(results["post_mark"]["statuses"])),
+        ("`lightnews mute`", results["cli_mute"],
+         f"exits {results['cli_mute']['exits']}, {results['cli_mute']['locked']} locked"),
+    ):  # fmt: skip
+        print(f"| {label} | {row['n']} | {row['p50']} | {row['p95']} | {row['p99']} | "
+              f"{row['max']} | {failures} |")  # fmt: skip
+    print(f"\nintegrity_check: {integrity}; errors on the ingested sources: {source_errors}")
+    print(json.dumps({k: results[k] for k in ("get_during", "get_500", "integrity_check")}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,154 @@
+"""The web app while another process writes: reads go on, writes wait, nothing is a 500.
+
+Each test works on its own copy of the demo database, with another writer
+(a second store on the same file, as a refresh or an import would be)
+holding the write lock for a while.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+from starlette.testclient import TestClient
+
+from lightnews.model import Paper
+from lightnews.serve.test_web import same_site
+from lightnews.serve.web import create_app
+from lightnews.settings import Settings
+from lightnews.store import SQLiteStore
+
+
+@pytest.fixture
+def library(demo_database: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "library.db"
+    shutil.copy(demo_database, copy)
+    return copy
+
+
+@contextmanager
+def client_for(db: Path, write_wait: float) -> Iterator[TestClient]:
+    """A client of the app over ``db`` that posts forms as the site's own pages do."""
+    settings = Settings(environ={}).with_overrides(resolve_online=False, write_wait=write_wait)
+    with TestClient(create_app(db, settings), base_url="http://localhost") as client:
+        same_site(client)
+        yield client
+
+
+@contextmanager
+def writer_holding_lock(db: Path, seconds: float) -> Iterator[None]:
+    """Another writer holds the database's write lock for ``seconds`` (in a thread)."""
+    started = threading.Event()
+
+    def run() -> None:
+        with SQLiteStore(db) as other, other.transaction():
+            other.save_papers([Paper("2501.00001", title="Written by another process")], "now")
+            started.set()
+            time.sleep(seconds)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    assert started.wait(10)
+    try:
+        yield
+    finally:
+        thread.join()
+
+
+def mute(client: TestClient, keyword: str) -> httpx.Response:
+    form = {"action": "mute", "kind": "keyword", "value": keyword, "back": "/"}
+    response: httpx.Response = client.post("/mark", data=form, follow_redirects=False)
+    return response
+
+
+def test_a_write_that_waits_too_long_is_a_503_page_that_says_to_retry(library: Path) -> None:
+    with client_for(library, write_wait=0.3) as client, writer_holding_lock(library, 2.0):
+        began = time.monotonic()
+        assert client.get("/").status_code == 200  # reading goes on meanwhile
+        assert client.get("/api/search", params={"q": "attention"}).status_code == 200
+        refused = mute(client, "benchmark")
+        assert time.monotonic() - began < 1.8
+        assert refused.status_code == 503 and refused.headers["retry-after"]
+        assert "<main" in refused.text and "try again" in refused.text  # the site's layout
+    with client_for(library, write_wait=0.3) as client:
+        assert mute(client, "benchmark").status_code == 303  # free again: done
+        assert "benchmark" in client.get("/").text
+
+
+def test_a_request_waiting_for_the_lock_holds_up_no_other(library: Path) -> None:
+    with client_for(library, write_wait=10) as client, writer_holding_lock(library, 1.5):
+        waited: list[httpx.Response] = []
+        writing = threading.Thread(target=lambda: waited.append(mute(client, "diffusion")))
+        writing.start()
+        time.sleep(0.2)  # the POST is now waiting for the write lock, in its thread
+        began = time.monotonic()
+        for path in ("/", "/api/feed", "/search?q=attention", "/sources"):
+            assert client.get(path).status_code == 200
+        elapsed = time.monotonic() - began
+        assert writing.is_alive(), "the write should still be waiting"
+        writing.join()
+    assert elapsed < 1.0, f"pages took {elapsed:.2f}s behind a waiting write"
+    assert waited[0].status_code == 303  # and it went through once the lock was free
+
+
+def test_a_broken_database_is_a_503_never_a_500(library: Path, tmp_path: Path) -> None:
+    with client_for(library, write_wait=0.3) as client:
+        assert client.get("/api/feed").status_code == 200
+        garbage = tmp_path / "garbage"
+        garbage.write_bytes(b"this is not a database" * 500)
+        for suffix in ("-wal", "-shm"):
+            Path(f"{library}{suffix}").unlink(missing_ok=True)
+        os.replace(garbage, library)  # connections opened from now on read garbage
+        results: list[httpx.Response] = []
+        # Requests at once: the server's pool starts threads, whose new connections
+        # open the garbage (a thread that served before keeps its connection).
+        threads = [
+            threading.Thread(target=lambda p=path: results.append(client.get(p)))
+            for path in ["/api/feed", "/sources"] * 6
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        statuses = {r.status_code for r in results}
+        assert 500 not in statuses
+        failed = [r for r in results if r.status_code == 503]
+        assert {r.request.url.path for r in failed} == {"/api/feed", "/sources"}, statuses
+        for response in failed:
+            if response.request.url.path.startswith("/api/"):
+                assert "not a database" in response.json()["error"]
+            else:
+                assert "<main" in response.text and "try again" in response.text
+
+
+def test_uncaught_lightnews_errors_are_not_500s(library: Path) -> None:
+    with client_for(library, write_wait=0.3) as client:
+        query = " ".join(["a*"] * 60)
+        page = client.get("/search", params={"q": query})
+        assert page.status_code == 400 and "at least 3 characters" in page.text
+        data = client.get("/api/search", params={"q": query})
+        assert data.status_code == 400 and "matches too many words" in data.json()["error"]
+
+
+def test_pages_served_side_by_side_all_answer(library: Path) -> None:
+    """Threads search, stem and encode at once (each shared piece must allow it)."""
+    paths = ["/api/search?q=sparse+attention", "/api/paper/2511.18342", "/search?q=ring",
+             "/paper/2511.07731", "/api/feed"] * 8  # fmt: skip
+    with client_for(library, write_wait=1) as client:
+        results: list[int] = []
+        threads = [
+            threading.Thread(target=lambda p=path: results.append(client.get(p).status_code))
+            for path in paths
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert results == [200] * len(paths)

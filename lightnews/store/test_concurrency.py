@@ -1,0 +1,166 @@
+"""The store under concurrency: threads read side by side, writers wait their turn, bounded.
+
+Real SQLite files and real locks: each test holds a write transaction open on
+one connection (another thread, or another store on the same file, as a
+second process would) and checks what the other side sees.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from lightnews.errors import Busy, TooExpensive, Unavailable
+from lightnews.model import Paper
+from lightnews.store import SQLiteStore, unavailable
+
+NOW = "2025-11-30T12:00:00Z"
+
+
+def hold_write_lock(path: Path, seconds: float, started: threading.Event) -> threading.Thread:
+    """Another writer of the file: a thread holding a write transaction for ``seconds``."""
+
+    def run() -> None:
+        with SQLiteStore(path) as other, other.transaction():
+            other.save_papers([Paper("2501.00001", title="Held")], NOW)
+            started.set()
+            time.sleep(seconds)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    assert started.wait(10)
+    return thread
+
+
+def test_each_thread_has_its_own_connection(store: SQLiteStore) -> None:
+    seen: list[sqlite3.Connection] = []
+    thread = threading.Thread(target=lambda: seen.append(store.db))
+    thread.start()
+    thread.join()
+    assert seen[0] is not store.db
+    assert store.db is store.db  # and keeps it
+
+
+def test_readers_are_not_blocked_by_a_writer(tmp_path: Path) -> None:
+    path = tmp_path / "l.db"
+    with SQLiteStore(path) as store:
+        store.save_papers([Paper("2501.00002", title="Stored before")], NOW)
+        started = threading.Event()
+        writer = hold_write_lock(path, 1.5, started)
+        began = time.monotonic()
+        assert store.papers_by_ids(["2501.00002"])  # reads what is committed, at once
+        assert not store.papers_by_ids(["2501.00001"])  # not what is not
+        assert time.monotonic() - began < 0.5
+        writer.join()
+        assert store.papers_by_ids(["2501.00001"])
+
+
+def test_two_writers_both_succeed(tmp_path: Path) -> None:
+    path = tmp_path / "l.db"
+    with SQLiteStore(path) as store:
+        started = threading.Event()
+        writer = hold_write_lock(path, 1.0, started)
+        began = time.monotonic()
+        store.save_setting("contact", "me@example.org")  # waits for the other, then writes
+        waited = time.monotonic() - began
+        writer.join()
+        assert 0.5 < waited < 5
+        assert store.saved_settings() == {"contact": "me@example.org"}
+        assert store.papers_by_ids(["2501.00001"])
+
+
+def test_a_waiting_writer_gets_in_between_a_bulk_writers_transactions(tmp_path: Path) -> None:
+    """A writer committing long transactions back to back does not starve a short one."""
+    path = tmp_path / "l.db"
+    stop = threading.Event()
+    commits: list[float] = []
+
+    def bulk() -> None:
+        with SQLiteStore(path) as other:
+            n = 0
+            while not stop.is_set():
+                with other.transaction():
+                    other.save_papers([Paper(f"2502.{n:05d}", title=f"Bulk {n}")], NOW)
+                    n += 1
+                    time.sleep(0.6)  # a long transaction, as an import makes
+                commits.append(time.monotonic())
+
+    with SQLiteStore(path, write_wait=5.0) as store:
+        thread = threading.Thread(target=bulk)
+        thread.start()
+        try:
+            while not commits:
+                time.sleep(0.01)
+            began = time.monotonic()
+            store.save_setting("contact", "me@example.org")
+            waited = time.monotonic() - began
+        finally:
+            stop.set()
+            thread.join()
+    # SQLite's own busy handler sleeps up to 100 ms between tries and keeps missing
+    # the moment between two transactions: the short writer then waits it all out.
+    assert waited < 1.5, f"waited {waited:.2f}s behind a bulk writer"
+
+
+def test_a_writer_waits_at_most_write_wait_then_busy(tmp_path: Path) -> None:
+    path = tmp_path / "l.db"
+    with SQLiteStore(path, write_wait=0.3) as store:
+        started = threading.Event()
+        writer = hold_write_lock(path, 1.5, started)
+        began = time.monotonic()
+        with pytest.raises(Busy, match=r"the database is busy.*try again"):
+            store.save_setting("contact", "me@example.org")
+        assert 0.25 < time.monotonic() - began < 1.2
+        assert not store.db.in_transaction
+        writer.join()
+        store.save_setting("contact", "me@example.org")  # and works once it is free
+        assert store.saved_settings()["contact"] == "me@example.org"
+
+
+def test_an_error_inside_rolls_the_whole_transaction_back(store: SQLiteStore) -> None:
+    with pytest.raises(RuntimeError), store.transaction():
+        store.save_papers([Paper("2501.00003", title="Half done")], NOW)
+        raise RuntimeError("boom")
+    assert not store.papers_by_ids(["2501.00003"])
+    assert not store.db.in_transaction
+
+
+def test_a_read_over_its_time_budget_stops_with_too_expensive(store: SQLiteStore) -> None:
+    endless = (
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000000000) "
+        "SELECT count(*) FROM n"
+    )
+    began = time.monotonic()
+    with pytest.raises(TooExpensive, match="narrow it"), store.time_budget(0.1, "this search"):
+        store.db.execute(endless).fetchone()
+    assert time.monotonic() - began < 1.0
+    # The budget ends with its block: the same connection reads without it afterwards.
+    short = endless.replace("1000000000", "100000")
+    assert store.db.execute(short).fetchone()[0] == 100000
+
+
+def test_backend_errors_are_explained() -> None:
+    assert isinstance(unavailable(sqlite3.OperationalError("database is locked")), Busy)
+    broken = unavailable(sqlite3.DatabaseError("database disk image is malformed"))
+    assert type(broken) is Unavailable and "malformed" in str(broken)
+
+
+def test_a_closed_store_says_so(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "l.db")
+    store.close()
+    seen: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            store.counts()
+        except Unavailable as error:
+            seen.append(error)
+
+    thread = threading.Thread(target=read)
+    thread.start()
+    thread.join()
+    assert seen and "closed" in str(seen[0])
