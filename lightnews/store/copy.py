@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-import struct
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lightnews.errors import UsageError
+from lightnews.store.dialect import POSTGRES
 from lightnews.store.postgres import is_postgres_url, migrate, open_pool, redact
 
 __all__ = ["TABLES", "CopyReport", "TableCheck", "checksums", "copy_library"]
@@ -226,17 +226,12 @@ def _half_bytes(value: Any) -> bytes:
     """A vector as the SQLite store keeps it: little-endian float16 bytes."""
     if isinstance(value, bytes | bytearray | memoryview):
         return bytes(value)
-    numbers = [float(x) for x in str(value).strip("[]").split(",") if x.strip()]
-    return struct.pack(f"<{len(numbers)}e", *numbers)
+    return POSTGRES.vector_bytes(value)
 
 
 def _vector_text(value: Any) -> str:
     """A vector as pgvector reads it: ``[x, y, …]``."""
-    if isinstance(value, str):
-        return value
-    data = bytes(value)
-    numbers = struct.unpack(f"<{len(data) // 2}e", data)
-    return "[" + ",".join(repr(x) for x in numbers) + "]"
+    return value if isinstance(value, str) else str(POSTGRES.vector_in(bytes(value)))
 
 
 def _canonical(value: Any) -> bytes:

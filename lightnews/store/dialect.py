@@ -2,7 +2,8 @@
 
 The store's queries are written once, in the SQL both engines read (``?``
 placeholders, ``INSERT ... ON CONFLICT``, ``RETURNING``); where the two differ
-(a list given as one parameter, string aggregation, reading a JSON field) the
+(a list given as one parameter, string aggregation, reading a JSON field,
+vectors as bytes or as pgvector's half vectors) the
 query asks its backend's :class:`Dialect` for the fragment. Full-text search,
 vectors, transactions and migrations differ more than a fragment and are each
 backend's own methods.
@@ -10,6 +11,7 @@ backend's own methods.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterable
 from typing import Any
 
@@ -22,6 +24,8 @@ class Dialect:
     """SQLite's spelling; :class:`_Postgres` overrides what PostgreSQL spells otherwise."""
 
     name = "sqlite"
+    #: A join the planner must take in the order written (SQLite's CROSS JOIN).
+    join_in_order = "CROSS JOIN"
 
     def in_list(self, column: str) -> str:
         """``column`` is one of the values of a list parameter (see :meth:`list_param`)."""
@@ -39,6 +43,22 @@ class Dialect:
         """``expression`` to order by without regard to case."""
         return f"{expression} COLLATE NOCASE"
 
+    def vector_out(self, column: str) -> str:
+        """A stored vector as the query reads it back (see :meth:`vector_bytes`)."""
+        return column
+
+    def vector_bytes(self, value: Any) -> bytes:
+        """A vector read back, as the store hands vectors on: little-endian float16 bytes."""
+        return bytes(value)
+
+    def vector_in(self, data: bytes) -> Any:
+        """Float16 bytes as the query parameter that stores them (see :meth:`vector_mark`)."""
+        return data
+
+    def vector_mark(self) -> str:
+        """The placeholder of a vector parameter."""
+        return "?"
+
     def json_text(self, column: str, key: str) -> str:
         """The field ``key`` of a JSON object kept as text in ``column``, as text."""
         return f"json_extract({column}, '$.{key}')"
@@ -50,6 +70,7 @@ class Dialect:
 
 class _Postgres(Dialect):
     name = "postgresql"
+    join_in_order = "JOIN"
 
     def in_list(self, column: str) -> str:
         return f"{column} = ANY(?)"
@@ -62,6 +83,20 @@ class _Postgres(Dialect):
 
     def caseless(self, expression: str) -> str:
         return f"lower({expression})"
+
+    def vector_out(self, column: str) -> str:
+        return f"{column}::text"  # pgvector prints [x,y,...]
+
+    def vector_bytes(self, value: Any) -> bytes:
+        numbers = [float(x) for x in str(value).strip("[]").split(",") if x]
+        return struct.pack(f"<{len(numbers)}e", *numbers)
+
+    def vector_in(self, data: bytes) -> Any:
+        values = struct.unpack(f"<{len(data) // 2}e", data)
+        return "[" + ",".join(repr(x) for x in values) + "]"
+
+    def vector_mark(self) -> str:
+        return "?::halfvec"
 
     def json_text(self, column: str, key: str) -> str:
         return f"(({column})::jsonb ->> '{key}')"

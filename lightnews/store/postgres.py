@@ -18,11 +18,9 @@ import hashlib
 import math
 import os
 import re
-import struct
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from importlib import resources
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -34,7 +32,7 @@ from lightnews.link.titles import TitleCandidate
 from lightnews.model import QueryTerm, SearchFilters
 from lightnews.store.dialect import POSTGRES, Dialect
 from lightnews.store.merge import PAPER_COLUMNS
-from lightnews.store.sqlite import WRITE_WAIT, SQLiteStore, unavailable
+from lightnews.store.sqlite import WRITE_WAIT, SQLiteStore, read_migrations, unavailable
 from lightnews.store.views import PaperHit
 
 __all__ = [
@@ -68,13 +66,7 @@ def redact(url: str) -> str:
 
 def migrations() -> list[tuple[int, str, str]]:
     """Every PostgreSQL migration as (number, name, script), in order."""
-    folder = resources.files("lightnews.store") / "pg_migrations"
-    found = []
-    for entry in folder.iterdir():
-        match = re.match(r"(\d{4})_(\w+)\.sql$", entry.name)
-        if match:
-            found.append((int(match[1]), match[2], entry.read_text(encoding="utf-8")))
-    return sorted(found)
+    return read_migrations("pg_migrations")
 
 
 def migrate(conn: Any) -> list[str]:
@@ -286,17 +278,6 @@ def _tsquery(terms: Sequence[QueryTerm]) -> tuple[str, list[str]] | None:
             args.append(term.words)
         parts.append(f"!!{sql}" if term.exclude else sql)
     return "(" + " && ".join(parts) + ")", args
-
-
-def _half_bytes(text: str) -> bytes:
-    """A halfvec as pgvector prints it (``[0.1,0.2]``) -> little-endian float16 bytes."""
-    numbers = [float(x) for x in text.strip("[]").split(",") if x]
-    return struct.pack(f"<{len(numbers)}e", *numbers)
-
-
-def _half_text(data: bytes) -> str:
-    """Little-endian float16 bytes -> a halfvec literal."""
-    return "[" + ",".join(repr(x) for x in struct.unpack(f"<{len(data) // 2}e", data)) + "]"
 
 
 class PostgresStore(SQLiteStore):
@@ -600,21 +581,9 @@ class PostgresStore(SQLiteStore):
     # -- vectors: pgvector half-precision vectors, indexed per encoder ----------------------
 
     def save_vectors(self, model: str, rows: Sequence[tuple[int, bytes]]) -> None:
-        if not rows:
-            return
-        dim = len(rows[0][1]) // 2
-        self._ensure_vector_index(model, dim)
-        with self.transaction():
-            ids = self.sql.list_param(paper_id for paper_id, _ in rows)
-            self.db.execute(f"DELETE FROM embed_queue WHERE {self.sql.in_list('paper_id')}", (ids,))
-            self.db.execute(
-                f"DELETE FROM paper_vectors WHERE model = ? AND {self.sql.in_list('paper_id')}",
-                (model, ids),
-            )
-            self.db.executemany(
-                "INSERT INTO paper_vectors (paper_id, model, vector) VALUES (?, ?, ?::halfvec)",
-                [(paper_id, model, _half_text(blob)) for paper_id, blob in rows],
-            )
+        if rows:
+            self._ensure_vector_index(model, len(rows[0][1]) // 2)
+        super().save_vectors(model, rows)
 
     def _ensure_vector_index(self, model: str, dim: int) -> None:
         """An HNSW index (cosine) over this encoder's vectors, made once."""
@@ -625,68 +594,6 @@ class PostgresStore(SQLiteStore):
             if re.fullmatch(r"[\w.:-]+", model)
             else "SELECT 1"
         )
-
-    def vectors_after(
-        self, model: str, after: int, chunk: int = 50_000
-    ) -> Iterator[list[tuple[int, int, bytes]]]:
-        while True:
-            rows = self.db.execute(
-                "SELECT id, paper_id, vector::text FROM paper_vectors WHERE model = ? AND id > ? "
-                "ORDER BY id LIMIT ?",
-                (model, after, chunk),
-            ).fetchall()
-            if not rows:
-                return
-            yield [(int(r[0]), int(r[1]), _half_bytes(r[2])) for r in rows]
-            after = int(rows[-1][0])
-
-    def paper_vector(self, arxiv_id: str, model: str) -> tuple[int, bytes] | None:
-        row = self.db.execute(
-            "SELECT p.id, v.vector::text FROM papers p JOIN paper_vectors v "
-            "ON v.paper_id = p.id WHERE p.arxiv_id = ? AND v.model = ?",
-            (arxiv_id, model),
-        ).fetchone()
-        return (int(row[0]), _half_bytes(row[1])) if row else None
-
-    def vectors_by_arxiv_id(
-        self, arxiv_ids: Sequence[str], model: str
-    ) -> dict[str, tuple[int, bytes]]:
-        rows = self.db.execute(
-            "SELECT p.arxiv_id, p.id, v.vector::text FROM papers p JOIN paper_vectors v "
-            f"ON v.paper_id = p.id WHERE v.model = ? AND {self.sql.in_list('p.arxiv_id')}",
-            (model, self.sql.list_param(arxiv_ids)),
-        )
-        return {r[0]: (int(r[1]), _half_bytes(r[2])) for r in rows}
-
-    def interest_vectors(
-        self, model: str, bar: float, limit: int = 2000
-    ) -> list[tuple[int, int | None, bytes]]:
-        authored = self.db.execute(
-            "SELECT a.paper_id, a.scholar_id, v.vector::text FROM scholars f "
-            "JOIN authorships a ON a.scholar_id = f.id "
-            "JOIN paper_vectors v ON v.paper_id = a.paper_id AND v.model = ? "
-            "WHERE f.followed = 1 AND a.confidence >= ? "
-            "ORDER BY a.paper_id DESC, a.position LIMIT ?",
-            (model, bar, limit),
-        ).fetchall()
-        saved = self.db.execute(
-            "SELECT p.id, v.vector::text FROM story_state st "
-            "JOIN papers p ON p.arxiv_id = st.story_key "
-            "JOIN paper_vectors v ON v.paper_id = p.id AND v.model = ? "
-            "WHERE st.saved_at IS NOT NULL ORDER BY st.saved_at DESC LIMIT ?",
-            (model, limit),
-        ).fetchall()
-        return [(int(r[0]), int(r[1]), _half_bytes(r[2])) for r in authored] + [
-            (int(r[0]), None, _half_bytes(r[1])) for r in saved
-        ]
-
-    def vectors_of(self, paper_ids: Sequence[int], model: str) -> list[tuple[int, bytes]]:
-        rows = self.db.execute(
-            "SELECT paper_id, vector::text FROM paper_vectors WHERE model = ? "
-            f"AND {self.sql.in_list('paper_id')}",
-            (model, self.sql.list_param(int(i) for i in paper_ids)),
-        )
-        return [(int(r[0]), _half_bytes(r[1])) for r in rows]
 
 
 #: Most matches a word's document frequency counts (see ``title_doc_freq``).

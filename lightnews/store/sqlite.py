@@ -164,6 +164,16 @@ _SOURCE_COLUMNS = (
 )
 
 
+def read_migrations(folder: str) -> list[tuple[int, str, str]]:
+    """The migrations ``NNNN_name.sql`` in this package's ``folder``: (number, name, script)."""
+    found = []
+    for entry in (resources.files("lightnews.store") / folder).iterdir():
+        match = re.match(r"(\d{4})_(\w+)\.sql$", entry.name)
+        if match:
+            found.append((int(match[1]), match[2], entry.read_text(encoding="utf-8")))
+    return sorted(found)
+
+
 class SQLiteStore(ScholarQueries, VectorQueries):
     """All reads and writes of one Lightnews SQLite database."""
 
@@ -231,13 +241,7 @@ class SQLiteStore(ScholarQueries, VectorQueries):
 
     @staticmethod
     def _migrations() -> list[tuple[int, str, str]]:
-        folder = resources.files("lightnews.store") / "migrations"
-        found = []
-        for entry in folder.iterdir():
-            match = re.match(r"(\d{4})_(\w+)\.sql$", entry.name)
-            if match:
-                found.append((int(match[1]), match[2], entry.read_text(encoding="utf-8")))
-        return sorted(found)
+        return read_migrations("migrations")
 
     @property
     def schema_version(self) -> int:

@@ -79,8 +79,9 @@ class VectorQueries:
                 [(paper_id, model) for paper_id, _ in rows],
             )
             self.db.executemany(
-                "INSERT INTO paper_vectors (paper_id, model, vector) VALUES (?, ?, ?)",
-                [(paper_id, model, blob) for paper_id, blob in rows],
+                "INSERT INTO paper_vectors (paper_id, model, vector) "
+                f"VALUES (?, ?, {self.sql.vector_mark()})",
+                [(paper_id, model, self.sql.vector_in(blob)) for paper_id, blob in rows],
             )
 
     def vectors_after(
@@ -89,13 +90,14 @@ class VectorQueries:
         """``(row id, paper id, vector)`` written after row ``after``, in chunks, in order."""
         while True:
             rows = self.db.execute(
-                "SELECT id, paper_id, vector FROM paper_vectors WHERE model = ? AND id > ? "
+                f"SELECT id, paper_id, {self.sql.vector_out('vector')} FROM paper_vectors "
+                "WHERE model = ? AND id > ? "
                 "ORDER BY id LIMIT ?",
                 (model, after, chunk),
             ).fetchall()
             if not rows:
                 return
-            yield [(int(r[0]), int(r[1]), r[2]) for r in rows]
+            yield [(int(r[0]), int(r[1]), self.sql.vector_bytes(r[2])) for r in rows]
             after = int(rows[-1][0])
 
     def last_vector_row(self) -> int:
@@ -118,23 +120,24 @@ class VectorQueries:
     def paper_vector(self, arxiv_id: str, model: str) -> tuple[int, bytes] | None:
         """The paper's row id and vector from ``model``, if it has one."""
         row = self.db.execute(
-            "SELECT p.id, v.vector FROM papers p JOIN paper_vectors v ON v.paper_id = p.id "
-            "WHERE p.arxiv_id = ? AND v.model = ?",
+            f"SELECT p.id, {self.sql.vector_out('v.vector')} FROM papers p "
+            "JOIN paper_vectors v ON v.paper_id = p.id WHERE p.arxiv_id = ? AND v.model = ?",
             (arxiv_id, model),
         ).fetchone()
-        return (int(row[0]), row[1]) if row else None
+        return (int(row[0]), self.sql.vector_bytes(row[1])) if row else None
 
     def vectors_by_arxiv_id(
         self, arxiv_ids: Sequence[str], model: str
     ) -> dict[str, tuple[int, bytes]]:
         """``arxiv id -> (paper id, vector)`` for those of the papers that have one."""
         rows = self.db.execute(
-            "SELECT p.arxiv_id, p.id, v.vector FROM papers p JOIN paper_vectors v "
+            f"SELECT p.arxiv_id, p.id, {self.sql.vector_out('v.vector')} FROM papers p "
+            "JOIN paper_vectors v "
             "ON v.paper_id = p.id WHERE v.model = ? "
             f"AND {self.sql.in_list('p.arxiv_id')}",
             (model, self.sql.list_param(arxiv_ids)),
         )
-        return {r[0]: (int(r[1]), r[2]) for r in rows}
+        return {r[0]: (int(r[1]), self.sql.vector_bytes(r[2])) for r in rows}
 
     def interest_version(self) -> tuple[Any, ...]:
         """Changes whenever the papers the user cares about may have (cheap to ask)."""
@@ -158,30 +161,30 @@ class VectorQueries:
         """
         authored = self.db.execute(
             "WITH followed AS MATERIALIZED (SELECT id FROM scholars WHERE followed = 1) "
-            "SELECT a.paper_id, a.scholar_id, v.vector FROM followed f "
-            "CROSS JOIN authorships a ON a.scholar_id = f.id "
-            "CROSS JOIN paper_vectors v ON v.paper_id = a.paper_id AND v.model = ? "
+            f"SELECT a.paper_id, a.scholar_id, {self.sql.vector_out('v.vector')} FROM followed f "
+            f"{self.sql.join_in_order} authorships a ON a.scholar_id = f.id "
+            f"{self.sql.join_in_order} paper_vectors v ON v.paper_id = a.paper_id AND v.model = ? "
             "WHERE a.confidence >= ? ORDER BY a.paper_id DESC, a.position LIMIT ?",
             (model, bar, limit),
         ).fetchall()
         saved = self.db.execute(
-            "SELECT p.id, v.vector FROM story_state st "
-            "CROSS JOIN papers p ON p.arxiv_id = st.story_key "
-            "CROSS JOIN paper_vectors v ON v.paper_id = p.id AND v.model = ? "
+            f"SELECT p.id, {self.sql.vector_out('v.vector')} FROM story_state st "
+            f"{self.sql.join_in_order} papers p ON p.arxiv_id = st.story_key "
+            f"{self.sql.join_in_order} paper_vectors v ON v.paper_id = p.id AND v.model = ? "
             "WHERE st.saved_at IS NOT NULL ORDER BY st.saved_at DESC LIMIT ?",
             (model, limit),
         ).fetchall()
-        return [(int(r[0]), int(r[1]), r[2]) for r in authored] + [
-            (int(r[0]), None, r[1]) for r in saved
+        return [(int(r[0]), int(r[1]), self.sql.vector_bytes(r[2])) for r in authored] + [
+            (int(r[0]), None, self.sql.vector_bytes(r[1])) for r in saved
         ]
 
     def vectors_of(self, paper_ids: Sequence[int], model: str) -> list[tuple[int, bytes]]:
         rows = self.db.execute(
-            "SELECT paper_id, vector FROM paper_vectors WHERE model = ? "
+            f"SELECT paper_id, {self.sql.vector_out('vector')} FROM paper_vectors WHERE model = ? "
             f"AND {self.sql.in_list('paper_id')}",
             (model, self.sql.list_param(int(i) for i in paper_ids)),
         )
-        return [(int(r[0]), r[1]) for r in rows]
+        return [(int(r[0]), self.sql.vector_bytes(r[1])) for r in rows]
 
     def other_models(self, model: str) -> bool:
         """True when some vector comes from another encoder than ``model``."""
