@@ -86,6 +86,17 @@ def serve(address: str, body: bytes, kind: str, delay: float, recorder: Recorder
     return server
 
 
+def _feed(items: int) -> bytes:
+    """The demo lab blog's RSS (real format), cut to its first ``items`` items when asked."""
+    from lxml import etree
+
+    tree = etree.parse(str(DEMO / "blog-lab.rss.xml"))
+    if items:
+        for extra in tree.getroot().findall("channel/item")[items:]:
+            extra.getparent().remove(extra)
+    return bytes(etree.tostring(tree, xml_declaration=True, encoding="UTF-8"))
+
+
 def with_db(url: str, name: str) -> str:
     return urlsplit(url)._replace(path="/" + name).geturl()
 
@@ -132,10 +143,17 @@ def spacing(times: list[float]) -> float | None:
     return round(min(gaps), 3) if gaps else None
 
 
+def _cpu(pid: int) -> float:
+    """CPU seconds (user + system) process ``pid`` has used so far."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run_workers(
     url: str, ids: list[int], count: int, timeout: float, out: Path
-) -> tuple[float, int]:
-    """Start ``count`` workers, queue every source, time until all succeeded."""
+) -> tuple[float, float]:
+    """Start ``count`` workers, queue every source: seconds until all succeeded, their CPU s."""
     import psycopg
 
     from lightnews.worker import queue_refresh
@@ -158,10 +176,11 @@ def run_workers(
                 if time.monotonic() > deadline:
                     raise SystemExit("workers did not start")
                 time.sleep(0.05)
+        before = sum(_cpu(p.pid) for p in procs)
         started = time.monotonic()
         queue_refresh(url, ids)
         wait_done(url, ids, timeout)
-        return time.monotonic() - started, count
+        return time.monotonic() - started, sum(_cpu(p.pid) for p in procs) - before
     finally:
         for proc in procs:
             proc.send_signal(signal.SIGTERM)
@@ -172,7 +191,11 @@ def run_workers(
                 proc.kill()
 
 
-def run_in_process(url: str, ids: list[int], timeout: float) -> float:
+def run_in_process(url: str, ids: list[int], timeout: float) -> tuple[float, float]:
+    import resource
+
+    cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = cpu.ru_utime + cpu.ru_stime
     started = time.monotonic()
     subprocess.run(
         [sys.executable, "-m", "lightnews", "--db", url, "refresh"],
@@ -180,7 +203,8 @@ def run_in_process(url: str, ids: list[int], timeout: float) -> float:
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
     )  # fmt: skip
     wait_done(url, ids, 5)
-    return time.monotonic() - started
+    cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.monotonic() - started, cpu.ru_utime + cpu.ru_stime - before
 
 
 def main() -> None:
@@ -190,6 +214,8 @@ def main() -> None:
     parser.add_argument("--paced", type=int, default=10, help="sources on the one paced host")
     parser.add_argument("--interval", type=float, default=0.5, help="the paced host's interval")
     parser.add_argument("--delay", type=float, default=0.2, help="seconds before each answer")
+    parser.add_argument("--feed-items", type=int, default=0,
+                        help="keep only this many items of the demo feed (0: all 5)")
     parser.add_argument("--timeout", type=float, default=180.0, help="longest one run may take")
     args = parser.parse_args()
     if args.feeds > 250:
@@ -202,7 +228,7 @@ def main() -> None:
     out = ROOT / "bench" / "out"
     out.mkdir(parents=True, exist_ok=True)
     recorder = Recorder()
-    feed_body = (DEMO / "blog-lab.rss.xml").read_bytes()
+    feed_body = _feed(args.feed_items)
     api_body = (DEMO / "arxiv-api-cs.LG.xml").read_bytes()
     servers = [serve(f"127.0.0.{2 + i}", feed_body, "application/rss+xml", args.delay, recorder)
                for i in range(args.feeds)]  # fmt: skip
@@ -229,9 +255,9 @@ def main() -> None:
             recorder.clear()
             load = os.getloadavg()[0]
             if count == 0:
-                seconds = run_in_process(url, ids, args.timeout)
+                seconds, cpu = run_in_process(url, ids, args.timeout)
             else:
-                seconds, _ = run_workers(url, ids, count, args.timeout, out)
+                seconds, cpu = run_workers(url, ids, count, args.timeout, out)
             arrivals = dict(recorder.arrivals)
             paced_times = arrivals.get("127.0.0.1", [])
             feed_times = [t for host, ts in arrivals.items() if host != "127.0.0.1" for t in ts]
@@ -246,6 +272,7 @@ def main() -> None:
                 if paced_times else None,
                 "paced_min_spacing_s": spacing(paced_times),
                 "paced_floor_s": round((args.paced - 1) * args.interval, 2),
+                "lightnews_cpu_s": round(cpu, 1),
                 "load_avg_1m": round(load, 1),
             }  # fmt: skip
             rows.append(row)
@@ -258,13 +285,14 @@ def main() -> None:
     print(f"\n{total} sources ({args.feeds} on hosts of their own, {args.paced} on one host "
           f"paced at {args.interval:g} s), each answer after {args.delay * 1000:.0f} ms\n")
     print("| run | seconds | sources/s | gain | feeds' span s | paced span s (floor) "
-          "| paced min spacing s |")  # fmt: skip
-    print("|---|---:|---:|---:|---:|---:|---:|")
+          "| paced min spacing s | Lightnews CPU s | load |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         gain = base["seconds"] / r["seconds"]
         print(f"| {r['run']} | {r['seconds']} | {r['sources_per_s']} | {gain:.2f}x "
               f"| {r['feed_span_s']} | {r['paced_span_s']} ({r['paced_floor_s']}) "
-              f"| {r['paced_min_spacing_s']} |")  # fmt: skip
+              f"| {r['paced_min_spacing_s']} | {r['lightnews_cpu_s']} "
+              f"| {r['load_avg_1m']} |")  # fmt: skip
     print("\n.venv/bin/python bench/refresh_workers.py " + " ".join(sys.argv[1:]))
 
 
