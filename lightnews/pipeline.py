@@ -107,7 +107,7 @@ def _store_page(
         # Papers first, so that titles named on this very page can be linked to them.
         report.saved.add(store.save_papers(batch.papers, now))
         link_titles(batch.items, store, bar=settings.link_bar)
-        report.saved.add(store.save_items(row.id, batch.items, now))
+        report.saved.add(store.save_items(row.id, batch.items, now, well_formed=batch.well_formed))
         report.unresolved += [
             i
             for i in batch.items
@@ -122,6 +122,7 @@ def _store_page(
         if batch.state is not None:
             store.save_state(row.id, batch.state)
     report.saved.warnings.extend(batch.warnings)
+    report.saved.warnings.extend(str(problem) for problem in batch.problems)
 
 
 def _link_accounts(store: SQLiteStore, row: SourceRow, batch: Batch, now: str) -> None:
@@ -280,7 +281,7 @@ def refresh_source(
             if response.not_modified:
                 report.not_modified = True
                 break
-            batch = source.parse(response.body, state, url=response.url)
+            batch = source.read(response.body, state, url=response.url)
             new_state = batch.state or state
             if request.conditional:
                 new_state.etag = response.etag or new_state.etag
@@ -296,7 +297,7 @@ def refresh_source(
         for extra in follow[:MAX_FOLLOW]:
             try:
                 response = client.get(extra.url, params=extra.params or None)
-                batch = source.parse(response.body, state, url=response.url)
+                batch = source.read(response.body, state, url=response.url)
             except (FetchError, ParseError) as error:
                 report.saved.warnings.append(f"could not complete from {extra.url}: {error}")
                 continue
@@ -474,7 +475,7 @@ def lookup_titles_online(
             asked += 1
             try:
                 response = client.get(request.url, params=request.params)
-                batch = source.parse(response.body, SourceState())
+                batch = source.read(response.body, SourceState())
             except (FetchError, ParseError) as error:
                 report.saved.warnings.append(f"title lookup for {raw.get('raw')!r}: {error}")
                 return found
@@ -513,7 +514,7 @@ def ingest_bytes(
     store.record_attempt(row.id, now)
     try:
         source = source_class(address, row.params, settings)
-        batch = source.parse(body, SourceState(), url=address)
+        batch = source.read(body, SourceState(), url=address)
         batch.state = None  # a replay does not move the source's cursor
         _store_page(store, row, batch, report, now, settings)
     except LightnewsError as error:

@@ -40,6 +40,7 @@ from lightnews.model import (
 )
 from lightnews.normalize.arxiv_ids import parse_arxiv_id
 from lightnews.normalize.names import name_key
+from lightnews.store.downgrade import PAPER_TEXT_FIELDS, cut_short, item_kept_reason
 from lightnews.store.fts import quoted
 from lightnews.store.scholars import ScholarQueries
 from lightnews.store.vectors import VectorQueries
@@ -153,6 +154,8 @@ class SaveResult:
     items_updated: int = 0
     mentions: int = 0
     unchanged: int = 0
+    #: Records saved as stubs (no title: known by id only, waiting for their metadata).
+    stubs: int = 0
     warnings: list[str] = field(default_factory=list)
 
     def add(self, other: SaveResult) -> None:
@@ -162,6 +165,7 @@ class SaveResult:
         self.items_updated += other.items_updated
         self.mentions += other.mentions
         self.unchanged += other.unchanged
+        self.stubs += other.stubs
         self.warnings.extend(other.warnings)
 
     @property
@@ -257,12 +261,16 @@ def _prepared_key(values: Sequence[Any]) -> tuple[int, str]:
     return (values[_LATEST] or 0, values[_UPDATED] or "")
 
 
-def _merged_values(fresh: Sequence[Any], old: dict[str, Any]) -> tuple[Any, ...] | None:
+def _merged_values(
+    fresh: Sequence[Any], old: dict[str, Any], kept: list[str] | None = None
+) -> tuple[Any, ...] | None:
     """Prepared values ``fresh`` merged over the stored row ``old``; None if nothing changes.
 
     The newer record (by version, then update time) wins field by field and
-    gaps are filled from the other; versions are the union of both. A stored
-    stub (no content hash) simply takes the fresh values.
+    gaps are filled from the other; versions are the union of both; a text
+    the stored one cut short never replaces it (:mod:`lightnews.store.downgrade`;
+    the names of such fields go to ``kept``). A stored stub (no content hash)
+    simply takes the fresh values.
     """
     versions = _merge_versions(orjson.loads(old["versions"]), orjson.loads(fresh[_VERSIONS]))
     if old["content_hash"] is not None:
@@ -274,6 +282,11 @@ def _merged_values(fresh: Sequence[Any], old: dict[str, Any]) -> tuple[Any, ...]
             (d for d in (fresh[_PUBLISHED], stored[_PUBLISHED]) if d), default=None
         )
         merged[_WITHDRAWN] = first[_WITHDRAWN]
+        for name in PAPER_TEXT_FIELDS:
+            if cut_short(merged[_PAPER_COLUMNS.index(name)], old[name]):
+                merged[_PAPER_COLUMNS.index(name)] = old[name]
+                if kept is not None:
+                    kept.append(name)
     else:
         merged = list(fresh[:-1])
     merged[_VERSIONS] = _json(versions)
@@ -577,6 +590,10 @@ class SQLiteStore(ScholarQueries, VectorQueries):
             if not values[_TITLE]:  # a stub never overwrites
                 if arxiv_id not in stored:
                     stubs.append((arxiv_id, now, now))
+                if stored.get(arxiv_id) is None:  # saved as a stub, or still one
+                    result.stubs += 1
+                else:
+                    result.unchanged += 1
                 continue
             old = existing.get(arxiv_id)
             if old is None:
@@ -587,7 +604,13 @@ class SQLiteStore(ScholarQueries, VectorQueries):
                 fresh_authors.append(authorships)
                 result.papers_new += 1
                 continue
-            merged = _merged_values(values, old)
+            kept: list[str] = []
+            merged = _merged_values(values, old, kept)
+            if kept:
+                result.warnings.append(
+                    f"{arxiv_id}: stored {' and '.join(kept)} kept: the new one is "
+                    "the stored one cut short"
+                )
             if merged is None:
                 result.unchanged += 1
                 continue
@@ -664,8 +687,15 @@ class SQLiteStore(ScholarQueries, VectorQueries):
             result.add(self.save_items(source_id, batch.items, now))
         return result
 
-    def save_items(self, source_id: int, items: Sequence[Item], now: str) -> SaveResult:
-        """Insert new items, rewrite changed ones, leave identical ones untouched."""
+    def save_items(
+        self, source_id: int, items: Sequence[Item], now: str, *, well_formed: bool = True
+    ) -> SaveResult:
+        """Insert new items, rewrite changed ones, leave identical ones untouched.
+
+        A changed item is not rewritten when the fresh copy is worse (read from
+        a document that was not well-formed, or its text cut short): see
+        :func:`~lightnews.store.downgrade.item_kept_reason`; the reason is a warning.
+        """
         result = SaveResult()
         if not items:
             return result
@@ -679,7 +709,8 @@ class SQLiteStore(ScholarQueries, VectorQueries):
                 mentions = sorted((m.arxiv_id, m.method, m.confidence) for m in item.mentions)
                 content_hash = _hash([*values, item.paper_id, mentions])
                 row = self.db.execute(
-                    "SELECT id, content_hash FROM items WHERE source_id = ? AND key = ?",
+                    "SELECT id, content_hash, title, text FROM items "
+                    "WHERE source_id = ? AND key = ?",
                     (source_id, item.key),
                 ).fetchone()
                 paper_row = paper_ids.get(item.paper_id) if item.paper_id else None
@@ -690,6 +721,11 @@ class SQLiteStore(ScholarQueries, VectorQueries):
                     ).fetchone()[0]
                     result.items_new += 1
                 elif row["content_hash"] != content_hash:
+                    reason = item_kept_reason(dict(row), item, well_formed=well_formed)
+                    if reason:
+                        result.warnings.append(f"{item.key}: {reason}")
+                        result.unchanged += 1
+                        continue
                     item_id = row["id"]
                     self.db.execute(
                         _UPDATE_ITEM,
