@@ -16,7 +16,7 @@ import lxml.html
 import nh3
 from lxml import etree
 
-__all__ = ["clean_text", "html_to_text", "iso_utc", "sanitize_html"]
+__all__ = ["clean_text", "html_to_text", "iso_utc", "sanitize_html", "strip_controls"]
 
 _SPACE_RE = re.compile(r"\s+")
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
@@ -138,6 +138,15 @@ def _control_ref(match: re.Match[str]) -> str:
     return "" if (code < 32 and code not in (9, 10, 13)) or code == 127 else match[0]
 
 
+def strip_controls(html: str) -> str:
+    """``html`` without control characters, written or as references (``&#1;``).
+
+    libxml2 stops reading text at one, and lxml refuses to write one back
+    (``ValueError``); tabs and line breaks stay.
+    """
+    return _CONTROL_RE.sub("", _CHAR_REF_RE.sub(_control_ref, html))
+
+
 def html_to_text(html: str | None) -> str:
     """Readable plain text of an HTML fragment: block elements become line breaks."""
     if not html:
@@ -145,7 +154,7 @@ def html_to_text(html: str | None) -> str:
     if "<" not in html and "&" not in html:
         return clean_text(html)
     # Control characters, written or as references, end libxml2's reading of the text.
-    html = _CONTROL_RE.sub("", _CHAR_REF_RE.sub(_control_ref, html))
+    html = strip_controls(html)
     try:
         root = lxml.html.fragment_fromstring(html, create_parent="div")
     except (etree.ParserError, ValueError):

@@ -47,6 +47,7 @@ from lightnews.errors import ParseError
 from lightnews.link import link_item
 from lightnews.model import Batch, Item, SourceState
 from lightnews.normalize import clean_text, html_to_text, iso_utc, sanitize_html
+from lightnews.normalize.text import strip_controls
 from lightnews.normalize.urls import safe_url, safe_urls
 from lightnews.sources import Source
 
@@ -277,9 +278,6 @@ class _Page:
     stopped: str | None = None
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f\ud800-\udfff]")
-
-
 def _decode(body: bytes | str) -> str:
     if isinstance(body, str):
         text = body
@@ -299,7 +297,7 @@ def _decode(body: bytes | str) -> str:
     if sample and odd > max(8, len(sample) // 20):
         raise ParseError("not a readable notes page: the body is not text")
     # A stray control character is dropped: the HTML parser refuses a page that holds one.
-    return _CONTROL.sub("", text)
+    return strip_controls(text)
 
 
 _HTML_HINT = re.compile(
@@ -472,7 +470,7 @@ class _Note:
 def _absolute(page_url: str, link: str) -> str | None:
     """``link`` resolved against the page (None drops a link that cannot be resolved)."""
     try:
-        return _CONTROL.sub("", urljoin(page_url, link.strip()))
+        return strip_controls(urljoin(page_url, link.strip()))
     except ValueError:
         return None
 

@@ -249,6 +249,9 @@ REGRESSIONS: list[tuple[str, bytes, Callable[[Batch | None], bool]]] = [
     # A control character in a notes page (a text and a link).
     ("notes", b"<h2>Snell: Optimality</h2><p>a</p>&#1;b<br>c<h2>Yue: Inference</h2><p>d</p>",
      lambda b: b is not None and len(b.items) == 2),
+    ("notes", b'<h2>Snell: Optimality</h2><p style="background:url(/a\x0cb)">'
+              b'<a href="/p&#12;q">x</a></p>',
+     lambda b: b is not None and b.items[0].links[-1] == "https://notes.example/pq"),
     ("notes", b'<h2><a href="/x&#1;y">Snell: Optimality</a></h2><p>a</p>',
      lambda b: b is not None and len(b.items) == 1),
     # A 4,301-digit arXiv version: the version is dropped, the paper kept.
