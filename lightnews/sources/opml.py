@@ -3,8 +3,6 @@
 Feed readers exchange subscriptions as OPML 2.0: ``<outline type="rss"
 xmlUrl=...>`` elements, nested in outlines that act as folders. Import keeps
 the innermost folder name; export writes one folder outline per folder.
-A feed address that is not an http(s) URL (:func:`~lightnews.normalize.urls.safe_url`)
-is skipped: it could be neither fetched nor linked to.
 """
 
 from __future__ import annotations
@@ -17,7 +15,6 @@ from email.utils import format_datetime
 from lxml import etree
 
 from lightnews.errors import ParseError
-from lightnews.normalize.urls import safe_url
 from lightnews.sources.xmlsafe import parse_xml
 
 __all__ = ["OpmlFeed", "parse_opml", "write_opml"]
@@ -43,12 +40,11 @@ def parse_opml(body: bytes) -> list[OpmlFeed]:
 
     def walk(node: etree._Element, folder: str | None) -> None:
         for outline in node.findall("outline"):
-            raw = outline.get("xmlUrl") or outline.get("xmlurl")
+            url = outline.get("xmlUrl") or outline.get("xmlurl")
             title = outline.get("title") or outline.get("text")
-            url = safe_url(raw)
             if url:
-                feeds.append(OpmlFeed(url, title, folder, safe_url(outline.get("htmlUrl"))))
-            elif not raw:
+                feeds.append(OpmlFeed(url.strip(), title, folder, outline.get("htmlUrl")))
+            else:
                 walk(outline, title or folder)
 
     walk(body_node, None)

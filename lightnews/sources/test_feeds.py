@@ -171,13 +171,3 @@ def test_opml_rejects_non_opml() -> None:
     except ParseError:
         return
     assert all("root:" not in (f.title or "") for f in feeds)
-
-
-def test_opml_keeps_only_http_feed_addresses() -> None:
-    opml = (
-        b'<opml version="2.0"><body><outline text="Labs">'
-        b'<outline text="ok" xmlUrl="HTTPS://lab.example/feed" htmlUrl="javascript:x"/>'
-        b'<outline text="bad" xmlUrl="javascript:alert(1)"/>'
-        b'<outline text="file" xmlUrl="file:///etc/passwd"/></outline></body></opml>'
-    )
-    assert parse_opml(opml) == [OpmlFeed("https://lab.example/feed", "ok", "Labs", None)]
