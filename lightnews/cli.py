@@ -290,13 +290,15 @@ def sources_add(
       lightnews sources add --author "Sepp Hochreiter"
       lightnews sources add --opml subscriptions.opml
     """
+    from lightnews.normalize.urls import safe_url
     from lightnews.sources.opml import parse_opml
 
     wanted: list[tuple[str, str, str | None, str | None, dict[str, Any]]] = []
     if url:
-        if not url.startswith(("http://", "https://")):
+        feed_url = safe_url(url)  # HTTP://… in capitals is a URL too
+        if feed_url is None:
             raise click.BadParameter("a feed address must be an http(s) URL", param_hint="URL")
-        wanted.append(("feed", url, title, folder, {}))
+        wanted.append(("feed", feed_url, title, folder, {}))
     wanted += [("arxiv-api", f"cat:{c}", title, folder, {}) for c in categories]
     wanted += [("arxiv-api", f'au:"{a}"', title or a, folder, {}) for a in authors]
     if query is not None:
@@ -317,9 +319,10 @@ def sources_add(
     if daily_papers:
         wanted.append(("hf-daily", "", title or "Hugging Face Daily Papers", folder, {}))
     if notes_url:
-        if not notes_url.startswith(("http://", "https://")):
+        page_url = safe_url(notes_url)
+        if page_url is None:
             raise click.BadParameter("a notes page must be an http(s) URL", param_hint="--notes")
-        wanted.append(("notes", notes_url, title, folder, {}))
+        wanted.append(("notes", page_url, title, folder, {}))
     if opml_file:
         with errors_as_exit():
             feeds = parse_opml(opml_file.read_bytes())
@@ -540,6 +543,7 @@ def import_snapshot(app: App, path: Path, batch_size: int, as_json: bool) -> Non
     Re-importing is safe: unchanged records are skipped, changed ones merged.
     """
     from lightnews.bulk import import_snapshot as run_import
+    from lightnews.normalize.limits import Limits
 
     with errors_as_exit(), _progress(err) as progress:
         task = progress.add_task(f"importing {path.name}", total=path.stat().st_size)
@@ -548,6 +552,7 @@ def import_snapshot(app: App, path: Path, batch_size: int, as_json: bool) -> Non
             path,
             batch_size=batch_size,
             on_progress=lambda done: progress.update(task, completed=done),
+            limits=Limits.from_settings(app.settings),
         )
     if as_json:
         emit_json(summary.to_json())
@@ -556,10 +561,13 @@ def import_snapshot(app: App, path: Path, batch_size: int, as_json: bool) -> Non
             f"{summary.records} records in {summary.seconds:.1f}s "
             f"({summary.rate:,.0f}/s): {summary.saved.papers_new} new, "
             f"{summary.saved.papers_updated} updated, {summary.saved.unchanged} unchanged, "
-            f"{summary.errors.count} unreadable lines"
+            f"{summary.saved.stubs} stubs (no title yet), {summary.errors.count} unreadable lines"
+            + (f", {summary.cut} fields cut to size" if summary.cut else "")
         )
         for example in summary.errors.examples:
             err.print(f"[yellow]skipped[/yellow] {example}")
+        for example in summary.cut_examples:
+            err.print(f"[yellow]cut[/yellow] {example}")
         if summary.saved.papers_new or summary.saved.papers_updated:
             err.print("[dim]next: `lightnews embed` makes them searchable by meaning[/dim]")
     if summary.records == 0 and summary.errors.count:
