@@ -211,7 +211,7 @@ def sources() -> None:
 
 
 @sources.command("add")
-@click.argument("url", required=False)
+@click.argument("url", required=False, callback=checked(validate.feed_address))
 @click.option(
     "--category",
     "categories",
@@ -259,6 +259,7 @@ def sources() -> None:
     "--notes",
     "notes_url",
     metavar="URL",
+    callback=checked(validate.notes_address),
     help="A page of someone's paper notes (HTML or Markdown), one note per heading.",
 )
 @click.option("--folder", help="Folder to file the source under.")
@@ -290,15 +291,11 @@ def sources_add(
       lightnews sources add --author "Sepp Hochreiter"
       lightnews sources add --opml subscriptions.opml
     """
-    from lightnews.normalize.urls import safe_url
     from lightnews.sources.opml import parse_opml
 
     wanted: list[tuple[str, str, str | None, str | None, dict[str, Any]]] = []
     if url:
-        feed_url = safe_url(url)  # HTTP://… in capitals is a URL too
-        if feed_url is None:
-            raise click.BadParameter("a feed address must be an http(s) URL", param_hint="URL")
-        wanted.append(("feed", feed_url, title, folder, {}))
+        wanted.append(("feed", url, title, folder, {}))
     wanted += [("arxiv-api", f"cat:{c}", title, folder, {}) for c in categories]
     wanted += [("arxiv-api", f'au:"{a}"', title or a, folder, {}) for a in authors]
     if query is not None:
@@ -319,10 +316,7 @@ def sources_add(
     if daily_papers:
         wanted.append(("hf-daily", "", title or "Hugging Face Daily Papers", folder, {}))
     if notes_url:
-        page_url = safe_url(notes_url)
-        if page_url is None:
-            raise click.BadParameter("a notes page must be an http(s) URL", param_hint="--notes")
-        wanted.append(("notes", page_url, title, folder, {}))
+        wanted.append(("notes", notes_url, title, folder, {}))
     if opml_file:
         with errors_as_exit():
             feeds = parse_opml(opml_file.read_bytes())
