@@ -27,6 +27,12 @@ library (a refresh, the web app) wait for it.
 The cyclic garbage collector is paused for the import (in the workers too):
 the millions of short-lived rows it allocates form no cycles, and the
 collector's passes over them cost a third of the writer's time.
+
+Every paper is cut to the per-field size caps in its worker
+(:mod:`lightnews.normalize.limits`), and the summary says how many fields were
+cut and how many records were saved as stubs (no title). A worker watches its
+parent and exits when the parent is gone (killed with ``kill -9``, say), so
+no parsing process outlives the import.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from __future__ import annotations
 import gc
 import io
 import os
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -45,6 +52,8 @@ from typing import Any
 
 import orjson
 
+from lightnews.model import Problem
+from lightnews.normalize.limits import Limits, cap_paper
 from lightnews.sources.arxiv_snapshot import SnapshotErrors, iter_snapshot
 from lightnews.store import SaveResult, Store
 from lightnews.store.merge import PreparedPaper, prepare_paper
@@ -60,11 +69,16 @@ TRANSACTION_SECONDS = 4.0
 #: Records written between two looks at the clock: merging 5,000 changed records into
 #: a 150k library took up to 12 s on a loaded machine, all of it under the write lock.
 WRITE_CHUNK = 500
+#: How often a worker checks that the process that started it is still there.
+PARENT_POLL_SECONDS = 0.5
+#: Cut fields named in the summary (the others are only counted).
+CUT_EXAMPLES = 10
 
 # What the worker sends back for a byte range: its prepared papers as one JSON
 # document (orjson writes it in a fifth of the time pickle takes for the same
-# tuples and reads it about as fast), the errors and the number of lines.
-_Parsed = tuple[bytes, SnapshotErrors, int]
+# tuples and reads it about as fast), the errors, the number of lines, and the
+# number of fields cut to size with the first few of them named.
+_Parsed = tuple[bytes, SnapshotErrors, int, int, list[str]]
 
 
 @dataclass(slots=True)
@@ -74,6 +88,9 @@ class ImportSummary:
     saved: SaveResult = field(default_factory=SaveResult)
     errors: SnapshotErrors = field(default_factory=SnapshotErrors)
     workers: int = 1  # parsing processes (0: parsed by the writer itself)
+    #: Fields cut to their size caps (``max_title_chars``...), and the first few named.
+    cut: int = 0
+    cut_examples: list[str] = field(default_factory=list)
 
     @property
     def rate(self) -> float:
@@ -87,24 +104,45 @@ class ImportSummary:
             "papers_new": self.saved.papers_new,
             "papers_updated": self.saved.papers_updated,
             "unchanged": self.saved.unchanged,
+            "stubs": self.saved.stubs,
             "unreadable_lines": self.errors.count,
             "errors": self.errors.examples,
+            "fields_cut": self.cut,
+            "cut": self.cut_examples,
         }
 
 
-def _parse_span(path: str, start: int, end: int) -> _Parsed:
+def _parse_span(path: str, start: int, end: int, limits: Limits) -> _Parsed:
     """Worker side: parse bytes ``start:end`` of the file (whole lines).
 
     Error messages carry line numbers within the span; the caller shifts
-    them. Returns the prepared papers (JSON), the errors and the number of lines.
+    them. Returns the prepared papers (JSON), the errors, the number of lines
+    and the fields cut to ``limits``.
     """
     with open(path, "rb") as stream:
         stream.seek(start)
         data = stream.read(end - start)
     errors = SnapshotErrors()
-    papers = orjson.dumps([prepare_paper(p) for p in iter_snapshot(io.BytesIO(data), errors)])
+    cuts: list[Problem] = []
+    prepared = []
+    for paper in iter_snapshot(io.BytesIO(data), errors):
+        cap_paper(paper, limits, cuts)
+        prepared.append(prepare_paper(paper))
     lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
-    return papers, errors, lines
+    return orjson.dumps(prepared), errors, lines, len(cuts), [str(c) for c in cuts[:CUT_EXAMPLES]]
+
+
+def _watch_parent(parent: int) -> None:
+    """Exit this worker once the process that started it is gone."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL_SECONDS)
+    os._exit(1)
+
+
+def _start_worker(parent: int) -> None:
+    """A parsing worker's set-up: no cyclic collector, and a watch on its parent."""
+    gc.disable()
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
 
 
 def _renumber(message: str, offset: int) -> str:
@@ -148,6 +186,7 @@ def import_snapshot(
     now: str | None = None,
     on_progress: Callable[[int], None] | None = None,
     workers: int | None = None,
+    limits: Limits | None = None,
 ) -> ImportSummary:
     """Import a snapshot file; returns counts, timing and the unreadable lines.
 
@@ -157,8 +196,10 @@ def import_snapshot(
     open one, the committed ones stay (importing again completes the
     library). ``workers=0`` parses in this process (no overlap); by default
     one process parses while this one writes, two when the library already
-    has papers (see :func:`_workers`).
+    has papers (see :func:`_workers`). Fields longer than ``limits`` (by
+    default the settings' defaults) are cut and counted.
     """
+    limits = limits or Limits()
     summary = ImportSummary(workers=_workers(store) if workers is None else workers)
     started = time.perf_counter()
     stamp = now or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -186,9 +227,12 @@ def import_snapshot(
 
     def take(parsed: _Parsed, end: int) -> None:
         nonlocal line_offset
-        blob, errors, lines = parsed
+        blob, errors, lines, cut, cut_examples = parsed
         papers: list[list[Any]] = orjson.loads(blob)
         summary.records += len(papers)
+        summary.cut += cut
+        room = CUT_EXAMPLES - len(summary.cut_examples)
+        summary.cut_examples.extend(cut_examples[: max(room, 0)])
         summary.errors.count += errors.count
         room = 10 - len(summary.errors.examples)
         summary.errors.examples.extend(
@@ -206,13 +250,16 @@ def import_snapshot(
         with transaction:  # an error rolls back the open transaction
             if workers == 0:
                 for start, end in _spans(path):
-                    take(_parse_span(name, start, end), end)
+                    take(_parse_span(name, start, end, limits), end)
             else:
                 count = summary.workers
-                with ProcessPoolExecutor(max_workers=count, initializer=gc.disable) as pool:
+                with ProcessPoolExecutor(
+                    max_workers=count, initializer=_start_worker, initargs=(os.getpid(),)
+                ) as pool:
                     inflight: deque[tuple[Future[_Parsed], int]] = deque()
                     for start, end in _spans(path):
-                        inflight.append((pool.submit(_parse_span, name, start, end), end))
+                        job = pool.submit(_parse_span, name, start, end, limits)
+                        inflight.append((job, end))
                         if len(inflight) >= count + INFLIGHT:  # bounded: memory stays flat
                             future, done = inflight.popleft()
                             take(future.result(), done)

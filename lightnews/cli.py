@@ -222,7 +222,7 @@ def sources() -> None:
 
 
 @sources.command("add")
-@click.argument("url", required=False)
+@click.argument("url", required=False, callback=checked(validate.feed_address))
 @click.option(
     "--category",
     "categories",
@@ -270,6 +270,7 @@ def sources() -> None:
     "--notes",
     "notes_url",
     metavar="URL",
+    callback=checked(validate.notes_address),
     help="A page of someone's paper notes (HTML or Markdown), one note per heading.",
 )
 @click.option("--folder", help="Folder to file the source under.")
@@ -305,8 +306,6 @@ def sources_add(
 
     wanted: list[tuple[str, str, str | None, str | None, dict[str, Any]]] = []
     if url:
-        if not url.startswith(("http://", "https://")):
-            raise click.BadParameter("a feed address must be an http(s) URL", param_hint="URL")
         wanted.append(("feed", url, title, folder, {}))
     wanted += [("arxiv-api", f"cat:{c}", title, folder, {}) for c in categories]
     wanted += [("arxiv-api", f'au:"{a}"', title or a, folder, {}) for a in authors]
@@ -328,8 +327,6 @@ def sources_add(
     if daily_papers:
         wanted.append(("hf-daily", "", title or "Hugging Face Daily Papers", folder, {}))
     if notes_url:
-        if not notes_url.startswith(("http://", "https://")):
-            raise click.BadParameter("a notes page must be an http(s) URL", param_hint="--notes")
         wanted.append(("notes", notes_url, title, folder, {}))
     if opml_file:
         with errors_as_exit():
@@ -551,6 +548,7 @@ def import_snapshot(app: App, path: Path, batch_size: int, as_json: bool) -> Non
     Re-importing is safe: unchanged records are skipped, changed ones merged.
     """
     from lightnews.bulk import import_snapshot as run_import
+    from lightnews.normalize.limits import Limits
 
     with errors_as_exit(), _progress(err) as progress:
         task = progress.add_task(f"importing {path.name}", total=path.stat().st_size)
@@ -559,6 +557,7 @@ def import_snapshot(app: App, path: Path, batch_size: int, as_json: bool) -> Non
             path,
             batch_size=batch_size,
             on_progress=lambda done: progress.update(task, completed=done),
+            limits=Limits.from_settings(app.settings),
         )
     if as_json:
         emit_json(summary.to_json())
@@ -567,10 +566,13 @@ def import_snapshot(app: App, path: Path, batch_size: int, as_json: bool) -> Non
             f"{summary.records} records in {summary.seconds:.1f}s "
             f"({summary.rate:,.0f}/s): {summary.saved.papers_new} new, "
             f"{summary.saved.papers_updated} updated, {summary.saved.unchanged} unchanged, "
-            f"{summary.errors.count} unreadable lines"
+            f"{summary.saved.stubs} stubs (no title yet), {summary.errors.count} unreadable lines"
+            + (f", {summary.cut} fields cut to size" if summary.cut else "")
         )
         for example in summary.errors.examples:
             err.print(f"[yellow]skipped[/yellow] {example}")
+        for example in summary.cut_examples:
+            err.print(f"[yellow]cut[/yellow] {example}")
         if summary.saved.papers_new or summary.saved.papers_updated:
             err.print("[dim]next: `lightnews embed` makes them searchable by meaning[/dim]")
     if summary.records == 0 and summary.errors.count:

@@ -30,6 +30,7 @@ __all__ = [
     "NoteDetails",
     "Paper",
     "PostDetails",
+    "Problem",
     "QueryTerm",
     "QuotedPost",
     "RecordDetails",
@@ -577,12 +578,33 @@ class Request:
     conditional: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One bad field or item that cost only itself: recorded on the source, the rest stored.
+
+    ``key`` is the item's key (or the paper's arXiv id) when one record is
+    concerned, ``field`` the field that was dropped or cut (None: the whole
+    record was skipped).
+    """
+
+    message: str
+    key: str | None = None
+    field: str | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.key} {self.field}" if self.key and self.field else self.key or self.field
+        return f"{where}: {self.message}" if where else self.message
+
+
 @dataclass(slots=True)
 class Batch:
     """What parsing one response gives: items, papers, the next page and the new state.
 
     ``warnings`` are problems worth showing the user that did not stop the
-    parse (a feed that is not well-formed but still readable).
+    parse (a feed that is not well-formed but still readable); ``problems``
+    the fields and items that were dropped or cut, each naming its item.
+    ``well_formed`` is False when the document had to be repaired to be read:
+    its items may be cut short, so they never replace stored ones.
     """
 
     items: list[Item] = field(default_factory=list)
@@ -596,3 +618,5 @@ class Batch:
     #: Further requests this response calls for (a thread's missing posts), fetched
     #: after the ``next`` pages and parsed by the same source.
     follow: list[Request] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    well_formed: bool = True

@@ -135,7 +135,7 @@ def _store_page(
     report.saved.add(store.save_papers(batch.papers, now))
     link_titles(batch.items, store, bar=settings.link_bar)
     with store.transaction():
-        report.saved.add(store.save_items(row.id, batch.items, now))
+        report.saved.add(store.save_items(row.id, batch.items, now, well_formed=batch.well_formed))
         if batch.title and not row.title:
             store.set_source_title(row.id, batch.title)
         if batch.accounts:
@@ -150,6 +150,7 @@ def _store_page(
     ][:MAX_TITLE_LOOKUPS]
     _classify_accounts(store, {i.account for i in batch.items if i.account})
     report.saved.warnings.extend(batch.warnings)
+    report.saved.warnings.extend(str(problem) for problem in batch.problems)
 
 
 def _link_accounts(store: Store, row: SourceRow, batch: Batch, now: str) -> None:
@@ -308,7 +309,7 @@ def refresh_source(
             if response.not_modified:
                 report.not_modified = True
                 break
-            batch = source.parse(response.body, state, url=response.url)
+            batch = source.read(response.body, state, url=response.url)
             new_state = batch.state or state
             if request.conditional:
                 new_state.etag = response.etag or new_state.etag
@@ -324,7 +325,7 @@ def refresh_source(
         for extra in follow[:MAX_FOLLOW]:
             try:
                 response = client.get(extra.url, params=extra.params or None)
-                batch = source.parse(response.body, state, url=response.url)
+                batch = source.read(response.body, state, url=response.url)
             except (FetchError, ParseError) as error:
                 report.saved.warnings.append(f"could not complete from {extra.url}: {error}")
                 continue
@@ -534,7 +535,7 @@ def lookup_titles_online(
             asked += 1
             try:
                 response = client.get(request.url, params=request.params)
-                batch = source.parse(response.body, SourceState())
+                batch = source.read(response.body, SourceState())
             except (FetchError, ParseError) as error:
                 report.saved.warnings.append(f"title lookup for {reference.raw!r}: {error}")
                 return found
@@ -573,7 +574,7 @@ def ingest_bytes(
     store.record_attempt(row.id, now)
     try:
         source = source_class(address, row.params, settings)
-        batch = source.parse(body, SourceState(), url=address)
+        batch = source.read(body, SourceState(), url=address)
         batch.state = None  # a replay does not move the source's cursor
         _store_page(store, row, batch, report, now, settings)
     except Unavailable:

@@ -258,6 +258,37 @@ SETTINGS: tuple[Setting, ...] = (
         'before giving up with "the database is busy: try again".',
     ),
     Setting(
+        "max_title_chars",
+        1000,
+        _positive_int,
+        "Longest title, author line or name stored; a longer one is cut and the cut is "
+        "recorded on the source.",
+    ),
+    Setting(
+        "max_text_chars",
+        100_000,
+        _positive_int,
+        "Longest abstract or item text stored (characters); longer ones are cut, recorded.",
+    ),
+    Setting(
+        "max_html_chars",
+        300_000,
+        _positive_int,
+        "Longest sanitized HTML of an item stored (characters); longer HTML is cut, recorded.",
+    ),
+    Setting(
+        "max_url_chars",
+        4096,
+        _positive_int,
+        "Longest URL stored; a longer one is dropped (a cut URL leads nowhere), recorded.",
+    ),
+    Setting(
+        "max_payload_chars",
+        1_000_000,
+        _positive_int,
+        "Longest original record kept beside an item (characters); a longer one is cut, recorded.",
+    ),
+    Setting(
         "refresh_minutes", 60, _positive_int, "Minutes between two refreshes of a healthy source."
     ),
     Setting(

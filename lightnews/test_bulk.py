@@ -11,6 +11,9 @@ what :meth:`SQLiteStore.save_papers` stores for the same papers.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +21,7 @@ from typing import Any
 import orjson
 import pytest
 
+from conftest import ROOT
 from lightnews import bulk
 from lightnews.sources.arxiv_snapshot import SnapshotErrors, iter_snapshot
 from lightnews.store import SaveResult, SQLiteStore
@@ -302,3 +306,41 @@ def test_a_transaction_ends_on_time_inside_a_batch(
         summary = bulk.import_snapshot(store, first, now=STAMPS[0], batch_size=1000, workers=0)
     assert summary.records >= 6
     assert len(commits) == -(-summary.records // 2)  # one per chunk of two, in one batch
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` is a running process (a zombie waiting to be reaped is not)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
+def test_workers_exit_when_their_parent_is_killed(tmp_path: Path) -> None:
+    path = _write(tmp_path / "first.jsonl", _first())
+    script = f"""
+import multiprocessing, sys, time
+from pathlib import Path
+sys.path.insert(0, {str(ROOT)!r})
+from lightnews import bulk
+from lightnews.store import SQLiteStore
+
+def hold(done):
+    print(" ".join(str(p.pid) for p in multiprocessing.active_children()), flush=True)
+    time.sleep(120)
+
+bulk.import_snapshot(SQLiteStore({str(tmp_path / "x.db")!r}), Path({str(path)!r}), workers=1,
+                     on_progress=hold)
+"""
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout is not None
+        workers = [int(pid) for pid in parent.stdout.readline().split()]
+        assert workers and all(_alive(pid) for pid in workers)
+    finally:
+        parent.kill()  # SIGKILL: no cleanup runs in the parent
+        parent.wait()
+    deadline = time.monotonic() + 5
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(pid) for pid in workers)

@@ -389,3 +389,36 @@ def test_a_broken_database_is_a_message_and_an_exit_code(tmp_path: Path) -> None
             broken.output
         )
         assert "Traceback" not in broken.output
+
+
+def test_hostile_input_gets_a_clear_message_and_an_exit_code(tmp_path: Path, data: Path) -> None:
+    db = tmp_path / "x.db"
+    added = as_json(run(db, "sources", "add", "HTTP://Blog.Example/feed.xml", "--json"))
+    assert added[0]["url"] == "http://Blog.Example/feed.xml"
+    notes = as_json(run(db, "sources", "add", "--notes", "HTTPS://notes.example/p", "--json"))
+    assert notes[0]["url"] == "https://notes.example/p"
+    refused = run(db, "sources", "add", "javascript:alert(1)", code=2)
+    assert "must be an http(s) URL" in refused.output
+    deep = tmp_path / "deep.xml"
+    deep.write_bytes(b'<?xml version="1.0"?>' + b"<a>" * 100_000 + b"</a>" * 100_000)
+    failed = run(db, "ingest", "--kind", "feed", "--from-file", str(deep), code=4)
+    assert "not a readable feed" in failed.output
+    pack = data / "bluesky" / "getStarterPack.json"
+    wrong = run(db, "ingest", "--kind", "bluesky", "--from-file", str(pack), code=4)
+    assert "read it as bluesky-starter-pack" in wrong.output
+
+
+def test_import_summary_counts_stubs_and_cuts(tmp_path: Path) -> None:
+    lines = [
+        {"id": "2501.00001", "title": "A paper", "abstract": "Text."},
+        {"id": "2501.00002", "title": "", "abstract": ""},  # a stub: no title
+        {"id": "2501.00003", "title": "T" * 2000, "abstract": "Text."},
+    ]
+    path = tmp_path / "snapshot.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines))
+    db = tmp_path / "x.db"
+    summary = as_json(run(db, "import", "arxiv-snapshot", str(path), "--json"))
+    assert (summary["records"], summary["papers_new"], summary["stubs"]) == (3, 2, 1)
+    assert summary["fields_cut"] == 1 and summary["cut"][0].startswith("2501.00003 title: cut")
+    shown = run(db, "import", "arxiv-snapshot", str(path)).stdout
+    assert "1 stubs (no title yet)" in shown

@@ -16,7 +16,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["NEW_STYLE", "OLD_STYLE", "ArxivId", "parse_arxiv_id", "parse_arxiv_reference"]
+__all__ = [
+    "MAX_VERSION_DIGITS",
+    "NEW_STYLE",
+    "OLD_STYLE",
+    "ArxivId",
+    "parse_arxiv_id",
+    "parse_arxiv_reference",
+]
+
+#: Longest version number read (arXiv's highest versions have two digits).
+MAX_VERSION_DIGITS = 6
 
 # Archives that used the old scheme (the subject class after a dot is optional).
 OLD_ARCHIVES = [
@@ -99,6 +109,8 @@ def parse_arxiv_id(text: str) -> ArxivId | None:
         base = f"{archive.partition('.')[0].lower()}/{number}"
     elif not _valid_new_style(base):
         return None
+    if match["v"] and (len(match["v"]) > MAX_VERSION_DIGITS or not match["v"].isascii()):
+        return None  # "v" and 4,301 digits: not an id (and more than int() reads)
     version = int(match["v"]) if match["v"] else None
     return ArxivId(base, version)
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from lightnews.normalize import html_to_text, iso_utc, parse_arxiv_id, sanitize_html
+from lightnews.normalize import clean_text, html_to_text, iso_utc, parse_arxiv_id, sanitize_html
 from lightnews.normalize.names import author_from_parts, fold, name_key, split_author_list
 from lightnews.normalize.tex import tex_to_unicode
 
@@ -121,3 +123,52 @@ def test_html_to_text_keeps_blocks_apart() -> None:
 )
 def test_iso_utc(value: object, expected: str | None) -> None:
     assert iso_utc(value) == expected
+
+
+# -- total over their input type (issue 14: out-of-range dates, huge numbers, controls) ------
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "9999-12-31T23:59:59-05:00",  # past the last moment a datetime holds, once in UTC
+        "0001-01-01T00:00:00+05:00",  # before the first
+        "Fri, 31 Dec 9999 23:59:59 -0500",
+        time.struct_time((10000, 1, 1, 0, 0, 0, 0, 0, 0)),
+        time.struct_time((2025, 13, 1, 0, 0, 0, 0, 0, 0)),
+        "2025-01-01" + "0" * 5000,
+        12345,
+    ],
+)
+def test_iso_utc_drops_times_it_cannot_write(value: object) -> None:
+    assert iso_utc(value) is None
+
+
+def test_iso_utc_writes_early_years_with_four_digits() -> None:
+    assert iso_utc("0099-01-02T03:04:05Z") == "0099-01-02T03:04:05Z"  # sorts as text
+
+
+def test_a_4301_digit_version_is_not_an_id() -> None:
+    assert parse_arxiv_id("2501.00001v" + "9" * 4301) is None
+    assert parse_arxiv_id("2501.00001v12") == parse_arxiv_id("arXiv:2501.00001v12")
+
+
+def test_html_to_text_with_a_control_character_reference() -> None:
+    assert html_to_text("<p>a</p>&#1;b<br>&#x1f;c") == "a\nb\nc"
+
+
+_TEXT = st.text(st.characters(codec="utf-8"), max_size=300) | st.sampled_from(
+    ["9999-12-31T23:59:59-05:00", "2501.00001v" + "9" * 4301, "&#1;<p>x</p>", r"\"{\i}"]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_TEXT)
+def test_normalizers_are_total(text: str) -> None:
+    assert iso_utc(text) is None or len(iso_utc(text) or "") == 20
+    parse_arxiv_id(text)
+    assert isinstance(tex_to_unicode(text), str)
+    assert all(a.name for a in split_author_list(text))
+    assert "\n" not in clean_text(text) if text else True
+    assert "<script" not in sanitize_html(text).lower()
+    assert isinstance(html_to_text(text), str)

@@ -25,6 +25,17 @@ def refused(check: object, text: str, *words: str) -> str:
     return message
 
 
+# -- web addresses ---------------------------------------------------------------------
+
+
+def test_web_addresses_in_the_form_the_store_keeps() -> None:
+    assert validate.feed_address(" HTTP://Blog.Example/feed.xml ") == "http://Blog.Example/feed.xml"
+    assert validate.notes_address("https://notes.example/a b") == "https://notes.example/a%20b"
+    refused(validate.feed_address, "javascript:alert(1)", "a feed address", "http(s)")
+    refused(validate.feed_address, "ftp://example.org/feed", "'ftp://example.org/feed'")
+    refused(validate.notes_address, "https://trusted.example@evil.example/", "a notes page")
+
+
 # -- handles ---------------------------------------------------------------------------
 
 

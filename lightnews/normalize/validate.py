@@ -19,6 +19,7 @@ from datetime import UTC, date, datetime, timedelta
 from lightnews.errors import UsageError
 from lightnews.normalize.arxiv_categories import ARCHIVES, CATEGORIES, LEGACY, OAI_SETS
 from lightnews.normalize.arxiv_ids import ArxivId, parse_arxiv_reference
+from lightnews.normalize.urls import safe_url
 
 __all__ = [
     "arxiv_author",
@@ -26,7 +27,9 @@ __all__ = [
     "bluesky_handle",
     "date_range",
     "day",
+    "feed_address",
     "moment",
+    "notes_address",
     "oai_set",
     "orcid",
     "page_in_range",
@@ -34,6 +37,7 @@ __all__ = [
     "search_date",
     "source_kind",
     "story_key",
+    "web_address",
     "whole_number",
 ]
 
@@ -220,6 +224,26 @@ def oai_set(text: str) -> str:
     if raw.lower() in _BY_FOLDED:
         hint = f"{raw} is a category: follow it with --category {raw}, or harvest its archive"
     raise UsageError(f"{raw!r} is not an arXiv OAI-PMH set; {hint}")
+
+
+def web_address(text: str, what: str = "a web address") -> str:
+    """An http(s) URL as typed (``HTTP://`` in capitals too), in the one form the store
+    keeps URLs in (:func:`~lightnews.normalize.urls.safe_url`: no ``javascript:``, no
+    user name in it)."""
+    url = safe_url(text)
+    if url is None:
+        raise UsageError(f"{what} must be an http(s) URL, not {text.strip()[:80]!r}")
+    return url
+
+
+def feed_address(text: str) -> str:
+    """The address of a feed to follow: :func:`web_address`."""
+    return web_address(text, "a feed address")
+
+
+def notes_address(text: str) -> str:
+    """The address of a notes page to follow: :func:`web_address`."""
+    return web_address(text, "a notes page")
 
 
 def source_kind(text: str, kinds: Collection[str]) -> str:

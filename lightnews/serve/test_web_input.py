@@ -152,6 +152,14 @@ def test_a_category_that_does_not_exist_is_not_added(client: TestClient) -> None
     assert all(r["url"] != "cat:cs.XX" for r in rows)
 
 
+def test_a_feed_address_is_checked_as_on_the_command_line(client: TestClient) -> None:
+    response = client.post("/sources/manage", data={"feed": "javascript:alert(1)"})
+    assert response.status_code == 400 and "must be an http(s) URL" in error_of(response.text)
+    client.post("/sources/manage", data={"feed": "HTTPS://Example.org/caps.xml"})
+    rows = client.get("/api/sources").json()
+    assert any(r["url"] == "https://Example.org/caps.xml" for r in rows)
+
+
 def test_a_papers_address_opens_its_page(client: TestClient) -> None:
     response = client.get("/paper/https://arxiv.org/abs/2511.18342v2", follow_redirects=False)
     assert response.status_code == 301 and response.headers["location"] == "/paper/2511.18342"

@@ -440,9 +440,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             if form.get("remove"):
                 store.remove_source(whole_number(str(form.get("remove")), "a source id"))
             elif form.get("feed"):
-                url = str(form.get("feed")).strip()
-                if not url.startswith(("http://", "https://")):
-                    raise UsageError("a feed address must be an http(s) URL")
+                url = validate.feed_address(str(form.get("feed")))
                 folder = str(form.get("folder") or "") or None
                 store.add_source(kinds_where(lambda t: t.in_opml)[0], url, now=now, folder=folder)
             elif form.get("category"):

@@ -3,7 +3,8 @@
 A source is one module with one class implementing :class:`Source`. It never
 does I/O itself: it says which :class:`~lightnews.model.Request` it wants
 next (``first_request``, then ``Batch.next`` from each parse), and turns the
-bytes the shared HTTP client fetched into a :class:`~lightnews.model.Batch`.
+bytes the shared HTTP client fetched into a :class:`~lightnews.model.Batch`
+(the pipeline calls :meth:`Source.read`: ``parse`` and the size caps).
 That keeps every parser testable from a saved file (``lightnews ingest
 --from-file``) and lets the pipeline save state after every page.
 
@@ -32,6 +33,7 @@ from typing import Any, ClassVar
 
 from lightnews.errors import UsageError
 from lightnews.model import Batch, Request, SourceState
+from lightnews.normalize.limits import Limits, cap_batch
 from lightnews.settings import Settings
 
 __all__ = [
@@ -138,6 +140,17 @@ class Source(ABC):
     @abstractmethod
     def parse(self, body: bytes, state: SourceState, *, url: str | None = None) -> Batch:
         """Turn one response body into a batch. Raises ParseError on unreadable input."""
+
+    def read(self, body: bytes, state: SourceState, *, url: str | None = None) -> Batch:
+        """:meth:`parse`, then every field cut to its size cap (what the pipeline stores).
+
+        The cuts are recorded in ``Batch.problems`` with the item they cut
+        (:mod:`lightnews.normalize.limits`); every source, built in or
+        plugged in, gets them without doing anything.
+        """
+        batch = self.parse(body, state, url=url)
+        cap_batch(batch, Limits.from_settings(self.settings))
+        return batch
 
     def describe_error(self, body: bytes) -> str | None:
         """What the service says went wrong, from the body of an HTTP error (or None)."""

@@ -12,13 +12,13 @@ from __future__ import annotations
 import re
 
 from lightnews.errors import ParseError
-from lightnews.model import Batch, Paper, SourceState, Version
+from lightnews.model import Batch, Paper, Problem, SourceState, Version
 from lightnews.normalize.arxiv_ids import parse_arxiv_id
 from lightnews.normalize.names import split_author_list
 from lightnews.normalize.tex import tex_to_unicode
 from lightnews.sources import Source
 from lightnews.sources.arxiv_api import paper_item
-from lightnews.sources.arxiv_common import is_withdrawn, rfc2822_utc, split_categories
+from lightnews.sources.arxiv_common import is_withdrawn, rfc2822_utc, small_int, split_categories
 
 __all__ = ["ArxivAbsSource", "parse_abs"]
 
@@ -27,8 +27,9 @@ _DATE_RE = re.compile(r"^Date(?: \(revised (v\d+)\))?:\s*(.+?)(?:\s+\((\S+)\))?\
 _FIELD_RE = re.compile(r"^([A-Z][\w-]*):\s?(.*)$")
 
 
-def parse_abs(text: str) -> Paper:
-    """One ``.abs`` record as a paper."""
+def parse_abs(text: str, problems: list[Problem] | None = None) -> Paper:
+    """One ``.abs`` record as a paper; fields it had to drop are noted in ``problems``."""
+    problems = [] if problems is None else problems
     sections = text.split("\\\\")
     if len(sections) < 3:
         raise ParseError("not an arXiv .abs record (missing \\\\ separators)")
@@ -39,7 +40,14 @@ def parse_abs(text: str) -> Paper:
         raise ParseError("no arXiv id in .abs header")
     versions: list[Version] = []
     for match in _DATE_RE.finditer(header):
-        number = int(match[1][1:]) if match[1] else 1
+        number = small_int(match[1][1:]) if match[1] else 1
+        if number is None:
+            problems.append(
+                Problem(
+                    f"version {match[1][:20]!r}… is not a number; dropped", parsed.base, "versions"
+                )
+            )
+            continue
         versions.append(Version(number, rfc2822_utc(match[2]), match[3]))
     fields: dict[str, str] = {}
     current = None
@@ -81,7 +89,16 @@ class ArxivAbsSource(Source):
     fetchable = False
 
     def parse(self, body: bytes, state: SourceState, *, url: str | None = None) -> Batch:
-        paper = parse_abs(body.decode("utf-8", errors="replace"))
-        return Batch(
-            papers=[paper], items=[paper_item(paper, body.decode("utf-8", "replace"))], state=state
-        )
+        text = body.decode("utf-8", errors="replace")
+        batch = Batch(state=state)
+        paper = parse_abs(text, batch.problems)
+        batch.papers.append(paper)
+        batch.items.append(paper_item(paper, text))
+        if len(text.split("\\\\")) < 4:
+            # No closing \\ after the abstract: the record may be cut short, so it
+            # never replaces a stored copy (see lightnews.store.downgrade).
+            batch.well_formed = False
+            batch.warnings.append(
+                f"{paper.arxiv_id}: the record ends before its closing \\\\ (cut short?)"
+            )
+        return batch

@@ -25,7 +25,12 @@ from lightnews.normalize.tex import tex_to_unicode
 from lightnews.normalize.text import clean_text, iso_utc
 from lightnews.settings import Settings
 from lightnews.sources import Source, SourceTraits
-from lightnews.sources.arxiv_common import ARXIV_HOSTS, is_withdrawn, split_categories
+from lightnews.sources.arxiv_common import (
+    ARXIV_HOSTS,
+    is_withdrawn,
+    small_int,
+    split_categories,
+)
 from lightnews.sources.xmlsafe import parse_xml
 
 __all__ = ["ArxivApiSource", "parse_api_entry", "parse_api_feed"]
@@ -118,7 +123,7 @@ def parse_api_feed(body: bytes) -> tuple[list[Paper], list[Item], dict[str, int]
     counts = {}
     for name in ("totalResults", "startIndex", "itemsPerPage"):
         value = _text(root, f"os:{name}").strip()
-        counts[name] = int(value) if value.isdigit() else 0
+        counts[name] = small_int(value) or 0
     entries = root.findall("a:entry", NS)
     if len(entries) == 1 and _text(entries[0], "a:title").strip() == "Error":
         message = clean_text(_text(entries[0], "a:summary")) or "unspecified error"
@@ -131,6 +136,9 @@ def parse_api_feed(body: bytes) -> tuple[list[Paper], list[Item], dict[str, int]
             paper = parse_api_entry(entry)
         except ParseError as error:
             warnings.append(str(error))
+            continue
+        except Exception as error:  # a programmer's error on one entry must not lose the page
+            warnings.append(f"entry {_text(entry, 'a:id').strip()[:80]!r} skipped: {error!r}")
             continue
         papers.append(paper)
         items.append(paper_item(paper, etree.tostring(entry, encoding="unicode")))

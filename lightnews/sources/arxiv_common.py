@@ -11,7 +11,7 @@ import re
 
 from lightnews.normalize.text import iso_utc
 
-__all__ = ["ARXIV_HOSTS", "is_withdrawn", "rfc2822_utc", "split_categories"]
+__all__ = ["ARXIV_HOSTS", "is_withdrawn", "rfc2822_utc", "small_int", "split_categories"]
 
 ARXIV_HOSTS = ("export.arxiv.org", "arxiv.org", "oaipmh.arxiv.org", "rss.arxiv.org")
 
@@ -31,6 +31,19 @@ _MONTHS = {
 _RFC_RE = re.compile(
     r"^(?:\w{3},\s*)?(\d{1,2}) (\w{3}) (\d{4}) (\d{2}):(\d{2}):(\d{2}) (?:GMT|UTC|\+0000)$"
 )
+
+
+_SMALL_INT_RE = re.compile(r"[0-9]{1,9}")
+
+
+def small_int(text: str | None) -> int | None:
+    """``text`` as a count or version number: one to nine ASCII digits, else None.
+
+    A version "v" followed by 4,301 digits is not a version (and more than
+    ``int`` reads); superscripts pass ``str.isdigit`` but are not numbers.
+    """
+    text = (text or "").strip()
+    return int(text) if _SMALL_INT_RE.fullmatch(text) else None
 
 
 def is_withdrawn(comments: str | None) -> bool:

@@ -30,6 +30,7 @@ from lightnews.model import (
     Batch,
     Item,
     Paper,
+    Problem,
     RecordDetails,
     Request,
     SourceState,
@@ -46,6 +47,7 @@ from lightnews.sources.arxiv_common import (
     ARXIV_HOSTS,
     is_withdrawn,
     rfc2822_utc,
+    small_int,
     split_categories,
 )
 from lightnews.sources.xmlsafe import parse_xml
@@ -107,11 +109,11 @@ def _arxiv_raw_format(meta: etree._Element, arxiv_id: str) -> Paper:
     ns = FORMATS["arXivRaw"]
     versions = []
     for node in meta.findall(f"{{{ns}}}version"):
-        label = node.get("version", "")
-        if label[1:].isdigit():
+        number = small_int(node.get("version", "")[1:])
+        if number is not None:
             versions.append(
                 Version(
-                    int(label[1:]),
+                    number,
                     rfc2822_utc(_child(node, ns, "date")),
                     clean_text(_child(node, ns, "size")) or None,
                 )
@@ -125,6 +127,15 @@ def _arxiv_raw_format(meta: etree._Element, arxiv_id: str) -> Paper:
         updated=dates[-1] if dates else None,
         versions=versions,
     )
+
+
+def _record_paper(record: etree._Element, arxiv_id: str) -> Paper | None:
+    """The paper of one record, in whichever supported format it is (None: none of them)."""
+    for prefix, ns in FORMATS.items():
+        meta = record.find(f"{{{OAI}}}metadata/{{{ns}}}{prefix}")
+        if meta is not None:
+            return (_arxiv_format if prefix == "arXiv" else _arxiv_raw_format)(meta, arxiv_id)
+    return None
 
 
 def parse_oai(body: bytes) -> tuple[Batch, str | None, str | None, str | None]:
@@ -163,14 +174,13 @@ def parse_oai(body: bytes) -> tuple[Batch, str | None, str | None, str | None]:
         if header.get("status") == "deleted":
             batch.deleted.append(parsed.base)
             continue
-        paper = None
-        for prefix, ns in FORMATS.items():
-            meta = record.find(f"{{{OAI}}}metadata/{{{ns}}}{prefix}")
-            if meta is not None:
-                paper = (_arxiv_format if prefix == "arXiv" else _arxiv_raw_format)(
-                    meta, parsed.base
-                )
-                break
+        try:
+            paper = _record_paper(record, parsed.base)
+        except Exception as error:  # one record must not stop the harvest
+            batch.problems.append(
+                Problem(f"record skipped: {type(error).__name__}: {error}", parsed.base)
+            )
+            continue
         if paper is None:
             batch.warnings.append(f"record {identifier} is in an unsupported metadata format")
             continue

@@ -26,7 +26,7 @@ from lightnews.model import Paper, Version
 from lightnews.normalize.arxiv_ids import parse_arxiv_id
 from lightnews.normalize.names import author_from_parts, split_author_list
 from lightnews.normalize.tex import tex_to_unicode
-from lightnews.sources.arxiv_common import is_withdrawn, rfc2822_utc
+from lightnews.sources.arxiv_common import is_withdrawn, rfc2822_utc, small_int
 
 __all__ = ["SnapshotErrors", "iter_snapshot", "paper_from_snapshot"]
 
@@ -44,6 +44,10 @@ class SnapshotErrors:
             self.examples.append(f"line {line_number}: {message}")
 
 
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
 def _clean(value: Any) -> str | None:
     if not isinstance(value, str):
         return None
@@ -59,19 +63,25 @@ def paper_from_snapshot(record: dict[str, Any]) -> Paper:
         raise ParseError(f"no valid arXiv id in {raw_id!r}")
     versions = []
     for entry in record.get("versions") or ():
-        label = entry.get("version", "") if isinstance(entry, dict) else ""
-        if label[1:].isdigit():
-            versions.append(Version(int(label[1:]), rfc2822_utc(entry.get("created"))))
+        label = entry.get("version") if isinstance(entry, dict) else None
+        number = small_int(label[1:]) if isinstance(label, str) else None
+        if number is not None:
+            created = entry.get("created")
+            versions.append(
+                Version(number, rfc2822_utc(created if isinstance(created, str) else None))
+            )
     versions.sort(key=lambda v: v.number)
     parts = record.get("authors_parsed")
     if isinstance(parts, list) and parts:
         authors = [
-            author_from_parts(p[0], p[1] if len(p) > 1 else None, p[2] if len(p) > 2 else None)
+            author_from_parts(
+                p[0], _str(p[1]) if len(p) > 1 else None, _str(p[2]) if len(p) > 2 else None
+            )
             for p in parts
-            if isinstance(p, list) and p and p[0]
+            if isinstance(p, list) and p and isinstance(p[0], str) and p[0]
         ]
     else:
-        authors = split_author_list(record.get("authors") or "")
+        authors = split_author_list(_str(record.get("authors")))
     comments = _clean(record.get("comments"))
     update_date = record.get("update_date")
     updated = versions[-1].date if versions else None
@@ -79,10 +89,10 @@ def paper_from_snapshot(record: dict[str, Any]) -> Paper:
         updated = f"{update_date}T00:00:00Z"
     return Paper(
         arxiv_id=parsed.base,
-        title=tex_to_unicode(record.get("title") or ""),
-        abstract=tex_to_unicode(record.get("abstract") or ""),
+        title=tex_to_unicode(_str(record.get("title"))),
+        abstract=tex_to_unicode(_str(record.get("abstract"))),
         authors=authors,
-        categories=(record.get("categories") or "").split(),
+        categories=_str(record.get("categories")).split(),
         published=versions[0].date if versions else updated,
         updated=updated,
         versions=versions,

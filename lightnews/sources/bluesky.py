@@ -35,8 +35,13 @@ Protocol facts this module relies on (the ``app.bsky`` lexicons):
   HTTP 4xx status; the public AppView allows about 3,000 requests per 5 minutes.
 
 Every field of every view is optional here: a post without a URI or record is
-skipped with a warning, unknown fields are ignored, and only a body that is not
-JSON, or not any response this module knows, is a :class:`ParseError`.
+skipped with a warning, a value of the wrong type counts as absent, unknown
+fields are ignored, and only a body that is not JSON, or not any response
+this module knows, is a :class:`ParseError` (so is a response of a kind the
+source does not read: a starter pack given as a scholar's posts). Links kept
+from facets, link cards and avatars are http(s) only
+(:func:`~lightnews.normalize.urls.safe_url`); a post whose links were dropped
+says so in a ``Problem``.
 """
 
 from __future__ import annotations
@@ -59,11 +64,13 @@ from lightnews.model import (
     Item,
     LinkCard,
     PostDetails,
+    Problem,
     QuotedPost,
     Request,
     SourceState,
 )
 from lightnews.normalize.text import clean_text, iso_utc, sanitize_html
+from lightnews.normalize.urls import safe_url, safe_urls
 from lightnews.settings import Settings
 from lightnews.sources import Source, SourceTraits
 
@@ -150,7 +157,10 @@ def _str(value: Any) -> str:
 
 
 def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """A count or an index: a non-negative integer the store can hold, else None."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**53:
+        return value
+    return None
 
 
 def _dump(value: Any) -> str:
@@ -213,7 +223,7 @@ def post_url(uri: str, handle: str = "") -> str | None:
         return None
     authority, _, rkey = parts
     who = handle if handle and handle != "handle.invalid" else authority
-    return f"https://bsky.app/profile/{who}/post/{rkey}"
+    return safe_url(f"https://bsky.app/profile/{quote(who, safe=':@')}/post/{quote(rkey, safe='')}")
 
 
 def normalize_actor(address: str) -> str:
@@ -342,7 +352,7 @@ def _looks_like_url(visible: str) -> bool:
 def _link_spans(text: str, facets: Any) -> list[tuple[int, int, str]]:
     spans, last_end = [], 0
     for start, end, feature in facet_spans(text, facets):
-        uri = _str(feature.get("uri"))
+        uri = safe_url(feature.get("uri")) or ""
         if _feature_kind(feature) != "link" or not uri or start < last_end:
             continue
         spans.append((start, end, uri))
@@ -375,9 +385,11 @@ def facet_html(text: str, facets: Any) -> str:
         if start < last_end or kind == "":
             continue
         if kind == "link":
-            href = _str(feature.get("uri"))
+            href = safe_url(feature.get("uri")) or ""
+            if not href:
+                continue  # not an http(s) link: the words stay, unlinked
         elif kind == "mention":
-            href = f"https://bsky.app/profile/{_str(feature.get('did'))}"
+            href = f"https://bsky.app/profile/{quote(_str(feature.get('did')), safe=':')}"
         else:
             href = f"https://bsky.app/hashtag/{quote(_str(feature.get('tag')))}"
         pieces.append(html.escape(text[position:start]))
@@ -402,7 +414,8 @@ def _who(profile: dict[str, Any]) -> dict[str, str]:
 
 
 def _external(external: dict[str, Any]) -> LinkCard | None:
-    uri = _str(external.get("uri"))
+    """A link card, or None when it has no http(s) link (a ``javascript:`` card is dropped)."""
+    uri = safe_url(external.get("uri"))
     if not uri:
         return None
     return LinkCard(
@@ -430,7 +443,7 @@ def _read_quote(inner: dict[str, Any], found: _Embed) -> None:
     value = _obj(inner.get("value"))
     author = _who(_obj(inner.get("author")))
     text = _str(value.get("text"))
-    links = [_str(f.get("uri")) for kind, f in _features(value.get("facets")) if kind == "link"]
+    links = [f.get("uri") for kind, f in _features(value.get("facets")) if kind == "link"]
     for embed in _list(inner.get("embeds")):
         card = _external(_obj(_obj(embed).get("external")))
         if card:
@@ -447,7 +460,7 @@ def _read_quote(inner: dict[str, Any], found: _Embed) -> None:
         url=post_url(uri, author["handle"]),
         unavailable=bool(inner.get("notFound") or inner.get("blocked") or inner.get("detached")),
     )
-    found.quote_links = list(dict.fromkeys(link for link in links if link))
+    found.quote_links = safe_urls(links)
     found.quote_full_text = full_text(text, value.get("facets"))
 
 
@@ -501,11 +514,13 @@ def post_item(
     reason: dict[str, Any] | None = None,
     reply: dict[str, Any] | None = None,
     payload: Any = None,
+    problems: list[Problem] | None = None,
 ) -> Item:
     """One ``postView`` (with a feed entry's ``reason`` and ``reply``) as an item.
 
     Raises ParseError when the view has no post URI or no record: nothing
-    sensible can be stored for it.
+    sensible can be stored for it. Links that are not http(s) are dropped,
+    and said so in ``problems``.
     """
     uri = _str(post.get("uri"))
     parts = split_at_uri(uri)
@@ -523,11 +538,10 @@ def post_item(
     # The view form carries the quoted post's text; a raw record has only the record form.
     _read_embed(_obj(post.get("embed") or record.get("embed")), found)
 
-    links = [_str(f.get("uri")) for kind, f in _features(facets) if kind == "link"]
-    if found.card:
-        links.append(found.card.uri)
-    links.extend(found.quote_links)
-    links = list(dict.fromkeys(link for link in links if link))
+    raw_links = [f.get("uri") for kind, f in _features(facets) if kind == "link"]
+    raw_card = _obj(_obj(_obj(post.get("embed") or record.get("embed")).get("external")))
+    unsafe = [u for u in [*raw_links, raw_card.get("uri")] if u and safe_url(u) is None]
+    links = safe_urls([*raw_links, found.card.uri if found.card else None, *found.quote_links])
     mentions = [_str(f.get("did")) for kind, f in _features(facets) if kind == "mention"]
     tags = [_str(f.get("tag")) for kind, f in _features(facets) if kind == "tag"]
     tags += [_str(t) for t in _list(record.get("tags"))]
@@ -606,12 +620,18 @@ def post_item(
     if found.card:
         match_text += [found.card.title, found.card.description]
     item.mentions = [m for m in find_arxiv_mentions(match_text) if m.arxiv_id != item.paper_id]
+    if unsafe and problems is not None:
+        problems.append(
+            Problem(
+                f"{len(unsafe)} link(s) dropped, not http(s): {str(unsafe[0])[:80]!r}", key, "links"
+            )
+        )
     return item
 
 
-def _entry_item(entry: Any, warnings: list[str]) -> Item | None:
+def _entry_item(entry: Any, page: Page) -> Item | None:
     if not isinstance(entry, dict) or not isinstance(entry.get("post"), dict):
-        warnings.append("Bluesky feed entry without a post skipped")
+        page.warnings.append("Bluesky feed entry without a post skipped")
         return None
     try:
         return post_item(
@@ -619,10 +639,14 @@ def _entry_item(entry: Any, warnings: list[str]) -> Item | None:
             reason=_obj(entry.get("reason")),
             reply=_obj(entry.get("reply")),
             payload=entry,
+            problems=page.problems,
         )
     except ParseError as error:
-        warnings.append(str(error))
-        return None
+        page.warnings.append(str(error))
+    except Exception as error:  # a programmer's error on one post must not lose the page
+        uri = _str(entry["post"].get("uri")) or None
+        page.problems.append(Problem(f"post skipped: {type(error).__name__}: {error}", uri))
+    return None
 
 
 def _fill_reply_authors(items: list[Item]) -> None:
@@ -654,7 +678,7 @@ def account_from_profile(profile: dict[str, Any]) -> Account:
         handle=_str(profile.get("handle")),
         name=clean_text(_str(profile.get("displayName"))),
         description=_str(profile.get("description")).strip(),
-        avatar=_str(profile.get("avatar")) or None,
+        avatar=safe_url(profile.get("avatar")),
         followers=_int(profile.get("followersCount")),
         following=_int(profile.get("followsCount")),
         posts=_int(profile.get("postsCount")),
@@ -698,6 +722,8 @@ class Page:
     did: str | None = None
     #: Who posted what a feed holds: known accounts, not members of anything.
     authors: list[Account] = field(default_factory=list)
+    #: Fields and posts dropped, each naming its post.
+    problems: list[Problem] = field(default_factory=list)
 
 
 def detect_method(document: dict[str, Any]) -> str | None:
@@ -732,7 +758,7 @@ def detect_method(document: dict[str, Any]) -> str | None:
 def _feed_page(document: dict[str, Any], page: Page) -> None:
     seen: set[str] = set()
     for entry in _list(document.get("feed")):
-        item = _entry_item(entry, page.warnings)
+        item = _entry_item(entry, page)
         if item:
             page.items.append(item)
         # Everyone who posted or reposted here becomes a known account (without
@@ -751,7 +777,7 @@ def _feed_page(document: dict[str, Any], page: Page) -> None:
                         id=did,
                         handle=_str(who.get("handle")),
                         name=clean_text(_str(who.get("displayName"))),
-                        avatar=_str(who.get("avatar")) or None,
+                        avatar=safe_url(who.get("avatar")),
                     )
                 )
 
@@ -777,9 +803,18 @@ def _thread_page(document: dict[str, Any], page: Page) -> None:
             continue  # #notFoundPost, #blockedPost: nothing to store
         parent = _obj(view.get("parent"))
         try:
-            item = post_item(post, reply={"parent": parent.get("post") or parent}, payload=view)
+            item = post_item(
+                post,
+                reply={"parent": parent.get("post") or parent},
+                payload=view,
+                problems=page.problems,
+            )
         except ParseError as error:
             page.warnings.append(str(error))
+            continue
+        except Exception as error:  # a programmer's error on one post must not lose the thread
+            uri = _str(post.get("uri")) or None
+            page.problems.append(Problem(f"post skipped: {type(error).__name__}: {error}", uri))
             continue
         if item.key not in seen:
             seen.add(item.key)
@@ -808,7 +843,10 @@ def _records_page(records: Iterable[Any], page: Page) -> None:
             page.warnings.append(f"Bluesky record of type {kind} is not a post; skipped")
             continue
         post = {"uri": uri, "cid": record.get("cid"), "record": value}
-        page.items.append(post_item(post, payload=record))
+        try:
+            page.items.append(post_item(post, payload=record, problems=page.problems))
+        except Exception as error:  # a programmer's error on one record must not lose the page
+            page.problems.append(Problem(f"record skipped: {type(error).__name__}: {error}", uri))
 
 
 _KNOWN = frozenset(
@@ -854,7 +892,7 @@ def parse_response(body: bytes | dict[str, Any], url: str | None = None) -> Page
         _thread_page(document, page)
     elif method == POSTS:
         for post in _list(document.get("posts")):
-            item = _entry_item({"post": post}, page.warnings)
+            item = _entry_item({"post": post}, page)
             if item:
                 page.items.append(item)
     elif method == PROFILE:
@@ -933,6 +971,9 @@ class BlueskySource(Source):
     traits = SourceTraits(social=True, repost_prefix=REPOST_PREFIX, filter_label="Bluesky",
                           filter_order=1)  # fmt: skip
     default_max_pages: ClassVar[int] = 5
+    #: The responses this kind reads (saved files are recognised by their shape); a
+    #: starter pack is refused: its members are followed only through its own kind.
+    reads: ClassVar[frozenset[str]] = _KNOWN - {STARTER_PACK}
 
     @property
     def api_url(self) -> str:
@@ -976,12 +1017,19 @@ class BlueskySource(Source):
 
     def parse(self, body: bytes, state: SourceState, *, url: str | None = None) -> Batch:
         page = parse_response(body, url)
+        if page.method not in self.reads:
+            readers = [k for k, c in _READERS.items() if page.method in c.reads]
+            hint = f"; read it as {' or '.join(readers)}" if readers else ""
+            raise ParseError(
+                f"a {page.method} response is not what a {self.kind} source reads{hint}"
+            )
         batch = Batch(
             items=page.items,
             accounts=page.accounts + page.authors,
             warnings=page.warnings,
             title=page.title,
             state=_copy_state(state),
+            problems=page.problems,
         )
         live = xrpc_method(url) is not None
         if page.method == PROFILE:
@@ -1121,6 +1169,7 @@ class BlueskyStarterPackSource(BlueskySource):
     traits = SourceTraits(repost_prefix=REPOST_PREFIX)
     summary = "Bluesky starter pack (its bsky.app/starter-pack/... URL): accounts to follow"
     default_max_pages: ClassVar[int] = 20
+    reads: ClassVar[frozenset[str]] = _KNOWN
 
     def first_request(self, state: SourceState) -> Request | None:
         return self._request(STARTER_PACK, {"starterPack": starter_pack_uri(self.address)})
@@ -1139,3 +1188,11 @@ class BlueskyFollowsSource(BlueskySource):
         if not actor:
             raise UsageError("a Bluesky source needs a handle or a DID as its address")
         return self._request(FOLLOWS, {"actor": actor, "limit": PAGE_LIMIT})
+
+
+#: Which kind reads which responses (for the hint when a response comes to the wrong one).
+_READERS: dict[str, type[BlueskySource]] = {
+    "bluesky": BlueskySource,
+    "bluesky-starter-pack": BlueskyStarterPackSource,
+    "bluesky-follows": BlueskyFollowsSource,
+}

@@ -22,7 +22,10 @@ answers a JSON array of entries, the shape the ``huggingface_hub`` client's
      submittedBy {_id, name, fullname, avatarUrl, followerCount?},
      isAuthorParticipating, organization? {name, fullname, ...}}
 
-Every field is treated as optional and unknown ones are ignored; where the
+Every field is treated as optional, a value of the wrong type as absent, and
+unknown ones are ignored (an entry that still cannot be read is skipped, a
+``Problem`` naming it); web addresses are kept only when they are http(s)
+(:func:`~lightnews.normalize.urls.safe_url`). Where the
 client reads a field either inside ``paper`` or beside it (``ai_summary``,
 ``githubRepo``...), so does this module. The featured day is kept apart from
 the arXiv date: a paper announced on Monday may be featured on Thursday.
@@ -55,11 +58,13 @@ from lightnews.model import (
     DailyDetails,
     Item,
     Paper,
+    Problem,
     Request,
     SourceState,
     Submitter,
 )
 from lightnews.normalize import clean_text, iso_utc, parse_arxiv_id
+from lightnews.normalize.urls import safe_url
 from lightnews.settings import Settings
 from lightnews.sources import Source, SourceTraits
 
@@ -101,14 +106,19 @@ def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _count(value: Any) -> int | None:
     """A count the API sent, or None (booleans and text are not counts)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**53:
+        return value
+    return None
 
 
 def _web_url(value: Any) -> str | None:
-    text = _str(value).strip()
-    return text if text.lower().startswith(("https://", "http://")) else None
+    return safe_url(value)
 
 
 def _hf_url(arxiv_id: str) -> str:
@@ -149,7 +159,7 @@ def _submitter(value: Any) -> Submitter | None:
         id=_str(user.get("_id")) or None,
         name=_str(user.get("name") or user.get("user")) or None,
         fullname=clean_text(_str(user.get("fullname"))) or None,
-        avatar_url=_str(user.get("avatarUrl")) or None,
+        avatar_url=safe_url(user.get("avatarUrl")),
         followers=_count(user.get("followerCount")),
     )
     return found if found != Submitter() else None
@@ -174,13 +184,13 @@ def _entry_item(entry: dict[str, Any], fallback_day: str | None) -> tuple[Paper,
     abstract = clean_text(_str(paper.get("summary") or entry.get("summary")))
     authors = [
         Author(clean_text(_str(a.get("name"))))
-        for a in paper.get("authors") or []
+        for a in _list(paper.get("authors"))
         if isinstance(a, dict) and not a.get("hidden") and clean_text(_str(a.get("name")))
     ]
     claimed = [
         ClaimedAuthor(clean_text(_str(a.get("name"))), _str(_dict(a.get("user")).get("user")))
-        for a in paper.get("authors") or []
-        if isinstance(a, dict) and _dict(a.get("user")).get("user") and not a.get("hidden")
+        for a in _list(paper.get("authors"))
+        if isinstance(a, dict) and _str(_dict(a.get("user")).get("user")) and not a.get("hidden")
     ]
     arxiv_published = iso_utc(_str(paper.get("publishedAt")))
     featured = iso_utc(_str(paper.get("submittedOnDailyAt"))) or iso_utc(
@@ -190,7 +200,7 @@ def _entry_item(entry: dict[str, Any], fallback_day: str | None) -> tuple[Paper,
     submitter = _submitter(entry.get("submittedBy") or paper.get("submittedOnDailyBy"))
     ai_summary = clean_text(_str(_first(paper, entry, "ai_summary")))
     keywords = [
-        clean_text(k) for k in _first(paper, entry, "ai_keywords") or [] if isinstance(k, str)
+        clean_text(k) for k in _list(_first(paper, entry, "ai_keywords")) if isinstance(k, str)
     ]
     keywords = [k for k in dict.fromkeys(keywords) if k]
     github = _web_url(_first(paper, entry, "githubRepo"))
@@ -269,7 +279,17 @@ def parse_daily_papers(body: bytes, day: str | None = None) -> tuple[Batch, int]
         if not isinstance(entry, dict):
             batch.warnings.append(f"daily-papers entry {position} is not an object; skipped")
             continue
-        parsed = _entry_item(entry, day)
+        try:
+            parsed = _entry_item(entry, day)
+        except Exception as error:  # a programmer's error on one entry must not lose the rest
+            raw_id = _dict(entry.get("paper")).get("id", entry.get("id"))
+            batch.problems.append(
+                Problem(
+                    f"daily-papers entry {position} skipped: {type(error).__name__}: {error}",
+                    str(raw_id)[:40] if isinstance(raw_id, str | int) else None,
+                )
+            )
+            continue
         if isinstance(parsed, str):
             batch.warnings.append(parsed)
             continue
@@ -341,6 +361,41 @@ def _feed_arxiv_id(entry: dict[str, Any]) -> str | None:
     return None
 
 
+def _papers_feed_entry(entry: dict[str, Any]) -> tuple[Paper, Item] | str:
+    """The paper and daily item of one papers-feed item, or the reason it was skipped."""
+    arxiv_id = _feed_arxiv_id(entry)
+    name = clean_text(_str(entry.get("title")))
+    if arxiv_id is None:
+        shown = entry.get("id")
+        shown = shown if isinstance(shown, str | int) else None
+        return f"papers-feed item {name[:60]!r} has no arXiv id ({shown!r}); skipped"
+    ai_summary, abstract = split_feed_content(_str(entry.get("content_text")))
+    featured = iso_utc(_str(entry.get("date_published")))
+    day = featured[:10] if featured else None
+    key = f"hf-daily:{day}:{arxiv_id}" if day else f"hf-daily:{arxiv_id}"
+    details = DailyDetails(
+        featured_day=day,
+        ai_summary=ai_summary or None,
+        thumbnail=_web_url(entry.get("image")),
+        first_seen=_str(entry.get("_first_seen")) or None,
+        last_seen=_str(entry.get("_last_seen")) or None,
+    )
+    item = Item(
+        key=key,
+        kind="daily",
+        title=name,
+        url=_hf_url(arxiv_id),
+        text=ai_summary or abstract,
+        published=featured,
+        links=[_hf_url(arxiv_id), _abs_url(arxiv_id)],
+        payload=_json(entry),
+        daily=details,
+        paper_id=arxiv_id,
+    )
+    item.mentions = link_item(item)
+    return Paper(arxiv_id=arxiv_id, title=name, abstract=abstract), item
+
+
 def parse_papers_feed(body: bytes) -> Batch:
     """Papers and daily items of a JSON Feed snapshot of the Hugging Face papers page."""
     entries, title = _feed_entries(body)
@@ -350,42 +405,22 @@ def parse_papers_feed(body: bytes) -> Batch:
         if not isinstance(entry, dict):
             batch.warnings.append(f"papers-feed item {position} is not an object; skipped")
             continue
-        arxiv_id = _feed_arxiv_id(entry)
-        name = clean_text(_str(entry.get("title")))
-        if arxiv_id is None:
-            batch.warnings.append(
-                f"papers-feed item {name[:60]!r} has no arXiv id ({entry.get('id')!r}); skipped"
+        try:
+            parsed = _papers_feed_entry(entry)
+        except Exception as error:  # a programmer's error on one item must not lose the rest
+            batch.problems.append(
+                Problem(f"papers-feed item {position} skipped: {type(error).__name__}: {error}")
             )
             continue
-        ai_summary, abstract = split_feed_content(_str(entry.get("content_text")))
-        featured = iso_utc(_str(entry.get("date_published")))
-        day = featured[:10] if featured else None
-        key = f"hf-daily:{day}:{arxiv_id}" if day else f"hf-daily:{arxiv_id}"
-        if key in seen:
+        if isinstance(parsed, str):
+            batch.warnings.append(parsed)
             continue
-        seen.add(key)
-        details = DailyDetails(
-            featured_day=day,
-            ai_summary=ai_summary or None,
-            thumbnail=_web_url(entry.get("image")),
-            first_seen=_str(entry.get("_first_seen")) or None,
-            last_seen=_str(entry.get("_last_seen")) or None,
-        )
-        item = Item(
-            key=key,
-            kind="daily",
-            title=name,
-            url=_hf_url(arxiv_id),
-            text=ai_summary or abstract,
-            published=featured,
-            links=[_hf_url(arxiv_id), _abs_url(arxiv_id)],
-            payload=_json(entry),
-            daily=details,
-            paper_id=arxiv_id,
-        )
-        item.mentions = link_item(item)
+        paper, item = parsed
+        if item.key in seen:
+            continue
+        seen.add(item.key)
         batch.items.append(item)
-        batch.papers.append(Paper(arxiv_id=arxiv_id, title=name, abstract=abstract))
+        batch.papers.append(paper)
     return batch
 
 

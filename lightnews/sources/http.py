@@ -20,7 +20,14 @@ be a good citizen and a safe one, once, instead of in every source:
   response cannot exhaust memory;
 * it refuses URLs that lead, directly or through a redirect, to loopback,
   private or otherwise non-public addresses (user-given feed URLs must not
-  become a way into the local network) and schemes other than http/https;
+  become a way into the local network), including IPv6 forms that carry a
+  private IPv4 address (IPv4-mapped ``::ffff:10.0.0.1``, 6to4
+  ``2002:7f00:1::``, NAT64 ``64:ff9b::7f00:1``), and schemes other than
+  http/https. A host name is resolved once, when the connection is opened,
+  and the connection goes to exactly the addresses that were checked
+  (:class:`_PinnedBackend`): a DNS answer that changes between the check and
+  the connection (DNS rebinding) cannot lead elsewhere. TLS still checks the
+  certificate of, and the request still names, the host of the URL;
 * whatever goes wrong, the caller gets a :class:`~lightnews.errors.FetchError`
   (or its subclasses :class:`~lightnews.errors.TooLarge` and
   :class:`~lightnews.errors.Blocked`) with a message a user can read, never a
@@ -39,13 +46,14 @@ import socket
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from types import TracebackType
 from typing import Final
 
+import httpcore
 import httpx
 
 from lightnews.errors import Blocked, FetchError, TooLarge
@@ -67,6 +75,13 @@ _DECODE_CHUNK: Final = 64 * 1024  # largest piece of decompressed output produce
 _GZIP_WBITS: Final = 16 + zlib.MAX_WBITS
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+#: IPv6 prefixes whose last 32 bits are an IPv4 address: NAT64 (well-known and local-use)
+#: and the deprecated IPv4-compatible form.
+_V4_IN_LAST_32 = (
+    ipaddress.IPv6Network("64:ff9b::/96"),
+    ipaddress.IPv6Network("64:ff9b:1::/48"),
+    ipaddress.IPv6Network("::/96"),
+)
 
 
 def _package_version() -> str:
@@ -122,10 +137,31 @@ def _describe(exc: BaseException) -> str:
     return text or type(exc).__name__
 
 
+def _embedded_v4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address carries (mapped, 6to4, NAT64, compatible), if any."""
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if address.teredo is not None:
+        return address.teredo[1]
+    if any(address in network for network in _V4_IN_LAST_32):
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return None
+
+
 def _address_forbidden(address: IPAddress) -> bool:
-    """True for addresses that are not on the public Internet."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
+    """True for addresses that are not on the public Internet (nor carry one that is not)."""
+    if isinstance(address, ipaddress.IPv6Address):
+        embedded = _embedded_v4(address)
+        if embedded is not None and _plain_forbidden(embedded):
+            return True
+        if address.ipv4_mapped is not None:
+            return False  # the mapped address alone decides (checked above)
+    return _plain_forbidden(address)
+
+
+def _plain_forbidden(address: IPAddress) -> bool:
     return (
         address.is_loopback
         or address.is_private
@@ -142,6 +178,82 @@ def _literal_address(host: str) -> IPAddress | None:
         return ipaddress.ip_address(host.split("%", 1)[0])
     except ValueError:
         return None
+
+
+def _resolve(host: str, port: int, *, allow_private: bool) -> list[IPAddress]:
+    """Every address ``host`` has, each checked (raises Blocked); resolved once, here."""
+    literal = _literal_address(host)
+    if literal is not None:
+        addresses = [literal]
+    else:
+        try:
+            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except (OSError, UnicodeError) as exc:
+            raise httpcore.ConnectError(f"cannot resolve host {host} ({_describe(exc)})") from exc
+        found = (_literal_address(str(info[4][0])) for info in infos)
+        addresses = list(dict.fromkeys(a for a in found if a is not None))
+        if not addresses:
+            raise httpcore.ConnectError(f"cannot resolve host {host} (no address)")
+    if not allow_private:
+        for address in addresses:
+            if _address_forbidden(address):
+                raise Blocked(
+                    f"refusing to connect to {host}: it resolves to {address}, "
+                    "which is not a public address"
+                )
+    return addresses
+
+
+class _PinnedBackend(httpcore.SyncBackend):
+    """Opens connections to exactly the addresses that were checked.
+
+    httpcore asks its network backend to connect to a host name; this one
+    resolves the name itself, refuses it when any address is not public, and
+    connects to those very addresses. The name stays the request's: httpcore
+    sends it in the TLS handshake (SNI, certificate check) and httpx in the
+    ``Host`` header.
+    """
+
+    def __init__(self, allow_private: bool) -> None:
+        self._allow_private = allow_private
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.NetworkStream:
+        error: httpcore.ConnectError | None = None
+        for address in _resolve(host, port, allow_private=self._allow_private):
+            try:
+                return super().connect_tcp(
+                    str(address),
+                    port,
+                    timeout=timeout,
+                    local_address=local_address,
+                    socket_options=socket_options,
+                )
+            except httpcore.ConnectError as exc:  # the next address, as a browser would
+                error = exc
+        assert error is not None
+        raise error
+
+
+def _pinned_transport(allow_private: bool) -> httpx.HTTPTransport:
+    """httpx's own transport, its connection pool given the :class:`_PinnedBackend`."""
+    transport = httpx.HTTPTransport()
+    limits = httpx.Limits(max_connections=100, max_keepalive_connections=20, keepalive_expiry=5)
+    # httpx does not take a network backend itself; its pool (httpcore) does.
+    transport._pool = httpcore.ConnectionPool(
+        ssl_context=httpx.create_ssl_context(),
+        max_connections=limits.max_connections,
+        max_keepalive_connections=limits.max_keepalive_connections,
+        keepalive_expiry=limits.keepalive_expiry,
+        network_backend=_PinnedBackend(allow_private),
+    )
+    return transport
 
 
 def _parse_retry_after(value: str | None, date_header: str | None) -> float | None:
@@ -293,7 +405,7 @@ class HttpClient:
                 "User-Agent": self.user_agent,
                 "Accept-Encoding": "gzip, deflate",
             },
-            transport=transport,
+            transport=transport or _pinned_transport(self._allow_private),
         )
 
     # -- public API --------------------------------------------------------------------------
@@ -409,29 +521,17 @@ class HttpClient:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _check_address(self, url: httpx.URL) -> None:
-        """Raise Blocked when ``url``'s host is, or resolves to, a non-public address."""
+        """Raise Blocked at once when ``url``'s host is a non-public address literal.
+
+        A host name is checked when the connection opens, against the very
+        addresses connected to (:class:`_PinnedBackend`), not here: checking
+        one lookup and connecting after another is what DNS rebinding uses.
+        """
         if self._allow_private:
             return
-        host = url.host
-        literal = _literal_address(host)
-        if literal is not None:
-            if _address_forbidden(literal):
-                raise Blocked(f"refusing to fetch {url}: {host} is not a public address")
-            return
-        port = url.port or (443 if url.scheme == "https" else 80)
-        try:
-            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        except (OSError, UnicodeError) as exc:
-            raise _Retry(
-                FetchError(f"connection failed: cannot resolve host {host} ({_describe(exc)})")
-            ) from exc
-        for info in infos:
-            address = _literal_address(str(info[4][0]))
-            if address is None or _address_forbidden(address):
-                raise Blocked(
-                    f"refusing to fetch {url}: {host} resolves to {info[4][0]}, "
-                    "which is not a public address"
-                )
+        literal = _literal_address(url.host)
+        if literal is not None and _address_forbidden(literal):
+            raise Blocked(f"refusing to fetch {url}: {url.host} is not a public address")
 
     def _wait_turn(self, host: str) -> None:
         """Wait for this host's turn: its minimum interval since the last request start."""

@@ -47,6 +47,8 @@ from lightnews.errors import ParseError
 from lightnews.link import link_item
 from lightnews.model import Batch, Item, NoteDetails, Reference, SourceState
 from lightnews.normalize import clean_text, html_to_text, iso_utc, sanitize_html
+from lightnews.normalize.text import strip_controls
+from lightnews.normalize.urls import safe_url, safe_urls
 from lightnews.sources import Source, SourceTraits
 
 __all__ = ["NotesSource", "parse_references", "split_notes"]
@@ -272,6 +274,8 @@ class _Page:
     author: str | None = None
     date: str | None = None
     sources: list[str] = field(default_factory=list)  # Markdown source of each heading's note
+    #: Why the HTML parser stopped before the end of the page (too deep, too big), if it did.
+    stopped: str | None = None
 
 
 def _decode(body: bytes | str) -> str:
@@ -292,7 +296,8 @@ def _decode(body: bytes | str) -> str:
     odd = sum(1 for c in sample if c == "\ufffd" or (ord(c) < 32 and c not in "\t\n\r\f"))
     if sample and odd > max(8, len(sample) // 20):
         raise ParseError("not a readable notes page: the body is not text")
-    return text
+    # A stray control character is dropped: the HTML parser refuses a page that holds one.
+    return strip_controls(text)
 
 
 _HTML_HINT = re.compile(
@@ -462,6 +467,14 @@ class _Note:
     section: str | None = None
 
 
+def _absolute(page_url: str, link: str) -> str | None:
+    """``link`` resolved against the page (None drops a link that cannot be resolved)."""
+    try:
+        return strip_controls(urljoin(page_url, link.strip()))
+    except ValueError:
+        return None
+
+
 def _read(
     text: str, page_url: str, *, markdown: bool | None = None
 ) -> tuple[_Page, str, list[_Note]]:
@@ -474,9 +487,15 @@ def _read(
     if not text.strip():
         raise ParseError("no notes found: the page is empty")
     try:
-        document = lxml.html.document_fromstring(text)
+        # No libxml2 limit on text size and depth 2048 rather than 256: the body is
+        # already capped (http_max_bytes), and a cut page must not lose its notes.
+        parser = lxml.html.HTMLParser(huge_tree=True)
+        document = lxml.html.document_fromstring(text, parser=parser)
     except (etree.ParserError, ValueError) as error:
         raise ParseError(f"not a readable notes page: {error}") from None
+    fatal = [e.message for e in parser.error_log if e.level_name == "FATAL"]
+    if fatal:
+        page.stopped = clean_text(fatal[0]).split(",")[0]
     if not isinstance(document, lxml.html.HtmlElement):
         raise ParseError("not a readable notes page: no HTML document in it")
     found = _meta(document)
@@ -484,7 +503,7 @@ def _read(
     page.author = page.author or found.author
     page.date = page.date or found.date
     if page_url and urlsplit(page_url).scheme:
-        document.make_links_absolute(page_url, handle_failures="discard")
+        document.rewrite_links(lambda link: _absolute(page_url, link))
     body = document.find(".//body")
     root = body if body is not None else document
     main = next((m for m in root.iter("main") if next(m.iter(*_HEADINGS), None) is not None), None)
@@ -595,14 +614,24 @@ def _unique(references: list[dict[str, str]]) -> list[dict[str, str]]:
     return kept
 
 
-def split_notes(html_or_markdown: str | bytes, page_url: str) -> list[Item]:
+def split_notes(
+    html_or_markdown: str | bytes, page_url: str, warnings: list[str] | None = None
+) -> list[Item]:
     """One ``note`` item per heading of a notes page (HTML or Markdown).
 
     Raises ParseError for a body that is not text and for a page without
-    notes ("no notes found").
+    notes ("no notes found"). A page the HTML parser could not read to its
+    end (nested too deeply, say) keeps the notes before that point, with a
+    warning in ``warnings``.
     """
     text = _decode(html_or_markdown)
     page, intro, notes = _read(text, page_url)
+    if page.stopped and not notes:
+        raise ParseError(
+            f"no notes found: the page could not be read past a point ({page.stopped})"
+        )
+    if page.stopped and warnings is not None:
+        warnings.append(f"notes page read only in part ({page.stopped}): later notes are missing")
     if not notes:
         if not text.strip():
             raise ParseError("no notes found: the page is empty")
@@ -623,7 +652,7 @@ def split_notes(html_or_markdown: str | bytes, page_url: str) -> list[Item]:
             count += 1
             unique = f"{slug}-{count}"
         used.add(unique)
-        url = note.link or f"{base}#{note.anchor or unique}"
+        url = safe_url(note.link) or safe_url(f"{base}#{note.anchor or unique}")
         hrefs = [htmlmod.unescape(h) for h in _HREF.findall(note.html)]
         details = NoteDetails(
             section=note.section,
@@ -646,7 +675,7 @@ def split_notes(html_or_markdown: str | bytes, page_url: str) -> list[Item]:
             text=note.text,
             html=note.html,
             published=_note_date(note.heading, note.html, note.text) or page_date,
-            links=list(dict.fromkeys([url, *hrefs])),
+            links=safe_urls([url, *hrefs]),
             payload=note.payload,
             note=details,
         )
@@ -667,6 +696,9 @@ class NotesSource(Source):
     traits = SourceTraits(note_pages=True, filter_label="notes", filter_order=4)
 
     def parse(self, body: bytes, state: SourceState, *, url: str | None = None) -> Batch:
-        items = split_notes(body, url or self.address)
+        warnings: list[str] = []
+        items = split_notes(body, url or self.address, warnings)
         title = items[0].note.page_title if items and items[0].note else None
-        return Batch(items=items, state=state, title=title)
+        return Batch(
+            items=items, state=state, title=title, warnings=warnings, well_formed=not warnings
+        )

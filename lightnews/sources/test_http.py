@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import ipaddress
+import socket
 import threading
 import time
 import zlib
@@ -527,3 +528,87 @@ def test_closed_client_raises_fetch_error(
         client.get(server.url("/ok"))
     with pytest.raises(FetchError, match="closed"):
         client.get(server.url("/ok"))
+
+
+# -- DNS rebinding and addresses hidden in IPv6 ---------------------------------------------
+
+
+@pytest.fixture
+def rebinding_dns(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """``rebind.test`` resolves to 127.0.0.1 once, then to 10.0.0.1; asks are recorded.
+
+    127.0.0.1 is made to count as public, so only a second lookup could reach
+    the private address: what a DNS rebinding attack does between a check and
+    a connection.
+    """
+    real_lookup = socket.getaddrinfo
+    asked: list[str] = []
+
+    def lookup(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if host != "rebind.test":
+            return real_lookup(host, port, *args, **kwargs)
+        asked.append(host)
+        address = "127.0.0.1" if len(asked) == 1 else "10.0.0.1"
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port))]
+
+    loopback = ipaddress.ip_address("127.0.0.1")
+    real = http_module._address_forbidden
+    monkeypatch.setattr(
+        http_module, "_address_forbidden", lambda address: address != loopback and real(address)
+    )
+    monkeypatch.setattr(socket, "getaddrinfo", lookup)
+    return asked
+
+
+def test_connects_to_exactly_the_address_it_checked(
+    server: LocalServer, make_client: Callable[..., HttpClient], rebinding_dns: list[str]
+) -> None:
+    client = make_client(allow_private_addresses=False, http_retries=0, http_timeout=2.0)
+    response = client.get(f"http://rebind.test:{server.port}/ok")
+    assert response.body == b"hello world"
+    assert rebinding_dns == ["rebind.test"]  # one lookup: checked, then connected to
+    assert server.state.headers["/ok"]["host"] == f"rebind.test:{server.port}"
+
+
+def test_a_name_that_resolves_to_a_private_address_is_never_connected(
+    server: LocalServer, make_client: Callable[..., HttpClient], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def lookup(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        return [(socket.AF_INET6, socket.SOCK_STREAM, 6, "", ("2002:7f00:1::", port, 0, 0))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", lookup)
+    with pytest.raises(Blocked, match="2002:7f00:1::"):
+        make_client(allow_private_addresses=False).get(f"http://sixtofour.test:{server.port}/ok")
+    assert server.state.hits["/ok"] == 0
+
+
+@pytest.mark.parametrize(
+    ("address", "forbidden"),
+    [
+        ("2002:7f00:1::", True),  # 6to4 of 127.0.0.1
+        ("2002:a00:1::", True),  # 6to4 of 10.0.0.1
+        ("2002:c0a8:101::1", True),  # 6to4 of 192.168.1.1
+        ("64:ff9b::7f00:1", True),  # NAT64 of 127.0.0.1
+        ("64:ff9b::a9fe:a9fe", True),  # NAT64 of 169.254.169.254 (cloud metadata)
+        ("64:ff9b:1::a00:1", True),  # local-use NAT64 of 10.0.0.1
+        ("::ffff:127.0.0.1", True),  # IPv4-mapped
+        ("::ffff:10.0.0.1", True),
+        ("::127.0.0.1", True),  # IPv4-compatible (deprecated)
+        ("2001:0:4136:e378:8000:63bf:80ff:fffe", True),  # Teredo
+        ("::ffff:8.8.8.8", False),  # IPv4-mapped public address
+        ("2002:808:808::", False),  # 6to4 of 8.8.8.8
+        ("2606:4700:4700::1111", False),
+        ("8.8.8.8", False),
+    ],
+)
+def test_ipv6_forms_of_private_addresses_are_refused(address: str, forbidden: bool) -> None:
+    assert http_module._address_forbidden(ipaddress.ip_address(address)) is forbidden
+
+
+@pytest.mark.parametrize("host", ["[2002:7f00:1::]", "[64:ff9b::7f00:1]", "[::ffff:7f00:1]"])
+def test_ipv6_literals_of_private_addresses_are_blocked(
+    server: LocalServer, make_client: Callable[..., HttpClient], host: str
+) -> None:
+    with pytest.raises(Blocked):
+        make_client(allow_private_addresses=False).get(f"http://{host}:{server.port}/ok")
+    assert server.state.hits["/ok"] == 0

@@ -133,8 +133,14 @@ class Store(Protocol):
         """Store everything one parsed response carried, in one transaction."""
         ...
 
-    def save_items(self, source_id: int, items: Sequence[Item], now: str) -> SaveResult:
-        """Insert new items, rewrite changed ones, leave identical ones untouched."""
+    def save_items(
+        self, source_id: int, items: Sequence[Item], now: str, *, well_formed: bool = True
+    ) -> SaveResult:
+        """Insert new items, rewrite changed ones, leave identical ones untouched.
+
+        A stored item is kept instead of a worse fresh copy (one cut short, or
+        any copy when ``well_formed`` is False): :mod:`lightnews.store.downgrade`.
+        """
         ...
 
     def counts(self) -> dict[str, int]: ...

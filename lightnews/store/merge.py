@@ -6,7 +6,9 @@ library keeps of it is decided here, without a database, so that every
 backend stores the same thing for the same records: the newer record (by
 version, then update time) wins field by field, gaps are filled from the
 other, versions are the union of both, the earliest publication date stays,
-and a *stub* (a paper known only by its id) never overwrites metadata.
+a text that is the stored one cut short never replaces it
+(:mod:`lightnews.store.downgrade`), and a *stub* (a paper known only by its
+id) never overwrites metadata.
 
 A backend prepares each paper with :func:`prepare_paper` (pure: a bulk import
 does it in its parsing workers), inserts the values as they are when the
@@ -24,6 +26,7 @@ import orjson
 
 from lightnews.model import Paper
 from lightnews.normalize.names import name_key
+from lightnews.store.downgrade import PAPER_TEXT_FIELDS, cut_short
 
 __all__ = [
     "PAPER_COLUMNS",
@@ -148,12 +151,16 @@ def prepared_key(values: Sequence[Any]) -> tuple[int, str]:
     return (values[_LATEST] or 0, values[_UPDATED] or "")
 
 
-def merged_values(fresh: Sequence[Any], old: Mapping[str, Any]) -> tuple[Any, ...] | None:
+def merged_values(
+    fresh: Sequence[Any], old: Mapping[str, Any], kept: list[str] | None = None
+) -> tuple[Any, ...] | None:
     """Prepared values ``fresh`` merged over the stored row ``old``; None if nothing changes.
 
     The newer record (by version, then update time) wins field by field and
-    gaps are filled from the other; versions are the union of both. A stored
-    stub (no content hash) simply takes the fresh values.
+    gaps are filled from the other; versions are the union of both; a text
+    the stored one cut short never replaces it (:mod:`lightnews.store.downgrade`;
+    the names of such fields go to ``kept``). A stored stub (no content hash)
+    simply takes the fresh values.
     """
     versions = merge_versions(orjson.loads(old["versions"]), orjson.loads(fresh[_VERSIONS]))
     if old["content_hash"] is not None:
@@ -165,6 +172,12 @@ def merged_values(fresh: Sequence[Any], old: Mapping[str, Any]) -> tuple[Any, ..
             (d for d in (fresh[_PUBLISHED], stored[_PUBLISHED]) if d), default=None
         )
         merged[_WITHDRAWN] = first[_WITHDRAWN]
+        for name in PAPER_TEXT_FIELDS:
+            column = PAPER_COLUMNS.index(name)
+            if cut_short(merged[column], old[name]):
+                merged[column] = old[name]
+                if kept is not None:
+                    kept.append(name)
     else:
         merged = list(fresh[:-1])
     merged[_VERSIONS] = to_json(versions)

@@ -47,6 +47,7 @@ from lightnews.model import (
 )
 from lightnews.normalize.arxiv_ids import parse_arxiv_id
 from lightnews.store.dialect import SQLITE, Dialect
+from lightnews.store.downgrade import item_kept_reason
 from lightnews.store.fts import quoted
 from lightnews.store.merge import (
     PAPER_COLUMNS,
@@ -574,6 +575,10 @@ class SQLiteStore(ScholarQueries, VectorQueries):
             if is_stub(values):  # a stub never overwrites
                 if arxiv_id not in stored:
                     stubs.append((arxiv_id, now, now))
+                if stored.get(arxiv_id) is None:  # saved as a stub, or still one
+                    result.stubs += 1
+                else:
+                    result.unchanged += 1
                 continue
             old = existing.get(arxiv_id)
             if old is None:
@@ -584,7 +589,13 @@ class SQLiteStore(ScholarQueries, VectorQueries):
                 fresh_authors.append(authorships)
                 result.papers_new += 1
                 continue
-            merged = merged_values(values, old)
+            kept: list[str] = []
+            merged = merged_values(values, old, kept)
+            if kept:
+                result.warnings.append(
+                    f"{arxiv_id}: stored {' and '.join(kept)} kept: the new one is "
+                    "the stored one cut short"
+                )
             if merged is None:
                 result.unchanged += 1
                 continue
@@ -658,11 +669,20 @@ class SQLiteStore(ScholarQueries, VectorQueries):
         """Store everything one parsed response carried, in one transaction."""
         with self.transaction():
             result = self.save_papers(batch.papers, now)
-            result.add(self.save_items(source_id, batch.items, now))
+            result.add(
+                self.save_items(source_id, batch.items, now, well_formed=batch.well_formed)
+            )
         return result
 
-    def save_items(self, source_id: int, items: Sequence[Item], now: str) -> SaveResult:
-        """Insert new items, rewrite changed ones, leave identical ones untouched."""
+    def save_items(
+        self, source_id: int, items: Sequence[Item], now: str, *, well_formed: bool = True
+    ) -> SaveResult:
+        """Insert new items, rewrite changed ones, leave identical ones untouched.
+
+        A changed item is not rewritten when the fresh copy is worse (read from
+        a document that was not well-formed, or its text cut short): see
+        :func:`~lightnews.store.downgrade.item_kept_reason`; the reason is a warning.
+        """
         result = SaveResult()
         if not items:
             return result
@@ -676,7 +696,8 @@ class SQLiteStore(ScholarQueries, VectorQueries):
                 mentions = sorted((m.arxiv_id, m.method, m.confidence) for m in item.mentions)
                 content_hash = hash_values([*values, item.paper_id, mentions])
                 row = self.db.execute(
-                    "SELECT id, content_hash FROM items WHERE source_id = ? AND key = ?",
+                    "SELECT id, content_hash, title, text FROM items "
+                    "WHERE source_id = ? AND key = ?",
                     (source_id, item.key),
                 ).fetchone()
                 paper_row = paper_ids.get(item.paper_id) if item.paper_id else None
@@ -687,6 +708,12 @@ class SQLiteStore(ScholarQueries, VectorQueries):
                     ).fetchone()[0]
                     result.items_new += 1
                 elif row["content_hash"] != content_hash:
+                    stored_copy = {"title": row["title"], "text": row["text"]}
+                    reason = item_kept_reason(stored_copy, item, well_formed=well_formed)
+                    if reason:
+                        result.warnings.append(f"{item.key}: {reason}")
+                        result.unchanged += 1
+                        continue
                     item_id = row["id"]
                     self.db.execute(
                         _UPDATE_ITEM,

@@ -95,6 +95,8 @@ class SaveResult:
     items_updated: int = 0
     mentions: int = 0
     unchanged: int = 0
+    #: Records saved as stubs (no title: known by id only, waiting for their metadata).
+    stubs: int = 0
     warnings: list[str] = field(default_factory=list)
 
     def add(self, other: SaveResult) -> None:
@@ -104,6 +106,7 @@ class SaveResult:
         self.items_updated += other.items_updated
         self.mentions += other.mentions
         self.unchanged += other.unchanged
+        self.stubs += other.stubs
         self.warnings.extend(other.warnings)
 
     @property

@@ -1,0 +1,75 @@
+"""Size caps: a 10 MB title is cut to its cap, and the cut is recorded with the item."""
+
+from __future__ import annotations
+
+from lightnews.model import Account, Author, Batch, Item, LinkCard, Paper, PostDetails
+from lightnews.normalize.limits import Limits, cap_batch
+from lightnews.pipeline import ingest_bytes
+from lightnews.settings import Settings
+from lightnews.store import SQLiteStore
+
+SMALL = Limits(title=10, text=20, html=30, url=25, payload=40)
+
+
+def test_every_field_is_cut_to_its_cap_and_each_cut_named() -> None:
+    item = Item(
+        key="k1",
+        kind="article",
+        title="t" * 50,
+        author="a" * 11,
+        text="x" * 21,
+        html="<p>" + "h" * 40 + "</p>",
+        url="https://example.org/" + "u" * 10,
+        links=["https://example.org/", "https://example.org/" + "l" * 10],
+        tags=["g" * 12],
+        payload="p" * 41,
+        post=PostDetails("at://x", card=LinkCard("https://example.org/", description="d" * 21)),
+        code_links=["https://github.com/a/b", "https://github.com/" + "c" * 10],
+    )
+    paper = Paper("2501.00001", title="T" * 11, abstract="A" * 21, authors=[Author("N" * 11)])
+    account = Account("bluesky", "did:plc:x", name="n" * 11, avatar="https://x.org/" + "a" * 20)
+    batch = Batch(items=[item], papers=[paper], accounts=[account], title="f" * 11)
+    cap_batch(batch, SMALL)
+    assert (len(item.title), len(item.author or ""), len(item.text), len(item.payload)) == (
+        10, 10, 20, 40,
+    )  # fmt: skip
+    assert len(item.html) <= 30 + len("</p>") and item.html.endswith("</p>")  # closed again
+    assert item.url is None and item.links == ["https://example.org/"]  # too long: dropped
+    assert item.tags == ["g" * 10] and item.code_links == ["https://github.com/a/b"]
+    assert item.post is not None and item.post.card is not None
+    assert item.post.card.description == "d" * 20 and item.post.card.uri == "https://example.org/"
+    assert (len(paper.title), len(paper.abstract), paper.authors[0].name) == (10, 20, "N" * 10)
+    assert len(account.name) == 10 and account.avatar is None and batch.title == "f" * 10
+    where = {(p.key, p.field) for p in batch.problems}
+    assert {("k1", "title"), ("k1", "url"), ("2501.00001", "abstract")} <= where
+    assert ("did:plc:x", "avatar") in where and (None, "feed title") in where
+    assert ("k1", "post.card.description") in where and ("k1", "code_links") in where
+    assert "k1 title: cut to 10 characters (was 50)" in {str(p) for p in batch.problems}
+
+
+def test_nothing_within_the_caps_changes() -> None:
+    item = Item(key="k", kind="article", title="short", url="https://example.org/")
+    batch = Batch(items=[item])
+    cap_batch(batch, Limits())
+    assert item.title == "short" and item.url == "https://example.org/" and not batch.problems
+
+
+def test_limits_come_from_the_settings() -> None:
+    settings = Settings(environ={"LIGHTNEWS_MAX_TITLE_CHARS": "77"})
+    assert Limits.from_settings(settings).title == 77
+    assert Limits.from_settings(Settings(environ={})) == Limits()
+
+
+def test_a_ten_megabyte_title_is_not_stored_whole(store: SQLiteStore, settings: Settings) -> None:
+    huge = "A" * 10_000_000
+    feed = (
+        '<?xml version="1.0"?><rss version="2.0"><channel><title>Blog</title>'
+        f"<item><guid>post-1</guid><title>{huge}</title><link>https://blog.example/1</link>"
+        "<description>Fine text.</description></item></channel></rss>"
+    ).encode()
+    report = ingest_bytes(store, "feed", "https://blog.example/feed", feed, settings)
+    ((title, text, payload),) = store.db.execute("SELECT title, text, payload FROM items")
+    assert len(title) == 1000 and text == "Fine text." and len(payload) <= 1_000_000
+    assert report.error is not None and "post-1 title: cut to 1,000 characters" in report.error
+    source = store.get_source(report.source_id)
+    assert source.last_error is not None and "post-1 title" in source.last_error

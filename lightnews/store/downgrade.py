@@ -1,0 +1,52 @@
+"""Never replace stored data with a worse copy of it.
+
+A feed cut off in transit, a ``.abs`` record truncated on disk, or a
+document feedparser had to repair can carry the same records as before with
+their text cut short. Writing them would replace a 652-character abstract by
+its first 448 characters. These pure rules decide, before any write, whether
+a fresh copy may replace the stored one; they know nothing of SQL, so every
+storage backend applies the same ones (the paper merge of
+:mod:`lightnews.store.merge` and the save of items, which SQLite and
+PostgreSQL share).
+
+* A text that is a strict prefix of the stored text (blanks at its end
+  aside) is the stored text cut short: the stored one stays.
+* Items read from a document that was not well-formed never replace stored
+  items (new ones are still added): what was repaired may be what was cut.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from lightnews.model import Item
+
+__all__ = ["PAPER_TEXT_FIELDS", "cut_short", "item_kept_reason"]
+
+#: Paper fields a cut record would shorten; the stored value stays when the fresh one is cut.
+PAPER_TEXT_FIELDS = ("title", "abstract", "comments", "journal_ref")
+
+
+def cut_short(fresh: str | None, stored: str | None) -> bool:
+    """Whether ``fresh`` is ``stored`` cut short: a strict prefix of it, end blanks aside.
+
+    >>> cut_short("Deep nets are", "Deep nets are shallow.")
+    True
+    >>> cut_short("Deep nets are shallow.", "Deep nets are")
+    False
+    """
+    if not stored:
+        return False
+    head = (fresh or "").rstrip()
+    return len(head) < len(stored.rstrip()) and stored.startswith(head)
+
+
+def item_kept_reason(stored: Mapping[str, Any], fresh: Item, *, well_formed: bool) -> str | None:
+    """Why the stored item (its ``title`` and ``text``) must stay instead of ``fresh``; or None."""
+    if not well_formed:
+        return "stored copy kept: this copy comes from a document that is not well-formed"
+    for name, value in (("text", fresh.text), ("title", fresh.title)):
+        if cut_short(value, stored.get(name)):
+            return f"stored copy kept: the new {name} is the stored one cut short"
+    return None
