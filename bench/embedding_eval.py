@@ -121,6 +121,7 @@ def main() -> None:
     parser.add_argument("--throughput", type=int, default=300, help="Documents MiniLM encodes.")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--repeats", type=int, default=3, help="Throughput runs per encoder.")
+    parser.add_argument("--throughput-only", action="store_true", help="Skip the quality tasks.")
     parser.add_argument("--int8-tokens", type=lambda v: [int(n) for n in v.split(",") if n],
                         default=[64], help="Shorter cuts of minilm-int8: 96,64")  # fmt: skip
     args = parser.parse_args()
@@ -165,6 +166,8 @@ def main() -> None:
               f"{max(r[1] for r in runs):,.0f} per CPU-second; x{fast / reference_rate:.1f} "
               f"minilm-256) 1M: {1e6 / fast / 3600:.2f}-{1e6 / slow / 3600:.2f} h")  # fmt: skip
     print(f"load average while measuring: {os.getloadavg()[0]:.1f}")
+    if args.throughput_only:
+        return
 
     encoders: dict[str, Encoder] = {
         "minilm-256": minilm,
