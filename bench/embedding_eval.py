@@ -5,10 +5,12 @@ million papers is embedded in hours, not days, measured against the model's
 own quality. Measured on the real Hugging Face papers corpus in
 ``../shared/fixtures`` (11k ML papers, title and abstract):
 
-- throughput, documents (title + abstract) a second, of the ``static``
-  encoder (the distilled model Lightnews uses by default) and of ``minilm``
-  (all-MiniLM-L6-v2 itself on PyTorch, at the 128 tokens Lightnews uses and
-  at 256), on all cores;
+- throughput, documents (title + abstract) a second, of ``minilm-int8``
+  (the default: the model exported to ONNX with int8 weights, at 128 tokens
+  and at the shorter cuts ``--int8-tokens`` names), the ``static``
+  distillation and ``minilm`` (all-MiniLM-L6-v2 itself on PyTorch, at the 128
+  tokens Lightnews uses and at 256), on all cores, as a range over
+  ``--repeats`` runs and per second of CPU time (the machine is shared);
 - quality on two retrieval tasks neither side was tuned for, the corpus
   being the abstracts alone and the paper's own abstract the one right
   answer (recall@1, recall@10, MRR@10), each paper's title the query: in
@@ -18,8 +20,9 @@ own quality. Measured on the real Hugging Face papers corpus in
   point to other papers. Words (SQLite FTS5 BM25, as Lightnews searches) and
   the fusion of words with each encoder (reciprocal rank, as Lightnews
   fuses, at the meaning weights compared) are measured on the same tasks;
-- agreement of related papers: how many of MiniLM's 10 nearest abstracts the
-  static encoder also puts in its 10 nearest;
+- agreement of related papers: how many of MiniLM's 10 nearest abstracts
+  each encoder also puts in its 10 nearest (MiniLM at 256 and at 128 tokens);
+- how close minilm-int8's vectors are to MiniLM's own for the same texts;
 - the cosine similarity of right answers and of random pairs, from which the
   floor below which a "nearest by meaning" hit is noise is chosen.
 
