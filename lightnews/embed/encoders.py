@@ -125,7 +125,10 @@ def load_encoder(name: str) -> Encoder:
     if name == "minilm-int8":
         from lightnews.embed.int8 import Int8MiniLMEncoder, export_int8
 
-        return Int8MiniLMEncoder(export_int8(_int8_path()))
+        try:
+            return Int8MiniLMEncoder(export_int8(_int8_path()))
+        except RuntimeError as error:  # the export failed: say so, search stays lexical
+            raise SemanticUnavailable(str(error)) from error
     return StaticEncoder.load() if name == "static" else MiniLMEncoder()
 
 

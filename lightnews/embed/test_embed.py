@@ -275,6 +275,28 @@ def test_the_int8_encoder_is_exported_once_and_gives_minilms_vectors(
     assert np.allclose(again.encode(REAL_TEXTS), vectors, atol=1e-6)
 
 
+def test_a_failed_export_says_why_and_leaves_nothing_half_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("filelock", reason="needs the semantic extra")
+    from lightnews.embed import int8
+    from lightnews.embed.encoders import SemanticUnavailable
+
+    def broken(folder: Path) -> None:
+        (folder / "traced.onnx").write_bytes(b"half")
+        raise OSError("No space left on device")
+
+    monkeypatch.setenv("LIGHTNEWS_MODEL_CACHE", str(tmp_path))
+    monkeypatch.setattr(int8, "_export", broken)
+    monkeypatch.setattr(
+        "lightnews.embed.encoders.missing_packages", lambda name: []
+    )  # as if the extra were complete
+    with pytest.raises(SemanticUnavailable, match="No space left on device"):
+        load_encoder("minilm-int8")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["minilm-l6-v2-int8-v1.lock"]
+    assert capfd.readouterr().err.startswith("Preparing the minilm-int8 encoder")
+
+
 def test_without_the_extra_search_is_lexical_and_says_why(
     library: SQLiteStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
