@@ -5,10 +5,12 @@ million papers is embedded in hours, not days, measured against the model's
 own quality. Measured on the real Hugging Face papers corpus in
 ``../shared/fixtures`` (11k ML papers, title and abstract):
 
-- throughput, documents (title + abstract) a second, of the ``static``
-  encoder (the distilled model Lightnews uses by default) and of ``minilm``
-  (all-MiniLM-L6-v2 itself on PyTorch, at the 128 tokens Lightnews uses and
-  at 256), on all cores;
+- throughput, documents (title + abstract) a second, of ``minilm-int8``
+  (the default: the model exported to ONNX with int8 weights, at 128 tokens
+  and at the shorter cuts ``--int8-tokens`` names), the ``static``
+  distillation and ``minilm`` (all-MiniLM-L6-v2 itself on PyTorch, at the 128
+  tokens Lightnews uses and at 256), on all cores, as a range over
+  ``--repeats`` runs and per second of CPU time (the machine is shared);
 - quality on two retrieval tasks neither side was tuned for, the corpus
   being the abstracts alone and the paper's own abstract the one right
   answer (recall@1, recall@10, MRR@10), each paper's title the query: in
@@ -18,8 +20,9 @@ own quality. Measured on the real Hugging Face papers corpus in
   point to other papers. Words (SQLite FTS5 BM25, as Lightnews searches) and
   the fusion of words with each encoder (reciprocal rank, as Lightnews
   fuses, at the meaning weights compared) are measured on the same tasks;
-- agreement of related papers: how many of MiniLM's 10 nearest abstracts the
-  static encoder also puts in its 10 nearest;
+- agreement of related papers: how many of MiniLM's 10 nearest abstracts
+  each encoder also puts in its 10 nearest (MiniLM at 256 and at 128 tokens);
+- how close minilm-int8's vectors are to MiniLM's own for the same texts;
 - the cosine similarity of right answers and of random pairs, from which the
   floor below which a "nearest by meaning" hit is noise is chosen.
 
@@ -29,6 +32,7 @@ own quality. Measured on the real Hugging Face papers corpus in
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import re
 import sqlite3
@@ -41,7 +45,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from lightnews.embed.encoders import MiniLMEncoder, load_encoder  # noqa: E402
+from lightnews.embed.encoders import Encoder, MiniLMEncoder, load_encoder  # noqa: E402
+from lightnews.embed.int8 import Int8MiniLMEncoder  # noqa: E402
 from lightnews.search import MEANING_WEIGHT  # noqa: E402
 from lightnews.search.fusion import fuse  # noqa: E402
 
@@ -63,10 +68,11 @@ def load(limit: int | None, seed: int) -> list[tuple[str, str]]:
     return papers[:limit] if limit else papers
 
 
-def rate(encode: object, texts: list[str]) -> tuple[float, np.ndarray]:
-    started = time.perf_counter()
-    vectors = encode(texts)  # type: ignore[operator]
-    return len(texts) / (time.perf_counter() - started), vectors
+def rate(encode: object, texts: list[str]) -> tuple[float, float]:
+    """Documents a second of wall time, and per second of this process's CPU time."""
+    started, cpu = time.perf_counter(), time.process_time()
+    encode(texts)  # type: ignore[operator]
+    return len(texts) / (time.perf_counter() - started), len(texts) / (time.process_time() - cpu)
 
 
 def ranks_by_vectors(queries: np.ndarray, docs: np.ndarray, k: int = 100) -> list[list[int]]:
@@ -117,6 +123,10 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=500, help="Titles asked.")
     parser.add_argument("--throughput", type=int, default=300, help="Documents MiniLM encodes.")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--repeats", type=int, default=3, help="Throughput runs per encoder.")
+    parser.add_argument("--throughput-only", action="store_true", help="Skip the quality tasks.")
+    parser.add_argument("--int8-tokens", type=lambda v: [int(n) for n in v.split(",") if n],
+                        default=[64], help="Shorter cuts of minilm-int8: 96,64")  # fmt: skip
     args = parser.parse_args()
     if not CORPUS.exists():
         sys.exit(f"needs {CORPUS} (the shared fixtures)")
@@ -133,22 +143,42 @@ def main() -> None:
     static = load_encoder("static")
     minilm = MiniLMEncoder(max_tokens=256)
     minilm128 = MiniLMEncoder(max_tokens=128)
+    int8 = load_encoder("minilm-int8")
+    shorter = {f"minilm-int8-{n}": Int8MiniLMEncoder(int8.path, max_tokens=n)
+               for n in args.int8_tokens}  # fmt: skip
     static.encode(full_texts[:100])
-    minilm.encode(full_texts[:8])
+    for warm in (minilm, minilm128, int8, *shorter.values()):
+        warm.encode(full_texts[:16])
 
-    print("\n## Throughput (title + abstract, all cores)")
-    static_rate, _ = rate(static.encode, full_texts)
+    print(f"\n## Throughput (title + abstract, all cores; {args.repeats} runs: slowest-fastest)")
     sample = full_texts[: args.throughput]
-    minilm_rate, _ = rate(minilm.encode, sample)
-    minilm128_rate, _ = rate(minilm128.encode, sample)
-    for name, docs_s, n in (("static", static_rate, len(full_texts)),
-                            ("minilm, 256 tokens", minilm_rate, len(sample)),
-                            ("minilm, 128 tokens", minilm128_rate, len(sample))):  # fmt: skip
-        print(f"{name:<20} {docs_s:>9,.0f} docs/s  ({n:,} docs)  1M papers: "
-              f"{1_000_000 / docs_s / 3600:6.2f} h")  # fmt: skip
-    print(f"static / minilm-256 speed: {static_rate / minilm_rate:,.0f}x")
+    timed: dict[str, tuple[Encoder, list[str]]] = {
+        "minilm, 256 tokens": (minilm, sample),  # first: the reference
+        "static": (static, full_texts),
+        "minilm, 128 tokens": (minilm128, sample),
+        "minilm-int8, 128 tokens": (int8, sample),
+    }
+    for n, encoder in zip(args.int8_tokens, shorter.values(), strict=True):
+        timed[f"minilm-int8, {n} tokens"] = (encoder, sample)
+    reference_rate = 0.0
+    for name, (encoder, texts) in timed.items():
+        runs = [rate(encoder.encode, texts) for _ in range(args.repeats)]
+        slow, fast = min(r[0] for r in runs), max(r[0] for r in runs)
+        reference_rate = reference_rate or fast
+        print(f"{name:<24} {slow:>7,.0f}-{fast:<7,.0f} docs/s ({len(texts):,} docs; best "
+              f"{max(r[1] for r in runs):,.0f} per CPU-second; x{fast / reference_rate:.1f} "
+              f"minilm-256) 1M: {1e6 / fast / 3600:.2f}-{1e6 / slow / 3600:.2f} h")  # fmt: skip
+    print(f"load average while measuring: {os.getloadavg()[0]:.1f}")
+    if args.throughput_only:
+        return
 
-    encoders = {"minilm-256": minilm, "minilm-128": minilm128, "static": static}
+    encoders: dict[str, Encoder] = {
+        "minilm-256": minilm,
+        "minilm-128": minilm128,
+        "minilm-int8": int8,
+        **shorter,
+        "static": static,
+    }
     started = time.perf_counter()
     docs = {name: encoder.encode(abstracts) for name, encoder in encoders.items()}
     print(f"\n(abstracts encoded in {time.perf_counter() - started:.0f}s)")
@@ -171,26 +201,42 @@ def main() -> None:
         for name in encoders:
             by[name] = ranks_by_vectors(asked[name], vectors[name])
             rows[name] = quality(by[name], answers)
-        for name in ("minilm-128", "static"):
+        for name in ("minilm-128", "minilm-int8", "static"):
             for weight in (1.0, 0.5):
                 chosen = " *" if weight == MEANING_WEIGHT else ""
                 rows[f"words + {name} (RRF, meaning x{weight}){chosen}"] = quality(
                     fused(by_words, by[name], weight), answers
                 )
         reference = rows["minilm-256"]["MRR@10"]
-        print(f"{'system':<40} {'R@1':>6} {'R@10':>6} {'MRR@10':>7} {'MRR / minilm-256':>17}")
+        reference128 = rows["minilm-128"]["MRR@10"]
+        print(f"{'system':<42} {'R@1':>6} {'R@10':>6} {'MRR@10':>7} {'/ minilm-256':>13} "
+              f"{'/ minilm-128':>13}")  # fmt: skip
         for name, q in rows.items():
-            print(f"{name:<40} {q['R@1']:6.3f} {q['R@10']:6.3f} {q['MRR@10']:7.3f} "
-                  f"{q['MRR@10'] / reference:17.2f}")  # fmt: skip
+            ratios = f"{q['MRR@10'] / reference:13.2f} {q['MRR@10'] / reference128:13.2f}"
+            print(f"{name:<42} {q['R@1']:6.3f} {q['R@10']:6.3f} {q['MRR@10']:7.3f} {ratios}")
     print("(* the weight Lightnews uses)")
 
     print("\n## Related papers: the 10 nearest abstracts, against minilm-256's")
     reference_nearest = ranks_by_vectors(docs["minilm-256"][: len(answers)], docs["minilm-256"], 11)
-    for name in ("minilm-128", "static"):
+    near128 = ranks_by_vectors(docs["minilm-128"][: len(answers)], docs["minilm-128"], 11)
+    for name in list(encoders)[1:]:
         nearest = ranks_by_vectors(docs[name][: len(answers)], docs[name], 11)
         overlap = [len(set(a[1:]) & set(b[1:])) / 10
                    for a, b in zip(nearest, reference_nearest, strict=True)]  # fmt: skip
-        print(f"{name:<12} mean overlap@10: {np.mean(overlap):.3f}")
+        overlap128 = [len(set(a[1:]) & set(b[1:])) / 10
+                      for a, b in zip(nearest, near128, strict=True)]  # fmt: skip
+        print(
+            f"{name:<16} mean overlap@10 with minilm-256: {np.mean(overlap):.3f}, "
+            f"with minilm-128: {np.mean(overlap128):.3f}"
+        )
+
+    print("\n## Cosine of each abstract's vector to minilm-128's (same text, same cut)")
+    for name in ("minilm-int8",):
+        same = np.sum(docs[name] * docs["minilm-128"], axis=1)
+        print(
+            f"{name:<16} mean {same.mean():.4f} p5 {np.percentile(same, 5):.4f} "
+            f"min {same.min():.4f}"
+        )
 
     print("\n## Cosine of right answers vs random pairs, task 'title' (the noise floor)")
     rng = np.random.default_rng(args.seed)
@@ -198,7 +244,7 @@ def main() -> None:
         q, d = asked[name], docs[name]
         right = np.sum(q * d[answers], axis=1)
         random_pairs = np.sum(q * d[rng.integers(0, len(d), size=len(q))], axis=1)
-        print(f"{name:<12} right p5 {np.percentile(right, 5):.3f} p50 {np.median(right):.3f} · "
+        print(f"{name:<16} right p5 {np.percentile(right, 5):.3f} p50 {np.median(right):.3f} · "
               f"random p50 {np.median(random_pairs):.3f} p95 {np.percentile(random_pairs, 95):.3f} "
               f"p99 {np.percentile(random_pairs, 99):.3f}")  # fmt: skip
 

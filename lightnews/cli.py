@@ -592,8 +592,8 @@ def embed(app: App, limit: int | None, batch_size: int, as_json: bool) -> None:
 
     Embeds every paper that has no vector from the encoder chosen by the
     `semantic` setting; interrupted runs keep their work, re-runs go on.
-    Needs the semantic extra. The first run of the static encoder distils it
-    from the packaged model (about half a minute, once).
+    Needs the semantic extra. The first run makes the encoder from the packaged
+    model (the default exports it to ONNX with int8 weights: under a minute, once).
     """
     from lightnews.embed import embed_papers
 

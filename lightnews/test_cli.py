@@ -334,7 +334,7 @@ def test_related(demo_db: Path) -> None:
 def test_embed_search_by_meaning_and_lexical_when_off(demo_db: Path) -> None:
     pytest.importorskip("faiss", reason="needs the semantic extra")
     report = as_json(run(demo_db, "embed", "--json"))
-    assert report["encoder"] == "static" and report["remaining"] == 0  # the demo embedded all
+    assert report["encoder"] == "minilm-int8" and report["remaining"] == 0  # the demo embedded all
     hits = as_json(run(demo_db, "search", "benchmark leakage into training data", "--json"))
     assert hits[0]["arxiv_id"] == "2510.03172" and hits[0]["matched"] == ["meaning"]
     run(demo_db, "settings", "set", "semantic", "off")

@@ -15,16 +15,30 @@ from pathlib import Path
 import pytest
 
 from lightnews.embed import embed_papers, forget_cached, open_semantic
+from lightnews.embed.encoders import load_encoder, missing_packages
 from lightnews.embed.index import VectorIndex
 from lightnews.model import SearchFilters
 from lightnews.search import related_papers, search_papers
 from lightnews.settings import Settings
 from lightnews.store import SQLiteStore
 
+DEFAULT = str(Settings(environ={}).semantic)  # the encoder a library gets by default
+
 semantic_extra = pytest.mark.skipif(
-    any(importlib.util.find_spec(m) is None for m in ("faiss", "model2vec", "numpy")),
+    bool(missing_packages(DEFAULT)) or bool(missing_packages("static")),
     reason="needs the semantic extra: pip install -e '.[semantic]'",
 )
+# Real titles (and one abstract) of papers in the shared corpus.
+REAL_TEXTS = [
+    "Depth Pro: Sharp Monocular Metric Depth in Less Than a Second",
+    "Attention Is All You Need",
+    "DeepSeek-R1: Incentivizing Reasoning Capability in LLMs via Reinforcement Learning",
+    "Contamination-Resistant Evaluation of Large Language Models",
+    "We present a foundation model for zero-shot metric monocular depth estimation. Our model, "
+    "Depth Pro, synthesizes high-resolution depth maps with unparalleled sharpness and "
+    "high-frequency details. The predictions are metric, with absolute scale, without relying "
+    "on the availability of metadata such as camera intrinsics.",
+]
 
 
 @pytest.fixture
@@ -51,11 +65,11 @@ def test_the_demo_library_is_embedded_and_a_rerun_has_nothing_to_do(
     library: SQLiteStore, on: Settings
 ) -> None:
     titled = library.db.execute("SELECT count(*) FROM papers WHERE title != ''").fetchone()[0]
-    assert library.vector_count("static") == titled > 10
+    assert library.vector_count(DEFAULT) == titled > 10
     assert library.count_unembedded() == 0
     again = embed_papers(library, on)
     assert (again.embedded, again.remaining) == (0, 0)
-    index_file, meta = VectorIndex.paths(library.path, "static")
+    index_file, meta = VectorIndex.paths(library.path, DEFAULT)
     assert index_file.exists() and meta.exists()
 
 
@@ -135,7 +149,7 @@ def test_a_changed_abstract_is_embedded_again_and_the_index_follows(
             (paper_id,),
         )
     assert library.count_unembedded() == 1
-    assert library.paper_vector("2510.03172", "static") is None
+    assert library.paper_vector("2510.03172", DEFAULT) is None
     report = embed_papers(library, on)
     assert report.embedded == 1 and report.remaining == 0
     found = search_papers(library, "predicting the structure of proteins", settings=on)
@@ -149,9 +163,9 @@ def test_a_changed_abstract_is_embedded_again_and_the_index_follows(
 @semantic_extra
 def test_switching_encoders_drops_the_old_vectors(library: SQLiteStore, on: Settings) -> None:
     library.save_vectors("other-model", [(1, b"\0\0" * 8)])
-    assert library.other_models("static")
+    assert library.other_models(DEFAULT)
     embed_papers(library, on)
-    assert not library.other_models("static")
+    assert not library.other_models(DEFAULT)
     assert library.count_unembedded() == 0
 
 
@@ -165,8 +179,8 @@ def test_a_large_library_gets_the_inverted_file_index(
 
     monkeypatch.setattr(index_module, "EXACT_UP_TO", 4)
     semantic = open_semantic(library, on)
-    built = VectorIndex.build(library, "static", semantic.encoder.dim)
-    assert built.size == library.vector_count("static")
+    built = VectorIndex.build(library, DEFAULT, semantic.encoder.dim)
+    assert built.size == library.vector_count(DEFAULT)
     assert "IVF" in type(built._index).__name__
     found = semantic.vector_of("2511.18342")
     assert found is not None
@@ -178,10 +192,10 @@ def test_a_large_library_gets_the_inverted_file_index(
 def test_a_replaced_database_does_not_inherit_the_old_index(
     library: SQLiteStore, on: Settings, tmp_path: Path
 ) -> None:
-    index_file, meta = VectorIndex.paths(library.path, "static")
+    index_file, meta = VectorIndex.paths(library.path, DEFAULT)
     other = SQLiteStore(tmp_path / "other.db")
-    shutil.copy(index_file, VectorIndex.paths(other.path, "static")[0])
-    shutil.copy(meta, VectorIndex.paths(other.path, "static")[1])
+    shutil.copy(index_file, VectorIndex.paths(other.path, DEFAULT)[0])
+    shutil.copy(meta, VectorIndex.paths(other.path, DEFAULT)[1])
     other.db.execute(
         "INSERT INTO papers (arxiv_id, title, abstract, content_hash, first_seen, modified) "
         "VALUES ('2501.00001', 'Protein folding', 'Structures of proteins.', 'x', '', '')"
@@ -190,6 +204,97 @@ def test_a_replaced_database_does_not_inherit_the_old_index(
     found = search_papers(other, "protein structure prediction", settings=on)
     assert [h.arxiv_id for h in found] == ["2501.00001"]
     other.close()
+
+
+@semantic_extra
+def test_switching_encoders_reembeds_the_library_and_switching_back_too(
+    library: SQLiteStore, on: Settings
+) -> None:
+    titled = library.vector_count(DEFAULT)
+    static = on.with_overrides(semantic="static")
+    report = embed_papers(library, static)
+    assert (report.encoder, report.embedded, report.remaining) == ("static", titled, 0)
+    assert library.vector_count("static") == titled and not library.has_vectors(DEFAULT)
+    found = search_papers(library, "benchmark leakage into training data", settings=static)
+    assert found.mode == "hybrid" and any("meaning" in h.matched for h in found)
+    # Back in the same process: the cached index of the first encoder catches up
+    # on the new rows (every paper's vector replaced, none twice).
+    back = embed_papers(library, on)
+    assert (back.encoder, back.embedded) == (DEFAULT, titled)
+    assert library.vector_count(DEFAULT) == titled and not library.has_vectors("static")
+    found = search_papers(library, "benchmark leakage into training data", settings=on)
+    assert found[0].title.startswith("Contamination-Resistant Evaluation")
+    related = related_papers(library, "2511.18342", limit=20, settings=on)
+    assert len({h.arxiv_id for h in related}) == len(related) > 0
+    assert open_semantic(library, on).index.size == titled
+
+
+int8_extra = pytest.mark.skipif(
+    bool(missing_packages("minilm-int8")) or bool(missing_packages("minilm")),
+    reason="needs the semantic extra (onnxruntime, and PyTorch to export and compare)",
+)
+
+
+@int8_extra
+def test_the_int8_encoder_is_exported_once_and_gives_minilms_vectors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    import numpy as np
+
+    from lightnews.embed.encoders import MiniLMEncoder
+
+    monkeypatch.setenv("LIGHTNEWS_MODEL_CACHE", str(tmp_path))
+    encoder = load_encoder("minilm-int8")
+    said = capfd.readouterr()
+    # One line says what happens; no progress bar or library warning around it.
+    assert said.out == ""
+    assert said.err.startswith("Preparing the minilm-int8 encoder") and said.err.count("\n") == 1
+    model = tmp_path / "minilm-l6-v2-int8-v1" / "model.onnx"
+    assert 10e6 < model.stat().st_size < 40e6  # int8: a quarter of the 90 MB of weights
+    assert [p.name for p in tmp_path.iterdir() if "partial" in p.name] == []
+    made = model.stat().st_mtime_ns
+
+    vectors = encoder.encode(REAL_TEXTS)
+    assert vectors.shape == (len(REAL_TEXTS), 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    reference = MiniLMEncoder(max_tokens=128).encode(REAL_TEXTS)
+    cosines = np.sum(vectors * reference, axis=1)
+    assert cosines.min() > 0.97, cosines
+    # A text gets nearly the same vector alone (one thread) as in a batch padded
+    # to a longer text (two threads): padding is masked. Not exactly the same:
+    # activations are quantized with one scale per batch (measured 0.98-0.995).
+    alone = encoder.encode([REAL_TEXTS[1]])[0]
+    batch = encoder.encode([REAL_TEXTS[4], *REAL_TEXTS])
+    assert float(alone @ batch[2]) > 0.97
+    assert np.allclose(encoder.encode(REAL_TEXTS), vectors)  # and the same batch, the same
+    assert encoder.encode([]).shape == (0, 384)
+
+    capfd.readouterr()
+    again = load_encoder("minilm-int8")  # a second process finds it made
+    assert capfd.readouterr().err == "" and model.stat().st_mtime_ns == made
+    assert np.allclose(again.encode(REAL_TEXTS), vectors, atol=1e-6)
+
+
+def test_a_failed_export_says_why_and_leaves_nothing_half_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("filelock", reason="needs the semantic extra")
+    from lightnews.embed import int8
+    from lightnews.embed.encoders import SemanticUnavailable
+
+    def broken(folder: Path) -> None:
+        (folder / "traced.onnx").write_bytes(b"half")
+        raise OSError("No space left on device")
+
+    monkeypatch.setenv("LIGHTNEWS_MODEL_CACHE", str(tmp_path))
+    monkeypatch.setattr(int8, "_export", broken)
+    monkeypatch.setattr(
+        "lightnews.embed.encoders.missing_packages", lambda name: []
+    )  # as if the extra were complete
+    with pytest.raises(SemanticUnavailable, match="No space left on device"):
+        load_encoder("minilm-int8")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["minilm-l6-v2-int8-v1.lock"]
+    assert capfd.readouterr().err.startswith("Preparing the minilm-int8 encoder")
 
 
 def test_without_the_extra_search_is_lexical_and_says_why(

@@ -51,7 +51,7 @@ __all__ = [
 # Nearest papers by meaning below this cosine similarity are noise, not results
 # (a surname or a rare acronym has no meaningful neighbours). Measured on the
 # real 11k-paper corpus with bench/embedding_eval.py.
-MEANING_FLOOR = {"static": 0.30, "minilm": 0.25}
+MEANING_FLOOR = {"static": 0.30, "minilm": 0.25, "minilm-int8": 0.25}
 # How far the nearest-by-meaning list is trusted against the words' list when
 # they are fused: half, the better of 0.5 and 1 for both encoders on both tasks
 # of bench/embedding_eval.py. Meaning still decides alone when no words match.
