@@ -28,6 +28,7 @@ import logging
 import os
 import shutil
 import sys
+import threading
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -61,9 +62,18 @@ class Int8MiniLMEncoder:
         self._tokenizer.enable_truncation(max_tokens)
         self._tokenizer.no_padding()
         self._sessions: dict[int, Any] = {}
+        self._opening = threading.Lock()
 
     def _session(self, threads: int) -> Any:
-        """One ONNX Runtime session per thread count (a query runs on one thread)."""
+        """One ONNX Runtime session per thread count (a query runs on one thread).
+
+        Sessions and the tokenizer (set up once, never changed) are safe to
+        share: the web server's threads encode queries at once without a lock.
+        """
+        with self._opening:
+            return self._sessions.get(threads) or self._open(threads)
+
+    def _open(self, threads: int) -> Any:
         if threads not in self._sessions:
             import onnxruntime as ort
 

@@ -275,6 +275,33 @@ def test_the_int8_encoder_is_exported_once_and_gives_minilms_vectors(
     assert np.allclose(again.encode(REAL_TEXTS), vectors, atol=1e-6)
 
 
+@semantic_extra
+def test_the_default_encoder_encodes_queries_from_many_threads_at_once() -> None:
+    import threading
+
+    encoder = load_encoder(DEFAULT)  # the web server's threads share one
+    expected = encoder.encode(["sparse attention query 7"])[0]
+    errors: list[BaseException] = []
+    same: list[bool] = []
+
+    def run() -> None:
+        try:
+            for n in range(40):
+                vector = encoder.encode([f"sparse attention query {n % 10}"])[0]
+                if n % 10 == 7:  # a query is encoded alone: always the same vector
+                    same.append(bool(abs(vector - expected).max() < 1e-6))
+        except Exception as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=run) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors[:2]
+    assert len(same) == 32 and all(same)
+
+
 def test_a_failed_export_says_why_and_leaves_nothing_half_made(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
