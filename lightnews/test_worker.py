@@ -246,27 +246,25 @@ def test_migrations_bring_the_queue_schema_once(pg_url: str) -> None:
 
 
 def test_host_slots_space_turns_across_connections(pg_url: str) -> None:
-    """Four stores (four pools, as four workers would have) share one host's turns."""
+    """Four stores (four pools, as four workers would have) share one host's turns.
+
+    Each turn holds the host for its whole request (here 50 ms of work): no two
+    overlap, and each starts at least the interval after the previous one ended,
+    however late a busy machine wakes a thread.
+    """
     stores = [PostgresStore(pg_url, pool_size=2) for _ in range(4)]
-    starts: list[float] = []
+    turns: list[tuple[float, float]] = []
     lock = threading.Lock()
 
     def go(store: PostgresStore) -> None:
-        # The turn each call was given (when it is told to sleep until it): when the
-        # thread then wakes is up to the operating system on a busy machine.
-        planned: list[float] = []
-
-        def sleep(seconds: float) -> None:
-            planned.append(time.monotonic() + seconds)
-            time.sleep(seconds)
-
-        slots = HostSlots(store.pool, sleep=sleep)
+        slots = HostSlots(store.pool)
         for _ in range(3):
-            told = len(planned)
-            slots.wait_for("export.arxiv.org", 0.2)
-            start = planned[-1] if len(planned) > told else time.monotonic()
+            with slots.turn("export.arxiv.org", 0.2):
+                began = time.monotonic()
+                time.sleep(0.05)  # the request
+                ended = time.monotonic()
             with lock:
-                starts.append(start)
+                turns.append((began, ended))
 
     try:
         threads = [threading.Thread(target=go, args=(s,)) for s in stores]
@@ -274,15 +272,16 @@ def test_host_slots_space_turns_across_connections(pg_url: str) -> None:
             thread.start()
         for thread in threads:
             thread.join()
-        HostSlots(stores[0].pool).wait_for("elsewhere.org", 0)  # no interval: no row
+        with HostSlots(stores[0].pool).turn("elsewhere.org", 0):  # no interval: no row
+            pass
         hosts = [r[0] for r in stores[0].db.execute("SELECT host FROM host_slots")]
     finally:
         for store in stores:
             store.close()
-    starts.sort()
-    gaps = [b - a for a, b in itertools.pairwise(starts)]
-    assert len(starts) == 12 and min(gaps) >= 0.2
-    assert starts[-1] - starts[0] < 11 * 0.2 + 2.0  # turns follow each other, no long stalls
+    turns.sort()
+    rests = [b[0] - a[1] for a, b in itertools.pairwise(turns)]
+    assert len(turns) == 12 and min(rests) >= 0.2 - 0.01  # database and local clocks
+    assert turns[-1][0] - turns[0][0] < 11 * 0.25 + 2.0  # turns follow each other
     assert hosts == ["export.arxiv.org"]
 
 

@@ -143,26 +143,36 @@ class VectorIndex:
     def save(self, db_path: Path) -> None:
         """Write the index beside the database (atomically: readers never see half)."""
         import faiss
+        from filelock import FileLock
 
         index_path, meta_path = self.paths(db_path, self.model)
+        # Several processes of one library (two refreshes, web processes) may save at
+        # once: each writes its own temporary files, and the index with its meta file
+        # is replaced as a pair under a lock, so no reader pairs one's index with
+        # another's meta (the meta says which vector rows the index holds).
+        unique = f".{os.getpid()}.{threading.get_ident()}.tmp"
         with self._lock:
-            faiss.write_index(self._index, str(index_path) + ".tmp")
+            faiss.write_index(self._index, str(index_path) + unique)
             meta = {"format": _FORMAT, "model": self.model, "dim": self.dim,
                     "seen": self.seen, "built_for": self.built_for}  # fmt: skip
-        os.replace(str(index_path) + ".tmp", index_path)
-        meta_path.write_text(json.dumps(meta), encoding="utf-8")
+        Path(str(meta_path) + unique).write_text(json.dumps(meta), encoding="utf-8")
+        with FileLock(str(index_path) + ".lock"):
+            os.replace(str(index_path) + unique, index_path)
+            os.replace(str(meta_path) + unique, meta_path)
 
     @classmethod
     def load(cls, db_path: Path, model: str, dim: int) -> VectorIndex | None:
         """The saved index, if there is a usable one."""
         import faiss
+        from filelock import FileLock
 
         index_path, meta_path = cls.paths(db_path, model)
         try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-            if (meta["format"], meta["model"], meta["dim"]) != (_FORMAT, model, dim):
-                return None
-            index = faiss.read_index(str(index_path))
+            with FileLock(str(index_path) + ".lock"):  # the pair as one process saved it
+                meta = json.loads(meta_path.read_text(encoding="utf-8"))
+                if (meta["format"], meta["model"], meta["dim"]) != (_FORMAT, model, dim):
+                    return None
+                index = faiss.read_index(str(index_path))
         except (OSError, ValueError, KeyError, RuntimeError):
             return None
         if hasattr(index, "nprobe"):

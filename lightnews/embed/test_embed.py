@@ -347,3 +347,32 @@ def test_semantic_off_is_lexical_and_says_so(library: SQLiteStore) -> None:
     found = search_papers(library, "attention", settings=off)
     assert found.mode == "lexical" and "off" in (found.note or "")
     assert all(h.matched == ("words",) for h in found)
+
+
+@semantic_extra
+def test_processes_saving_one_index_at_once_leave_a_whole_pair(
+    library: SQLiteStore, on: Settings
+) -> None:
+    """Two refreshes of one library embed and save its index at the same moment."""
+    import threading
+
+    semantic = open_semantic(library, on)
+    built = VectorIndex.build(library, "static", semantic.encoder.dim)
+    failures: list[BaseException] = []
+
+    def save_often() -> None:
+        try:
+            for _ in range(25):
+                built.save(library.path)
+        except BaseException as error:  # collected for the assertion
+            failures.append(error)
+
+    savers = [threading.Thread(target=save_often) for _ in range(3)]
+    for saver in savers:
+        saver.start()
+    for saver in savers:
+        saver.join()
+    assert failures == []
+    loaded = VectorIndex.load(library.path, "static", semantic.encoder.dim)
+    assert loaded is not None and loaded.size == built.size
+    assert not list(library.path.parent.glob("*.tmp"))

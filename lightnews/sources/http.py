@@ -47,6 +47,7 @@ import threading
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -505,8 +506,8 @@ class HttpClient:
         visited = {str(url)}
         for hop in range(MAX_REDIRECTS + 1):
             self._check_address(url)
-            self._wait_turn(url.host)
-            result = self._fetch_once(url, headers)
+            with self._turn(url.host):
+                result = self._fetch_once(url, headers)
             if isinstance(result, Response):
                 return result
             target = self._parse_url(result, base=url)
@@ -533,12 +534,11 @@ class HttpClient:
         if literal is not None and _address_forbidden(literal):
             raise Blocked(f"refusing to fetch {url}: {url.host} is not a public address")
 
-    def _wait_turn(self, host: str) -> None:
-        """Wait for this host's turn: its minimum interval since the last request start."""
+    def _turn(self, host: str) -> AbstractContextManager[None]:
+        """This host's turn (its minimum interval between requests), for one request."""
         with self._lock:
             interval = self._intervals.get(host, 0.0)
-        if interval > 0:
-            self._pacer.wait_for(host, interval)
+        return self._pacer.turn(host, interval) if interval > 0 else nullcontext()
 
     def _fetch_once(self, url: httpx.URL, headers: Mapping[str, str]) -> Response | str:
         """One GET without following redirects: a Response, or a redirect's Location."""

@@ -5,27 +5,30 @@ The HTTP client keeps a minimum interval between two requests to one host
 runs: one process refreshing an SQLite library paces its own requests, while
 workers on any number of machines sharing a PostgreSQL library must pace all
 of theirs together, or four workers would ask arXiv four times as often.
-So the client does not keep the clock itself: before each request it asks a
-:class:`Pacer` to wait for the host's turn. :class:`LocalPacer` is the
-in-process pacing (the default); the store's ``HostSlots`` reserves turns in
-the database for a whole cluster. The client never learns which it has.
+So the client does not keep the clock itself: it makes each request inside a
+:class:`Pacer`'s turn at the host. :class:`LocalPacer` is the in-process pacing
+(the default: a turn starts an interval after the previous turn started); the
+store's ``HostSlots`` gives turns to a whole cluster through the database (a
+turn starts an interval after the previous one ended: when a request left is
+only known to the process that sent it). The client never learns which it has.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from typing import Protocol
 
 __all__ = ["LocalPacer", "Pacer"]
 
 
 class Pacer(Protocol):
-    """Waits until a request to ``host`` may start, ``interval`` seconds after the last."""
+    """Turns at a host: a request to ``host`` is made inside one, ``interval`` apart."""
 
-    def wait_for(self, host: str, interval: float) -> None:
-        """Block until it is this caller's turn at ``host``; that turn is then taken."""
+    def turn(self, host: str, interval: float) -> AbstractContextManager[None]:
+        """Enter when it is this caller's turn at ``host``; the request is made inside."""
         ...
 
 
@@ -48,7 +51,13 @@ class LocalPacer:
         self._lock = threading.Lock()
         self._next_start: dict[str, float] = {}
 
+    @contextmanager
+    def turn(self, host: str, interval: float) -> Iterator[None]:
+        self.wait_for(host, interval)
+        yield
+
     def wait_for(self, host: str, interval: float) -> None:
+        """Take the host's next start and sleep until it."""
         if interval <= 0:
             return
         with self._lock:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from conftest import RecordedServer, Reply
 from lightnews.settings import Settings
 from lightnews.sources.http import HttpClient
@@ -14,8 +17,12 @@ class RecordingPacer:
     def __init__(self) -> None:
         self.asked: list[tuple[str, float]] = []
 
-    def wait_for(self, host: str, interval: float) -> None:
+    @contextmanager
+    def turn(self, host: str, interval: float) -> Iterator[None]:
         self.asked.append((host, interval))
+        self.inside = True  # the request is made inside the turn
+        yield
+        self.inside = False
 
 
 def test_the_client_asks_its_pacer_for_each_request_to_a_paced_host(

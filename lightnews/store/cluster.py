@@ -5,10 +5,11 @@ Workers on any number of machines refresh one library together (see
 and the database is the one place they all reach, so it keeps them:
 
 * **a host's turns** (:class:`HostSlots`): arXiv's 3-second interval is one
-  interval for the whole cluster. Each request first reserves the host's next
-  free start in ``host_slots`` (one statement, under the row's lock, on the
-  database's clock) and sleeps until it: turns are handed out in order, never
-  two within one interval, whichever machine asks;
+  interval for the whole cluster. A request is made inside the host's turn:
+  the host's advisory lock, then a wait until ``host_slots.next_at`` (the end
+  of the previous request plus the interval, on the database's clock), so two
+  requests to a host never overlap and never come closer than the interval,
+  whichever machine sends them;
 * **one fetcher per source** (:func:`source_turn`): the job queue already runs
   one job per source at a time (its ``lock``); a session advisory lock on the
   source, held for the job, also holds when a worker taken for dead (a missed
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from lightnews.store.postgres import PostgresStore
 
 __all__ = [
-    "GUARD",
+    "HOST_LOCK",
     "RECOVERY_LOCK",
     "SOURCE_LOCK",
     "HostSlots",
@@ -50,43 +51,54 @@ __all__ = [
 SOURCE_LOCK = 0x4C4E5352
 #: Key of the advisory lock held by the one worker looking for dead workers' jobs ("LNRV").
 RECOVERY_LOCK = 0x4C4E5256
-#: Added to each reserved interval, at most (and at most a fifth of it): a request
-#: leaves a little after its turn (its thread is scheduled late on a busy machine, a
-#: new connection is opened first), and the next worker's may leave on time, so
-#: turns are spaced a little wider than the interval for the requests to keep it.
-#: Measured on a loaded two-CPU machine: up to 60 ms from a turn to the server.
-GUARD = 0.1
+#: Class of the advisory locks held on hosts for the length of a request ("LNHT").
+HOST_LOCK = 0x4C4E4854
 
-_RESERVE = """
+_WAIT = """
+SELECT extract(epoch FROM next_at - clock_timestamp()) FROM host_slots WHERE host = %(host)s
+"""
+_DONE = """
 INSERT INTO host_slots AS s (host, next_at)
 VALUES (%(host)s, clock_timestamp() + make_interval(secs => %(gap)s))
-ON CONFLICT (host) DO UPDATE
-    SET next_at = greatest(s.next_at, clock_timestamp()) + make_interval(secs => %(gap)s)
-RETURNING extract(epoch FROM s.next_at - make_interval(secs => %(gap)s) - clock_timestamp())
+ON CONFLICT (host) DO UPDATE SET next_at = excluded.next_at
 """
 
 
 class HostSlots:
-    """A pacer whose turns are reserved in the database, for every worker together.
+    """A pacer whose turns are kept in the database, for every worker together.
 
     ``pool`` is a psycopg connection pool (autocommit connections) to the
-    library; each turn borrows a connection for one statement. A host with
-    no interval never touches the database.
+    library. A turn at a host holds that host's advisory lock for the whole
+    request, so workers' requests to one host never overlap, and starts
+    ``interval`` after the previous turn *ended* (``host_slots.next_at``): when
+    a request actually reached the server is only known to the process that
+    sent it (a busy machine can hold a thread for a good part of a second
+    between its turn and its request), so the interval is counted from when
+    the previous request was done. A worker killed mid-request releases the
+    lock with its connection. A host with no interval never touches the database.
     """
 
     def __init__(self, pool: Any, *, sleep: Callable[[float], None] = time.sleep) -> None:
         self.pool = pool
         self._sleep = sleep
 
-    def wait_for(self, host: str, interval: float) -> None:
+    @contextmanager
+    def turn(self, host: str, interval: float) -> Iterator[None]:
         if interval <= 0:
+            yield
             return
-        gap = interval + min(GUARD, interval / 5)
         with self.pool.connection() as conn:
-            row = conn.execute(_RESERVE, {"host": host, "gap": gap}).fetchone()
-        wait = float(row[0])
-        if wait > 0:
-            self._sleep(wait)
+            conn.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (HOST_LOCK, host))
+            try:
+                row = conn.execute(_WAIT, {"host": host}).fetchone()
+                wait = float(row[0]) if row and row[0] is not None else 0.0
+                if wait > 0:
+                    self._sleep(wait)
+                yield
+            finally:
+                with suppress(Exception):  # a broken connection has released the lock
+                    conn.execute(_DONE, {"host": host, "gap": interval})
+                    conn.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", (HOST_LOCK, host))
 
 
 @contextmanager
