@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -288,3 +289,21 @@ def test_search_filters(store: SQLiteStore) -> None:
 
     attribute_scholar(store, scholar)
     assert ids(scholar_id=scholar) == ["2510.00001", "2511.00002", "2511.00003"]
+
+
+def test_a_library_embedded_before_the_default_changed_keeps_its_encoder(tmp_path: Path) -> None:
+    """Migration 0011: vectors of another encoder pin the library to it (no silent re-embed)."""
+    db = tmp_path / "old.db"
+    conn = sqlite3.connect(db)
+    for number, _, script in SQLiteStore._migrations():
+        if number <= 10:
+            conn.executescript(script + f"\nPRAGMA user_version = {number};")
+    conn.execute("INSERT INTO papers (arxiv_id, title, first_seen, modified) "
+                 "VALUES ('2501.00001', 'T', 'x', 'x')")  # fmt: skip
+    conn.execute("INSERT INTO paper_vectors (paper_id, model, vector) VALUES (1, 'static', x'00')")
+    conn.commit()
+    conn.close()
+    with SQLiteStore(db) as store:
+        assert store.saved_settings()["semantic"] == "static"
+    with SQLiteStore(tmp_path / "new.db") as store:  # a new library takes the default
+        assert "semantic" not in store.saved_settings()
