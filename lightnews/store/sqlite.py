@@ -42,6 +42,7 @@ from lightnews.normalize.arxiv_ids import parse_arxiv_id
 from lightnews.normalize.names import name_key
 from lightnews.store.fts import quoted
 from lightnews.store.scholars import ScholarQueries
+from lightnews.store.texts import TextQueries
 from lightnews.store.vectors import VectorQueries
 
 __all__ = ["PreparedPaper", "SQLiteStore", "SaveResult", "SourceRow", "prepare_paper"]
@@ -286,7 +287,7 @@ def _merged_values(fresh: Sequence[Any], old: dict[str, Any]) -> tuple[Any, ...]
     return (*merged, content_hash)
 
 
-class SQLiteStore(ScholarQueries, VectorQueries):
+class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
     """All reads and writes of one Lightnews SQLite database."""
 
     def __init__(self, path: str | Path) -> None:
