@@ -354,7 +354,10 @@ class LexicalIndex:
             return WordScores([], 0.0, 0.0, np.zeros(0))
         scores = np.bincount(np.concatenate(docs), weights=np.concatenate(weights))
         mean = float(scores.sum()) / total
-        std = math.sqrt(max(float(np.dot(scores, scores)) / total - mean * mean, 0.0))
+        # einsum, not dot: BLAS would start a thread team for one sum (tens of ms
+        # on a busy two-CPU machine).
+        squares = float(np.einsum("i,i->", scores, scores))
+        std = math.sqrt(max(squares / total - mean * mean, 0.0))
         ranked = scores.copy()
         if exclude is not None and exclude < len(ranked):
             ranked[exclude] = 0.0

@@ -103,7 +103,7 @@ def fuse_scores(
                 matched.setdefault(other, []).append("meaning")
         missing = [p for p in matched if p not in meaning]
         meaning.update(semantic.exact(vector, missing))
-        sample = _sample(semantic) @ vector
+        sample = np.einsum("ij,j->i", _sample(semantic), vector)  # no BLAS thread team
         mean = float(np.mean(sample)) if len(sample) else 0.0
         std = float(np.std(sample)) if len(sample) > 1 else 1.0
         z_meaning = {p: (s - mean) / std if std > 0 else 0.0 for p, s in meaning.items()}
