@@ -201,10 +201,9 @@ def _build_base(store: SQLiteStore) -> _Base:
             break
         for paper_id, title, abstract in batch:
             counts = analyze(title, abstract)
-            for term, tf in counts.items():
-                term_col.append(terms.setdefault(term, len(terms)))
-                doc_col.append(paper_id)
-                tf_col.append(tf)
+            term_col.extend([terms.setdefault(term, len(terms)) for term in counts])
+            doc_col.extend([paper_id] * len(counts))
+            tf_col.extend(counts.values())
             lengths.append(sum(counts.values()))
             counted.append(len(counts))
         after = batch[-1][0]
