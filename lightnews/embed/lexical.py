@@ -34,10 +34,12 @@ rebuild). The base is rebuilt from scratch when the delta passes
 (:func:`keep_lexical_current`, from ``lightnews embed`` and every refresh),
 never inside a page request on a large library.
 
-Bounded work: a query reads its words' postings rarest first, up to
-``POSTINGS_BUDGET`` postings; at a million papers the few words that are in
-a large share of all papers ("model", "propos") are then left out, and they
-are the ones BM25 weighs least.
+Bounded work: a word's postings are stored heaviest first (impact order) and
+a query reads at most ``TERM_POSTINGS`` of one word, taking its words by
+weight (count in the paper times IDF) until ``POSTINGS_BUDGET`` postings are
+read; a word that would pass the budget is skipped for lighter, rarer ones.
+At a million papers that leaves out the lightest postings of common words
+and the common words the paper uses once, the ones BM25 weighs least.
 """
 
 from __future__ import annotations
@@ -84,9 +86,9 @@ B = 0.75
 #: How many times a title's words count against an abstract's.
 TITLE_WEIGHT = 4
 #: Most postings one query reads of one word (a common word's papers that use it
-#: most), and of all its words.
+#: most), and of all its words (about 15 ms of work at a million papers).
 TERM_POSTINGS = 50_000
-POSTINGS_BUDGET = 3_000_000
+POSTINGS_BUDGET = 1_000_000
 #: Rebuild the base once the delta holds this share of it.
 REBUILD_SHARE = 0.1
 #: Libraries up to this many papers get a base built on first use, in the request
@@ -331,14 +333,14 @@ class LexicalIndex:
                 idf = math.log(1 + (total - df + 0.5) / (df + 0.5))
                 chosen.append((df, idf * qtf, term_id, dict(delta) if delta else None))
             superseded = np.fromiter(self._superseded, np.int32) if self._superseded else None
-        chosen.sort(key=lambda c: c[0])  # rarest first, within the budget
+        chosen.sort(key=lambda c: -c[1])  # heaviest words first, within the budget
         docs: list[Any] = []
         weights: list[Any] = []
         read = 0
         for df, weight, term_id, delta in chosen:
+            if read + min(df, TERM_POSTINGS) > POSTINGS_BUDGET:
+                continue  # a lighter, rarer word may still fit
             read += min(df, TERM_POSTINGS)
-            if read > POSTINGS_BUDGET:
-                break
             if term_id is not None:
                 ids, tf_part = self.base.postings(term_id, TERM_POSTINGS)
                 if superseded is not None:
