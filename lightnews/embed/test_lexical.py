@@ -131,3 +131,21 @@ def test_a_library_too_large_to_build_in_a_request_is_left_to_the_embed_step(
     monkeypatch.setattr(lexical, "BUILD_INLINE_UP_TO", 2)
     assert open_lexical(library, build_up_to=lexical.BUILD_INLINE_UP_TO) is None
     assert keep_lexical_current(library) is not None
+
+
+def test_a_query_reads_a_common_words_heaviest_postings_within_its_budget(
+    library: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = LexicalIndex.build(library)
+    ids = {int(r[0]): r[1] for r in library.db.execute("SELECT id, arxiv_id FROM papers")}
+    everyone = index.scores(analyze("", "diffusion"), None, 10)
+    assert len(everyone.top) == 2  # both diffusion papers
+    monkeypatch.setattr(lexical, "TERM_POSTINGS", 1)
+    heaviest = index.scores(analyze("", "diffusion"), None, 10)
+    # Only the paper that uses the word most (its title counts) is read.
+    assert [ids[p] for p, _ in heaviest.top] == [ids[everyone.top[0][0]]]
+    # One posting in all: the heaviest word's heaviest paper, and no other word.
+    assert len(index.scores(analyze("ring", "attention long"), None, 10).top) == 2
+    monkeypatch.setattr(lexical, "POSTINGS_BUDGET", 1)
+    kept = index.scores(analyze("ring", "attention long"), None, 10)
+    assert [ids[p] for p, _ in kept.top] == ["2501.00002"]  # "ring" twice: title and text
