@@ -775,7 +775,7 @@ def _how_found(results: Any) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_app
 def related(app: App, arxiv_id: ArxivId, limit: int, as_json: bool) -> None:
-    """Papers like this one: nearest by meaning, fused with the most shared telling words.
+    """Papers like this one: all the words of its title and abstract, fused with meaning.
 
     Without the semantic extra (or before `lightnews embed`), by words only, and it says so.
     """

@@ -337,6 +337,8 @@ def test_embed_search_by_meaning_and_lexical_when_off(demo_db: Path) -> None:
     assert report["encoder"] == "minilm-int8" and report["remaining"] == 0  # the demo embedded all
     hits = as_json(run(demo_db, "search", "benchmark leakage into training data", "--json"))
     assert hits[0]["arxiv_id"] == "2510.03172" and hits[0]["matched"] == ["meaning"]
+    # A made-up word has nearest papers too; below the floor they are not results.
+    assert "no results" in run(demo_db, "search", "zzzxqy").stdout
     run(demo_db, "settings", "set", "semantic", "off")
     off = run(demo_db, "search", "attention")
     assert "semantic search is off" in off.stderr and "by words" in off.stdout

@@ -8,8 +8,9 @@ lexical and say why. A library's vectors all come from one encoder (the
 name is stored with every vector; queries are encoded by the same one.
 
 :func:`embed_papers` embeds what is not embedded yet, in batches, and keeps
-the vector index beside the database current; a refresh calls it for new
-papers and ``lightnews embed`` runs it over a whole library.
+the vector index beside the database current, and with it the word index of
+related papers (``lexical``); a refresh calls it for new papers and
+``lightnews embed`` runs it over a whole library.
 """
 
 from __future__ import annotations
@@ -305,6 +306,12 @@ def embed_papers(
             or not index.paths(store.path, encoder.name)[0].exists()
         ):
             index.save(store.path)
+    # The word index of related papers follows the same papers (built when
+    # missing, rebuilt when outgrown: the minute it takes at a million papers
+    # belongs here, not in a page request).
+    from lightnews.embed.lexical import keep_lexical_current
+
+    keep_lexical_current(store)
     return report
 
 
@@ -313,3 +320,6 @@ def forget_cached(db_path: Path | None = None) -> None:
     with _lock:
         for key in [k for k in _indexes if db_path is None or k[0] == str(db_path.resolve())]:
             del _indexes[key]
+    from lightnews.embed.lexical import forget_lexical
+
+    forget_lexical(db_path)

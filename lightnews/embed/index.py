@@ -129,7 +129,13 @@ class VectorIndex:
         """The ``k`` nearest papers as ``(paper id, cosine similarity)``, nearest first."""
         if k <= 0 or self.size == 0:
             return []
+        import faiss
+
         with self._lock:
+            # One query is not worth a thread team: on a busy two-CPU machine
+            # OpenMP's threads cost 70 ms where one thread takes 4 (building
+            # sets its own count again).
+            faiss.omp_set_num_threads(1)
             scores, ids = self._index.search(vector.reshape(1, -1), min(k, self.size))
         return [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0]
 

@@ -20,7 +20,6 @@ longer than the ``search_budget_ms`` setting. Past any of these the answer is
 
 from __future__ import annotations
 
-import math
 import re
 import time
 from collections.abc import Sequence
@@ -32,6 +31,7 @@ from lightnews.errors import TooExpensive
 from lightnews.link import find_arxiv_mentions
 from lightnews.model import QueryTerm, SearchFilters
 from lightnews.search.fusion import fuse
+from lightnews.search.related import DEPTH, fuse_scores, related_by_words_fts
 from lightnews.settings import Settings
 from lightnews.store import Store
 from lightnews.store.views import PaperHit, PaperPage, PaperSummary
@@ -39,6 +39,7 @@ from lightnews.store.views import PaperHit, PaperPage, PaperSummary
 __all__ = [
     "MAX_PREFIXES",
     "MAX_TERMS",
+    "MEANING_FLOOR",
     "MIN_PREFIX",
     "SearchHit",
     "SearchResults",
@@ -48,18 +49,20 @@ __all__ = [
     "search_papers",
 ]
 
-# Nearest papers by meaning below this cosine similarity are noise, not results
-# (a surname or a rare acronym has no meaningful neighbours). Measured on the
-# real 11k-paper corpus with bench/embedding_eval.py.
-MEANING_FLOOR = {"static": 0.30, "minilm": 0.25, "minilm-int8": 0.25}
+# A paper found by meaning alone (the query's words did not find it) below
+# this cosine similarity is noise, not a result: a made-up word or a surname
+# has nearest papers too. Fitted on real title and phrase queries against
+# made-up words and everyday phrases as the lowest similarity at which 95 in
+# 100 hits kept are right ones, reported on held-out queries
+# (bench/meaning_floor.py, docs/benchmarks.md). The static encoder's
+# similarities run high: its floor is higher. Keyed by encoder name: a new
+# encoder adds its own entry (one without gets 0.6, the stricter side).
+# minilm-int8 gives MiniLM's own vectors within a cosine of 0.99: its floor.
+MEANING_FLOOR = {"static": 0.57, "minilm": 0.33, "minilm-int8": 0.33}
 # How far the nearest-by-meaning list is trusted against the words' list when
 # they are fused: half, the better of 0.5 and 1 for both encoders on both tasks
 # of bench/embedding_eval.py. Meaning still decides alone when no words match.
 MEANING_WEIGHT = 0.5
-# Related by words: how many distinct words of a paper are weighed, and the
-# number of papers from which a word counts as common.
-RELATED_WORDS_READ = 40
-COMMON_AT = 1_000
 # A filter allowing at most this many papers is searched exactly by meaning.
 EXACT_FILTER_CAP = 20_000
 # What one search may ask of the full-text index. Measured on a 150k-paper library
@@ -188,9 +191,10 @@ def _by_meaning(
     excluded: Sequence[QueryTerm] = (),
     skip: int | None = None,
 ) -> list[PaperHit]:
-    """The papers nearest ``vector`` that pass the filters, nearest first."""
+    """The papers nearest ``vector`` above the floor that pass the filters, nearest first
+    (a paper the words found keeps its words' place below the floor)."""
     store = semantic.store
-    floor = MEANING_FLOOR.get(semantic.encoder.name, 0.3)
+    floor = MEANING_FLOOR.get(semantic.encoder.name, 0.6)
     allowed = store.filtered_paper_ids(filters, EXACT_FILTER_CAP) if filters else None
     if allowed is not None:  # a narrow filter: every allowed paper, exactly
         nearest = semantic.exact(vector, allowed)[:depth]
@@ -240,6 +244,10 @@ def search_papers(
             meaning = _by_meaning(semantic, vector, depth, filters, excluded)
         lists["meaning"] = [r.arxiv_id for r in meaning]
         rows.update({r.arxiv_id: r for r in meaning})
+        if not lexical and not meaning and not hits:
+            floor = MEANING_FLOOR.get(semantic.encoder.name, 0.6)
+            note = (f"no results: no paper has these words, and none is close enough in "
+                    f"meaning (similarity {floor:.2f} needed)")  # fmt: skip
     seen = {h.arxiv_id for h in hits}
     fused = [f for f in fuse(lists, _weights(semantic)) if f[0] not in seen]
     for arxiv_id, score, origins in fused[offset : offset + limit]:
@@ -255,55 +263,49 @@ def related_papers(
     settings: Settings | None = None,
     paper: PaperPage | None = None,
 ) -> SearchResults:
-    """Papers like this one: nearest by meaning fused with the most shared telling words.
+    """Papers like this one: every word of its title and abstract (BM25) fused with
+    its nearest by meaning (``lightnews.search.related``).
 
     ``paper`` is the stored paper when the caller has it already.
     """
+    from lightnews.embed.lexical import analyze, open_lexical
+
     paper = paper or store.get_paper(arxiv_id)
-    depth = max(30, 3 * limit)
-    lexical = _related_by_words(store, paper, depth)
-    lists: dict[str, list[str]] = {"words": [r.arxiv_id for r in lexical]}
-    rows = {r.arxiv_id: r for r in lexical}
     semantic, note = _semantic(store, settings)
     found = semantic.vector_of(paper.arxiv_id) if semantic else None
     if semantic is not None and found is None:
-        note = "lexical only: this paper has no vector yet (run `lightnews embed`)"
+        note = "by words only: this paper has no vector yet (run `lightnews embed`)"
+    lexical = open_lexical(store)
+    if lexical is None:
+        return _related_by_telling_words(store, paper, limit, semantic, found, note)
+    paper_id = found[0] if found else store.paper_row_id(paper.arxiv_id)
+    words = lexical.scores(analyze(paper.title, paper.abstract), paper_id, DEPTH)
+    fused = fuse_scores(words, semantic if found else None, found)[: limit + 1]
+    rows = store.papers_by_rowids([c.paper_id for c in fused])
+    hits = [SearchHit.from_row(rows[c.paper_id], c.score, c.matched)
+            for c in fused if c.paper_id in rows and c.paper_id != paper_id]  # fmt: skip
+    return SearchResults(hits[:limit], "hybrid" if found is not None else "lexical", note)
+
+
+def _related_by_telling_words(
+    store: Store,
+    paper: PaperPage,
+    limit: int,
+    semantic: Semantic | None,
+    found: tuple[int, Any] | None,
+    note: str | None,
+) -> SearchResults:
+    """Related papers where the word index cannot run (no numpy): the full-text index's
+    eight most telling words, rank-fused with meaning when there is a vector."""
+    depth = max(30, 3 * limit)
+    lexical = related_by_words_fts(store, paper, depth)
+    lists: dict[str, list[str]] = {"words": [r.arxiv_id for r in lexical]}
+    rows = {r.arxiv_id: r for r in lexical}
     if semantic is not None and found is not None:
         meaning = _by_meaning(semantic, found[1], depth, None, skip=found[0])
         lists["meaning"] = [r.arxiv_id for r in meaning]
         rows.update({r.arxiv_id: r for r in meaning})
     hits = [SearchHit.from_row(rows[key], score, tuple(origins))
             for key, score, origins in fuse(lists, _weights(semantic))[:limit]]  # fmt: skip
+    note = note or "by the full-text index's most telling words (no word index: install numpy)"
     return SearchResults(hits, "hybrid" if found is not None else "lexical", note)
-
-
-def _related_by_words(store: Store, paper: PaperPage, depth: int) -> list[PaperHit]:
-    """Papers sharing the most telling words of the paper's title and abstract.
-
-    Telling words are the ones few other papers use (inverse document
-    frequency, counted by the full-text index up to ``COMMON_AT`` papers: a
-    word more common than that tells nothing). The title's words come first,
-    then the abstract's; the eight most telling make an OR query ranked by
-    BM25 with the title weighted most. Bounded work at any library size.
-    """
-    from lightnews.link.titles import stems
-
-    total = max(store.paper_count(), 1)
-    words = re.findall(r"[^\W_]{3,}", f"{paper.title} {paper.abstract}")
-    ranked: dict[str, float] = {}
-    seen: set[str] = set()
-    for word in words:
-        stem = next(iter(stems(word)), "")
-        if not stem or stem in seen:
-            continue
-        seen.add(stem)
-        if len(seen) > RELATED_WORDS_READ:
-            break
-        df = store.word_doc_freq(word, COMMON_AT)
-        # Words no other paper has cannot relate it to anything; common ones tell nothing.
-        if 2 <= df < COMMON_AT:
-            ranked[word.lower()] = math.log((total + 1) / (df + 0.5))
-    telling = [w for w, _ in sorted(ranked.items(), key=lambda kv: kv[1], reverse=True)][:8]
-    if not telling:
-        return []
-    return store.related_candidates(telling, paper.arxiv_id, depth)

@@ -392,3 +392,25 @@ class Store(Protocol):
     def filtered_paper_ids(self, filters: SearchFilters, cap: int) -> list[int] | None:
         """Ids of the papers ``filters`` allow, or None when more than ``cap`` do."""
         ...
+
+    # -- texts (the word index of related papers) ----------------------------------------
+
+    def paper_texts_after(self, after: int, limit: int) -> list[tuple[int, str, str]]:
+        """``(paper id, title, abstract)`` of titled papers with a row id above ``after``."""
+        ...
+
+    def paper_texts_of(self, paper_ids: Sequence[int]) -> list[tuple[int, str, str]]:
+        """``(paper id, title, abstract)`` of these papers (those still titled)."""
+        ...
+
+    def revised_papers(self, after_vector_row: int, up_to_paper: int) -> list[int]:
+        """Papers up to row ``up_to_paper`` re-embedded after vector row ``after_vector_row``."""
+        ...
+
+    def text_marks(self) -> tuple[int, int]:
+        """``(newest paper row id, newest vector row id)``: cheap, asked before every use."""
+        ...
+
+    def paper_row_id(self, arxiv_id: str) -> int | None:
+        """The row id of a stored paper (its id in the word and vector indexes)."""
+        ...

@@ -60,6 +60,7 @@ from lightnews.store.merge import (
     to_json,
 )
 from lightnews.store.scholars import ScholarQueries
+from lightnews.store.texts import TextQueries
 from lightnews.store.vectors import VectorQueries
 from lightnews.store.views import (
     FeedCandidate,
@@ -175,7 +176,7 @@ def read_migrations(folder: str) -> list[tuple[int, str, str]]:
     return sorted(found)
 
 
-class SQLiteStore(ScholarQueries, VectorQueries):
+class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
     """All reads and writes of one Lightnews SQLite database."""
 
     sql: Dialect = SQLITE

@@ -1,0 +1,70 @@
+"""Store: papers' words in id order, for the word index beside the database.
+
+The word index (``lightnews.embed.lexical``) is built from every paper's
+title and abstract and then kept current from what is new: papers stored
+after it was built (a higher row id) and papers whose text changed (their
+vector was written again: a changed title or abstract re-queues a paper for
+embedding, so a vector row newer than the index names it). No table of its
+own: the index is derived data, like the vector index.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from lightnews.store.dialect import Dialect
+
+__all__ = ["TextQueries"]
+
+
+class TextQueries:
+    """Titles and abstracts by row id, and the marks that tell what is new."""
+
+    sql: Dialect
+
+    @property
+    def db(self) -> sqlite3.Connection:  # pragma: no cover - provided (one per thread)
+        raise NotImplementedError
+
+    def paper_texts_after(self, after: int, limit: int) -> list[tuple[int, str, str]]:
+        """``(paper id, title, abstract)`` of titled papers with a row id above ``after``."""
+        rows = self.db.execute(
+            "SELECT id, title, abstract FROM papers WHERE id > ? AND title != '' "
+            "ORDER BY id LIMIT ?",
+            (after, limit),
+        )
+        return [(int(r[0]), r[1], r[2]) for r in rows]
+
+    def paper_texts_of(self, paper_ids: Sequence[int]) -> list[tuple[int, str, str]]:
+        """``(paper id, title, abstract)`` of these papers (those still titled)."""
+        rows = self.db.execute(
+            "SELECT id, title, abstract FROM papers WHERE title != '' "
+            f"AND {self.sql.in_list('id')} ORDER BY id",
+            (self.sql.list_param(int(i) for i in paper_ids),),
+        )
+        return [(int(r[0]), r[1], r[2]) for r in rows]
+
+    def revised_papers(self, after_vector_row: int, up_to_paper: int) -> list[int]:
+        """Papers up to row ``up_to_paper`` re-embedded after vector row ``after_vector_row``.
+
+        Their title or abstract changed since (or they were stubs that got
+        their metadata): the word index must read them again.
+        """
+        rows = self.db.execute(
+            "SELECT DISTINCT paper_id FROM paper_vectors WHERE id > ? AND paper_id <= ?",
+            (after_vector_row, up_to_paper),
+        )
+        return [int(r[0]) for r in rows]
+
+    def text_marks(self) -> tuple[int, int]:
+        """``(newest paper row id, newest vector row id)``: cheap, asked before every use."""
+        row = self.db.execute(
+            "SELECT (SELECT max(id) FROM papers), (SELECT max(id) FROM paper_vectors)"
+        ).fetchone()
+        return int(row[0] or 0), int(row[1] or 0)
+
+    def paper_row_id(self, arxiv_id: str) -> int | None:
+        """The row id of a stored paper (its id in the word and vector indexes)."""
+        row = self.db.execute("SELECT id FROM papers WHERE arxiv_id = ?", (arxiv_id,)).fetchone()
+        return int(row[0]) if row else None
