@@ -1,10 +1,15 @@
 """Link: find what papers an item talks about.
 
 Identifiers in text, links and link cards (``identifiers``), titles in
-headings and running text and "Surname: short title" references (``titles``),
-threads (``threads``), authors to scholars (``attribution``) and bot accounts
-(``bots``). Each yields :class:`~lightnews.model.Mention` objects with a method
-and a confidence; the store decides what to keep.
+headings and running text and "Surname: short title" references (``titles``,
+read from text by ``references``), threads (``threads``), authors to scholars
+(``attribution``) and bot accounts (``bots``). Each yields
+:class:`~lightnews.model.Mention` objects with a method and a confidence; the
+store decides what to keep.
+
+There is one linker: :func:`link_titles` is what ingestion runs on every
+parsed item, and ``lightnews resolve`` parses a page into the same items and
+runs the same function, so both find the same links.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from lightnews.link.identifiers import (
     find_slugs,
     link_item,
 )
+from lightnews.link.references import parse_references
 from lightnews.link.titles import (
     Reference,
     TitleLookup,
@@ -28,7 +34,14 @@ from lightnews.link.titles import (
 )
 from lightnews.model import Item, Mention
 
-__all__ = ["find_arxiv_mentions", "link_item", "link_titles", "merge_mentions"]
+__all__ = [
+    "Library",
+    "find_arxiv_mentions",
+    "item_references",
+    "link_item",
+    "link_titles",
+    "merge_mentions",
+]
 
 #: Item kinds whose text may name papers by title.
 TITLED_KINDS = frozenset({"article", "note", "post", "repost", "daily"})
@@ -54,8 +67,34 @@ class Library(TitleLookup, Protocol):
     def papers_by_doi(self, dois: Sequence[str]) -> dict[str, str]: ...
 
 
+def item_references(item: Item) -> list[dict[str, str]]:
+    """The "Surname: short title" references an item makes.
+
+    A source that reads them with knowledge of its layout (a notes page, which
+    cuts references back to its own headings) has put them in
+    ``extra["references"]``; for any other item they are read from its title
+    and text here, the same way.
+    """
+    known = item.extra.get("references")
+    if isinstance(known, list):
+        return [r for r in known if isinstance(r, dict) and r.get("surname") and r.get("title")]
+    found: list[dict[str, str]] = []
+    seen: set[tuple[str, str]] = set()
+    for text in (item.title or "", (item.text or "")[:MAX_TEXT]):
+        for reference in parse_references(text):
+            key = (reference["surname"].casefold(), reference["title"].casefold())
+            if key not in seen:
+                seen.add(key)
+                found.append(reference)
+    return found
+
+
 def link_titles(items: list[Item], lookup: Library, *, bar: float) -> None:
-    """Add what each item names beyond arXiv ids: DOIs, titles, slugs, references; code links."""
+    """Add what each item names beyond arXiv ids: DOIs, titles, slugs, references; code links.
+
+    References read from an item's text are kept in ``extra["references"]``
+    (so that those no stored paper matches can be looked up online).
+    """
     weight = title_weights(lookup)
     for item in items:
         code = find_code_links(item.links)
@@ -74,22 +113,36 @@ def link_titles(items: list[Item], lookup: Library, *, bar: float) -> None:
             item.mentions = merge_mentions(item.mentions, by_doi, slugs, exclude=item.paper_id)
         if item.kind not in TITLED_KINDS:
             continue
+        exclude = (item.paper_id,) if item.paper_id else ()
         found: list[Mention] = []
         if item.title and item.kind in ("article", "note"):
             found += find_title_mentions(
-                item.title, lookup, bar=bar, whole=True, published=item.published, weight=weight
+                item.title,
+                lookup,
+                bar=bar,
+                whole=True,
+                published=item.published,
+                weight=weight,
+                exclude=exclude,
             )
-        for raw in item.extra.get("references") or []:
-            if isinstance(raw, dict) and raw.get("surname") and raw.get("title"):
-                reference = Reference(
-                    str(raw["surname"]), str(raw["title"]), str(raw.get("raw") or "")
-                )
-                match = match_reference(reference, lookup, bar=bar, weight=weight)
-                if match is not None:
-                    found.append(match)
+        references = item_references(item)
+        if references and "references" not in item.extra:
+            item.extra["references"] = references
+        for raw in references:
+            reference = Reference(str(raw["surname"]), str(raw["title"]), str(raw.get("raw") or ""))
+            match = match_reference(
+                reference, lookup, bar=bar, published=item.published, weight=weight
+            )
+            if match is not None:
+                found.append(match)
         if item.text:
             found += find_title_mentions(
-                item.text[:MAX_TEXT], lookup, bar=bar, published=item.published, weight=weight
+                item.text[:MAX_TEXT],
+                lookup,
+                bar=bar,
+                published=item.published,
+                weight=weight,
+                exclude=exclude,
             )
         if found:
             item.mentions = merge_mentions(item.mentions, found, exclude=item.paper_id)
