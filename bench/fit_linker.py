@@ -63,6 +63,15 @@ def candidates(case: Case, store: SQLiteStore, weight: object) -> list[ScoredMat
         published=case.published,
         weight=weight,  # type: ignore[arg-type]
     )
+    if case.title and case.item_kind in ("article", "note"):
+        found += score_titles(
+            case.title,
+            store,
+            exclude=exclude,
+            published=case.published,
+            weight=weight,  # type: ignore[arg-type]
+            whole=True,
+        )
     for raw in item_references(item):
         reference = Reference(raw["surname"], raw["title"], raw.get("raw", ""))
         found += score_reference(

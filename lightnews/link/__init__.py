@@ -105,7 +105,14 @@ def link_titles(items: list[Item], lookup: Library, *, bar: float) -> None:
         slugs = [
             m
             for slug in find_slugs(item.links)
-            for m in find_title_mentions(slug, lookup, bar=bar, whole=True, weight=weight)
+            # A paper page's URL holds its title, with the case lost: given back.
+            for m in find_title_mentions(
+                " ".join(w[:1].upper() + w[1:] for w in slug.split()),
+                lookup,
+                bar=bar,
+                whole=True,
+                weight=weight,
+            )
         ]
         for mention in slugs:
             mention.method = "url-title"

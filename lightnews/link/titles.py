@@ -136,6 +136,10 @@ ABBREVIATIONS = {
     "mcts": "monte carlo tree search",
     "ssm": "state space model",
 }
+#: Score at which a longer cited form of a title is preferred for the information it holds.
+VARIANT_FIT = 0.6
+#: Margin over the next candidate beyond which a match counts as clearly ahead.
+CLEAR_MARGIN = 0.3
 #: Share of a title's information a text must hold (typos aside) for the title to be aligned.
 SCREEN_SHARE = 0.3
 #: A title cited without its subtitle (or by it alone) must keep this share of its information.
@@ -553,7 +557,13 @@ def match_title(
                 coined=coined,
                 content=len(content),
             )
-            if best is None or match.score > best.score:
+            # The form that carries the most of the title wins, when it fits well:
+            # a subtitle found too must not lose to the bare head it contains.
+            if best is None or (
+                (match.information, match.score) > (best.information, best.score)
+                if min(match.score, best.score) >= VARIANT_FIT
+                else match.score > best.score
+            ):
                 best = match
         if best is not None:
             matches.append(best)
@@ -695,7 +705,7 @@ def _title_features(
         "partial": float(match.partial),
         "coined": float(match.coined),
         "short": float(match.content <= 2),
-        "margin": match.score - (rival.score if rival else 0.0),
+        "margin": min(match.score - (rival.score if rival else 0.0), CLEAR_MARGIN),
         "surname": float(_surname_near(tokens, start, end, match.candidate.surnames)),
         "late": float(_late(published, match.candidate)),
         "whole": float(whole),
@@ -709,6 +719,11 @@ def _title_features(
     else:
         features.update(_standing(tokens, start, end))
     return features
+
+
+def _unless_late(probability: float, features: dict[str, float]) -> float:
+    """A paper that appeared well after the text was written is not what it names (a rule)."""
+    return min(probability, 0.05) if features["late"] else probability
 
 
 def score_titles(
@@ -768,7 +783,7 @@ def score_titles(
             features = _title_features(
                 match, rival, tokens, start, weight, whole=whole, published=published
             )
-            probability = title_model.probability(features)
+            probability = _unless_late(title_model.probability(features), features)
             known = best.get(match.candidate.arxiv_id)
             if known is None or probability > known.probability:
                 a = tokens.spans[start + match.start][0]
@@ -876,6 +891,8 @@ def score_reference(
             position, edits = surname_agrees(name, candidate.surnames)
             if position >= 0:
                 break
+        if position < 0:
+            continue  # not by that author (or authors unknown): judged as a title instead
         rival = scored[1][0] if rank == 0 and len(scored) > 1 else scored[0][0] if rank else 0.0
         features = {
             "share": share,
@@ -885,7 +902,7 @@ def score_reference(
             "surname_first": float(position == 0 and edits == 0),
             "surname_other": float(position > 0 and edits == 0),
             "surname_typo": float(position >= 0 and edits > 0),
-            "margin": share - rival,
+            "margin": min(share - rival, CLEAR_MARGIN),
             "late": float(_late(published, candidate)),
             "short": float(content <= 2),
         }
@@ -893,7 +910,7 @@ def score_reference(
             ScoredMatch(
                 candidate.arxiv_id,
                 "surname-title",
-                reference_model.probability(features),
+                _unless_late(reference_model.probability(features), features),
                 tuple(features.items()),
                 reference.raw or f"{reference.surname}: {reference.title}",
                 -1,
