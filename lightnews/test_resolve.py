@@ -14,7 +14,7 @@ from lightnews.model import Paper
 from lightnews.normalize.arxiv_ids import parse_arxiv_id
 from lightnews.pipeline import ingest_bytes, resolve_bytes, sniff_kind
 from lightnews.settings import Settings
-from lightnews.store import Store, open_store
+from lightnews.store import SQLiteStore, open_store
 
 SEED_PAGES = [
     ("bluesky/getAuthorFeed.mkirchhof.json", "bluesky"),
@@ -24,7 +24,7 @@ SEED_PAGES = [
 ]
 
 
-def _library(store: Store, shared: Path, data: Path, settings: Settings) -> None:
+def _library(store: SQLiteStore, shared: Path, data: Path, settings: Settings) -> None:
     """The 11k real papers of the Hugging Face corpus and the papers the seed pages name."""
     corpus = []
     for line in (shared / "corpus/hf-papers/hf-papers-11k.jsonl").open("rb"):
@@ -40,7 +40,7 @@ def _library(store: Store, shared: Path, data: Path, settings: Settings) -> None
         assert ingest_bytes(store, "arxiv-api", f"test:{name}", body, settings).ok
 
 
-def _ingested(store: Store, source_id: int) -> set[str]:
+def _ingested(store: SQLiteStore, source_id: int) -> set[str]:
     rows = store.db.execute(
         "SELECT DISTINCT p.arxiv_id FROM mentions m JOIN papers p ON p.id = m.paper_id "
         "JOIN items i ON i.id = m.item_id WHERE i.source_id = ?",
@@ -51,7 +51,7 @@ def _ingested(store: Store, source_id: int) -> set[str]:
 
 @pytest.mark.shared
 def test_resolve_and_ingestion_agree_on_every_seed_page(
-    store: Store, settings: Settings, shared: Path, data: Path, tmp_path: Path
+    store: SQLiteStore, settings: Settings, shared: Path, data: Path, tmp_path: Path
 ) -> None:
     _library(store, shared, data, settings)
     pages = sorted(p.relative_to(shared / "seed-pages") for p in (shared / "seed-pages").rglob("*"))
@@ -74,6 +74,7 @@ def test_resolve_and_ingestion_agree_on_every_seed_page(
         assert result.exit_code in (0, 1), result.output
         assert {r["arxiv_id"] for r in json.loads(result.stdout)} == resolved[name], name
     reopened = open_store(db)
+    assert isinstance(reopened, SQLiteStore)  # PostgresStore is one too
     try:
         for name, kind in SEED_PAGES:
             body = (shared / "seed-pages" / name).read_bytes()
@@ -89,7 +90,7 @@ def test_resolve_and_ingestion_agree_on_every_seed_page(
 
 
 def test_surname_short_title_in_plain_text(
-    store: Store, settings: Settings, data: Path
+    store: SQLiteStore, settings: Settings, data: Path
 ) -> None:
     body = (data / "arxiv/iclr2025-noted-papers.xml").read_bytes()
     assert ingest_bytes(store, "arxiv-api", "test:papers", body, settings).ok
@@ -105,7 +106,7 @@ def test_surname_short_title_in_plain_text(
 
 
 def test_resolve_looks_unstored_references_up_online_in_one_batch(
-    store: Store, settings: Settings, data: Path, server: RecordedServer
+    store: SQLiteStore, settings: Settings, data: Path, server: RecordedServer
 ) -> None:
     api = server.route(
         "/api/query", Reply(200, (data / "arxiv/iclr2025-noted-papers.xml").read_bytes())
