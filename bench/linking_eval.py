@@ -1,379 +1,233 @@
-"""Linking evaluation: precision and recall of paper mentions, by kind of mention.
+"""Linking evaluation: precision and recall on mentions, false links on text that names no paper.
 
-Built from real data in ``../shared/fixtures``: the 11,022 real papers of the
-Hugging Face papers corpus, plus the arXiv API and ``.abs`` records (which have
-authors, for the "Surname: short title" form), all loaded into a fresh store.
-Mentions are generated from them by a reproducible procedure (seeded):
+The harness (``bench/_linking_data.py``) loads a library of real papers
+(the Hugging Face papers corpus, arXiv API and ``.abs`` records) with a tenth
+held out, and runs the linker that ingestion runs (``link_titles``) on:
 
-* ``identifier`` -- an arXiv id written in one of many forms inside a sentence,
-  plus sentences with numbers that are not arXiv ids (negatives);
-* ``exact-title`` -- a title quoted inside running text;
-* ``paraphrased-title`` -- a title rewritten word by word with synonyms the way
-  article spinners do, often with its subtitle dropped and sometimes a typo;
-* ``surname-short-title`` -- "Surname: short title" as conference notes write;
-* every title kind also has *held-out* papers: their mentions are generated
-  the same way, but the papers are not in the store, so any link is wrong.
+* generated mentions, by kind: identifiers in ten written forms; exact,
+  paraphrased (article-spinner synonyms, subtitle dropped, typos) and
+  abbreviated titles (RAG, MoE, LLM, words dropped) in running text, on a
+  line of their own, quoted or after a colon; "Surname: short title" with the
+  first author, the senior (last) author, any author, a surname misspelt by
+  one or two letters, words dropped, abbreviations. One in five names a
+  held-out paper: any link for it is wrong;
+* real texts that name no paper: every abstract (linked against the library
+  without its own paper), paragraphs of the lab blog feeds, the recorded
+  Bluesky texts and the seed profile's posts (a title link there counts as
+  false unless the feed itself links that paper by id).
 
-Precision counts every asserted link (wrong papers and links for held-out
-papers are false positives); recall counts positives linked to the right
-paper. Run::
+Every figure is on the **test** split (papers and texts by a hash of their
+id); the linker's model is fitted on the dev split (``bench/fit_linker.py``).
+Reports precision/recall by kind, false links per 1,000 texts by source and
+method, the reliability of the confidence (expected calibration error and a
+table, over every asserted link and over every judged candidate), and
+throughput. Run::
 
-    .venv/bin/python bench/linking_eval.py [--mentions 400] [--seed 7]
+    .venv/bin/python bench/linking_eval.py [--mentions 1200] [--negatives all]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import random
-import re
 import sys
-import tempfile
 import time
-from collections import defaultdict
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections import Counter, defaultdict
 from pathlib import Path
 
-import orjson
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from _linking_data import (
+    SHARED,
+    Case,
+    held_out_ids,
+    link_case,
+    load_corpus,
+    negative_cases,
+    open_store,
+    positive_cases,
+)
 
-from lightnews.link.identifiers import find_arxiv_mentions  # noqa: E402
-from lightnews.link.titles import Reference, find_title_mentions, match_reference  # noqa: E402
-from lightnews.model import Author, Paper  # noqa: E402
-from lightnews.normalize.arxiv_ids import parse_arxiv_id  # noqa: E402
-from lightnews.sources.arxiv_abs import parse_abs  # noqa: E402
-from lightnews.sources.arxiv_api import parse_api_feed  # noqa: E402
-from lightnews.store import SQLiteStore  # noqa: E402
+from lightnews.store import SQLiteStore
 
-SHARED = ROOT.parent / "shared" / "fixtures"
-
-# Word-by-word substitutions of the kind article spinners make (our own table).
-SYNONYMS = {
-    "learning": ["studying", "training"],
-    "large": ["giant", "big"],
-    "language": ["linguistic"],
-    "models": ["fashions", "mannequins"],
-    "model": ["mannequin", "fashion"],
-    "attention": ["consideration"],
-    "better": ["higher"],
-    "faster": ["sooner"],
-    "research": ["analysis"],
-    "image": ["picture"],
-    "images": ["pictures"],
-    "generation": ["era", "technology"],
-    "generative": ["generating"],
-    "video": ["movie"],
-    "understanding": ["comprehension"],
-    "reasoning": ["reason", "reasoning"],
-    "problems": ["issues"],
-    "problem": ["issue"],
-    "through": ["via"],
-    "via": ["through"],
-    "efficient": ["environment friendly"],
-    "efficiency": ["effectivity"],
-    "training": ["coaching"],
-    "data": ["knowledge"],
-    "dataset": ["knowledge set"],
-    "benchmark": ["benchmark", "yardstick"],
-    "evaluation": ["analysis", "assessment"],
-    "towards": ["in direction of"],
-    "toward": ["in direction of"],
-    "using": ["utilizing"],
-    "improving": ["bettering"],
-    "improve": ["enhance"],
-    "improves": ["enhances"],
-    "robust": ["sturdy"],
-    "scalable": ["scalable"],
-    "scaling": ["scaling", "rising"],
-    "multimodal": ["multi-modal"],
-    "vision": ["imaginative and prescient"],
-    "agents": ["brokers"],
-    "agent": ["agent", "dealer"],
-    "tasks": ["duties"],
-    "task": ["activity"],
-    "learn": ["study"],
-    "new": ["novel"],
-    "novel": ["new"],
-    "method": ["methodology"],
-    "approach": ["method"],
-    "framework": ["framework"],
-    "fast": ["quick"],
-    "small": ["small", "little"],
-    "less": ["much less"],
-    "than": ["than"],
-    "second": ["second"],
-    "pro": ["professional"],
-    "free": ["free"],
-    "world": ["world"],
-    "policy": ["coverage"],
-    "reward": ["reward", "reward"],
-    "fine": ["tremendous"],
-    "tuning": ["tuning"],
-    "memory": ["reminiscence"],
-    "knowledge": ["information"],
-    "retrieval": ["retrieval"],
-    "search": ["search", "seek"],
-    "theory": ["principle"],
-    "best": ["finest"],
-    "practices": ["practices"],
-    "limitations": ["constraints"],
-    "instructions": ["directions"],
-    "follow": ["observe"],
-    "estimate": ["estimate"],
-    "uncertainty": ["uncertainty"],
-    "text": ["textual content"],
-    "control": ["management"],
-    "decision": ["choice"],
-    "making": ["making"],
-    "mathematical": ["mathematical"],
-    "math": ["math"],
-    "older": ["older"],
-    "human": ["human"],
-    "alignment": ["alignment"],
-    "preference": ["choice"],
-    "optimization": ["optimisation"],
-    "simple": ["easy"],
-    "strong": ["sturdy"],
-    "effective": ["efficient"],
-    "diverse": ["various"],
-    "high": ["excessive"],
-    "quality": ["high quality"],
-    "long": ["lengthy"],
-    "short": ["brief"],
-    "context": ["context"],
-    "generalization": ["generalisation"],
-    "survey": ["survey"],
-}
-TEMPLATES = [
-    "At the conference our team presents {m}, which we are excited to share.",
-    "In {m}, the authors study a question many of us have asked.",
-    "We also liked {m} - worth a read.",
-    "Another highlight of the week was {m}. It builds on earlier work.",
-    "{m}",
-    "Paper of the day: {m}",
-    "The work {m} proposes a different take on an old problem.",
-]
-ID_FORMS: list[Callable[[str, int], str]] = [
-    lambda i, v: f"https://arxiv.org/abs/{i}",
-    lambda i, v: f"https://arxiv.org/abs/{i}v{v}",
-    lambda i, v: f"arxiv.org/pdf/{i}v{v}.pdf",
-    lambda i, v: f"https://arxiv.org/html/{i}v{v}",
-    lambda i, v: f"arXiv:{i}",
-    lambda i, v: f"(arXiv:{i}v{v})",
-    lambda i, v: f"https://huggingface.co/papers/{i}",
-    lambda i, v: f"https://www.alphaxiv.org/abs/{i}",
-    lambda i, v: f"https://doi.org/10.48550/arXiv.{i}",
-    lambda i, v: f"http://export.arxiv.org/abs/{i}",
-]
-NOT_IDS = [
-    "Version 2.13.0 is out with 1.5x speedups.",
-    "We reached 0.9876 accuracy on 1000.0 hours of audio.",
-    "Call 2345.67890 for tickets; doi:10.1145/3580305.3599344.",
-    "Released on 2025.10.03 at 14.30 local time.",
-    "See github.com/org/repo/releases/tag/2510.02375 for builds.",
-    "Page https://example.org/2510.02375/ has nothing to do with arXiv.",
-]
+BINS = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0001]
 
 
-@dataclass(slots=True)
-class Case:
-    kind: str
-    text: str
-    truth: str | None  # the arXiv id it names, None for a held-out paper or a non-id
-    reference: Reference | None = None
-
-
-def load_corpus() -> dict[str, Paper]:
-    papers: dict[str, Paper] = {}
-    for line in (SHARED / "corpus/hf-papers/hf-papers-11k.jsonl").open("rb"):
-        record = orjson.loads(line)
-        parsed = parse_arxiv_id(str(record.get("id", "")).rsplit("/", 1)[-1])
-        if parsed and record.get("title"):
-            papers[parsed.base] = Paper(
-                parsed.base,
-                title=" ".join(record["title"].split()),
-                abstract=record.get("content_text") or "",
-                categories=["cs.LG"],
-                published=record.get("date_published"),
-            )
-    for path in sorted((SHARED / "arxiv/api-2026").glob("*.json")):
-        body = json.loads(path.read_text())["body"].encode("latin-1")
-        try:
-            found, *_ = parse_api_feed(body)
-        except Exception:
+def reliability(
+    pairs: list[tuple[float, bool]],
+) -> tuple[float, list[tuple[str, int, float, float]]]:
+    """Expected calibration error and rows (bin, count, mean confidence, share right)."""
+    rows = []
+    error = 0.0
+    for low, high in itertools.pairwise(BINS):
+        inside = [(p, r) for p, r in pairs if low <= p < high]
+        if not inside:
             continue
-        papers.update((p.arxiv_id, p) for p in found)
-    for path in sorted((SHARED / "arxiv/abs/ftp").rglob("*.abs")):
-        try:
-            paper = parse_abs(path.read_text(encoding="utf-8", errors="replace"))
-        except Exception:
-            continue
-        papers[paper.arxiv_id] = paper
-    # Keep one paper per title: the corpus has a few exact duplicates.
-    by_title: dict[str, Paper] = {}
-    for paper in papers.values():
-        by_title.setdefault(paper.title.lower(), paper)
-    return {p.arxiv_id: p for p in by_title.values()}
+        confidence = sum(p for p, _ in inside) / len(inside)
+        accuracy = sum(1 for _, r in inside if r) / len(inside)
+        error += len(inside) / len(pairs) * abs(confidence - accuracy)
+        rows.append((f"{low:.2f}-{min(high, 1.0):.2f}", len(inside), confidence, accuracy))
+    return error, rows
 
 
-def paraphrase(title: str, rng: random.Random) -> str:
-    words = title.split()
-    if ":" in title and rng.random() < 0.5:  # cited without its subtitle, or by it alone
-        head, tail = title.split(":", 1)
-        words = (head if len(head.split()) >= 3 else tail).split()
-    out = []
-    for word in words:
-        core = re.sub(r"\W+$", "", word)
-        options = SYNONYMS.get(core.lower())
-        if options and rng.random() < 0.6:
-            replacement = rng.choice(options)
-            if core[:1].isupper():
-                replacement = replacement[:1].upper() + replacement[1:]
-            word = word.replace(core, replacement)
-        out.append(word)
-    if rng.random() < 0.3:  # a typo in a longer word
-        long_words = [i for i, w in enumerate(out) if len(w) > 6]
-        if long_words:
-            i = rng.choice(long_words)
-            w = out[i]
-            j = rng.randrange(1, len(w) - 2)
-            out[i] = w[:j] + w[j + 1] + w[j] + w[j + 2 :]
-    return " ".join(out)
-
-
-def short_title(title: str, rng: random.Random) -> str:
-    if ":" in title and len(title.split(":")[0].split()) <= 5:
-        return title.split(":")[0]
-    words = title.split()
-    return " ".join(words[: rng.randint(3, 5)])
-
-
-def build_cases(
-    papers: dict[str, Paper], held_out: set[str], n: int, rng: random.Random
-) -> list[Case]:
-    ids = sorted(papers)
-    stored = [i for i in ids if i not in held_out]
-    outside = sorted(held_out)
-    cases: list[Case] = []
-    for _ in range(n):
-        arxiv_id = rng.choice(stored)
-        form = rng.choice(ID_FORMS)
-        text = rng.choice(TEMPLATES).format(m=form(arxiv_id, rng.randint(1, 4)))
-        cases.append(Case("identifier", text, arxiv_id))
-    cases += [Case("identifier", t, None) for t in NOT_IDS]
-    for kind in ("exact-title", "paraphrased-title"):
-        for i in range(n):
-            pool = outside if i % 5 == 0 else stored  # one in five names a held-out paper
-            arxiv_id = rng.choice(pool)
-            title = papers[arxiv_id].title
-            if kind == "paraphrased-title":
-                title = paraphrase(title, rng)
-            text = rng.choice(TEMPLATES).format(m=title)
-            cases.append(Case(kind, text, None if arxiv_id in held_out else arxiv_id))
-    with_authors = [i for i in ids if papers[i].authors and len(papers[i].title.split()) >= 4]
-    for i in range(n):
-        arxiv_id = rng.choice(with_authors)
-        paper = papers[arxiv_id]
-        author: Author = rng.choice(paper.authors[:3])
-        surname = author.keyname or author.name.split()[-1]
-        short = short_title(paper.title, rng)
-        if i % 4 == 0:
-            short = paraphrase(short, rng)
-        reference = Reference(surname, short, f"{surname}: {short}")
-        cases.append(
-            Case(
-                "surname-short-title",
-                reference.raw,
-                None if arxiv_id in held_out else arxiv_id,
-                reference,
-            )
-        )
-    return cases
-
-
-def evaluate(store: SQLiteStore, cases: list[Case]) -> dict[str, dict[str, float]]:
-    tallies: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+def evaluate(cases: list[Case], store: SQLiteStore, bar: float) -> dict[str, object]:
+    tallies: dict[str, Counter[str]] = defaultdict(Counter)
+    false_links: dict[str, Counter[str]] = defaultdict(Counter)
+    asserted: list[tuple[float, bool]] = []
     errors: dict[str, list[str]] = defaultdict(list)
+    started = time.perf_counter()
     for case in cases:
-        if case.kind == "identifier":
-            linked = [m.arxiv_id for m in find_arxiv_mentions([case.text])]
-        elif case.reference is not None:
-            found = match_reference(case.reference, store)
-            linked = [found.arxiv_id] if found else []
-        else:
-            linked = [m.arxiv_id for m in find_title_mentions(case.text, store)]
+        mentions = link_case(case, store, bar)
         tally = tallies[case.kind]
-        tally["cases"] += 1
-        if case.truth is not None:
-            tally["positives"] += 1
-        for arxiv_id in linked:
+        tally["texts"] += 1
+        tally["positives"] += len(case.truth)
+        for mention in mentions:
+            right = mention.arxiv_id in case.truth or mention.arxiv_id in case.also_right
+            if case.negative and mention.method in ("arxiv-url", "arxiv-id", "hf-url", "doi"):
+                continue  # a real text's own explicit identifier is not a false link
             tally["asserted"] += 1
-            if arxiv_id == case.truth:
-                tally["correct"] += 1
-            elif len(errors[case.kind]) < 8:
-                errors[case.kind].append(f"{case.text[:90]!r} -> {arxiv_id}")
-    results: dict[str, dict[str, float]] = {}
-    for kind, tally in tallies.items():
-        precision = tally["correct"] / tally["asserted"] if tally["asserted"] else 1.0
-        recall = tally["correct"] / tally["positives"] if tally["positives"] else 1.0
-        results[kind] = {
-            "cases": tally["cases"],
-            "positives": tally["positives"],
-            "asserted": tally["asserted"],
-            "correct": tally["correct"],
-            "precision": round(precision, 4),
-            "recall": round(recall, 4),
-        }
-    results["_errors"] = errors  # type: ignore[assignment]
-    return results
+            tally["correct"] += right
+            asserted.append((mention.confidence, right))
+            if not right:
+                false_links[case.kind][mention.method] += 1
+                if len(errors[case.kind]) < 6:
+                    errors[case.kind].append(
+                        f"{mention.method} {mention.confidence:.2f} -> {mention.arxiv_id}: "
+                        f"{mention.evidence[:80]!r} in {case.text[:70]!r}"
+                    )
+    seconds = time.perf_counter() - started
+    return {
+        "tallies": tallies,
+        "false": false_links,
+        "asserted": asserted,
+        "errors": errors,
+        "seconds": seconds,
+    }
+
+
+def judged(cases: list[Case], store: SQLiteStore) -> list[tuple[float, bool]]:
+    """Every candidate the model judged, with whether it was right (for calibration)."""
+    from fit_linker import candidates
+
+    from lightnews.link.titles import title_weights
+
+    weight = title_weights(store)
+    pairs = []
+    for case in cases:
+        for match in candidates(case, store, weight):
+            right = match.arxiv_id in case.truth or match.arxiv_id in case.also_right
+            pairs.append((match.probability, right))
+    return pairs
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--mentions", type=int, default=400, help="cases per kind")
+    parser.add_argument("--mentions", type=int, default=1200, help="generated cases per kind")
+    parser.add_argument("--negatives", default="all", help="'all' or how many negative texts")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--bar", type=float, default=0.8, help="the link_bar setting")
+    parser.add_argument("--split", default="test", choices=["dev", "test"])
+    parser.add_argument("--db", type=Path, default=Path("/tmp/lightnews-linking-eval.db"))
+    parser.add_argument("--throughput-only", action="store_true", help="skip the calibration")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
     if not SHARED.is_dir():
         print(f"SKIP: {SHARED} is not present (real data needed for this evaluation)")
         return
-    rng = random.Random(args.seed)
     papers = load_corpus()
-    held_out = set(rng.sample(sorted(papers), len(papers) // 10))
-    with tempfile.TemporaryDirectory() as folder:
-        store = SQLiteStore(Path(folder) / "eval.db")
-        store.save_papers(
-            [p for i, p in papers.items() if i not in held_out], "2026-01-01T00:00:00Z"
-        )
-        cases = build_cases(papers, held_out, args.mentions, rng)
-        started = time.perf_counter()
-        results = evaluate(store, cases)
-        seconds = time.perf_counter() - started
-        store.close()
-    errors = results.pop("_errors")
-    print(
-        f"corpus: {len(papers) - len(held_out)} papers stored, {len(held_out)} held out; "
-        f"{len(cases)} cases in {seconds:.1f}s ({1000 * seconds / len(cases):.1f} ms each)"
+    held_out = held_out_ids(papers, args.seed)
+    store = open_store(papers, held_out, args.db)
+    positives = [
+        c
+        for c in positive_cases(papers, held_out, args.mentions, random.Random(args.seed))
+        if c.split == args.split
+    ]
+    negatives = [c for c in negative_cases(papers) if c.split == args.split]
+    if args.negatives != "all":
+        negatives = random.Random(args.seed).sample(negatives, int(args.negatives))
+    cases = positives + negatives
+    result = evaluate(cases, store, args.bar)
+    calibration = (
+        [] if args.throughput_only else judged([c for c in cases if c.kind != "identifier"], store)
     )
-    print("| kind | cases | positives | asserted | correct | precision | recall |")
+    tallies: dict[str, Counter[str]] = result["tallies"]  # type: ignore[assignment]
+    seconds: float = result["seconds"]  # type: ignore[assignment]
+    words = sum(len(c.text.split()) for c in cases)
+    print(
+        f"library: {len(papers) - len(held_out)} papers stored, {len(held_out)} held out; "
+        f"{args.split} split: {len(positives)} mentions, {len(negatives)} texts naming no paper"
+    )
+    print(
+        f"linked {len(cases)} texts ({words} words) in {seconds:.1f}s: "
+        f"{len(cases) / seconds:.1f} texts/s, {words / seconds:.0f} words/s\n"
+    )
+    print("| kind | texts | positives | asserted | correct | precision | recall |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for kind, r in results.items():
+    groups: dict[str, Counter[str]] = defaultdict(Counter)
+    for kind in sorted(k for k in tallies if not k.startswith("negative:")):
+        t = tallies[kind]
+        group = "surname-short-title (all)" if kind.startswith("surname-") else None
+        if group:
+            groups[group].update(t)
+        if not kind.startswith("identifier"):
+            groups["titles and surnames (all)"].update(t)
+        _row(kind, t)
+    for kind, t in groups.items():
+        _row(f"**{kind}**", t)
+    print("\n| texts naming no paper | texts | false links | per 1,000 texts | by method |")
+    print("| --- | ---: | ---: | ---: | --- |")
+    false: dict[str, Counter[str]] = result["false"]  # type: ignore[assignment]
+    total_texts = total_false = 0
+    for kind in sorted(k for k in tallies if k.startswith("negative:")):
+        t = tallies[kind]
+        wrong = sum(false[kind].values())
+        total_texts += t["texts"]
+        total_false += wrong
+        methods = ", ".join(f"{m} {n}" for m, n in false[kind].most_common()) or "-"
         print(
-            f"| {kind} | {r['cases']} | {r['positives']} | {r['asserted']} | {r['correct']} "
-            f"| {r['precision']:.3f} | {r['recall']:.3f} |"
+            f"| {kind[9:]} | {t['texts']} | {wrong} | {1000 * wrong / t['texts']:.2f} | {methods} |"
         )
-    for kind, examples in errors.items():  # type: ignore[attr-defined]
+    if total_texts:
+        print(
+            f"| **all** | {total_texts} | {total_false} | "
+            f"{1000 * total_false / total_texts:.2f} | |"
+        )
+    for title, pairs in (
+        ("asserted links", result["asserted"]),
+        ("every judged candidate", calibration),
+    ):
+        if not pairs:
+            continue
+        ece, rows = reliability(pairs)  # type: ignore[arg-type]
+        print(f"\nreliability of {title} ({len(pairs)}): ECE {ece:.4f}")  # type: ignore[arg-type]
+        print("| confidence | links | mean confidence | share right |")
+        print("| --- | ---: | ---: | ---: |")
+        for name, count, confidence, accuracy in rows:
+            print(f"| {name} | {count} | {confidence:.3f} | {accuracy:.3f} |")
+    errors: dict[str, list[str]] = result["errors"]  # type: ignore[assignment]
+    print()
+    for kind, examples in errors.items():
         for example in examples:
             print(f"  wrong {kind}: {example}")
     print(
         f"\nreproduce: .venv/bin/python bench/linking_eval.py --mentions {args.mentions} "
-        f"--seed {args.seed}"
+        f"--negatives {args.negatives} --seed {args.seed} --split {args.split}"
     )
     if args.json:
-        args.json.write_text(json.dumps({"results": results, "seconds": seconds}, indent=1))
+        args.json.write_text(
+            json.dumps({"tallies": tallies, "false": false, "seconds": seconds}, indent=1)
+        )
+
+
+def _row(kind: str, t: Counter[str]) -> None:
+    precision = t["correct"] / t["asserted"] if t["asserted"] else 1.0
+    recall = t["correct"] / t["positives"] if t["positives"] else 1.0
+    print(
+        f"| {kind} | {t['texts']} | {t['positives']} | {t['asserted']} | {t['correct']} "
+        f"| {precision:.3f} | {recall:.3f} |"
+    )
 
 
 if __name__ == "__main__":

@@ -866,36 +866,47 @@ def resolve(
     """Which papers does this text or URL mention? Identifiers, titles, "Surname: title".
 
     TEXT may be text, a URL (its page is fetched unless --offline), or "-" for
-    standard input; --file reads a file. Exit status 1 when nothing is found.
+    standard input; --file reads a file. A page in a format Lightnews ingests
+    (a feed, a notes page, saved Bluesky posts) is read as ingesting it would
+    read it, and linked by the same linker. Papers cited as "Surname: short
+    title" that the library lacks are looked up on arXiv (not with --offline
+    or resolve_online off). Exit status 1 when nothing is found.
     """
-    from lightnews.link import find_arxiv_mentions, merge_mentions
-    from lightnews.link.titles import find_title_mentions
-    from lightnews.normalize.text import html_to_text
+    from lightnews.pipeline import resolve_bytes
+    from lightnews.sources.http import HttpClient
 
+    kind: str | None = None
     if path is not None:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        body = path.read_bytes()
     elif text in (None, "-"):
-        text = sys.stdin.read()
-    assert text is not None
-    settings = app.settings
-    threshold = settings.link_bar if bar is None else bar
+        body = sys.stdin.buffer.read()
+    else:
+        assert text is not None
+        body, kind = text.encode("utf-8"), "text"
+    settings = app.settings if bar is None else app.settings.with_overrides(link_bar=bar)
+    online = not offline and bool(settings.resolve_online)
     with errors_as_exit():
-        found = find_arxiv_mentions([text])
-        stripped = text.strip()
-        if (
-            not found
-            and not offline
-            and stripped.startswith(("http://", "https://"))
-            and (" " not in stripped)
-        ):
-            from lightnews.sources.http import HttpClient
-
-            with HttpClient(settings) as client:
-                page = client.get(stripped).body.decode("utf-8", errors="replace")
-            text = html_to_text(page) if "<" in page else page
-            found = find_arxiv_mentions([text])
-        titles = find_title_mentions(text, app.store, bar=threshold)
-        mentions = merge_mentions(found, titles)
+        stripped = body.strip()
+        address = ""
+        with HttpClient(settings) as client:
+            if (
+                not offline
+                and stripped.startswith((b"http://", b"https://"))
+                and b" " not in stripped
+            ):
+                address = stripped.decode("utf-8", errors="replace")
+                body, kind = client.get(address).body, None
+            result = resolve_bytes(
+                app.store,
+                body,
+                settings,
+                kind=kind,
+                address=address,
+                client=client if online else None,
+            )
+        mentions = list(result.mentions)
+        for warning in result.warnings:
+            err.print(f"[yellow]warning:[/yellow] {warning}")
         known = app.store.papers_by_ids([m.arxiv_id for m in mentions])
     rows = [
         {

@@ -393,7 +393,7 @@ class DailyDetails:
 
 @dataclass(frozen=True, slots=True)
 class Reference:
-    """A "Surname: short title" reference read from notes; ``raw`` is where it was read."""
+    """A "Surname: short title" reference read from an item's text; ``raw`` is where it was read."""
 
     surname: str
     title: str
@@ -480,6 +480,9 @@ class Item:
     record: RecordDetails | None = None
     #: Code repositories it links (found by linking, for a paper it is about).
     code_links: list[str] = field(default_factory=list)
+    #: The "Surname: short title" references it makes (found by linking, not stored:
+    #: a note's are its ``note.references``, any other item's are read from its text).
+    references: tuple[Reference, ...] = ()
     paper_id: str | None = None
     mentions: list[Mention] = field(default_factory=list)
     #: The account that posted it (``Account.id``), for social items.

@@ -35,7 +35,7 @@ from lightnews.errors import FetchError, LightnewsError, ParseError, Unavailable
 from lightnews.link import link_titles
 from lightnews.link.attribution import attribute_all, attribute_scholar, parse_name
 from lightnews.link.bots import bot_reason
-from lightnews.model import Account, Batch, Item, Request, SourceState
+from lightnews.model import Account, Batch, Item, Mention, Reference, Request, SourceState
 from lightnews.normalize.times import iso, utc_now
 from lightnews.settings import Settings
 from lightnews.sources import Source, get_source_class
@@ -44,19 +44,25 @@ from lightnews.sources.http import HttpClient
 from lightnews.store import BACKEND_ERRORS, SaveResult, SourceRow, Store, unavailable
 
 __all__ = [
+    "Resolved",
     "RunReport",
     "due_for_refresh",
+    "fetch_cited_papers",
     "ingest_bytes",
     "ingest_file",
     "refresh",
     "refresh_one",
     "refresh_source",
+    "resolve_bytes",
+    "sniff_kind",
     "utc_now",
 ]
 
 MAX_PAGES = 10_000
 MAX_FOLLOW = 50
 MAX_TITLE_LOOKUPS = 20
+#: References asked of arXiv in one query (joined with OR).
+TITLE_LOOKUP_BATCH = 5
 #: The source row that resolves stubs, and how many ids it asks arXiv for at once.
 STUBS = ("arxiv-api", "stubs")
 STUB_BATCH = 50
@@ -146,7 +152,7 @@ def _store_page(
     report.unresolved += [
         i
         for i in batch.items
-        if i.note and i.note.references and len(i.mentions) < len(i.note.references)
+        if i.references and len(i.mentions) < len(i.references)
     ][:MAX_TITLE_LOOKUPS]
     _classify_accounts(store, {i.account for i in batch.items if i.account})
     report.saved.warnings.extend(batch.warnings)
@@ -511,40 +517,136 @@ def lookup_titles_online(
 ) -> int:
     """Ask arXiv for papers cited as "Surname: short title" that are not stored yet.
 
-    One API query per reference (``ti:`` words and ``au:`` surname), politely
-    and at most ``MAX_TITLE_LOOKUPS`` per source and run; the papers found are
-    stored and the item is linked again. Failures become warnings: the
-    references are tried again on a later refresh.
+    See :func:`fetch_cited_papers`; the items are then linked again and those
+    that gained a link are saved. Failures become warnings: the references
+    are tried again on a later refresh.
     """
+    linked = {id(item): {m.arxiv_id for m in item.mentions} for item in report.unresolved}
+    report.saved.warnings += fetch_cited_papers(store, settings, client, report.unresolved, clock)
+    link_titles(report.unresolved, store, bar=settings.link_bar)
     found = 0
-    asked = 0
     for item in report.unresolved:
-        linked = {m.arxiv_id for m in item.mentions}
-        for reference in item.note.references if item.note else ():
-            if asked >= MAX_TITLE_LOOKUPS:
-                break
-            words = re.findall(r"[A-Za-z0-9]{3,}", reference.title)[:6]
-            parts = reference.surname.split()
-            surname = re.sub(r"[^A-Za-z-]", "", parts[-1]) if parts else ""
-            if len(words) < 2 or not surname:
-                continue
-            query = " AND ".join([f"au:{surname}", *(f"ti:{w}" for w in words)])
-            source = ArxivApiSource(query, {"max_results": 10}, settings)
-            request = source.first_request(SourceState())
-            request.params["max_results"] = 10
-            asked += 1
-            try:
-                response = client.get(request.url, params=request.params)
-                batch = source.read(response.body, SourceState())
-            except (FetchError, ParseError) as error:
-                report.saved.warnings.append(f"title lookup for {reference.raw!r}: {error}")
-                return found
-            store.save_papers(batch.papers, iso(clock()))
-        link_titles([item], store, bar=settings.link_bar)
-        if {m.arxiv_id for m in item.mentions} - linked:
+        if {m.arxiv_id for m in item.mentions} - linked[id(item)]:
             found += 1
             report.saved.add(store.save_items(row.id, [item], iso(clock())))
     return found
+
+
+def _reference_query(reference: Reference) -> str | None:
+    """An arXiv query for one reference: its surname and its title's longer words."""
+    words = re.findall(r"[A-Za-z0-9]{3,}", reference.title)[:6]
+    parts = reference.surname.split()
+    surname = re.sub(r"[^A-Za-z-]", "", parts[-1]) if parts else ""
+    if len(words) < 2 or not surname:
+        return None
+    return "(" + " AND ".join([f"au:{surname}", *(f"ti:{w}" for w in words)]) + ")"
+
+
+def fetch_cited_papers(
+    store: Store,
+    settings: Settings,
+    client: HttpClient,
+    items: list[Item],
+    clock: Callable[[], datetime] = utc_now,
+) -> list[str]:
+    """Store from arXiv the papers that items' unmatched references may name; warnings back.
+
+    References are asked for in batches of ``TITLE_LOOKUP_BATCH`` (one API
+    query joining them with OR), through the shared polite client, at most
+    ``MAX_TITLE_LOOKUPS`` references per call.
+    """
+    queries: list[str] = []
+    for item in items:
+        for reference in item.references:
+            query = _reference_query(reference)
+            if query and query not in queries and len(queries) < MAX_TITLE_LOOKUPS:
+                queries.append(query)
+    warnings: list[str] = []
+    for start in range(0, len(queries), TITLE_LOOKUP_BATCH):
+        chunk = queries[start : start + TITLE_LOOKUP_BATCH]
+        source = ArxivApiSource(" OR ".join(chunk), {}, settings)
+        request = source.first_request(SourceState())
+        request.params["max_results"] = 10 * len(chunk)
+        try:
+            response = client.get(request.url, params=request.params)
+            batch = source.read(response.body, SourceState())
+        except (FetchError, ParseError) as error:
+            warnings.append(f"title lookup for {len(chunk)} references: {error}")
+            break
+        store.save_papers(batch.papers, iso(clock()))
+    return warnings
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """What ``resolve`` found on a page: how it was read, the papers it names, what went wrong."""
+
+    kind: str
+    mentions: tuple[Mention, ...]
+    warnings: tuple[str, ...] = ()
+
+
+def sniff_kind(body: bytes) -> str:
+    """The source that reads these bytes: bluesky, feed, arxiv-api, notes, or plain text."""
+    head = body[:4096].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    if head.startswith((b"{", b"[")):
+        if b"jsonfeed.org" in head:
+            return "feed"
+        return "bluesky"
+    if head.startswith((b"<?xml", b"<rss", b"<feed", b"<rdf")):
+        return "arxiv-api" if b"arxiv.org/schemas/atom" in body[:8192].lower() else "feed"
+    if re.search(rb"<h[1-4][\s>]|^#{1,4}\s+\S", body[:200_000], re.I | re.M):
+        return "notes"
+    return "text"
+
+
+def resolve_bytes(
+    store: Store,
+    body: bytes,
+    settings: Settings,
+    *,
+    kind: str | None = None,
+    address: str = "",
+    client: HttpClient | None = None,
+    clock: Callable[[], datetime] = utc_now,
+) -> Resolved:
+    """The papers a page names, found as ingesting it would find them, without storing it.
+
+    The page is parsed by the source that reads its format (``kind``, or
+    sniffed) and its items go through the same linker as ingestion; plain
+    text is one note. With a ``client``, papers cited as "Surname: short
+    title" that the library lacks are fetched from arXiv first (and stored,
+    as a refresh would).
+    """
+    from lightnews.link import link_item, merge_mentions
+    from lightnews.normalize.text import html_to_text
+
+    kind = kind or sniff_kind(body)
+    warnings: list[str] = []
+    if kind == "text":
+        text = body.decode("utf-8", errors="replace")
+        if re.search(r"<(?:p|div|br|a|span)\b", text[:20000], re.I):
+            text = html_to_text(text)
+        item = Item(key=address or "text", kind="note", text=text, url=address or None)
+        item.mentions = link_item(item)
+        items = [item]
+    else:
+        source = get_source_class(kind)(address or "resolve:", {}, settings)
+        batch = source.read(body, SourceState(), url=address or None)
+        items = batch.items
+        warnings += batch.warnings
+    link_titles(items, store, bar=settings.link_bar)
+    if client is not None:
+        unresolved = [
+            i
+            for i in items
+            if i.references and len(i.mentions) < len(i.references)
+        ][:MAX_TITLE_LOOKUPS]
+        if unresolved:
+            warnings += fetch_cited_papers(store, settings, client, unresolved, clock)
+            link_titles(unresolved, store, bar=settings.link_bar)
+    mentions = merge_mentions(*(i.mentions for i in items))
+    return Resolved(kind, tuple(sorted(mentions, key=lambda m: -m.confidence)), tuple(warnings))
 
 
 def reattribute(store: Store, reports: list[RunReport]) -> None:

@@ -76,7 +76,7 @@ def test_exact_and_paraphrased_titles_in_running_text(store: SQLiteStore) -> Non
         store,
     ) == ["2410.05229"]
     assert linked(
-        "They will current The AdEMAMix Optimizer: Higher, Sooner, Older, which addresses this.",
+        "They will current The AdEMAMix Optimizer: Better, Faster, Older, which addresses this.",
         store,
     ) == ["2409.03137"]
     two = (

@@ -480,21 +480,32 @@ class PostgresStore(SQLiteStore):
     ) -> list[TitleCandidate]:
         """Papers whose titles share the most telling of ``words``.
 
-        Ranked as BM25 ranks them on SQLite: each title word found counts by
-        how rare it is among titles (ts_rank has no notion of rarity, and a
-        title of one common word would otherwise come first).
+        Ranked as SQLite ranks them (FTS5's BM25 over the title column alone):
+        each title word found counts by its rarity among whole papers (title,
+        authors, abstract; a word common in abstracts but rare in titles, such as
+        "noise", counts little there too), scaled down for a long title.
+        ts_rank has no notion of rarity, and a title of one common word would
+        otherwise come first.
         """
         unique = [w for w in dict.fromkeys(words) if w and w.strip("'\\")]
         if not unique:
             return []
         lexemes = ["'" + w.replace("'", "''").replace("\\", "") + "':A" for w in unique]
         total = max(self.paper_count(), 1)
-        weights = [
-            math.log((total + 1) / (self._title_freq(lexeme) + 0.5)) for lexeme in lexemes
-        ]
+        weights = []
+        for lexeme in lexemes:
+            found = self._title_freq(lexeme.removesuffix(":A"))  # in any part of a paper
+            weights.append(max(math.log((total - found + 0.5) / (found + 0.5)), 1e-6))
         one = "to_tsquery('lightnews', ?)"
         any_word = " || ".join(one for _ in lexemes)
-        score = " + ".join(f"CASE WHEN p.search @@ {one} THEN {w:.6f} ELSE 0 END" for w in weights)
+        # BM25 with k1 = 1.2, b = 0.75 and the title weighted 10 (as SQLiteStore asks
+        # bm25(papers_fts, 10.0, 0.0, 0.0)), each title word found once.
+        length = "cardinality(regexp_split_to_array(btrim(p.title), '[^[:alnum:]]+'))"
+        norm = f"22.0 / (10.0 + 1.2 * (0.25 + 0.75 * {length} / {self._title_length(total):.4f}))"
+        found_words = " + ".join(
+            f"CASE WHEN p.search @@ {one} THEN {w:.6f} ELSE 0 END" for w in weights
+        )
+        score = f"({found_words}) * {norm}"
         surname_filter = (
             "AND p.id IN (SELECT paper_id FROM authorships WHERE name_key = ?) " if surname else ""
         )
@@ -520,8 +531,20 @@ class PostgresStore(SQLiteStore):
             for r in rows
         ]
 
+    def _title_length(self, total: int) -> float:
+        """The mean number of words in a title (over a sample), read again as the library grows."""
+        known: tuple[int, float] | None = self.__dict__.get("_mean_title_length")
+        if known is None or not known[0] <= total <= known[0] * 1.05 + 100:
+            row = self.db.execute(
+                "SELECT avg(cardinality(regexp_split_to_array(btrim(title), '[^[:alnum:]]+'))) "
+                "FROM (SELECT title FROM papers WHERE title <> '' LIMIT 20000) AS sample"
+            ).fetchone()
+            known = (total, max(float(row[0] or 10.0), 1.0))
+            self.__dict__["_mean_title_length"] = known
+        return known[1]
+
     def _title_freq(self, lexeme: str) -> int:
-        """How many titles have this word (a tsquery lexeme), counting to ``DOC_FREQ_CAP``."""
+        """How many papers have this word (a tsquery lexeme), counting to ``DOC_FREQ_CAP``."""
         cache: dict[str, int] = self.__dict__.setdefault("_title_freqs", {})
         known = cache.get(lexeme)
         if known is None:

@@ -1,0 +1,115 @@
+"""Calibration: the fitted model that turns a match's features into a probability.
+
+A link's confidence must mean what it says: of the links asserted at 0.9,
+nine in ten are right. Hand-set bonuses and penalties cannot promise that,
+so title and "Surname: short title" links are decided by logistic models
+fitted (``bench/fit_linker.py``) on generated mentions of real papers and on
+real text that names no paper (abstracts, lab blog paragraphs, posts), and
+checked on a held-out split (``bench/linking_eval.py``).
+
+The fitted coefficients ship as plain numbers in ``linker_weights.json``
+beside this module, so deciding a link needs no numerical library: a dot
+product and a logistic function.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+__all__ = [
+    "REFERENCE_FEATURES",
+    "TITLE_FEATURES",
+    "WEIGHTS",
+    "Model",
+    "load_models",
+    "model",
+]
+
+WEIGHTS = Path(__file__).with_name("linker_weights.json")
+
+#: What a title found in text is judged by (see ``titles._title_features``).
+TITLE_FEATURES = (
+    "recall",  # share of the cited form's information found in the text
+    "full_recall",  # share of the whole title's information found
+    "precision",  # share of the matched stretch's information the title explains
+    "information",  # nats found, over the library's bar (capped)
+    "coverage",  # share of the title's telling words present
+    "order",  # share of matched words in the title's order
+    "density",  # matched words over the stretch's length
+    "stray",  # telling words right around the stretch that the title lacks
+    "typo",  # share of the credit from misspelt words
+    "exact",  # the whole title, word for word
+    "partial",  # cited without its subtitle, or by it alone
+    "coined",  # one rare coined name heads the title ("FastVLM")
+    "short",  # the title has at most two telling words
+    "margin",  # over the next paper competing for the same words
+    "surname",  # an author's surname (any position, typos tolerated) named nearby
+    "late",  # the paper appeared well after the text was written
+    "whole",  # the text is a title by itself (a heading, a link's words)
+    "own_line",  # the stretch is a line of its own
+    "quoted",  # in quotes or emphasis
+    "title_case",  # share of its words capitalised
+    "after_colon",  # right after a colon ("Paper of the day: ...")
+    "prose",  # share of ordinary lower-case words right around it
+)
+
+#: What a "Surname: short title" reference is judged by (see ``titles._reference_features``).
+REFERENCE_FEATURES = (
+    "share",  # share of the short title's information the paper's title holds
+    "information",  # nats found (capped)
+    "title_share",  # share of the paper's title the short form covers
+    "order",  # short title words in the title's order
+    "surname_first",  # the surname is the first author's
+    "surname_other",  # the surname is another author's (often the senior one)
+    "surname_typo",  # a surname one or two letters off
+    "margin",  # over the next paper
+    "late",  # the paper appeared well after the text was written
+    "short",  # the short title has at most two telling words
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Model:
+    """A logistic model over named features: ``sigmoid(intercept + coef . x)``."""
+
+    features: tuple[str, ...]
+    coef: tuple[float, ...]
+    intercept: float
+
+    def probability(self, values: Mapping[str, float]) -> float:
+        z = self.intercept + sum(
+            c * values[f] for f, c in zip(self.features, self.coef, strict=True)
+        )
+        if z < -40:
+            return 0.0
+        return 1.0 / (1.0 + math.exp(-z))
+
+
+def load_models(path: Path = WEIGHTS) -> dict[str, Model]:
+    """The models in a weights file, checked against the features the linker computes."""
+    document = json.loads(path.read_text(encoding="utf-8"))
+    expected = {"title": TITLE_FEATURES, "reference": REFERENCE_FEATURES}
+    models: dict[str, Model] = {}
+    for route, names in expected.items():
+        entry = document[route]
+        features = tuple(str(f) for f in entry["features"])
+        if features != names:
+            raise ValueError(
+                f"{path.name}: the {route} model was fitted on other features "
+                f"({', '.join(features)}); refit it with bench/fit_linker.py"
+            )
+        models[route] = Model(
+            features, tuple(float(c) for c in entry["coef"]), float(entry["intercept"])
+        )
+    return models
+
+
+@cache
+def model(route: str) -> Model:
+    """The shipped model for ``route`` (``title`` or ``reference``)."""
+    return load_models()[route]
