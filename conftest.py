@@ -151,6 +151,24 @@ class RecordedServer:
         self.server.server_close()
 
 
+def hold_write_lock(db: Path, seconds: float) -> threading.Thread:
+    """Another process's writer (a refresh, an import) holding the write lock of ``db``."""
+    import time
+
+    started = threading.Event()
+
+    def run() -> None:
+        with SQLiteStore(db) as other, other.transaction():
+            other.save_setting("contact", "someone@example.org")
+            started.set()
+            time.sleep(seconds)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    assert started.wait(10)
+    return thread
+
+
 @pytest.fixture
 def server() -> Iterator[RecordedServer]:
     running = RecordedServer()

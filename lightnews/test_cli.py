@@ -5,15 +5,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
 
-from conftest import ROOT, RecordedServer, Reply
+from conftest import ROOT, RecordedServer, Reply, hold_write_lock
 from lightnews.cli import cli
 from lightnews.store import SQLiteStore
 
@@ -346,22 +344,6 @@ def test_embed_search_by_meaning_and_lexical_when_off(demo_db: Path) -> None:
     assert "semantic search is off" in run(demo_db, "embed", code=4).stderr
     run(demo_db, "settings", "unset", "semantic")
     assert as_json(run(demo_db, "embed", "--json"))["embedded"] == 0
-
-
-def hold_write_lock(db: Path, seconds: float) -> threading.Thread:
-    """Another process's writer (a refresh, an import) holding the write lock of ``db``."""
-    started = threading.Event()
-
-    def run() -> None:
-        with SQLiteStore(db) as other, other.transaction():
-            other.save_setting("contact", "someone@example.org")
-            started.set()
-            time.sleep(seconds)
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    assert started.wait(10)
-    return thread
 
 
 def test_a_busy_database_is_a_message_and_an_exit_code(

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from conftest import Hit, RecordedServer, Reply
+from conftest import Hit, RecordedServer, Reply, hold_write_lock
 from lightnews.errors import Busy
 from lightnews.link import link_titles
 from lightnews.model import Item, Paper
@@ -337,22 +336,6 @@ def test_references_not_stored_are_looked_up_on_arxiv(
     assert "au:Snell AND ti:Optimality" in query
     story = store.get_paper("2408.03314")
     assert [m.method for m in story.mentions] in (["surname-title"], ["fuzzy-title"])
-
-
-def hold_write_lock(db: Path, seconds: float) -> threading.Thread:
-    """Another process's writer: holds the write lock of ``db`` for ``seconds``."""
-    started = threading.Event()
-
-    def run() -> None:
-        with SQLiteStore(db) as other, other.transaction():
-            other.save_setting("contact", "someone@example.org")
-            started.set()
-            time.sleep(seconds)
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    assert started.wait(10)
-    return thread
 
 
 def test_two_refreshes_at_once_both_complete(
