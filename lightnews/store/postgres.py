@@ -515,21 +515,7 @@ class PostgresStore(SQLiteStore):
             f"{surname_filter}ORDER BY ({score}) DESC, p.id DESC LIMIT ?",
             (*lexemes, *([surname] if surname else []), *lexemes, limit),
         ).fetchall()
-        if not rows:
-            return []
-        surnames: dict[int, list[str]] = {}
-        for paper_id, key in self.db.execute(
-            f"SELECT paper_id, name_key FROM authorships WHERE {self.sql.in_list('paper_id')} "
-            "ORDER BY paper_id, position",
-            (self.sql.list_param(int(r["id"]) for r in rows),),
-        ):
-            surnames.setdefault(paper_id, []).append(key)
-        return [
-            TitleCandidate(
-                r["arxiv_id"], r["title"], tuple(surnames.get(r["id"], ())), r["published"]
-            )
-            for r in rows
-        ]
+        return self._with_surnames(rows)
 
     def _title_length(self, total: int) -> float:
         """The mean number of words in a title (over a sample), read again as the library grows."""

@@ -959,14 +959,17 @@ class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
             f"{surname_filter}ORDER BY bm25(papers_fts, 10.0, 0.0, 0.0) LIMIT ?",
             args,
         ).fetchall()
+        return self._with_surnames(rows)
+
+    def _with_surnames(self, rows: Sequence[Any]) -> list[TitleCandidate]:
+        """Title candidates from rows (id, arxiv_id, title, published) with authors' surnames."""
         if not rows:
             return []
-        ids = [r["id"] for r in rows]
         surnames: dict[int, list[str]] = {}
         for paper_id, key in self.db.execute(
-            f"SELECT paper_id, name_key FROM authorships WHERE paper_id IN "
-            f"({', '.join('?' * len(ids))}) ORDER BY position",
-            ids,
+            f"SELECT paper_id, name_key FROM authorships WHERE {self.sql.in_list('paper_id')} "
+            "ORDER BY paper_id, position",
+            (self.sql.list_param(int(r["id"]) for r in rows),),
         ):
             surnames.setdefault(paper_id, []).append(key)
         return [
