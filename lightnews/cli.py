@@ -16,6 +16,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -42,12 +43,15 @@ from lightnews.normalize.times import now_iso, utc_now
 from lightnews.settings import SETTINGS, Settings, env_name
 from lightnews.store import (
     BACKEND_ERRORS,
+    LOCAL_READER,
+    ReaderId,
     Store,
     default_db_path,
     is_postgres_url,
     open_store,
     unavailable,
 )
+from lightnews.store.readers import READER_SETTINGS, UserView
 
 __all__ = ["EXIT_FAILED", "EXIT_NOT_FOUND", "EXIT_PARTIAL", "cli", "main"]
 
@@ -62,10 +66,11 @@ err = Console(stderr=True, highlight=False)
 class App:
     """What every command needs: where the database is, the store, the settings."""
 
-    def __init__(self, db: str | Path | None) -> None:
+    def __init__(self, db: str | Path | None, as_user: str | None = None) -> None:
         self.db_path: str | Path = (
             (str(db) if is_postgres_url(db) else Path(db).expanduser()) if db else default_db_path()
         )
+        self.as_user = as_user
         self._store: Store | None = None
 
     @property
@@ -78,6 +83,41 @@ class App:
     @property
     def settings(self) -> Settings:
         return Settings(self.store.saved_settings())
+
+    @property
+    def reader(self) -> ReaderId:
+        """Whose follows, mutes and stories a reader's command reads and changes.
+
+        ``--as NAME`` (or ``LIGHTNEWS_USER``); without it the local reader when
+        the library has no accounts, its one account when it has one, and a
+        usage error when it has several (nobody's state is read by guess).
+        """
+        return self.user.reader if self.user is not None else LOCAL_READER
+
+    @property
+    def user(self) -> UserView | None:
+        """The account ``reader`` belongs to (None: the local reader of a library without any)."""
+        store = self.store
+        if self.as_user:
+            try:
+                return store.get_user(self.as_user)
+            except NotFound as error:
+                raise UsageError(str(error)) from None
+        users = store.user_count()
+        if users == 0:
+            return None
+        if users == 1:
+            return store.list_users()[0]
+        raise UsageError(
+            f"this library has {users} accounts: say whose feed and state to use with "
+            "--as NAME (or LIGHTNEWS_USER=NAME)"
+        )
+
+    @property
+    def reader_settings(self) -> Settings:
+        """The instance's settings with the reader's own (digest address, half-life) over them."""
+        store = self.store
+        return Settings({**store.saved_settings(), **store.reader_settings(self.reader)})
 
     def close(self) -> None:
         if self._store is not None:
@@ -191,15 +231,23 @@ class _Commands(click.Group):
     help="The library: an SQLite file (default: lightnews.db in the user data directory) or "
     "a postgresql://USER@HOST/DB URL for a group's server; env LIGHTNEWS_DB.",
 )
+@click.option(
+    "--as",
+    "as_user",
+    metavar="NAME",
+    envvar="LIGHTNEWS_USER",
+    help="Act as this account for reader commands (feed, follow, mute, read, digest, export, "
+    "tokens); env LIGHTNEWS_USER. Without accounts: the local reader.",
+)
 @click.version_option(__version__, prog_name="lightnews")
 @click.pass_context
-def cli(ctx: click.Context, db: str | None) -> None:
+def cli(ctx: click.Context, db: str | None, as_user: str | None) -> None:
     """Lightnews: scholar-powered research news.
 
     Follow researchers across arXiv, their labs' blogs and other feeds, and read
     one deduplicated feed of the papers they write and discuss.
     """
-    app = App(db)
+    app = App(db, as_user)
     ctx.obj = app
     ctx.call_on_close(app.close)
 
@@ -646,12 +694,14 @@ def feed(app: App, limit: int, newest: bool, fmt: str, as_json: bool) -> None:
     from lightnews.rank import newest_stories, rank_stories
 
     with errors_as_exit():
-        settings = app.settings
+        settings = app.reader_settings
+        reader = app.reader
         stories = (
-            newest_stories(app.store, limit)
+            newest_stories(app.store, reader, limit)
             if newest
             else rank_stories(
                 app.store,
+                reader,
                 limit=limit,
                 half_life_hours=settings.half_life_hours,
                 bar=settings.attribution_bar,
@@ -988,10 +1038,12 @@ def follow(
     now = now_iso()
     store = app.store
     with errors_as_exit():
+        reader = app.reader
         if starter_pack:
             row, _ = store.add_source(
-                "bluesky-starter-pack", starter_pack, now=now, params={"follow_members": True}
-            )
+                "bluesky-starter-pack", starter_pack, now=now,
+                params={"follow_members": True, "follow_for": int(reader)},
+            )  # fmt: skip
             out.print(
                 f"following the members of {starter_pack} (source #{row.id}); "
                 "run `lightnews refresh`"
@@ -1000,6 +1052,7 @@ def follow(
                 return
         scholar_id = follow_scholar(
             store,
+            reader,
             now,
             handle=handle,
             arxiv_author=arxiv_author,
@@ -1018,12 +1071,13 @@ def follow(
 @click.argument("who")
 @pass_app
 def unfollow(app: App, who: str) -> None:
-    """Stop following a scholar (kept, with their sources paused)."""
+    """Stop following a scholar (kept; their sources pause when no reader follows them)."""
     with errors_as_exit():
         scholar_id = app.store.find_scholar(who)
-        app.store.set_followed(scholar_id, False)
-        for source in app.store.scholar_sources(scholar_id):
-            app.store.set_source_enabled(source.id, False)
+        app.store.set_followed(app.reader, scholar_id, False, now_iso())
+        if not app.store.get_scholar(scholar_id).followed:  # nobody follows them now
+            for source in app.store.scholar_sources(scholar_id):
+                app.store.set_source_enabled(source.id, False)
         out.print(f"unfollowed #{scholar_id} {app.store.get_scholar(scholar_id).name}")
 
 
@@ -1039,6 +1093,8 @@ def scholars_list(app: App, as_json: bool) -> None:
     """Scholars with their identities and how many records are attributed to them."""
     with errors_as_exit():
         rows = app.store.list_scholars(app.settings.attribution_bar)
+        mine = app.store.follows(app.reader)
+    rows = [replace(r, followed=r.id in mine) for r in rows]  # whether *you* follow them
     if as_json:
         emit_json([r.to_json() for r in rows])
         return
@@ -1256,7 +1312,8 @@ def digest(
     from lightnews.serve.digest import digest_stories, render_html, render_markdown, send_digest
 
     with errors_as_exit():
-        settings = app.settings
+        settings = app.reader_settings
+        reader = app.reader
         now = utc_now()
         to = None
         if email is not None:
@@ -1265,7 +1322,7 @@ def digest(
                 raise UsageError("give --email ADDRESS or set digest_to")
             if not settings.smtp_host and not dry_run:
                 raise UsageError("set smtp_host (and smtp_from) to send the digest by e-mail")
-        stories = digest_stories(app.store, settings, since, limit=limit, now=now)
+        stories = digest_stories(app.store, reader, settings, since, limit=limit, now=now)
         markdown, html = render_markdown(stories, since), render_html(stories, since)
         subject = f"Lightnews digest: {len(stories)} stories"
         if dry_run:
@@ -1284,7 +1341,7 @@ def digest(
         # Delivered: seen in the digest is seen, until something new happens.
         stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
         for story in stories:
-            app.store.mark_story(story.key, stamp, read=True)
+            app.store.mark_story(reader, story.key, stamp, read=True)
     if to is not None:
         out.print(f"sent {len(stories)} stories to {to}")
 
@@ -1314,7 +1371,7 @@ def mute(app: App, scholar_who: str | None, source_id: int | None, keyword: str 
         if not targets:
             raise UsageError("give --scholar, --source or --keyword")
         for kind, value in targets:
-            app.store.set_mute(kind, value, now, muted=not undo)
+            app.store.set_mute(app.reader, kind, value, now, muted=not undo)
             out.print(f"{'unmuted' if undo else 'muted'} {kind} {value}")
 
 
@@ -1336,7 +1393,8 @@ def read_command(app: App, stories: tuple[str, ...], unread: bool, save: bool) -
             else:
                 app.store.get_paper(key)
         for key in dict.fromkeys(stories):
-            app.store.mark_story(key, now, read=not unread, saved=True if save else None)
+            app.store.mark_story(app.reader, key, now, read=not unread,
+                                 saved=True if save else None)  # fmt: skip
             out.print(f"{key}: {'unread' if unread else 'read'}{', saved' if save else ''}")
 
 
@@ -1352,11 +1410,11 @@ def export_command(app: App, as_bibtex: bool) -> None:
             from lightnews.normalize.arxiv_ids import parse_arxiv_id
             from lightnews.serve.export import bibtex
 
-            saved = [k for k, (_, saved_at) in app.store.story_states().items()
+            saved = [k for k, (_, saved_at) in app.store.story_states(app.reader).items()
                      if saved_at and parse_arxiv_id(k)]  # fmt: skip
             click.echo(bibtex(app.store.get_paper(k) for k in sorted(saved)), nl=False)
             return
-        emit_json(user_export(app.store))
+        emit_json(user_export(app.store, app.reader))
 
 
 # -- settings ----------------------------------------------------------------------------
@@ -1411,7 +1469,11 @@ def settings_set(app: App, name: str, value: str) -> None:
         setting.convert(value, f"setting {setting.name}")
     except LightnewsError as error:
         raise click.BadParameter(str(error)) from None
-    app.store.save_setting(setting.name, value)
+    with errors_as_exit():
+        if setting.name in READER_SETTINGS:  # the reader's own (see store/readers.py)
+            app.store.save_reader_setting(app.reader, setting.name, value)
+        else:
+            app.store.save_setting(setting.name, value)
     out.print(f"{setting.name} = {value}")
 
 
@@ -1424,8 +1486,203 @@ def settings_unset(app: App, name: str) -> None:
         setting = Settings.lookup(name)
     except LightnewsError as error:
         raise click.BadParameter(str(error)) from None
-    app.store.save_setting(setting.name, None)
+    with errors_as_exit():
+        if setting.name in READER_SETTINGS:
+            app.store.save_reader_setting(app.reader, setting.name, None)
+        else:
+            app.store.save_setting(setting.name, None)
     out.print(f"{setting.name} reset to its default ({setting.default!r})")
+
+
+# -- accounts ----------------------------------------------------------------------------------
+
+
+def _new_password(from_stdin: bool) -> str:
+    """A password from one line of standard input, or typed twice at a hidden prompt."""
+    from lightnews.accounts import check_password
+
+    if from_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        password = click.prompt("password", hide_input=True, confirmation_prompt=True, err=True)
+    return check_password(password)
+
+
+def _actor(app: App) -> str:
+    """Who an admin command is recorded as in the audit log (the CLI runs with the database's
+    own rights: ``--as NAME`` names the person, else the system user)."""
+    import getpass
+
+    if app.as_user:
+        return app.as_user
+    try:
+        return f"cli:{getpass.getuser()}"
+    except Exception:
+        return "cli"
+
+
+@cli.group()
+def users() -> None:
+    """Accounts of a shared instance: add, list, change passwords, remove.
+
+    A library without accounts has one local reader and needs no sign-in (on
+    loopback). The first account created is an admin and takes over the local
+    reader's follows, mutes, saved and read stories and settings.
+    """
+
+
+@users.command("add")
+@click.argument("name")
+@click.option("--admin", is_flag=True, help="May manage sources and accounts.")
+@click.option(
+    "--password-stdin", is_flag=True, help="Read the password from one line of standard input."
+)
+@pass_app
+def users_add(app: App, name: str, admin: bool, password_stdin: bool) -> None:
+    """Add an account (asks for its password)."""
+    from lightnews.accounts import check_user_name, hash_password
+
+    with errors_as_exit():
+        check_user_name(name)
+        password = _new_password(password_stdin)
+        first = app.store.user_count() == 0
+        user = app.store.add_user(name, hash_password(password), admin=admin, now=now_iso())
+        app.store.audit(_actor(app), "users.add", name + (" (admin)" if user.admin else ""),
+                        now_iso())  # fmt: skip
+    role = "admin" if user.admin else "reader"
+    out.print(f"added {role} {user.name} (#{user.id})")
+    if first:
+        out.print("the first account: it has the local reader's follows, mutes and stories; "
+                  "the web UI now asks to sign in")  # fmt: skip
+
+
+@users.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_app
+def users_list(app: App, as_json: bool) -> None:
+    """Accounts, admins marked."""
+    with errors_as_exit():
+        rows = app.store.list_users()
+    if as_json:
+        emit_json([u.to_json() for u in rows])
+        return
+    if not rows:
+        out.print("no accounts: one local reader, no sign-in (`lightnews users add NAME`)")
+        return
+    table = Table("id", "name", "role", "created", "shares")
+    for user in rows:
+        table.add_row(str(user.id), user.name, "admin" if user.admin else "reader",
+                      user.created_at[:10], "yes" if user.shares else "no")  # fmt: skip
+    out.print(table)
+
+
+@users.command("passwd")
+@click.argument("name")
+@click.option(
+    "--password-stdin", is_flag=True, help="Read the password from one line of standard input."
+)
+@pass_app
+def users_passwd(app: App, name: str, password_stdin: bool) -> None:
+    """Set an account's password (every session of it ends)."""
+    from lightnews.accounts import hash_password
+
+    with errors_as_exit():
+        user = _named_user(app, name)
+        app.store.set_password(user.id, hash_password(_new_password(password_stdin)))
+        app.store.audit(_actor(app), "users.passwd", name, now_iso())
+    out.print(f"password of {name} changed; its sessions have ended")
+
+
+@users.command("remove")
+@click.argument("name")
+@click.option("--yes", is_flag=True, help="Do not ask to confirm.")
+@pass_app
+def users_remove(app: App, name: str, yes: bool) -> None:
+    """Remove an account with its follows, mutes, stories, tokens and feed key."""
+    with errors_as_exit():
+        user = _named_user(app, name)
+        if not yes and not click.confirm(f"remove {name} and everything that is theirs?",
+                                         err=True):  # fmt: skip
+            raise UsageError("nothing removed")
+        app.store.remove_user(user.id)
+        app.store.audit(_actor(app), "users.remove", name, now_iso())
+    out.print(f"removed {name}")
+
+
+def _named_user(app: App, name: str) -> UserView:
+    """An account by name; an unknown name is a usage error (exit 2)."""
+    try:
+        return app.store.get_user(name)
+    except NotFound as error:
+        raise UsageError(str(error)) from None
+
+
+@cli.group()
+def tokens() -> None:
+    """API tokens of your account (for the JSON API's writes and for scripts).
+
+    A token is shown once, when created; only its digest is stored. Send it as
+    ``Authorization: Bearer TOKEN``.
+    """
+
+
+def _token_user(app: App) -> UserView:
+    user = app.user
+    if user is None:
+        raise UsageError("API tokens belong to accounts: add one with `lightnews users add NAME`")
+    return user
+
+
+@tokens.command("create")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_app
+def tokens_create(app: App, name: str, as_json: bool) -> None:
+    """Create a token named NAME (what it is for: "laptop", "zotero sync")."""
+    from lightnews.accounts import digest, new_token
+
+    label = " ".join(name.split())
+    if not label or len(label) > 100:
+        raise click.UsageError("a token's name has 1-100 characters")
+    with errors_as_exit():
+        user = _token_user(app)
+        token = new_token()
+        made = app.store.create_token(user.id, label, digest(token), now_iso())
+    if as_json:
+        emit_json({**made.to_json(), "token": token})
+        return
+    out.print(f"token #{made.id} {label} for {user.name} (shown once, keep it safe):")
+    click.echo(token)
+
+
+@tokens.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_app
+def tokens_list(app: App, as_json: bool) -> None:
+    """Your tokens (never their secrets): created, last used, revoked."""
+    with errors_as_exit():
+        rows = app.store.list_tokens(_token_user(app).id)
+    if as_json:
+        emit_json([t.to_json() for t in rows])
+        return
+    table = Table("id", "name", "created", "last used", "revoked")
+    for t in rows:
+        table.add_row(str(t.id), t.name, t.created_at, t.last_used or "", t.revoked_at or "")
+    out.print(table)
+
+
+@tokens.command("revoke")
+@click.argument("token_id", type=int)
+@pass_app
+def tokens_revoke(app: App, token_id: int) -> None:
+    """Revoke a token: it is refused from now on."""
+    with errors_as_exit():
+        user = _token_user(app)
+        try:
+            app.store.revoke_token(user.id, token_id, now_iso())
+        except NotFound as error:
+            raise UsageError(str(error)) from None
+    out.print(f"token #{token_id} revoked")
 
 
 # -- db ----------------------------------------------------------------------------------------
@@ -1592,8 +1849,9 @@ def demo(app: App, as_json: bool, port: int | None) -> None:
     with errors_as_exit():
         reports = build_demo(app.store, app.settings)
         stories = rank_stories(
-            app.store, limit=10, bar=app.settings.attribution_bar, settings=app.settings
-        )
+            app.store, app.reader, limit=10, bar=app.settings.attribution_bar,
+            settings=app.settings,
+        )  # fmt: skip
         counts = app.store.counts()
     if as_json:
         emit_json(

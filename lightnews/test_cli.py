@@ -13,7 +13,7 @@ from click.testing import CliRunner, Result
 
 from conftest import ROOT, RecordedServer, Reply, hold_write_lock
 from lightnews.cli import cli
-from lightnews.store import SQLiteStore
+from lightnews.store import LOCAL_READER, SQLiteStore
 
 
 def run(db: Path, *args: str, code: int = 0) -> Result:
@@ -361,7 +361,7 @@ def test_a_busy_database_is_a_message_and_an_exit_code(
     assert "error: the database is busy" in busy.output and "try again" in busy.output
     assert "Traceback" not in busy.output and "OperationalError" not in busy.output
     with SQLiteStore(db) as store:  # the first mute is stored, the second is not
-        assert store.mutes().keyword == {"benchmark"}
+        assert store.mutes(LOCAL_READER).keyword == {"benchmark"}
 
 
 def test_a_broken_database_is_a_message_and_an_exit_code(tmp_path: Path) -> None:

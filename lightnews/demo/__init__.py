@@ -18,7 +18,7 @@ from lightnews.normalize.times import now_iso
 from lightnews.pipeline import RunReport, embed_new, ingest_bytes
 from lightnews.settings import Settings
 from lightnews.sources.opml import parse_opml
-from lightnews.store import Store
+from lightnews.store import LOCAL_READER, ReaderId, Store
 
 __all__ = ["DEMO_SCHOLARS", "SNAPSHOT_FILES", "build_demo", "follow_demo_scholars", "snapshot_path"]
 
@@ -53,7 +53,7 @@ def snapshot_path(name: str) -> Path:
     return Path(str(resources.files("lightnews.demo") / "snapshot" / name))
 
 
-def follow_demo_scholars(store: Store, now: str) -> list[int]:
+def follow_demo_scholars(store: Store, reader: ReaderId, now: str) -> list[int]:
     """Follow the demo's scholars (idempotent); returns their ids.
 
     A scholar the user already follows under one of these identities (``follow
@@ -69,8 +69,7 @@ def follow_demo_scholars(store: Store, now: str) -> list[int]:
             scholar_id = store.create_scholar(name, now)
         for kind, value in identities:
             store.add_identity(scholar_id, kind, value)
-        if not store.get_scholar(scholar_id).followed:
-            store.set_followed(scholar_id, True)
+        store.set_followed(reader, scholar_id, True, now)
         if any(o != scholar_id for o in owners):
             # A new name to match papers under: attribute now, not only when papers change.
             attribute_scholar(store, scholar_id)
@@ -81,7 +80,7 @@ def follow_demo_scholars(store: Store, now: str) -> list[int]:
 def build_demo(store: Store, settings: Settings) -> list[RunReport]:
     """Load every snapshot file (safe to run again: nothing changes the second time)."""
     reports = []
-    follow_demo_scholars(store, now_iso())
+    follow_demo_scholars(store, LOCAL_READER, now_iso())
     # The OPML says which folder each demo feed belongs in; files carry the titles.
     folders = {f.title: f.folder for f in parse_opml(snapshot_path("sources.opml").read_bytes())}
     profile_title = None

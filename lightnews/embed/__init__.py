@@ -33,6 +33,7 @@ from lightnews.embed.encoders import (
 from lightnews.embed.index import VectorIndex, from_blob, from_blobs, to_blob
 from lightnews.settings import Settings
 from lightnews.store import Store
+from lightnews.store.readers import ReaderId
 
 if TYPE_CHECKING:
     import numpy as np
@@ -174,23 +175,23 @@ class Closeness:
     scholar: str | None  # whose paper it is; None for a paper the user saved
 
 
-_interest_cache: dict[tuple[str, str, float], tuple[Any, float, Any, Any]] = {}
+_interest_cache: dict[tuple[str, int, str, float], tuple[Any, float, Any, Any]] = {}
 INTEREST_TTL = 300.0
 
 
-def _interests(store: Store, model: str, bar: float) -> tuple[list[Any], Any]:
+def _interests(store: Store, reader: ReaderId, model: str, bar: float) -> tuple[list[Any], Any]:
     """The user's interest papers and their vectors as one matrix, kept between requests.
 
     Reading them costs tens of milliseconds on a large library; they change
     only when follows, attributions, saves or vectors do (or after
     ``INTEREST_TTL`` seconds, for changes the version cannot see).
     """
-    key = (str(store.path), model, bar)
-    version = store.interest_version()
+    key = (str(store.path), reader, model, bar)
+    version = store.interest_version(reader)
     cached = _interest_cache.get(key)
     if cached and cached[0] == version and time.monotonic() - cached[1] < INTEREST_TTL:
         return cached[2], cached[3]
-    interests = store.interest_vectors(model, bar)
+    interests = store.interest_vectors(reader, model, bar)
     dim = len(interests[0][2]) // 2 if interests else 1
     matrix = from_blobs([blob for _, _, blob in interests], dim)
     slim = [(paper_id, scholar_id, b"") for paper_id, scholar_id, _ in interests]
@@ -199,7 +200,7 @@ def _interests(store: Store, model: str, bar: float) -> tuple[list[Any], Any]:
 
 
 def closest_interests(
-    store: Store, settings: Settings, arxiv_ids: list[str], bar: float
+    store: Store, reader: ReaderId, settings: Settings, arxiv_ids: list[str], bar: float
 ) -> dict[str, Closeness]:
     """For each paper, the closest paper by a followed scholar or saved, when close enough.
 
@@ -215,7 +216,7 @@ def closest_interests(
     import numpy as np
 
     model = str(settings.semantic)
-    interests, matrix = _interests(store, model, bar)
+    interests, matrix = _interests(store, reader, model, bar)
     theirs = store.vectors_by_arxiv_id(arxiv_ids, model)
     # Papers that are themselves the user's (a followed scholar's, or saved) say
     # so in their own words; closeness is for the others.

@@ -26,6 +26,7 @@ from lightnews.embed import Closeness, closest_interests
 from lightnews.settings import Settings
 from lightnews.sources import all_traits, kind_traits
 from lightnews.store import Store
+from lightnews.store.readers import ReaderId
 from lightnews.store.views import FeedCandidate, Mutes
 
 __all__ = [
@@ -179,9 +180,12 @@ def _age_hours(time: str, now: datetime) -> float:
 
 
 def gather_stories(
-    store: Store, papers: int = FEED_PAPERS, items: int = FEED_ITEMS
+    store: Store, reader: ReaderId, papers: int = FEED_PAPERS, items: int = FEED_ITEMS
 ) -> list[Story]:
-    """Candidate stories: the newest ``papers`` and what the newest ``items`` say about papers."""
+    """Candidate stories: the newest ``papers`` and what the newest ``items`` say about papers.
+
+    Items say which scholar ``reader`` follows put them in the feed.
+    """
     stories: dict[str, Story] = {}
     for paper in store.recent_papers(papers):
         stories[paper.arxiv_id] = Story(
@@ -189,7 +193,7 @@ def gather_stories(
             arxiv_id=paper.arxiv_id, url=f"https://arxiv.org/abs/{paper.arxiv_id}",
             category=paper.primary_category,
         )  # fmt: skip
-    recent = _with_speakers(store, store.recent_items(items))
+    recent = _with_speakers(store, reader, store.recent_items(items))
     wanted = {arxiv_id for i in recent for arxiv_id in i.papers}
     known_papers = store.papers_by_ids(sorted(wanted - set(stories)))
     # A thread is one unit: its replies belong to the stories its posts name.
@@ -224,9 +228,11 @@ def gather_stories(
     return list(stories.values())
 
 
-def _with_speakers(store: Store, items: list[FeedCandidate]) -> list[FeedCandidate]:
+def _with_speakers(
+    store: Store, reader: ReaderId, items: list[FeedCandidate]
+) -> list[FeedCandidate]:
     """Each item with the followed scholar who put it in their feed (posted or reposted it)."""
-    accounts = store.followed_accounts()
+    accounts = store.followed_accounts(reader)
     if not accounts:
         return items
     found = []
@@ -250,6 +256,7 @@ def followed_categories(store: Store) -> set[str]:
 
 def rank_stories(
     store: Store,
+    reader: ReaderId,
     *,
     limit: int | None = 30,
     half_life_hours: float = 36.0,
@@ -257,7 +264,9 @@ def rank_stories(
     now: datetime | None = None,
     settings: Settings | None = None,
 ) -> list[Story]:
-    """The feed: stories by what followed scholars do, each with why it is there.
+    """``reader``'s feed: stories by what the scholars they follow do, each with why.
+
+    Follows, mutes, read and saved stories are ``reader``'s own.
 
     With ``settings`` (and the semantic extra), stories near the papers of
     followed scholars or saved papers gain too, saying which paper. That
@@ -268,10 +277,10 @@ def rank_stories(
     Every candidate is ranked before the list is cut to ``limit`` (None: all of
     them), so the order and each story's contents do not depend on ``limit``.
     """
-    stories = _apply_mutes(store, gather_stories(store))
+    stories = _apply_mutes(store, reader, gather_stories(store, reader))
     arxiv_ids = [s.arxiv_id for s in stories if s.arxiv_id]
     context = Context(
-        authored=store.followed_authorships(arxiv_ids, bar),
+        authored=store.followed_authorships(reader, arxiv_ids, bar),
         names=store.scholar_names(
             i.followed_scholar for s in stories for i in s.items if i.followed_scholar is not None
         ),
@@ -282,14 +291,14 @@ def rank_stories(
     reference = context.now
     if newest:  # an old library (the demo) is ranked as of its newest story
         reference = min(context.now, datetime.fromisoformat(newest.replace("Z", "+00:00")))
-    states = store.story_states()
+    states = store.story_states(reader)
     for story in stories:
         _score(story, context, reference, half_life_hours, states)
     stories.sort(key=_order, reverse=True)
     if settings is not None:
         candidates = stories[:CLOSE_CANDIDATES]
         wanted = [s.arxiv_id for s in candidates if s.arxiv_id]
-        context.close = closest_interests(store, settings, wanted, bar)
+        context.close = closest_interests(store, reader, settings, wanted, bar)
         for story in candidates:
             if story.arxiv_id in context.close:
                 _score(story, context, reference, half_life_hours, states)
@@ -345,9 +354,9 @@ def _since(story: Story, read_at: str) -> str | None:
     return None
 
 
-def _apply_mutes(store: Store, stories: list[Story]) -> list[Story]:
+def _apply_mutes(store: Store, reader: ReaderId, stories: list[Story]) -> list[Story]:
     """Muted scholars and sources say nothing; stories with a muted keyword are gone."""
-    mutes: Mutes = store.mutes()
+    mutes: Mutes = store.mutes(reader)
     if not mutes:
         return stories
     kept = []
@@ -369,8 +378,8 @@ def _source(story: Story) -> str:
     return story.items[0].source if story.items else "your sources"
 
 
-def newest_stories(store: Store, limit: int | None = 30) -> list[Story]:
+def newest_stories(store: Store, reader: ReaderId, limit: int | None = 30) -> list[Story]:
     """Stories by most recent activity alone (no ranking), from the same candidates."""
-    stories = gather_stories(store)
+    stories = gather_stories(store, reader)
     stories.sort(key=lambda s: (s.time or "", s.key), reverse=True)
     return stories[:limit]

@@ -14,7 +14,7 @@ from lightnews.rank import (
     scholars_discussing,
 )
 from lightnews.settings import Settings
-from lightnews.store import SQLiteStore
+from lightnews.store import LOCAL_READER, SQLiteStore
 from lightnews.store.views import FeedCandidate
 
 CONTEXT = Context(
@@ -72,11 +72,11 @@ def test_demo_feed_is_led_by_the_followed_scholar(store: SQLiteStore, settings: 
     from lightnews.demo import build_demo
 
     build_demo(store, settings)
-    feed = rank_stories(store, limit=10)
+    feed = rank_stories(store, LOCAL_READER, limit=10)
     assert all(s.why for s in feed)
     assert feed[0].arxiv_id == "2511.18342" and feed[0].score > 1.0  # not decayed away
     assert [s.score for s in feed] == sorted((s.score for s in feed), reverse=True)
-    older = rank_stories(store, limit=10, half_life_hours=1.0)
+    older = rank_stories(store, LOCAL_READER, limit=10, half_life_hours=1.0)
     assert older[0].score < feed[0].score  # a short half-life decays everything faster
 
 
@@ -84,19 +84,20 @@ def test_mutes_and_read_state(store: SQLiteStore, settings: Settings) -> None:
     from lightnews.demo import build_demo
 
     build_demo(store, settings)
-    first = rank_stories(store, limit=10)[0]
+    first = rank_stories(store, LOCAL_READER, limit=10)[0]
     assert first.arxiv_id == "2511.18342"
-    store.mark_story("2511.18342", "2030-01-01T00:00:00Z", read=True)
-    again = {s.arxiv_id: s for s in rank_stories(store, limit=30)}
+    store.mark_story(LOCAL_READER, "2511.18342", "2030-01-01T00:00:00Z", read=True)
+    again = {s.arxiv_id: s for s in rank_stories(store, LOCAL_READER, limit=30)}
     assert "read" in again["2511.18342"].why and again["2511.18342"].score < first.score / 10
-    store.mark_story("2511.18342", "2025-11-01T00:00:00Z", read=True)  # read before the news
-    back = {s.arxiv_id: s for s in rank_stories(store, limit=30)}["2511.18342"]
+    # read before the news
+    store.mark_story(LOCAL_READER, "2511.18342", "2025-11-01T00:00:00Z", read=True)
+    back = {s.arxiv_id: s for s in rank_stories(store, LOCAL_READER, limit=30)}["2511.18342"]
     assert back.why[0].startswith("new since you read it")
-    store.set_mute("keyword", "sparse ring", "2025-12-01T00:00:00Z")
-    assert "2511.18342" not in {s.arxiv_id for s in rank_stories(store, limit=30)}
+    store.set_mute(LOCAL_READER, "keyword", "sparse ring", "2025-12-01T00:00:00Z")
+    assert "2511.18342" not in {s.arxiv_id for s in rank_stories(store, LOCAL_READER, limit=30)}
     mara = store.find_scholar("Mara Lindqvist")
-    store.set_mute("scholar", str(mara), "2025-12-01T00:00:00Z")
-    muted = rank_stories(store, limit=30)
+    store.set_mute(LOCAL_READER, "scholar", str(mara), "2025-12-01T00:00:00Z")
+    muted = rank_stories(store, LOCAL_READER, limit=30)
     assert not any("posted by Mara Lindqvist" in w for s in muted for w in s.why)
 
 
@@ -104,7 +105,7 @@ def test_a_thread_is_one_story(store: SQLiteStore, settings: Settings) -> None:
     from lightnews.demo import build_demo
 
     build_demo(store, settings)
-    feed = rank_stories(store, limit=40)
+    feed = rank_stories(store, LOCAL_READER, limit=40)
     lone_posts = [
         s
         for s in feed
@@ -130,8 +131,8 @@ def test_close_to_a_followed_scholars_paper_counts_and_says_which(
     from lightnews.rank import close_to_your_papers
 
     build_demo(store, settings)  # embeds the demo papers too
-    plain = {s.arxiv_id: s for s in rank_stories(store, limit=40)}
-    ranked = {s.arxiv_id: s for s in rank_stories(store, limit=40, settings=settings)}
+    plain = {s.arxiv_id: s for s in rank_stories(store, LOCAL_READER, limit=40)}
+    ranked = {s.arxiv_id: s for s in rank_stories(store, LOCAL_READER, limit=40, settings=settings)}
     kernel = ranked["2510.18421"]  # linear-time attention, near Mara Lindqvist's sparse attention
     assert "close to Mara Lindqvist's “Sparse Ring Attention: Sub-quadratic" in " ".join(kernel.why)
     assert kernel.score > plain["2510.18421"].score
@@ -148,7 +149,7 @@ def test_a_followed_scholars_repost_is_credited_to_them(
     from lightnews.demo import build_demo
 
     build_demo(store, settings)
-    feed = {s.arxiv_id: s for s in rank_stories(store, limit=30)}
+    feed = {s.arxiv_id: s for s in rank_stories(store, LOCAL_READER, limit=30)}
     assert "reposted by Mara Lindqvist (followed)" in feed["2511.10268"].why
     reposts = [i for i in feed["2511.10268"].items if i.kind == "repost"]
     assert reposts and all(i.followed_scholar is not None for i in reposts)

@@ -16,22 +16,23 @@ from html import escape
 from lightnews.errors import FetchError, UsageError
 from lightnews.rank import Story, rank_stories
 from lightnews.settings import Settings
-from lightnews.store import Store
+from lightnews.store import ReaderId, Store
 
 __all__ = ["digest_stories", "render_html", "render_markdown", "send_digest"]
 
 
 def digest_stories(
     store: Store,
+    reader: ReaderId,
     settings: Settings,
     since: datetime,
     *,
     limit: int = 15,
     now: datetime | None = None,
 ) -> list[Story]:
-    """The best-ranked stories with activity since ``since`` (the feed's order, then cut)."""
+    """``reader``'s best-ranked stories with activity since ``since`` (their feed's order, cut)."""
     start = since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    ranked = rank_stories(store, limit=None, half_life_hours=settings.half_life_hours,
+    ranked = rank_stories(store, reader, limit=None, half_life_hours=settings.half_life_hours,
                           bar=settings.attribution_bar, now=now, settings=settings)  # fmt: skip
     # Read (or already digested) stories stay out unless something new brought them back.
     return [s for s in ranked if (s.time or "") >= start and "read" not in s.why][:limit]

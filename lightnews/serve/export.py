@@ -20,7 +20,7 @@ from lightnews import __version__
 from lightnews.errors import LightnewsError
 from lightnews.normalize.names import fold
 from lightnews.sources import kind_traits
-from lightnews.store import Store
+from lightnews.store import ReaderId, Store
 from lightnews.store.views import PaperPage
 
 __all__ = ["FeedEntry", "atom_feed", "bibtex", "json_feed", "sources_opml", "user_export"]
@@ -147,26 +147,29 @@ def _is_secret(name: str) -> bool:
         return False
 
 
-def user_export(store: Store) -> dict[str, Any]:
-    """Everything the user owns: follows with identities, decisions, sources, settings."""
+def user_export(store: Store, reader: ReaderId) -> dict[str, Any]:
+    """Everything ``reader`` owns (follows with identities, mutes, stories, their settings),
+    with the decisions, sources and settings of the library they share."""
     scholars = store.list_scholars()
+    mine = store.follows(reader)
     return {
         "lightnews": __version__,
         "exported": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "follows": [
-            {"name": s.name, "followed": s.followed,
+            {"name": s.name, "followed": s.id in mine,
              "identities": [i.to_json() for i in s.identities],
              "decisions": store.decisions(s.id)}
             for s in scholars
+            if s.id in mine or store.decisions(s.id)
         ],
         "sources": [
             {"kind": r.kind, "url": r.address, "title": r.title, "folder": r.folder,
              "enabled": r.enabled}
             for r in store.list_sources()
         ],
-        "settings": {name: value for name, value in store.saved_settings().items()
-                     if not _is_secret(name)},
-        "mutes": store.mutes().to_json(),
+        "settings": {name: value for name, value in {**store.saved_settings(),
+                     **store.reader_settings(reader)}.items() if not _is_secret(name)},
+        "mutes": store.mutes(reader).to_json(),
         "stories": {key: {"read": read, "saved": saved}
-                    for key, (read, saved) in store.story_states().items()},
+                    for key, (read, saved) in store.story_states(reader).items()},
     }  # fmt: skip

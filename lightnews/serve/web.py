@@ -48,7 +48,14 @@ from lightnews.serve.scholar import scholar_page
 from lightnews.serve.security import SiteGuard, csrf_field, link
 from lightnews.settings import Settings
 from lightnews.sources import all_traits, kind_traits, kinds_where
-from lightnews.store import BACKEND_ERRORS, Store, open_store, unavailable
+from lightnews.store import (
+    BACKEND_ERRORS,
+    LOCAL_READER,
+    ReaderId,
+    Store,
+    open_store,
+    unavailable,
+)
 from lightnews.store.views import ItemView, PaperMention
 
 __all__ = ["app_from_environment", "create_app", "site_secret"]
@@ -157,10 +164,20 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         return page("error.html", status=status, message=str(error), title="Not found"
                     if status == 404 else "Cannot do that")  # fmt: skip
 
+    def reader_settings(reader: ReaderId) -> Settings:
+        """The instance's settings with the reader's own over them."""
+        base = settings or Settings(store.saved_settings())
+        own = store.reader_settings(reader)
+        if not own:
+            return base
+        typed = Settings(own)  # read and checked as saved settings are
+        return base.with_overrides(**{name: getattr(typed, name) for name in own})
+
     def home(request: Request, status: int = 200, **form: Any) -> Response:
         """The feed; ``form`` keeps what was typed in the follow form, with its error."""
-        s = current_settings()
-        stories = rank_stories(store, limit=50, half_life_hours=s.half_life_hours,
+        reader = reader_of(request)
+        s = reader_settings(reader)
+        stories = rank_stories(store, reader, limit=50, half_life_hours=s.half_life_hours,
                                bar=s.attribution_bar, settings=s)  # fmt: skip
         if wants_json(request):
             return JSONResponse([story.to_json() for story in stories])
@@ -170,8 +187,8 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             for st in stories])  # fmt: skip
         if feed is not None:
             return feed
-        scholars = store.followed_scholars()
-        muted = store.mutes()
+        scholars = store.followed_scholars(reader)
+        muted = store.mutes(reader)
         names = store.scholar_names(int(v) for v in muted.scholar)
         titles = {str(r.id): r.title or r.address for r in store.list_sources()
                   if str(r.id) in muted.source} if muted.source else {}  # fmt: skip
@@ -202,7 +219,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
                       [p.author or ""]) for p in data.posts if not p.gap])  # fmt: skip
         if feed is not None:
             return feed
-        muted = str(data.scholar.id) in store.mutes().scholar
+        muted = str(data.scholar.id) in store.mutes(reader_of(request)).scholar
         return page("scholar.html", data=data, tab=tab, who=who, muted=muted,
                     title=data.scholar.name)  # fmt: skip
 
@@ -316,7 +333,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         rows = [r.to_json() for r in store.list_sources()]
         if wants_json(request):
             return JSONResponse(rows)
-        muted = store.mutes().source
+        muted = store.mutes(reader_of(request)).source
         return page("sources.html", sources=rows, muted=muted, title="Sources",
                     note_kinds=set(kinds_where(lambda t: t.note_pages)))  # fmt: skip
 
@@ -335,8 +352,8 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             author = typed["arxiv_author"] and validate.arxiv_author(typed["arxiv_author"])
             orcid = typed["orcid"] and validate.orcid(typed["orcid"])
             scholar_id = follow_scholar(
-                store, now_iso(), handle=handle or None, arxiv_author=author or None,
-                orcid=orcid or None,
+                store, reader_of(request), now_iso(), handle=handle or None,
+                arxiv_author=author or None, orcid=orcid or None,
             )  # fmt: skip
         except UsageError as error:  # the feed again, the form as typed, what is wrong
             return home(request, 400, error=str(error), **typed)
@@ -362,7 +379,8 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
                     store.get_item(int(key.removeprefix("item:")))
                 else:
                     store.get_paper(key)
-                store.mark_story(key, now, read=action != "unread" if action != "save" else None,
+                store.mark_story(reader_of(request), key, now,
+                                 read=action != "unread" if action != "save" else None,
                                  saved=True if action == "save" else None)  # fmt: skip
             elif action in ("mute", "unmute") and value:
                 if kind == "keyword":
@@ -371,7 +389,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
                     value = str(store.find_scholar(value))
                 elif kind == "source":
                     value = str(store.get_source(whole_number(value, "a source id")).id)
-                store.set_mute(kind, value, now, muted=action == "mute")
+                store.set_mute(reader_of(request), kind, value, now, muted=action == "mute")
             else:
                 raise UsageError(
                     "nothing to do: give a story and read, unread or save, or what to (un)mute"
@@ -506,6 +524,13 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         SiteGuard, secret=site_secret(store, first), allowed_hosts=first.allowed_hosts
     )
     return app
+
+
+def reader_of(request: Request) -> ReaderId:
+    """Whose page this is: the signed-in reader, or the local reader of an install without
+    accounts (set on every request by :class:`~lightnews.serve.security.SiteGuard`)."""
+    reader: ReaderId = request.scope.get("lightnews.reader", LOCAL_READER)
+    return reader
 
 
 def site_secret(store: Store, settings: Settings) -> str:

@@ -30,10 +30,14 @@ __all__ = ["TABLES", "CopyReport", "TableCheck", "checksums", "copy_library"]
 TABLES = (
     "settings", "scholars", "identities", "sources", "papers", "authorships", "items",
     "mentions", "accounts", "attribution_decisions", "paper_links", "mutes", "story_state",
-    "paper_vectors", "embed_queue",
+    "paper_vectors", "embed_queue", "users", "api_tokens", "feed_keys", "audit_log",
+    "sign_in_failures", "follows", "user_settings",
 )  # fmt: skip
 #: Tables whose ``id`` the database hands out (PostgreSQL identity columns).
-IDENTITY_TABLES = ("scholars", "identities", "sources", "papers", "items", "paper_vectors")
+IDENTITY_TABLES = (
+    "scholars", "identities", "sources", "papers", "items", "paper_vectors", "users",
+    "api_tokens", "audit_log", "sign_in_failures",
+)  # fmt: skip
 BATCH = 5_000
 _MODULUS = 1 << 256
 

@@ -59,6 +59,7 @@ from lightnews.store.merge import (
     prepare_paper,
     to_json,
 )
+from lightnews.store.readers import ReaderQueries
 from lightnews.store.scholars import ScholarQueries
 from lightnews.store.texts import TextQueries
 from lightnews.store.vectors import VectorQueries
@@ -176,7 +177,7 @@ def read_migrations(folder: str) -> list[tuple[int, str, str]]:
     return sorted(found)
 
 
-class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
+class SQLiteStore(ScholarQueries, ReaderQueries, VectorQueries, TextQueries):
     """All reads and writes of one Lightnews SQLite database."""
 
     sql: Dialect = SQLITE
@@ -1122,21 +1123,6 @@ class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
             [day],
             f"{self.sql.json_number('i.engagement', 'upvotes')} DESC, i.id",
         )
-
-    def followed_authorships(self, arxiv_ids: Sequence[str], bar: float) -> dict[str, list[str]]:
-        """Names of followed scholars each paper is attributed to (at or above ``bar``)."""
-        if not arxiv_ids:
-            return {}
-        rows = self.db.execute(
-            "SELECT p.arxiv_id, s.name FROM authorships a JOIN papers p ON p.id = a.paper_id "
-            "JOIN scholars s ON s.id = a.scholar_id WHERE s.followed = 1 AND a.confidence >= ? "
-            f"AND p.arxiv_id IN ({', '.join('?' * len(arxiv_ids))}) ORDER BY a.position",
-            (bar, *arxiv_ids),
-        )
-        found: dict[str, list[str]] = {}
-        for arxiv_id, name in rows:
-            found.setdefault(arxiv_id, []).append(name)
-        return found
 
     def scholar_names(self, scholar_ids: Iterable[int]) -> dict[int, str]:
         ids = sorted(set(scholar_ids))

@@ -139,17 +139,19 @@ class VectorQueries:
         )
         return {r[0]: (int(r[1]), self.sql.vector_bytes(r[2])) for r in rows}
 
-    def interest_version(self) -> tuple[Any, ...]:
-        """Changes whenever the papers the user cares about may have (cheap to ask)."""
+    def interest_version(self, reader: int) -> tuple[Any, ...]:
+        """Changes whenever the papers the reader cares about may have (cheap to ask)."""
         row = self.db.execute(
             "SELECT (SELECT max(paper_id) FROM authorships), "
-            f"(SELECT {self.sql.concat('id', ',')} FROM scholars WHERE followed = 1), "
-            "(SELECT max(saved_at) FROM story_state), (SELECT max(id) FROM paper_vectors)"
+            f"(SELECT {self.sql.concat('scholar_id', ',')} FROM follows WHERE user_id = ?), "
+            "(SELECT max(saved_at) FROM story_state WHERE user_id = ?), "
+            "(SELECT max(id) FROM paper_vectors)",
+            (reader, reader),
         ).fetchone()
         return tuple(row)
 
     def interest_vectors(
-        self, model: str, bar: float, limit: int = 2000
+        self, reader: int, model: str, bar: float, limit: int = 2000
     ) -> list[tuple[int, int | None, bytes]]:
         """``(paper id, scholar id, vector)`` of the papers that say what the user cares about.
 
@@ -160,19 +162,20 @@ class VectorQueries:
         no saved paper): the feed asks on every request.
         """
         authored = self.db.execute(
-            "WITH followed AS MATERIALIZED (SELECT id FROM scholars WHERE followed = 1) "
+            "WITH followed AS MATERIALIZED "
+            "(SELECT scholar_id AS id FROM follows WHERE user_id = ?) "
             f"SELECT a.paper_id, a.scholar_id, {self.sql.vector_out('v.vector')} FROM followed f "
             f"{self.sql.join_in_order} authorships a ON a.scholar_id = f.id "
             f"{self.sql.join_in_order} paper_vectors v ON v.paper_id = a.paper_id AND v.model = ? "
             "WHERE a.confidence >= ? ORDER BY a.paper_id DESC, a.position LIMIT ?",
-            (model, bar, limit),
+            (reader, model, bar, limit),
         ).fetchall()
         saved = self.db.execute(
             f"SELECT p.id, {self.sql.vector_out('v.vector')} FROM story_state st "
             f"{self.sql.join_in_order} papers p ON p.arxiv_id = st.story_key "
             f"{self.sql.join_in_order} paper_vectors v ON v.paper_id = p.id AND v.model = ? "
-            "WHERE st.saved_at IS NOT NULL ORDER BY st.saved_at DESC LIMIT ?",
-            (model, limit),
+            "WHERE st.user_id = ? AND st.saved_at IS NOT NULL ORDER BY st.saved_at DESC LIMIT ?",
+            (model, reader, limit),
         ).fetchall()
         return [(int(r[0]), int(r[1]), self.sql.vector_bytes(r[2])) for r in authored] + [
             (int(r[0]), None, self.sql.vector_bytes(r[1])) for r in saved
