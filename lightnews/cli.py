@@ -1769,12 +1769,40 @@ def _shown(location: str | Path) -> str:
     return redact(str(location))
 
 
+def _is_loopback(host: str) -> bool:
+    """Whether ``host`` (an address or name to listen on) is this machine only."""
+    import ipaddress
+
+    name = host.strip().strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
 def _serve(
-    db_path: str | Path, host: str, port: int, settings: Settings, workers: int = 1
+    db_path: str | Path,
+    host: str,
+    port: int,
+    settings: Settings,
+    workers: int = 1,
+    *,
+    public_read_only: bool = False,
+    accounts: int = 0,
 ) -> None:
     import uvicorn
 
     from lightnews.serve.web import create_app
+
+    loopback = _is_loopback(host)
+    if not loopback and not accounts and not public_read_only:
+        raise UsageError(
+            f"refusing to serve on {host}: this library has no accounts, so anyone who reaches "
+            "the port would own it. Add one (`lightnews users add NAME --admin`), or serve "
+            "pages and feeds only with --public-read-only, or listen on 127.0.0.1"
+        )
 
     hosts = tuple(settings.allowed_hosts)
     if host not in ("0.0.0.0", "::") and host.lower().strip("[]") not in hosts and "*" not in hosts:
@@ -1790,8 +1818,12 @@ def _serve(
         + (f" with {workers} processes" if workers > 1 else "")
         + " (Ctrl-C to stop)"
     )
+    if public_read_only:
+        out.print("read-only: pages and feeds are served, every form is off")
     if workers == 1:
-        uvicorn.run(create_app(db_path, settings), host=host, port=port, log_level="warning")
+        app = create_app(db_path, settings, public_read_only=public_read_only,
+                         open_without_accounts=loopback)  # fmt: skip
+        uvicorn.run(app, host=host, port=port, log_level="warning")
         return
     # Each process builds its own application from the environment; the form key
     # is made once here, so that a form from one process is accepted by the others.
@@ -1802,6 +1834,8 @@ def _serve(
         site_secret(store, settings)
     os.environ["LIGHTNEWS_DB"] = str(db_path)
     os.environ[env_name("allowed_hosts")] = ",".join(hosts)
+    os.environ["LIGHTNEWS_SERVE_READ_ONLY"] = "1" if public_read_only else ""
+    os.environ["LIGHTNEWS_SERVE_LOOPBACK"] = "1" if loopback else ""
     uvicorn.run(
         "lightnews.serve.web:app_from_environment", factory=True, workers=workers, host=host,
         port=port, log_level="warning",
@@ -1819,12 +1853,24 @@ def _serve(
     help="Web processes to run (each with its own connections; SQLite libraries are read by "
     "all of them while one process writes).",
 )  # fmt: skip
+@click.option(
+    "--public-read-only", is_flag=True,
+    help="Serve pages and feeds only: every form off, every change refused (lets a library "
+    "without accounts listen beyond loopback).",
+)  # fmt: skip
 @pass_app
-def serve(app: App, port: int, host: str, workers: int) -> None:
-    """Serve the web UI and its JSON API (/api, /api/openapi.json) on the database."""
+def serve(app: App, port: int, host: str, workers: int, public_read_only: bool) -> None:
+    """Serve the web UI and its JSON API (/api, /api/openapi.json) on the database.
+
+    With accounts, readers sign in and each sees their own feed; without any,
+    the one local reader needs no sign-in, and only loopback addresses are
+    served (a library without accounts on --host 0.0.0.0 is refused, unless
+    --public-read-only).
+    """
     with errors_as_exit():
         app.store.migrate()
-    _serve(app.db_path, host, port, app.settings, workers)
+        _serve(app.db_path, host, port, app.settings, workers,
+               public_read_only=public_read_only, accounts=app.store.user_count())  # fmt: skip
 
 
 @cli.command()

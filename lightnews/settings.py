@@ -239,6 +239,19 @@ SETTINGS: tuple[Setting, ...] = (
         "serving beyond this machine, or * for any.",
     ),
     Setting(
+        "session_hours",
+        336.0,
+        _positive_float,
+        "Hours a web sign-in lasts before the reader is asked to sign in again.",
+    ),
+    Setting(
+        "sign_in_attempts",
+        5,
+        _positive_int,
+        "Failed sign-ins allowed per account in 15 minutes (and 4 times as many per address) "
+        "before sign-in waits; counted in the library, so every web process shares the count.",
+    ),
+    Setting(
         "secret_key",
         "",
         str,

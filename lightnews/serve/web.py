@@ -43,14 +43,21 @@ from lightnews.normalize.times import now_iso, utc_now
 from lightnews.normalize.validate import whole_number
 from lightnews.rank import rank_stories
 from lightnews.search import SearchResults, search_papers
+from lightnews.serve.accounts import StoreGate, account_routes, admin_only
 from lightnews.serve.export import FeedEntry, atom_feed, bibtex, json_feed, sources_opml
 from lightnews.serve.scholar import scholar_page
-from lightnews.serve.security import SiteGuard, csrf_field, link
+from lightnews.serve.security import (
+    SiteGuard,
+    csrf_field,
+    current_visitor,
+    link,
+    visitor_of,
+    without_post_forms,
+)
 from lightnews.settings import Settings
 from lightnews.sources import all_traits, kind_traits, kinds_where
 from lightnews.store import (
     BACKEND_ERRORS,
-    LOCAL_READER,
     ReaderId,
     Store,
     open_store,
@@ -87,8 +94,34 @@ def read_form(request: Request) -> FormData:
     return anyio.from_thread.run(_form, request)
 
 
-def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlette:
-    """The web application over the database at ``db_path``."""
+async def _json(request: Request) -> dict[str, str]:
+    try:
+        data = await request.json()
+    except ValueError:
+        raise UsageError("the body is not JSON") from None
+    if not isinstance(data, dict):
+        raise UsageError("send a JSON object")
+    return {str(k): str(v) for k, v in data.items() if isinstance(v, str | int)}
+
+
+def read_json(request: Request) -> dict[str, str]:
+    """The request's JSON object (its text and number fields), from the thread pool."""
+    return anyio.from_thread.run(_json, request)
+
+
+def create_app(
+    db_path: str | Path,
+    settings: Settings | None = None,
+    *,
+    public_read_only: bool = False,
+    open_without_accounts: bool = True,
+) -> Starlette:
+    """The web application over the database at ``db_path``.
+
+    ``public_read_only``: pages and feeds only, every form hidden and every
+    change refused. ``open_without_accounts`` False (an instance listening
+    beyond loopback): with no accounts, nothing is served.
+    """
     store: Store = open_store(db_path)
     store.write_wait = float((settings or Settings(store.saved_settings())).write_wait)
     env = Environment(
@@ -101,12 +134,15 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
     env.filters["kind_label"] = _kind_label
     env.globals["link"] = link
     env.globals["csrf_field"] = csrf_field
+    env.globals["visitor"] = current_visitor
 
     def current_settings() -> Settings:
         return settings or Settings(store.saved_settings())
 
     def page(name: str, status: int = 200, **context: Any) -> HTMLResponse:
         html = env.get_template(name).render(**context)
+        if public_read_only:
+            html = without_post_forms(html)
         return HTMLResponse(html, status_code=status)
 
     def as_feed(request: Request, title: str, entries: list[FeedEntry]) -> Response | None:
@@ -365,8 +401,11 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         """Mark a story read or saved, or (un)mute a scholar, source or keyword.
 
         The form's ``back`` (a path on this site) is where the browser returns.
+        ``POST /api/mark`` takes the same fields as JSON (with an API token when
+        the instance has accounts) and answers JSON.
         """
-        form = read_form(request)
+        api = wants_json(request)
+        form: Any = read_json(request) if api else read_form(request)
         now = now_iso()
         action = str(form.get("action") or "")
         key = str(form.get("story") or "").strip()
@@ -398,6 +437,10 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             return failure(request, UsageError("a source is given by its number"))
         except LightnewsError as error:
             return failure(request, error)
+        if api:
+            return JSONResponse({"done": action, "story": key or None,
+                                 "kind": kind if action in ("mute", "unmute") else None,
+                                 "value": value or None})  # fmt: skip
         back = str(form.get("back") or "/")
         if not back.startswith("/") or back.startswith("//"):
             back = "/"  # only ever back to this site
@@ -450,21 +493,29 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         return page("notes.html", notes=data, title=title)
 
     def manage_sources(request: Request) -> Response:
-        """Add a feed or an arXiv category, or remove a source, from the sources page."""
-
+        """Add a feed or an arXiv category, or remove a source, from the sources page (admins)."""
+        visitor = visitor_of(request)
+        refusal = admin_only(visitor)
+        if refusal is not None:
+            return page("error.html", status=403, title="Not allowed", message=refusal)
+        actor = visitor.user.name if visitor.user else "local reader"
         form = read_form(request)
         now = now_iso()
         try:
             if form.get("remove"):
-                store.remove_source(whole_number(str(form.get("remove")), "a source id"))
+                gone = store.remove_source(whole_number(str(form.get("remove")), "a source id"))
+                store.audit(actor, "sources.remove", f"#{gone.id} {gone.kind} {gone.address}", now)
             elif form.get("feed"):
                 url = validate.feed_address(str(form.get("feed")))
                 folder = str(form.get("folder") or "") or None
-                store.add_source(kinds_where(lambda t: t.in_opml)[0], url, now=now, folder=folder)
+                row, _ = store.add_source(kinds_where(lambda t: t.in_opml)[0], url, now=now,
+                                          folder=folder)  # fmt: skip
+                store.audit(actor, "sources.add", f"#{row.id} {row.kind} {row.address}", now)
             elif form.get("category"):
                 kind = kinds_where(lambda t: t.topic_prefix)[0]
                 category = validate.arxiv_category(str(form.get("category")))
-                store.add_source(kind, kind_traits(kind).topic_address(category), now=now)
+                row, _ = store.add_source(kind, kind_traits(kind).topic_address(category), now=now)
+                store.audit(actor, "sources.add", f"#{row.id} {row.kind} {row.address}", now)
             else:
                 raise UsageError("give a feed URL or an arXiv category to add")
         except ValueError:
@@ -488,8 +539,10 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         Route("/api/daily/{day}", daily),
         Route("/notes/{source_id}", notes), Route("/api/notes/{source_id}", notes),
         Route("/follow", follow, methods=["POST"]),
-        Route("/mark", mark, methods=["POST"]),
+        Route("/mark", mark, methods=["POST"]), Route("/api/mark", mark, methods=["POST"]),
         Route("/api/openapi.json", openapi),
+        *account_routes(store, page, current_settings, reader_settings,
+                        lambda: secret, read_form),
         Mount("/static", StaticFiles(packages=[("lightnews.serve", "static")]), name="static"),
     ]  # fmt: skip
 
@@ -515,22 +568,24 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             return failure(request, error)
         return busy(request, error)
 
+    secret = site_secret(store, current_settings())
     handlers: dict[Any, Any] = dict.fromkeys((LightnewsError, *BACKEND_ERRORS), uncaught)
     handlers.update({404: no_route, 405: no_route})
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers)
     app.state.store = store
     first = current_settings()
     app.add_middleware(
-        SiteGuard, secret=site_secret(store, first), allowed_hosts=first.allowed_hosts
-    )
+        SiteGuard, secret=secret, allowed_hosts=first.allowed_hosts, gate=StoreGate(store),
+        session_seconds=float(first.session_hours) * 3600, read_only=public_read_only,
+        open_without_accounts=open_without_accounts, on_error=busy,
+    )  # fmt: skip
     return app
 
 
 def reader_of(request: Request) -> ReaderId:
     """Whose page this is: the signed-in reader, or the local reader of an install without
-    accounts (set on every request by :class:`~lightnews.serve.security.SiteGuard`)."""
-    reader: ReaderId = request.scope.get("lightnews.reader", LOCAL_READER)
-    return reader
+    accounts (found for every request by :class:`~lightnews.serve.security.SiteGuard`)."""
+    return visitor_of(request).reader
 
 
 def site_secret(store: Store, settings: Settings) -> str:
@@ -555,7 +610,11 @@ def app_from_environment() -> Starlette:
     """The application for ``LIGHTNEWS_DB`` (``serve --workers N`` starts it in each process)."""
     from lightnews.store import default_db_path
 
-    return create_app(os.environ.get("LIGHTNEWS_DB") or default_db_path())
+    return create_app(
+        os.environ.get("LIGHTNEWS_DB") or default_db_path(),
+        public_read_only=bool(os.environ.get("LIGHTNEWS_SERVE_READ_ONLY")),
+        open_without_accounts=bool(os.environ.get("LIGHTNEWS_SERVE_LOOPBACK", "1")),
+    )
 
 
 def _search_filter_kinds() -> list[tuple[str, str]]:
@@ -585,7 +644,16 @@ def _openapi() -> dict[str, Any]:
                                "(hybrid, lexical or id), note, hits}", "q", "page", "subject",
                                "since", "until", "scholar", "source_kind"),
             "/api/sources": get("Sources with their health"),
+            "/api/group": get("Stories saved by two or more members who share, with who"),
+            "/api/mark": {"post": {
+                "summary": "Mark a story read, unread or saved, or (un)mute a scholar, source "
+                           "or keyword, for the token's account: a JSON object with action "
+                           "(read, unread, save, mute, unmute), story, kind and value",
+                "security": [{"bearer": []}],
+                "responses": {"200": {"description": "JSON"}, "401": {"description":
+                              "no valid API token"}}}},
         },
+        "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
     }  # fmt: skip
 
 
