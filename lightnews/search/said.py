@@ -7,7 +7,8 @@ on SQLite, a tsvector with GIN on PostgreSQL), narrowed by the filters that
 apply to them (dates, scholar, source kind; a subject is a paper's and
 leaves items out), and shows a thread once: the posts of one conversation
 are one hit, the best-matching post's, marked ``thread`` when the
-conversation has more than one stored post.
+conversation has more than one stored post (an article read through two
+feeds is shown once too).
 
 Items are listed after the papers, not interleaved with them: the two
 indexes score on different collections (a BM25 over abstracts and one over
@@ -21,18 +22,35 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
+
+import snowballstemmer
 
 from lightnews.model import QueryTerm, SearchFilters
 from lightnews.store import Store
-from lightnews.store.views import ItemMatch
+from lightnews.store.views import ItemMatch, SaidItem
 
-__all__ = ["SNIPPET_CHARS", "ItemHit", "search_said", "snippet"]
+__all__ = ["NEAR_CHARS", "SNIPPET_CHARS", "ItemHit", "near", "search_said", "snippet"]
 
 #: Characters of an item's text a hit shows around the query's words.
 SNIPPET_CHARS = 240
 #: Most items one search reads from the index (posts of one thread count once each).
 MAX_DEPTH = 600
+#: The words of a query of several words must stand within this many characters of
+#: each other (about 30 words) somewhere in the item: a long article holds most
+#: words somewhere, and "recommender systems" found 20 articles about neither
+#: (bench/said_search.py). Papers are not held to it: an abstract is short.
+NEAR_CHARS = 200
+#: Most candidates whose text is read to check that their words stand together.
+MAX_CHECKED = 200
+
+_STEMMER = snowballstemmer.stemmer("porter")  # the stems FTS5's porter tokenizer makes
+
+
+@lru_cache(maxsize=50_000)
+def _stem(word: str) -> str:
+    return str(_STEMMER.stemWord(word.lower()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +125,44 @@ def snippet(text: str, terms: Sequence[QueryTerm], width: int = SNIPPET_CHARS) -
     return ("…" if begin else "") + flat[begin:end] + ("…" if end < len(flat) else "")
 
 
+def near(text: str, terms: Sequence[QueryTerm], within: int | None = None) -> bool:
+    """Whether every wanted term of ``terms`` occurs in ``text`` within ``within``
+    (default ``NEAR_CHARS``) characters of one occurrence of each of the others
+    (True for a single term).
+
+    Words are compared by their Porter stems, as the full-text index compares
+    them; a phrase counts by its first word (the index has checked the phrase).
+    """
+    wanted = list(dict.fromkeys((t.words.split() or [""])[0].lower()
+                                for t in terms if not t.exclude))  # fmt: skip
+    if len(wanted) < 2:
+        return True
+    within = NEAR_CHARS if within is None else within
+    places: list[tuple[int, int]] = []
+    for number, word in enumerate(wanted):
+        prefix = next((t.prefix for t in terms if t.words.lower().startswith(word)), False)
+        stem = word if prefix else _stem(word)
+        head = re.escape(stem[: max(3, min(len(stem), 4))])
+        for found in re.finditer(rf"\b{head}\w*", text, re.I):
+            token = found.group().lower()
+            if token.startswith(stem) if prefix else _stem(token) == stem:
+                places.append((found.start(), number))
+    places.sort()
+    counts = [0] * len(wanted)
+    missing = len(wanted)
+    left = 0
+    for position, number in places:  # slide to the shortest window holding every word
+        counts[number] += 1
+        missing -= counts[number] == 1
+        while missing == 0:
+            if position - places[left][0] <= within:
+                return True
+            counts[places[left][1]] -= 1
+            missing += counts[places[left][1]] == 0
+            left += 1
+    return False
+
+
 def search_said(
     store: Store,
     terms: Sequence[QueryTerm],
@@ -128,14 +184,20 @@ def search_said(
         matches = store.search_items(terms, depth, filters)
     best: dict[str, ItemMatch] = {}
     for match in matches:  # best first: the first post of a thread is its best
-        best.setdefault(match.thread if match.kind == "post" else f"#{match.item_id}", match)
-    page = list(best.values())[offset : offset + limit]
-    rows = store.said_items([m.item_id for m in page])
+        best.setdefault(match.unit, match)
+    units = list(best.values())
+    kept: list[tuple[ItemMatch, SaidItem]] = []
+    checked = 0
+    while units and len(kept) < offset + limit and checked < MAX_CHECKED:
+        chunk, units = units[: limit + 10], units[limit + 10 :]
+        checked += len(chunk)
+        rows = store.said_items([m.item_id for m in chunk])
+        for match in chunk:
+            row = rows.get(match.item_id)  # None: deleted since the index was read
+            if row is not None and near(f"{row.title}\n{row.text}", terms):
+                kept.append((match, row))
     hits: list[ItemHit] = []
-    for match in page:
-        row = rows.get(match.item_id)
-        if row is None:  # deleted since the index was read
-            continue
+    for match, row in kept[offset : offset + limit]:
         kind = "thread" if row.kind == "post" and row.thread_posts > 1 else row.kind
         text = snippet(row.text or row.title, terms)
         hit = ItemHit(row.item_id, kind, row.title, text, row.url, row.author, row.published,

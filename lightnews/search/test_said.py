@@ -11,8 +11,8 @@ from conftest import SHARED, new_pg_database
 from lightnews.errors import TooExpensive
 from lightnews.model import Item, QueryTerm, SearchFilters
 from lightnews.pipeline import ingest_bytes
-from lightnews.search import MAX_TERMS, search_papers
-from lightnews.search.said import snippet
+from lightnews.search import MAX_TERMS, parse_query, search_papers
+from lightnews.search.said import near, snippet
 from lightnews.settings import Settings
 from lightnews.store import SQLiteStore, Store
 
@@ -164,3 +164,26 @@ def test_snippet_shows_where_the_words_are() -> None:
     assert snippet("short text", [QueryTerm("x")]) == "short text"
     assert snippet("a " * 300, [QueryTerm("zzz")]).startswith("a a")
 
+
+
+def test_words_of_a_query_must_stand_together_in_an_item() -> None:
+    terms = [QueryTerm("recommender"), QueryTerm("systems")]
+    apart = "Our recommender is new. " + "Filler words here. " * 40 + "Other systems exist."
+    assert not near(apart, terms)
+    assert near("We build recommender systems for news.", terms)
+    assert near("Systems that recommend: a recommender study", terms)  # any order, stems
+    assert near(apart, [QueryTerm("recommender")])  # one word: nothing to hold together
+    assert near("caching keys and values", [QueryTerm("cache"), QueryTerm("values")])
+    assert near("tokenizers are free", [QueryTerm("tokeniz", prefix=True), QueryTerm("free")])
+    assert not near("cache " + "x " * 200 + "value", [QueryTerm("cache"), QueryTerm("value")])
+
+
+def test_a_long_article_that_holds_the_words_apart_is_not_a_hit(said: Store) -> None:
+    terms = parse_query("recommender systems")
+    matched = {m.item_id for m in said.search_items(terms, 100)}  # every word somewhere
+    apart = {i for i in matched if not near(said.get_item(i).title + "\n" + said.get_item(i).text,
+                                            terms)}  # fmt: skip
+    assert apart  # real articles that say "recommend" and "systems" far apart
+    found = {h.item_id for h in search_papers(said, "recommender systems", settings=lexical(),
+                                              items=True).items}  # fmt: skip
+    assert found <= matched - apart

@@ -468,7 +468,7 @@ class PostgresStore(SQLiteStore):
         As on SQLite, a query with more than ``SEARCH_WINDOW`` matches and no
         filter ranks the most recently stored ``SEARCH_WINDOW`` of them.
         """
-        from lightnews.store.sqlite import SEARCH_WINDOW
+        from lightnews.store.sqlite import ITEM_UNIT, SEARCH_WINDOW
 
         query = _tsquery(terms)
         if query is None:
@@ -478,9 +478,9 @@ class PostgresStore(SQLiteStore):
         window = "" if where else f"ORDER BY i.id DESC LIMIT {SEARCH_WINDOW}"
         rows = self.db.execute(
             "WITH q AS (SELECT " + tsquery + " AS q), m AS ("
-            "SELECT i.id, i.kind, COALESCE(i.thread_root, i.key) AS thread, i.search "
+            f"SELECT i.id, i.kind, {ITEM_UNIT} AS unit, i.search "
             f"FROM items i, q WHERE i.search @@ q.q {where}{window}) "
-            f"SELECT m.id, m.kind, m.thread, ts_rank('{_RANK_WEIGHTS}', m.search, q.q) AS score "
+            f"SELECT m.id, m.kind, m.unit, ts_rank('{_RANK_WEIGHTS}', m.search, q.q) AS score "
             "FROM m, q ORDER BY score DESC, m.id DESC LIMIT ?",
             (*args, *filter_args, limit),
         )

@@ -94,6 +94,12 @@ _STOPWORDS = frozenset(
 )
 #: Most matches a query ranks by relevance (see ``search_papers``).
 SEARCH_WINDOW = 5000
+#: What an item search shows once (``ItemMatch.unit``): a post's conversation, an
+#: article's or note's address.
+ITEM_UNIT = (
+    "CASE WHEN i.kind = 'post' THEN COALESCE(i.thread_root, i.key) "
+    "ELSE COALESCE(i.url, i.key) END"
+)
 #: Seconds a write waits for another writer before giving up (:class:`Busy`). Bulk
 #: imports commit every few seconds (``lightnews.bulk``), refreshes page by page.
 WRITE_WAIT = 30.0
@@ -929,7 +935,7 @@ class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
                 (match, SEARCH_WINDOW),
             ).fetchone()
             rows = self.db.execute(
-                "SELECT i.id, i.kind, COALESCE(i.thread_root, i.key) AS thread, top.score FROM ("
+                f"SELECT i.id, i.kind, {ITEM_UNIT} AS unit, top.score FROM ("
                 f"SELECT rowid, -{rank} AS score FROM items_fts "
                 f"WHERE items_fts MATCH ? AND rowid > ? ORDER BY {rank} LIMIT ?) AS top "
                 "JOIN items i ON i.id = top.rowid ORDER BY top.score DESC, i.id DESC",
@@ -937,8 +943,8 @@ class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
             )
         else:
             rows = self.db.execute(
-                "SELECT i.id, i.kind, COALESCE(i.thread_root, i.key) AS thread, "
-                f"-{rank} AS score FROM items_fts JOIN items i ON i.id = items_fts.rowid "
+                f"SELECT i.id, i.kind, {ITEM_UNIT} AS unit, -{rank} AS score "
+                "FROM items_fts JOIN items i ON i.id = items_fts.rowid "
                 f"WHERE items_fts MATCH ? {where}ORDER BY {rank}, i.id DESC LIMIT ?",
                 (match, *args, limit),
             )

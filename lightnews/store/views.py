@@ -156,13 +156,14 @@ class PaperHit:
 class ItemMatch:
     """A post, article or note a search found: which, and the backend's score.
 
-    ``thread`` is the conversation a post belongs to (its root's key; a post
-    that starts none is its own), so a search can show a thread once.
+    ``unit`` is what a search shows once: a post's conversation (its root's
+    key; a post that starts none is its own), an article's or note's address
+    (one article read through two feeds is one result).
     """
 
     item_id: int
     kind: str
-    thread: str
+    unit: str
     score: float
 
 
