@@ -72,10 +72,9 @@ def candidates(case: Case, store: SQLiteStore, weight: object) -> list[ScoredMat
             weight=weight,  # type: ignore[arg-type]
             whole=True,
         )
-    for raw in item_references(item):
-        reference = Reference(raw["surname"], raw["title"], raw.get("raw", ""))
+    for cited in item_references(item):
         found += score_reference(
-            reference,
+            Reference(cited.surname, cited.title, cited.raw),
             store,
             exclude=exclude,
             published=case.published,

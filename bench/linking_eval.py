@@ -72,7 +72,9 @@ def reliability(
     return error, rows
 
 
-def evaluate(cases: list[Case], store: SQLiteStore, bar: float) -> dict[str, object]:
+def evaluate(
+    cases: list[Case], store: SQLiteStore, bar: float, shown: int = 6
+) -> dict[str, object]:
     tallies: dict[str, Counter[str]] = defaultdict(Counter)
     false_links: dict[str, Counter[str]] = defaultdict(Counter)
     asserted: list[tuple[float, bool]] = []
@@ -92,7 +94,7 @@ def evaluate(cases: list[Case], store: SQLiteStore, bar: float) -> dict[str, obj
             asserted.append((mention.confidence, right))
             if not right:
                 false_links[case.kind][mention.method] += 1
-                if len(errors[case.kind]) < 6:
+                if len(errors[case.kind]) < shown:
                     errors[case.kind].append(
                         f"{mention.method} {mention.confidence:.2f} -> {mention.arxiv_id}: "
                         f"{mention.evidence[:80]!r} in {case.text[:70]!r}"
@@ -132,6 +134,7 @@ def main() -> None:
     parser.add_argument("--db", type=Path, default=Path("/tmp/lightnews-linking-eval.db"))
     parser.add_argument("--throughput-only", action="store_true", help="skip the calibration")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--show", type=int, default=6, help="wrong links shown per kind")
     args = parser.parse_args()
     if not SHARED.is_dir():
         print(f"SKIP: {SHARED} is not present (real data needed for this evaluation)")
@@ -148,7 +151,7 @@ def main() -> None:
     if args.negatives != "all":
         negatives = random.Random(args.seed).sample(negatives, int(args.negatives))
     cases = positives + negatives
-    result = evaluate(cases, store, args.bar)
+    result = evaluate(cases, store, args.bar, args.show)
     calibration = (
         [] if args.throughput_only else judged([c for c in cases if c.kind != "identifier"], store)
     )

@@ -761,6 +761,11 @@ def feed(app: App, limit: int, newest: bool, fmt: str, as_json: bool) -> None:
     callback=checked(_source_kind),
     help="Papers recorded or mentioned by a kind of source (bluesky).",
 )
+@click.option(
+    "--kind", "what", default="all", show_default=True,
+    type=click.Choice(["all", "papers", "said"]),
+    help="Papers, what was said (posts, threads, articles, notes), or both (papers first).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_app
 def search(
@@ -773,9 +778,15 @@ def search(
     until: str | None,
     scholar_who: str | None,
     source_kind: str | None,
+    what: str,
     as_json: bool,
 ) -> None:
-    """Search papers by words, "exact phrases", prefix*, -excluded words, or an arXiv id."""
+    """Search papers, posts, threads, articles and notes by words, "exact phrases",
+    prefix*, -excluded words, or an arXiv id.
+
+    Papers come first (words fused with meaning), then what was said (by words;
+    a thread once); every result says its kind.
+    """
     from lightnews.model import SearchFilters
     from lightnews.search import search_papers
 
@@ -795,20 +806,33 @@ def search(
             offset=(page - 1) * limit,
             filters=filters,
             settings=app.settings,
+            items=what != "papers",
         )
-        if page > 1 and not hits:
+        papers = list(hits) if what != "said" else []
+        if page > 1 and not papers and not hits.items:
             raise UsageError(f"page {page} is past the last page of results for this search")
     _how_found(hits)
     if as_json:
-        emit_json([h.to_json() for h in hits])
+        emit_json([h.to_json() for h in papers] + [i.to_json() for i in hits.items])
         return
-    if not hits:
+    if not papers and not hits.items:
         out.print("no results")
-    for hit in hits:
+    for hit in papers:
         out.print(
             f"{hit.arxiv_id:>18}  {hit.title}  [dim]{(hit.published or '')[:10]} "
             f"{hit.primary_category or ''} · by {' and '.join(hit.matched)}[/dim]"
         )
+    if hits.items and papers:
+        out.print("[bold]said[/bold]")
+    for item in hits.items:
+        who = f" · {item.author}" if item.author else ""
+        out.print(
+            f"{item.kind:>18}  {escape(item.title or item.snippet[:80])}  [dim]"
+            f"{(item.published or '')[:10]}{who} · {item.source_kind} · item {item.item_id}[/dim]"
+        )
+        out.print(f"{'':>18}  [dim]{escape(item.snippet)}[/dim]")
+        if item.url:
+            out.print(f"{'':>18}  {escape(item.url)}")
 
 
 def _how_found(results: Any) -> None:

@@ -115,9 +115,14 @@ def test_demo_show_search_feed(demo_db: Path) -> None:
     assert paper["title"][:30] in text
     run(demo_db, "show", "2510.99999", code=1)
     run(demo_db, "show", "not-an-id", code=2)
-    hits = as_json(run(demo_db, "search", "attention", "--json"))
+    found = as_json(run(demo_db, "search", "attention", "--json"))
+    hits = [h for h in found if h["kind"] == "paper"]
     assert hits and {"arxiv_id", "title", "score", "matched"} <= set(hits[0])
     assert hits[0]["score"] >= hits[-1]["score"]
+    said = found[len(hits):]  # papers first, then posts, threads, articles and notes
+    assert said and all(h["kind"] in ("post", "thread", "article", "note") for h in said)
+    assert all(h["link"] == f"/item/{h['item_id']}" for h in said)
+    assert as_json(run(demo_db, "search", "attention", "--kind", "papers", "--json")) == hits
     assert as_json(run(demo_db, "search", "zzzzunfindable", "--json")) == []
     feed = as_json(run(demo_db, "feed", "--json", "--limit", "5"))
     assert len(feed) == 5 and all({"title", "score", "why"} <= set(s) for s in feed)

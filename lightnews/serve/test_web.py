@@ -68,6 +68,10 @@ def test_search_and_sources(client: TestClient) -> None:
     assert page.status_code == 200 and "Sparse Ring Attention" in page.text
     found = client.get("/api/search", params={"q": "attention"}).json()
     assert found["mode"] in {"hybrid", "lexical"} and found["hits"][0]["arxiv_id"]
+    said = found["items"]  # posts, threads, articles and notes, after the papers
+    assert said and {h["kind"] for h in said} <= {"post", "thread", "article", "note"}
+    assert 'id="said"' in page.text and f'href="{said[0]["link"]}"' in page.text
+    assert client.get(said[0]["link"]).status_code == 200
     sources = client.get("/sources")
     assert sources.status_code == 200 and "Northlake AI Lab Blog" in sources.text
     assert client.get("/api/openapi.json").json()["openapi"].startswith("3.")

@@ -317,8 +317,8 @@ def create_app(
             if query:
                 hits = search_papers(store, query, limit=PER_PAGE,
                                      offset=(number - 1) * PER_PAGE, filters=filters,
-                                     settings=current_settings())  # fmt: skip
-                if number > 1 and not hits:
+                                     settings=current_settings(), items=True)  # fmt: skip
+                if number > 1 and not hits and not hits.items:
                     raise UsageError(f"page {number} is past the last page of results")
         except Ambiguous as error:
             others = {k: v for k, v in params.items() if k != "scholar"}
@@ -335,7 +335,8 @@ def create_app(
             return failure(request, error)
         if wants_json(request):
             return JSONResponse({"query": query, "page": number, **hits.about(),
-                                 "hits": [h.to_json() for h in hits]})  # fmt: skip
+                                 "hits": [h.to_json() for h in hits],
+                                 "items": [i.to_json() for i in hits.items]})  # fmt: skip
         feed = as_feed(
             request,
             f"Lightnews search: {query}",
@@ -356,7 +357,7 @@ def create_app(
             query=query,
             hits=hits,
             page=number,
-            more=len(hits) == PER_PAGE,
+            more=len(hits) == PER_PAGE or len(hits.items) == PER_PAGE,
             filters=filters,
             paging={k: v for k, v in params.items() if k != "page" and v},
             source_kinds=_search_filter_kinds(),
@@ -640,8 +641,10 @@ def _openapi() -> dict[str, Any]:
             "/api/scholar/{who}": get("A scholar's profile, posts and papers", "who", "page"),
             "/api/paper/{arxiv_id}": get("A story: the paper, everything that mentions it and "
                                          "related papers (with how they were found)", "arxiv_id"),
-            "/api/search": get("Search of papers by words and meaning: {query, page, mode "
-                               "(hybrid, lexical or id), note, hits}", "q", "page", "subject",
+            "/api/search": get("Search of papers by words and meaning, and of posts, threads, "
+                               "articles and notes by words: {query, page, mode (hybrid, "
+                               "lexical or id), note, hits (papers), items (each with its "
+                               "kind and link)}", "q", "page", "subject",
                                "since", "until", "scholar", "source_kind"),
             "/api/sources": get("Sources with their health"),
             "/api/group": get("Stories saved by two or more members who share, with who"),

@@ -25,12 +25,14 @@ from lightnews.store.views import (
     AccountView,
     AuthorshipCandidate,
     FeedCandidate,
+    ItemMatch,
     ItemView,
     Mutes,
     PaperAuthorship,
     PaperHit,
     PaperPage,
     PaperSummary,
+    SaidItem,
     SaveResult,
     ScholarPaper,
     ScholarRef,
@@ -158,6 +160,17 @@ class Store(Protocol):
         filters: SearchFilters | None = None,
     ) -> list[PaperHit]:
         """Papers matching all terms, best first: title weighted over authors over abstract."""
+        ...
+
+    def search_items(
+        self, terms: Sequence[QueryTerm], limit: int, filters: SearchFilters | None = None
+    ) -> list[ItemMatch]:
+        """Posts, articles and notes matching all terms, best first: title over text
+        (dates, scholar and source kind narrow them; a subject does not apply)."""
+        ...
+
+    def said_items(self, item_ids: Sequence[int]) -> dict[int, SaidItem]:
+        """The posts, articles and notes ``item_ids`` as search results show them."""
         ...
 
     def related_candidates(self, words: Sequence[str], exclude: str, limit: int) -> list[PaperHit]:

@@ -33,7 +33,7 @@ from lightnews.model import QueryTerm, SearchFilters
 from lightnews.store.dialect import POSTGRES, Dialect
 from lightnews.store.merge import PAPER_COLUMNS
 from lightnews.store.sqlite import WRITE_WAIT, SQLiteStore, read_migrations, unavailable
-from lightnews.store.views import PaperHit
+from lightnews.store.views import ItemMatch, PaperHit
 
 __all__ = [
     "MIGRATION_LOCK",
@@ -459,6 +459,32 @@ class PostgresStore(SQLiteStore):
             (*args, *filter_args, limit, offset),
         )
         return [PaperHit(**r) for r in rows]
+
+    def search_items(
+        self, terms: Sequence[QueryTerm], limit: int, filters: SearchFilters | None = None
+    ) -> list[ItemMatch]:
+        """Posts, articles and notes matching all terms, best first: title over text.
+
+        As on SQLite, a query with more than ``SEARCH_WINDOW`` matches and no
+        filter ranks the most recently stored ``SEARCH_WINDOW`` of them.
+        """
+        from lightnews.store.sqlite import ITEM_UNIT, SEARCH_WINDOW
+
+        query = _tsquery(terms)
+        if query is None:
+            return []
+        tsquery, args = query
+        where, filter_args = self._item_filters(filters)
+        window = "" if where else f"ORDER BY i.id DESC LIMIT {SEARCH_WINDOW}"
+        rows = self.db.execute(
+            "WITH q AS (SELECT " + tsquery + " AS q), m AS ("
+            f"SELECT i.id, i.kind, {ITEM_UNIT} AS unit, i.search "
+            f"FROM items i, q WHERE i.search @@ q.q {where}{window}) "
+            f"SELECT m.id, m.kind, m.unit, ts_rank('{_RANK_WEIGHTS}', m.search, q.q) AS score "
+            "FROM m, q ORDER BY score DESC, m.id DESC LIMIT ?",
+            (*args, *filter_args, limit),
+        )
+        return [ItemMatch(r[0], r[1], r[2], r[3]) for r in rows]
 
     def related_candidates(self, words: Sequence[str], exclude: str, limit: int) -> list[PaperHit]:
         """Papers sharing the most of ``words`` (any of them), best first, without ``exclude``."""

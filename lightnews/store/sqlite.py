@@ -65,6 +65,7 @@ from lightnews.store.texts import TextQueries
 from lightnews.store.vectors import VectorQueries
 from lightnews.store.views import (
     FeedCandidate,
+    ItemMatch,
     ItemView,
     NamedPaper,
     PaperAuthorship,
@@ -73,6 +74,7 @@ from lightnews.store.views import (
     PaperPage,
     PaperRecord,
     PaperSummary,
+    SaidItem,
     SaveResult,
     SourceRow,
     VersionView,
@@ -93,6 +95,12 @@ _STOPWORDS = frozenset(
 )
 #: Most matches a query ranks by relevance (see ``search_papers``).
 SEARCH_WINDOW = 5000
+#: What an item search shows once (``ItemMatch.unit``): a post's conversation, an
+#: article's or note's address.
+ITEM_UNIT = (
+    "CASE WHEN i.kind = 'post' THEN COALESCE(i.thread_root, i.key) "
+    "ELSE COALESCE(i.url, i.key) END"
+)
 #: Seconds a write waits for another writer before giving up (:class:`Busy`). Bulk
 #: imports commit every few seconds (``lightnews.bulk``), refreshes page by page.
 WRITE_WAIT = 30.0
@@ -907,6 +915,83 @@ class SQLiteStore(ScholarQueries, ReaderQueries, VectorQueries, TextQueries):
             (match, exclude, limit),
         )
         return [PaperHit(**r) for r in rows]
+
+    def search_items(
+        self, terms: Sequence[QueryTerm], limit: int, filters: SearchFilters | None = None
+    ) -> list[ItemMatch]:
+        """Posts, articles and notes matching all terms, best first: title over text.
+
+        Bounded as :meth:`search_papers` is: without filters, a query with more
+        than ``SEARCH_WINDOW`` matches ranks the most recently stored of them.
+        """
+        match = self._fts_expression(terms)
+        if match is None:
+            return []
+        where, args = self._item_filters(filters)
+        rank = "bm25(items_fts, 3.0, 1.0)"
+        if not where:
+            edge = self.db.execute(
+                "SELECT rowid FROM items_fts WHERE items_fts MATCH ? "
+                "ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+                (match, SEARCH_WINDOW),
+            ).fetchone()
+            rows = self.db.execute(
+                f"SELECT i.id, i.kind, {ITEM_UNIT} AS unit, top.score FROM ("
+                f"SELECT rowid, -{rank} AS score FROM items_fts "
+                f"WHERE items_fts MATCH ? AND rowid > ? ORDER BY {rank} LIMIT ?) AS top "
+                "JOIN items i ON i.id = top.rowid ORDER BY top.score DESC, i.id DESC",
+                (match, edge[0] if edge else 0, limit),
+            )
+        else:
+            rows = self.db.execute(
+                f"SELECT i.id, i.kind, {ITEM_UNIT} AS unit, -{rank} AS score "
+                "FROM items_fts JOIN items i ON i.id = items_fts.rowid "
+                f"WHERE items_fts MATCH ? {where}ORDER BY {rank}, i.id DESC LIMIT ?",
+                (match, *args, limit),
+            )
+        return [ItemMatch(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def said_items(self, item_ids: Sequence[int]) -> dict[int, SaidItem]:
+        """The posts, articles and notes ``item_ids`` as search results show them."""
+        if not item_ids:
+            return {}
+        rows = self.db.execute(
+            "SELECT i.id, i.kind, i.title, i.text, i.url, i.author, "
+            "COALESCE(i.published, i.first_seen) AS published, s.kind AS source_kind, "
+            "COALESCE(s.title, s.address) AS source, CASE WHEN i.kind = 'post' THEN ("
+            "SELECT count(*) FROM items t WHERE t.kind = 'post' AND t.source_id = i.source_id "
+            "AND (t.thread_root = COALESCE(i.thread_root, i.key) "
+            "OR t.key = COALESCE(i.thread_root, i.key))) ELSE 0 END AS thread_posts "
+            f"FROM items i JOIN sources s ON s.id = i.source_id WHERE {self.sql.in_list('i.id')}",
+            (self.sql.list_param(item_ids),),
+        )
+        return {r[0]: SaidItem(*r) for r in rows}
+
+    @staticmethod
+    def _item_filters(filters: SearchFilters | None) -> tuple[str, list[Any]]:
+        """SQL narrowing items (``i``) by date, scholar and source kind (a subject does
+        not apply to items: :func:`lightnews.search.search_papers` leaves them out)."""
+        if not filters:
+            return "", []
+        clauses: list[str] = []
+        args: list[Any] = []
+        if filters.since:
+            clauses.append("COALESCE(i.published, i.first_seen) >= ?")
+            args.append(filters.since)
+        if filters.until:
+            clauses.append("COALESCE(i.published, i.first_seen) <= ?")
+            args.append(filters.until + ("T23:59:59Z" if len(filters.until) == 10 else ""))
+        if filters.scholar_id is not None:
+            clauses.append(
+                "(i.account IN (SELECT value FROM identities WHERE scholar_id = ? "
+                "AND kind LIKE '%-did') OR i.source_id IN "
+                "(SELECT id FROM sources WHERE scholar_id = ?))"
+            )
+            args += [filters.scholar_id, filters.scholar_id]
+        if filters.source_kind:
+            clauses.append("i.source_id IN (SELECT id FROM sources WHERE kind = ?)")
+            args.append(filters.source_kind)
+        return "".join(f"AND {c} " for c in clauses), args
 
     @staticmethod
     def _search_filters(filters: SearchFilters | None) -> tuple[str, list[Any]]:

@@ -27,6 +27,7 @@ __all__ = [
     "AuthorshipCandidate",
     "FeedCandidate",
     "Identity",
+    "ItemMatch",
     "ItemView",
     "Mutes",
     "NamedPaper",
@@ -36,6 +37,7 @@ __all__ = [
     "PaperPage",
     "PaperRecord",
     "PaperSummary",
+    "SaidItem",
     "SaveResult",
     "ScholarPaper",
     "ScholarRef",
@@ -148,6 +150,38 @@ class PaperHit:
     published: str | None
     primary_category: str | None
     score: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class ItemMatch:
+    """A post, article or note a search found: which, and the backend's score.
+
+    ``unit`` is what a search shows once: a post's conversation (its root's
+    key; a post that starts none is its own), an article's or note's address
+    (one article read through two feeds is one result).
+    """
+
+    item_id: int
+    kind: str
+    unit: str
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class SaidItem:
+    """A post, article or note as a search result shows it (``thread_posts``: how many
+    stored posts its conversation has, 1 for a lone post, 0 for other kinds)."""
+
+    item_id: int
+    kind: str
+    title: str
+    text: str
+    url: str | None
+    author: str | None
+    published: str | None
+    source_kind: str
+    source: str
+    thread_posts: int
 
 
 @dataclass(frozen=True, slots=True)
