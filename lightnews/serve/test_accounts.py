@@ -114,6 +114,9 @@ def test_two_readers_each_see_only_their_own(library: str) -> None:
         assert "saved" in ada_feed["2511.18342"]["why"]
         assert "saved" not in bob_feed.get("2511.18342", {"why": []})["why"]
         assert "saved" in bob_feed["2511.17015"]["why"]
+        jon = bob.get("/api/scholar/Jon Ode").json()["scholar"]
+        assert jon["followed"] is True
+        assert ada.get("/api/scholar/Jon Ode").json()["scholar"]["followed"] is False
         # Error pages carry nobody's state either.
         missing = bob.get("/paper/2512.99999").text
         assert "benchmark" not in missing and "Mara" not in missing
