@@ -392,6 +392,9 @@ def sources_add(
             row, created = app.store.add_source(
                 kind, address, now=now_iso(), title=name, folder=group, params=params
             )
+            if created:
+                app.store.audit(_actor(app), "sources.add", f"#{row.id} {row.kind} {row.address}",
+                                now_iso())  # fmt: skip
             added.append({**row.to_json(), "created": created})
     if as_json:
         emit_json(added)
@@ -437,6 +440,8 @@ def sources_remove(app: App, source_ids: tuple[int, ...]) -> None:
     with errors_as_exit():
         for source_id in source_ids:
             row = app.store.remove_source(source_id)
+            app.store.audit(_actor(app), "sources.remove", f"#{row.id} {row.kind} {row.address}",
+                            now_iso())  # fmt: skip
             out.print(f"removed #{row.id} {row.kind} {row.address}")
 
 

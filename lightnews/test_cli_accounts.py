@@ -72,6 +72,11 @@ def test_users_tokens_and_acting_as_a_reader(library: str) -> None:
         assert [e.action for e in store.audit_log()] == [
             "users.remove", "users.passwd", "users.add", "users.add"
         ]  # fmt: skip
+    run(library, "--as", "ada", "sources", "add", "https://example.org/lab/feed.xml")
+    with open_store(library) as store:
+        entry = store.audit_log()[0]
+        assert (entry.actor, entry.action) == ("ada", "sources.add")
+        assert entry.target.endswith("feed https://example.org/lab/feed.xml")
     # One account left: it is the reader without --as.
     run(library, "mute", "--keyword", "benchmark")
     assert json.loads(run(library, "export").stdout)["mutes"]["keyword"] == ["benchmark"]
