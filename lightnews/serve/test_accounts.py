@@ -334,3 +334,15 @@ def test_every_post_route_refuses_a_session_without_its_own_token(library: str) 
             ), path  # fmt: skip
         assert state(library) == before, "nothing changed"
         assert ada.get("/", follow_redirects=False).status_code == 200  # still signed in
+
+
+@pytest.mark.parametrize(
+    ("target", "kept"),
+    [("/paper/2511.18342", True), ("/search?q=a", True), ("//evil.example", False),
+     ("/\t/evil.example", False), ("/\\evil.example", False), ("https://evil.example", False),
+     ("javascript:alert(1)", False)],
+)  # fmt: skip
+def test_sign_in_returns_only_to_this_site(target: str, kept: bool) -> None:
+    from lightnews.serve.accounts import _safe_next
+
+    assert (_safe_next(target) == target) is kept
