@@ -1435,7 +1435,10 @@ def settings(ctx: click.Context, as_json: bool) -> None:
     app = ctx.find_object(App)
     assert app is not None
     with errors_as_exit():
-        resolved = app.settings
+        try:  # the reader's own settings (digest address, half-life) over the instance's
+            resolved = app.reader_settings
+        except UsageError:  # several accounts and no --as: the instance's alone
+            resolved = app.settings
     rows = []
     for s in SETTINGS:
         value = resolved.get(s.name)

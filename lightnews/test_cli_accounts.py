@@ -53,6 +53,13 @@ def test_users_tokens_and_acting_as_a_reader(library: str) -> None:
     ]
     assert "no account named 'cy'" in run(library, "--as", "cy", "feed", code=2).output
 
+    run(library, "--as", "bob", "settings", "set", "digest_to", "bob@example.org")
+    settings = {r["name"]: r["value"] for r in json.loads(run(library, "--as", "bob", "settings",
+                                                              "--json").stdout)}  # fmt: skip
+    assert settings["digest_to"] == "bob@example.org"
+    settings = {r["name"]: r["value"] for r in json.loads(run(library, "--as", "ada", "settings",
+                                                              "--json").stdout)}  # fmt: skip
+    assert settings["digest_to"] == ""
     made = json.loads(run(library, "--as", "bob", "tokens", "create", "laptop", "--json").stdout)
     assert made["token"].startswith("lnt_")
     rows = json.loads(run(library, "--as", "bob", "tokens", "list", "--json").stdout)
