@@ -81,7 +81,7 @@ QUERIES: list[tuple[str, list[str]]] = [
     ("system card", ["System Card"]),
     ("Economic Index", ["Economic Index", "Canadian AI research"]),
     ("confessions", ["confessions", "self-report misbehavior"]),
-    ("training data privacy", ["Information access is controllable"]),
+    ("training data privacy", ["Information access is controllable", "Privacy Filter"]),
     ("image generation", ["Image Generation", "Images", "Imagine"]),
 ]
 # Topics nothing in the library discusses (a word of one may appear in passing).
