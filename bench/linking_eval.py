@@ -36,6 +36,7 @@ import sys
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -143,7 +144,14 @@ def main() -> None:
     parser.add_argument("--throughput-only", action="store_true", help="skip the calibration")
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--show", type=int, default=6, help="wrong links shown per kind")
+    parser.add_argument(
+        "--shard", default="0/1", help="k/n: only every n-th case from the k-th (n at once)"
+    )
+    parser.add_argument("--merge", type=Path, nargs="+", help="report the shards' --json files")
     args = parser.parse_args()
+    if args.merge:
+        report(merged(args.merge), args)
+        return
     if not SHARED.is_dir():
         print(f"SKIP: {SHARED} is not present (real data needed for this evaluation)")
         return
@@ -158,20 +166,57 @@ def main() -> None:
     negatives = [c for c in negative_cases(papers) if c.split == args.split]
     if args.negatives != "all":
         negatives = random.Random(args.seed).sample(negatives, int(args.negatives))
+    shard, shards = (int(n) for n in args.shard.split("/"))
+    positives, negatives = positives[shard::shards], negatives[shard::shards]
     cases = positives + negatives
     result = evaluate(cases, store, args.bar, papers, args.show)
     titled = [c for c in cases if c.kind != "identifier"]
-    calibration = [] if args.throughput_only else judged(titled, store, papers)
-    tallies: dict[str, Counter[str]] = result["tallies"]  # type: ignore[assignment]
-    seconds: float = result["seconds"]  # type: ignore[assignment]
-    words = sum(len(c.text.split()) for c in cases)
+    result["calibration"] = [] if args.throughput_only else judged(titled, store, papers)
+    result["words"] = sum(len(c.text.split()) for c in cases)
+    result["library"] = [len(papers) - len(held_out), len(held_out)]
+    result["counts"] = [len(positives), len(negatives)]
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1))
+    report(result, args)
+
+
+def merged(paths: list[Path]) -> dict[str, Any]:
+    """The results of shards (``--json`` files of runs with ``--shard k/n``) as one."""
+    parts = [json.loads(p.read_text()) for p in paths]
+    result: dict[str, Any] = {"tallies": defaultdict(Counter), "false": defaultdict(Counter),
+                              "errors": defaultdict(list)}  # fmt: skip
+    for part in parts:
+        for key in ("tallies", "false"):
+            for kind, counts in part[key].items():
+                result[key][kind].update(counts)
+        for kind, examples in part["errors"].items():
+            result["errors"][kind] += examples
+        for key in ("asserted", "named", "calibration"):
+            result[key] = result.get(key, []) + part[key]
+        for key in ("seconds", "words"):
+            result[key] = result.get(key, 0) + part[key]
+        result["counts"] = [a + b for a, b in zip(result.get("counts", [0, 0]), part["counts"],
+                                                  strict=True)]  # fmt: skip
+        result["library"] = part["library"]
+    return result
+
+
+def report(result: dict[str, Any], args: argparse.Namespace) -> None:
+    """Print the tables of docs/benchmarks.md for one run or merged shards."""
+    calibration = result["calibration"]
+    tallies: dict[str, Counter[str]] = result["tallies"]
+    seconds: float = result["seconds"]
+    words = result["words"]
+    stored, held = result["library"]
+    mentions, texts = result["counts"]
     print(
-        f"library: {len(papers) - len(held_out)} papers stored, {len(held_out)} held out; "
-        f"{args.split} split: {len(positives)} mentions, {len(negatives)} texts naming no paper"
+        f"library: {stored} papers stored, {held} held out; "
+        f"{args.split} split: {mentions} mentions, {texts} texts naming no paper"
     )
     print(
-        f"linked {len(cases)} texts ({words} words) in {seconds:.1f}s: "
-        f"{len(cases) / seconds:.1f} texts/s, {words / seconds:.0f} words/s\n"
+        f"linked {mentions + texts} texts ({words} words) in {seconds:.1f}s of wall time "
+        f"(summed over shards): {(mentions + texts) / seconds:.1f} texts/s, "
+        f"{words / seconds:.0f} words/s\n"
     )
     print("| kind | texts | positives | asserted | correct | precision | recall |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -233,10 +278,6 @@ def main() -> None:
         f"\nreproduce: .venv/bin/python bench/linking_eval.py --mentions {args.mentions} "
         f"--negatives {args.negatives} --seed {args.seed} --split {args.split}"
     )
-    if args.json:
-        args.json.write_text(
-            json.dumps({"tallies": tallies, "false": false, "seconds": seconds}, indent=1)
-        )
 
 
 def _row(kind: str, t: Counter[str]) -> None:
