@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -187,3 +189,30 @@ def test_a_long_article_that_holds_the_words_apart_is_not_a_hit(said: Store) -> 
     found = {h.item_id for h in search_papers(said, "recommender systems", settings=lexical(),
                                               items=True).items}  # fmt: skip
     assert found <= matched - apart
+
+
+def test_migration_0013_keeps_what_was_said_of_a_populated_library(tmp_path: Path) -> None:
+    """A library made before 0013 had records of papers in its item index; after, only
+    posts, articles and notes, and the index agrees with its rows."""
+    db = tmp_path / "old.db"
+    conn = sqlite3.connect(db)
+    for number, _, script in SQLiteStore._migrations():
+        if number < 13:
+            conn.executescript(script + f"\nPRAGMA user_version = {number};")
+    conn.execute("INSERT INTO sources (kind, address, created_at) VALUES ('feed', 'f', 'x')")
+    for n, (kind, text) in enumerate([("paper", "an abstract about wombats"),
+                                      ("post", "a post about wombats"),
+                                      ("article", "an article about quokkas")]):  # fmt: skip
+        conn.execute(
+            "INSERT INTO items (source_id, key, kind, text, content_hash, first_seen, modified) "
+            "VALUES (1, ?, ?, ?, 'h', 'x', 'x')",
+            (f"k{n}", kind, text),
+        )
+    conn.commit()
+    found = conn.execute("SELECT count(*) FROM items_fts WHERE items_fts MATCH 'wombats'")
+    assert found.fetchone()[0] == 2  # the paper's record too, before
+    conn.close()
+    with SQLiteStore(db) as store:
+        assert [m.kind for m in store.search_items([QueryTerm("wombats")], 10)] == ["post"]
+        assert [m.kind for m in store.search_items([QueryTerm("quokkas")], 10)] == ["article"]
+        store.db.execute("INSERT INTO items_fts(items_fts) VALUES ('integrity-check')")
