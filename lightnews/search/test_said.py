@@ -86,6 +86,15 @@ def test_a_thread_is_one_hit_that_says_it_is_a_thread(said: Store) -> None:
     assert [h.kind for h in lone] == ["post"] and lone[0].thread_posts == 1
 
 
+def test_a_thread_is_searched_as_one_text(said: Store) -> None:
+    # "SwiGLU" is in post 3 of the seed's thread on memories, "DCLM" in post 6: no post
+    # holds both, the thread does.
+    assert not [m for m in said.search_items(parse_query("SwiGLU DCLM"), 50)]
+    found = search_papers(said, "SwiGLU DCLM", settings=lexical(), items=True).items
+    assert [h.kind for h in found] == ["thread"] and found[0].thread_posts >= 9
+    assert not search_papers(said, "SwiGLU zzzxqy", settings=lexical(), items=True).items
+
+
 def test_notes_are_found_and_nonsense_finds_nothing(said: Store) -> None:
     notes = search_papers(said, "zero computation experts", settings=lexical(), items=True).items
     assert notes[0].kind == "note" and notes[0].source_kind == "notes"
