@@ -81,7 +81,7 @@ QUERIES: list[tuple[str, list[str]]] = [
     ("system card", ["System Card"]),
     ("Economic Index", ["Economic Index", "Canadian AI research"]),
     ("confessions", ["confessions", "self-report misbehavior"]),
-    ("training data privacy", ["Information access is controllable"]),
+    ("training data privacy", ["Information access is controllable", "Privacy Filter"]),
     ("image generation", ["Image Generation", "Images", "Imagine"]),
 ]
 # Topics nothing in the library discusses (a word of one may appear in passing).
@@ -173,15 +173,17 @@ def ingestion(db: Path, rounds: int) -> dict[str, float]:
     result: dict[str, float] = {}
     for name, batches in (("said", said), ("paper records", records)):
         items = 0
-        seconds = 0.0
+        seconds = cpu = 0.0
         for n in range(rounds):
             for number, batch in enumerate(batches):
                 source, _ = store.add_source("feed", f"bench:{name}:{n}:{number}", now=now)
-                began = time.perf_counter()
+                began, began_cpu = time.perf_counter(), time.process_time()
                 store.save_items(source.id, batch, now)  # type: ignore[arg-type]
                 seconds += time.perf_counter() - began
+                cpu += time.process_time() - began_cpu
                 items += len(batch)  # type: ignore[arg-type]
         result[name] = items / seconds
+        result[f"{name} cpu"] = items / cpu
         result[f"{name} items"] = items
     store.close()
     return result
@@ -207,8 +209,10 @@ def main() -> None:
         print(f"code: {args.code}; load average {os.getloadavg()[0]:.1f}")
         speed = ingestion(Path(folder) / "ingest.db", args.rounds)
         print(f"ingestion (save_items, {args.rounds} rounds): "
-              f"{speed['said']:.0f} posts/articles/notes per s ({speed['said items']:.0f}), "
-              f"{speed['paper records']:.0f} paper records per s "
+              f"{speed['said']:.0f} posts/articles/notes per s of wall time, "
+              f"{speed['said cpu']:.0f} per s of CPU ({speed['said items']:.0f}); "
+              f"{speed['paper records']:.0f} paper records per s of wall time, "
+              f"{speed['paper records cpu']:.0f} per s of CPU "
               f"({speed['paper records items']:.0f})")  # fmt: skip
         if args.ingest_only:
             return

@@ -392,6 +392,9 @@ def sources_add(
             row, created = app.store.add_source(
                 kind, address, now=now_iso(), title=name, folder=group, params=params
             )
+            if created:
+                app.store.audit(_actor(app), "sources.add", f"#{row.id} {row.kind} {row.address}",
+                                now_iso())  # fmt: skip
             added.append({**row.to_json(), "created": created})
     if as_json:
         emit_json(added)
@@ -437,6 +440,8 @@ def sources_remove(app: App, source_ids: tuple[int, ...]) -> None:
     with errors_as_exit():
         for source_id in source_ids:
             row = app.store.remove_source(source_id)
+            app.store.audit(_actor(app), "sources.remove", f"#{row.id} {row.kind} {row.address}",
+                            now_iso())  # fmt: skip
             out.print(f"removed #{row.id} {row.kind} {row.address}")
 
 
@@ -1454,7 +1459,10 @@ def settings(ctx: click.Context, as_json: bool) -> None:
     app = ctx.find_object(App)
     assert app is not None
     with errors_as_exit():
-        resolved = app.settings
+        try:  # the reader's own settings (digest address, half-life) over the instance's
+            resolved = app.reader_settings
+        except UsageError:  # several accounts and no --as: the instance's alone
+            resolved = app.settings
     rows = []
     for s in SETTINGS:
         value = resolved.get(s.name)

@@ -42,7 +42,7 @@ from lightnews.sources import Source, get_source_class
 from lightnews.sources.arxiv_api import ArxivApiSource
 from lightnews.sources.http import HttpClient
 from lightnews.store import BACKEND_ERRORS, SaveResult, SourceRow, Store, unavailable
-from lightnews.store.readers import ReaderId
+from lightnews.store.readers import LOCAL_READER, ReaderId
 
 __all__ = [
     "Resolved",
@@ -190,8 +190,18 @@ def _link_accounts(store: Store, row: SourceRow, batch: Batch, now: str) -> None
             if account.name and placeholder in (account.handle.lower(), account.id.lower()):
                 store.rename_scholar(owner, account.name)
         elif row.params.get("follow_members"):
-            # The members are followed for whoever followed the pack.
-            follow_account(store, ReaderId(int(row.params.get("follow_for") or 0)), account, now)
+            follow_account(store, _pack_reader(store, row), account, now)
+
+
+def _pack_reader(store: Store, row: SourceRow) -> ReaderId:
+    """Who follows the members a starter pack brings: whoever followed the pack (its
+    ``follow_for``); for a pack followed before accounts (or by an account since removed),
+    the local reader, or the first admin once there are accounts (who took its state over)."""
+    given = row.params.get("follow_for")
+    if isinstance(given, int) and given and store.user_by_id(given) is not None:
+        return ReaderId(given)
+    admins = [u for u in store.list_users() if u.admin]
+    return min(admins, key=lambda u: u.id).reader if admins else LOCAL_READER
 
 
 def _classify_accounts(store: Store, account_ids: set[str]) -> None:

@@ -53,6 +53,13 @@ def test_users_tokens_and_acting_as_a_reader(library: str) -> None:
     ]
     assert "no account named 'cy'" in run(library, "--as", "cy", "feed", code=2).output
 
+    run(library, "--as", "bob", "settings", "set", "digest_to", "bob@example.org")
+    settings = {r["name"]: r["value"] for r in json.loads(run(library, "--as", "bob", "settings",
+                                                              "--json").stdout)}  # fmt: skip
+    assert settings["digest_to"] == "bob@example.org"
+    settings = {r["name"]: r["value"] for r in json.loads(run(library, "--as", "ada", "settings",
+                                                              "--json").stdout)}  # fmt: skip
+    assert settings["digest_to"] == ""
     made = json.loads(run(library, "--as", "bob", "tokens", "create", "laptop", "--json").stdout)
     assert made["token"].startswith("lnt_")
     rows = json.loads(run(library, "--as", "bob", "tokens", "list", "--json").stdout)
@@ -72,6 +79,11 @@ def test_users_tokens_and_acting_as_a_reader(library: str) -> None:
         assert [e.action for e in store.audit_log()] == [
             "users.remove", "users.passwd", "users.add", "users.add"
         ]  # fmt: skip
+    run(library, "--as", "ada", "sources", "add", "https://example.org/lab/feed.xml")
+    with open_store(library) as store:
+        entry = store.audit_log()[0]
+        assert (entry.actor, entry.action) == ("ada", "sources.add")
+        assert entry.target.endswith("feed https://example.org/lab/feed.xml")
     # One account left: it is the reader without --as.
     run(library, "mute", "--keyword", "benchmark")
     assert json.loads(run(library, "export").stdout)["mutes"]["keyword"] == ["benchmark"]

@@ -8,7 +8,9 @@ apply to them (dates, scholar, source kind; a subject is a paper's and
 leaves items out), and shows a thread once: the posts of one conversation
 are one hit, the best-matching post's, marked ``thread`` when the
 conversation has more than one stored post (an article read through two
-feeds is shown once too).
+feeds is shown once too). A thread is searched as one text too: its posts
+may hold the query's words between them (listed after the items that hold
+them all).
 
 Items are listed after the papers, not interleaved with them: the two
 indexes score on different collections (a BM25 over abstracts and one over
@@ -44,6 +46,10 @@ MAX_DEPTH = 600
 NEAR_CHARS = 200
 #: Most candidates whose text is read to check that their words stand together.
 MAX_CHECKED = 200
+#: A query of at most this many words also finds threads that hold its words in
+#: different posts, reading at most ``THREAD_DEPTH`` posts per word.
+THREAD_TERMS = 4
+THREAD_DEPTH = 200
 
 _STEMMER = snowballstemmer.stemmer("porter")  # the stems FTS5's porter tokenizer makes
 
@@ -163,6 +169,28 @@ def near(text: str, terms: Sequence[QueryTerm], within: int | None = None) -> bo
     return False
 
 
+def _across_posts(
+    store: Store, terms: Sequence[QueryTerm], filters: SearchFilters | None, known: set[str]
+) -> list[ItemMatch]:
+    """Threads whose posts hold the query's words between them though no post holds
+    them all ("SwiGLU" in one post of a thread, "DCLM" in another), after those
+    that do: each word is looked up among posts on its own (``THREAD_DEPTH``
+    posts at most, for queries of two to ``THREAD_TERMS`` words)."""
+    wanted = [t for t in terms if not t.exclude]
+    if not 2 <= len(wanted) <= THREAD_TERMS:
+        return []
+    excluded = [t for t in terms if t.exclude]
+    per_word: list[dict[str, ItemMatch]] = []
+    for term in wanted:
+        threads: dict[str, ItemMatch] = {}
+        for match in store.search_items([term, *excluded], THREAD_DEPTH, filters):
+            if match.kind == "post" and match.unit not in known:
+                threads.setdefault(match.unit, match)
+        per_word.append(threads)
+    common = set(per_word[0]).intersection(*per_word[1:])
+    return [m for unit, m in per_word[0].items() if unit in common]
+
+
 def search_said(
     store: Store,
     terms: Sequence[QueryTerm],
@@ -182,10 +210,12 @@ def search_said(
     depth = min(MAX_DEPTH, 3 * (offset + limit) + 20)
     with store.time_budget(seconds, "this search"):
         matches = store.search_items(terms, depth, filters)
-    best: dict[str, ItemMatch] = {}
-    for match in matches:  # best first: the first post of a thread is its best
-        best.setdefault(match.unit, match)
-    units = list(best.values())
+        best: dict[str, ItemMatch] = {}
+        for match in matches:  # best first: the first post of a thread is its best
+            best.setdefault(match.unit, match)
+        spread = _across_posts(store, terms, filters, set(best))
+    units = list(best.values()) + spread
+    apart = {m.item_id for m in spread}
     kept: list[tuple[ItemMatch, SaidItem]] = []
     checked = 0
     while units and len(kept) < offset + limit and checked < MAX_CHECKED:
@@ -194,7 +224,9 @@ def search_said(
         rows = store.said_items([m.item_id for m in chunk])
         for match in chunk:
             row = rows.get(match.item_id)  # None: deleted since the index was read
-            if row is not None and near(f"{row.title}\n{row.text}", terms):
+            if row is None:
+                continue
+            if match.item_id in apart or near(f"{row.title}\n{row.text}", terms):
                 kept.append((match, row))
     hits: list[ItemHit] = []
     for match, row in kept[offset : offset + limit]:

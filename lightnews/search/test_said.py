@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -82,6 +84,15 @@ def test_a_thread_is_one_hit_that_says_it_is_a_thread(said: Store) -> None:
     assert threads[0].url and threads[0].url.startswith("https://bsky.app/profile/")
     lone = search_papers(said, '"penal discussions"', settings=lexical(), items=True).items
     assert [h.kind for h in lone] == ["post"] and lone[0].thread_posts == 1
+
+
+def test_a_thread_is_searched_as_one_text(said: Store) -> None:
+    # "SwiGLU" is in post 3 of the seed's thread on memories, "DCLM" in post 6: no post
+    # holds both, the thread does.
+    assert not [m for m in said.search_items(parse_query("SwiGLU DCLM"), 50)]
+    found = search_papers(said, "SwiGLU DCLM", settings=lexical(), items=True).items
+    assert [h.kind for h in found] == ["thread"] and found[0].thread_posts >= 9
+    assert not search_papers(said, "SwiGLU zzzxqy", settings=lexical(), items=True).items
 
 
 def test_notes_are_found_and_nonsense_finds_nothing(said: Store) -> None:
@@ -187,3 +198,30 @@ def test_a_long_article_that_holds_the_words_apart_is_not_a_hit(said: Store) -> 
     found = {h.item_id for h in search_papers(said, "recommender systems", settings=lexical(),
                                               items=True).items}  # fmt: skip
     assert found <= matched - apart
+
+
+def test_migration_0013_keeps_what_was_said_of_a_populated_library(tmp_path: Path) -> None:
+    """A library made before 0013 had records of papers in its item index; after, only
+    posts, articles and notes, and the index agrees with its rows."""
+    db = tmp_path / "old.db"
+    conn = sqlite3.connect(db)
+    for number, _, script in SQLiteStore._migrations():
+        if number < 13:
+            conn.executescript(script + f"\nPRAGMA user_version = {number};")
+    conn.execute("INSERT INTO sources (kind, address, created_at) VALUES ('feed', 'f', 'x')")
+    for n, (kind, text) in enumerate([("paper", "an abstract about wombats"),
+                                      ("post", "a post about wombats"),
+                                      ("article", "an article about quokkas")]):  # fmt: skip
+        conn.execute(
+            "INSERT INTO items (source_id, key, kind, text, content_hash, first_seen, modified) "
+            "VALUES (1, ?, ?, ?, 'h', 'x', 'x')",
+            (f"k{n}", kind, text),
+        )
+    conn.commit()
+    found = conn.execute("SELECT count(*) FROM items_fts WHERE items_fts MATCH 'wombats'")
+    assert found.fetchone()[0] == 2  # the paper's record too, before
+    conn.close()
+    with SQLiteStore(db) as store:
+        assert [m.kind for m in store.search_items([QueryTerm("wombats")], 10)] == ["post"]
+        assert [m.kind for m in store.search_items([QueryTerm("quokkas")], 10)] == ["article"]
+        store.db.execute("INSERT INTO items_fts(items_fts) VALUES ('integrity-check')")

@@ -47,6 +47,7 @@ from lightnews.rank import rank_stories
 from lightnews.serve.export import FeedEntry, atom_feed, bibtex, json_feed
 from lightnews.serve.security import (
     Visitor,
+    safe_href,
     session_cookies,
     signed_out_cookies,
     visitor_of,
@@ -90,8 +91,8 @@ def _stamp(moment: datetime) -> str:
 
 def _safe_next(target: str) -> str:
     """Where to go after signing in: a path on this site, else the feed."""
-    if not target.startswith("/") or target.startswith("//") or "\\" in target:
-        return "/"
+    if safe_href(target) is None or not target.startswith("/") or target.startswith("//"):
+        return "/"  # control characters (a tab browsers drop: "/\t/x") and "\\" refused too
     return target
 
 

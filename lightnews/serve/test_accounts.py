@@ -114,6 +114,9 @@ def test_two_readers_each_see_only_their_own(library: str) -> None:
         assert "saved" in ada_feed["2511.18342"]["why"]
         assert "saved" not in bob_feed.get("2511.18342", {"why": []})["why"]
         assert "saved" in bob_feed["2511.17015"]["why"]
+        jon = bob.get("/api/scholar/Jon Ode").json()["scholar"]
+        assert jon["followed"] is True
+        assert ada.get("/api/scholar/Jon Ode").json()["scholar"]["followed"] is False
         # Error pages carry nobody's state either.
         missing = bob.get("/paper/2512.99999").text
         assert "benchmark" not in missing and "Mara" not in missing
@@ -331,3 +334,15 @@ def test_every_post_route_refuses_a_session_without_its_own_token(library: str) 
             ), path  # fmt: skip
         assert state(library) == before, "nothing changed"
         assert ada.get("/", follow_redirects=False).status_code == 200  # still signed in
+
+
+@pytest.mark.parametrize(
+    ("target", "kept"),
+    [("/paper/2511.18342", True), ("/search?q=a", True), ("//evil.example", False),
+     ("/\t/evil.example", False), ("/\\evil.example", False), ("https://evil.example", False),
+     ("javascript:alert(1)", False)],
+)  # fmt: skip
+def test_sign_in_returns_only_to_this_site(target: str, kept: bool) -> None:
+    from lightnews.serve.accounts import _safe_next
+
+    assert (_safe_next(target) == target) is kept

@@ -246,6 +246,9 @@ def create_app(
         except LightnewsError as error:
             tail = f"?tab={tab}" if tab == "papers" else ""
             return failure(request, error, lambda key: f"/scholar/{key}{tail}")
+        # "followed" is whether *this* reader follows them (never whether anyone does).
+        mine = data.scholar.id in store.follows(reader_of(request))
+        data = replace(data, scholar=replace(data.scholar, followed=mine))
         if wants_json(request):
             return JSONResponse(data.to_json())
         feed = as_feed(request, f"Lightnews: {data.scholar.name}", [

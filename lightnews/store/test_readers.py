@@ -184,3 +184,19 @@ def test_an_old_library_keeps_its_state_as_the_local_readers(tmp_path: object) -
         assert store.story_states(LOCAL_READER) == {"2401.00001": (None, NOW)}
         assert store.reader_settings(LOCAL_READER) == {"digest_to": "me@example.org"}
         assert "digest_to" not in store.saved_settings()
+
+
+def test_starter_pack_members_are_followed_for_whoever_followed_the_pack(store: Store) -> None:
+    from lightnews.pipeline import _pack_reader
+
+    old, _ = store.add_source("bluesky-starter-pack", "at://pack/old", now=NOW,
+                              params={"follow_members": True})  # fmt: skip
+    assert _pack_reader(store, old) == LOCAL_READER
+    ada = store.add_user("ada", hash_password("correct horse"), admin=True, now=NOW)
+    bob = store.add_user("bob", hash_password("battery staple"), admin=False, now=NOW)
+    assert _pack_reader(store, old) == ada.reader  # who took the local reader's state over
+    mine, _ = store.add_source("bluesky-starter-pack", "at://pack/bob", now=NOW,
+                               params={"follow_members": True, "follow_for": bob.id})  # fmt: skip
+    assert _pack_reader(store, mine) == bob.reader
+    store.remove_user(bob.id)
+    assert _pack_reader(store, mine) == ada.reader
