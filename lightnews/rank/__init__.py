@@ -58,6 +58,10 @@ class Story:
     items: list[FeedCandidate] = field(default_factory=list)
     why: list[str] = field(default_factory=list)
     score: float = 0.0
+    #: Where the paper was accepted or published ("accepted at ICLR 2025"), if it says.
+    venue: str | None = None
+    #: The paper was withdrawn by its authors (every surface says so).
+    withdrawn: bool = False
 
     def to_json(self, items: int = 10) -> dict[str, Any]:
         """The entry, with its newest ``items`` items (the story page has them all)."""
@@ -65,7 +69,8 @@ class Story:
         newest = sorted(self.items, key=lambda i: i.time or "", reverse=True)[:items]
         data.update(
             title=self.title, score=round(self.score, 4), why=self.why, time=self.time,
-            url=self.url, items_total=len(self.items),
+            url=self.url, items_total=len(self.items), venue=self.venue,
+            withdrawn=self.withdrawn,
             items=[{"kind": i.kind, "source": i.source, "title": i.title, "url": i.url,
                     "time": i.time} for i in newest],
         )  # fmt: skip
@@ -157,6 +162,11 @@ def coverage(story: Story, context: Context) -> tuple[float, list[str]]:
     return 0.6 * len(found), [words[k] for k in found if words[k]]
 
 
+def accepted_venue(story: Story, context: Context) -> tuple[float, list[str]]:
+    """Accepted at, or published in, a venue (its arXiv record or a post says so)."""
+    return (0.5, [story.venue]) if story.venue else (0.0, [])
+
+
 SIGNALS: tuple[Signal, ...] = (
     posted_by_followed,
     authored_by_followed,
@@ -165,6 +175,7 @@ SIGNALS: tuple[Signal, ...] = (
     relevance,
     close_to_your_papers,
     coverage,
+    accepted_venue,
 )
 
 
@@ -184,10 +195,12 @@ def gather_stories(
     """Candidate stories: the newest ``papers`` and what the newest ``items`` say about papers."""
     stories: dict[str, Story] = {}
     for paper in store.recent_papers(papers):
+        venue = paper.venue
         stories[paper.arxiv_id] = Story(
             key=paper.arxiv_id, title=paper.title, time=paper.published or "",
             arxiv_id=paper.arxiv_id, url=f"https://arxiv.org/abs/{paper.arxiv_id}",
-            category=paper.primary_category,
+            category=paper.primary_category, venue=venue.reason if venue else None,
+            withdrawn=paper.withdrawn,
         )  # fmt: skip
     recent = _with_speakers(store, store.recent_items(items))
     wanted = {arxiv_id for i in recent for arxiv_id in i.papers}
@@ -216,6 +229,8 @@ def gather_stories(
                     arxiv_id=key if ids else None,
                     url=f"https://arxiv.org/abs/{key}" if ids else item.url,
                     category=known.primary_category if known else None,
+                    venue=venue.reason if known and (venue := known.venue) else None,
+                    withdrawn=bool(known and known.withdrawn),
                 )  # fmt: skip
             story.items.append(item)
             # Only what carries its own date moves a story (an undated note does not).
@@ -322,6 +337,8 @@ def _score(
     decay = 0.5 ** (_age_hours(story.time, reference) / half_life_hours)
     story.score = points * decay
     story.why = why or ["new on arXiv" if story.arxiv_id else f"new in {_source(story)}"]
+    if story.withdrawn:
+        story.why.insert(0, "withdrawn by its authors")
     read_at, saved_at = states.get(story.key, (None, None))
     if saved_at:
         story.why.append("saved")

@@ -157,16 +157,25 @@ def _bib_key(paper: PaperPage, used: set[str]) -> str:
 
 
 def bibtex_entry(paper: PaperPage, key: str) -> Entry:
-    """The BibTeX entry of one paper: ``@misc`` with arXiv's eprint fields.
+    """The BibTeX entry of one paper, keeping arXiv's eprint fields whatever its type.
 
-    Authors keep their order; every value is TeX-escaped (:func:`tex_escape`);
-    the title is braced so that styles keep its capitals; a withdrawn paper
-    says so in ``note``.
+    ``@inproceedings`` with ``booktitle`` when it was accepted at a conference
+    or workshop, ``@article`` with ``journal`` when a journal published it
+    (:attr:`PaperPage.venue`), else ``@misc``. Authors keep their order; every
+    value is TeX-escaped (:func:`tex_escape`); the title is braced so that
+    styles keep its capitals; a withdrawn paper says so in ``note``.
     """
+    venue = paper.venue
+    kind, where = "misc", ""
+    if venue is not None:
+        kind, where = ("inproceedings", "booktitle") if venue.kind == "conference" else (
+            "article", "journal")  # fmt: skip
+    year = str(venue.year) if venue and venue.year else (paper.published or "")[:4]
     fields = [
         ("title", "{" + tex_escape(paper.title or "") + "}"),
         ("author", " and ".join(_bib_name(a) for a in paper.authors if a.strip())),
-        ("year", (paper.published or "")[:4]),
+        (where, tex_escape(venue.name) if venue and where else ""),
+        ("year", year),
         ("eprint", paper.arxiv_id),
         ("archivePrefix", "arXiv"),
         ("primaryClass", paper.primary_category or ""),
@@ -174,7 +183,7 @@ def bibtex_entry(paper: PaperPage, key: str) -> Entry:
         ("doi", (paper.doi or "").split(" ")[0]),
         ("note", "Withdrawn by its authors on arXiv" if paper.withdrawn else ""),
     ]
-    return Entry("misc", key, [Field(name, value) for name, value in fields if value])
+    return Entry(kind, key, [Field(name, value) for name, value in fields if name and value])
 
 
 def bibtex(papers: Iterable[PaperPage]) -> str:

@@ -101,3 +101,18 @@ def test_withdrawn_says_so() -> None:
     paper = Paper("2401.00002", title="Gone", published="2024-01-02T00:00:00Z", withdrawn=True)
     entry = parse_string(bibtex([page(paper)])).entries[0]
     assert "Withdrawn" in entry["note"]
+
+
+def test_venue_makes_inproceedings_or_article_and_keeps_eprint() -> None:
+    base = Paper("2401.00003", title="Sparse Things", published="2024-01-02T00:00:00Z",
+                 categories=["cs.LG"])  # fmt: skip
+    accepted = page(base, comments="10 pages; accepted at ICLR 2025 (spotlight)")
+    entry = parse_string(bibtex([accepted])).entries[0]
+    assert entry.entry_type == "inproceedings" and entry["booktitle"] == "ICLR 2025"
+    assert entry["year"] == "2025" and entry["eprint"] == "2401.00003"
+    published = page(base, journal_ref="Phys.Rev.D76:013009,2007")
+    entry = parse_string(bibtex([published])).entries[0]
+    assert entry.entry_type == "article" and entry["journal"] == "Phys.Rev.D"
+    assert entry["archivePrefix"] == "arXiv"
+    entry = parse_string(bibtex([page(base, comments="submitted to NeurIPS 2024")])).entries[0]
+    assert entry.entry_type == "misc" and "booktitle" not in entry.fields_dict

@@ -1038,12 +1038,18 @@ class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
     def recent_papers(self, limit: int, before: str | None = None) -> list[PaperSummary]:
         rows = self.db.execute(
             "SELECT arxiv_id, title, authors, primary_category, published, updated, "
-            "latest_version FROM papers "
+            "latest_version, journal_ref, comments, doi, withdrawn FROM papers "
             "WHERE content_hash IS NOT NULL AND published IS NOT NULL "
             "AND (? IS NULL OR published < ?) ORDER BY published DESC LIMIT ?",
             (before, before, limit),
         )
-        return [PaperSummary(**r) for r in rows]
+        return [self._summary(r) for r in rows]
+
+    @staticmethod
+    def _summary(row: Any) -> PaperSummary:
+        fields = dict(row)
+        fields["withdrawn"] = bool(fields["withdrawn"])
+        return PaperSummary(**fields)
 
     def recent_items(self, limit: int) -> list[FeedCandidate]:
         """Newest items with the papers they record or mention."""
@@ -1161,8 +1167,8 @@ class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
             return {}
         rows = self.db.execute(
             "SELECT arxiv_id, title, authors, primary_category, published, updated, "
-            f"latest_version FROM papers WHERE {self.sql.in_list('arxiv_id')}",
+            "latest_version, journal_ref, comments, doi, withdrawn "
+            f"FROM papers WHERE {self.sql.in_list('arxiv_id')}",
             (self.sql.list_param(arxiv_ids),),
         )
-        return {r["arxiv_id"]: PaperSummary(**r) for r in rows}
-
+        return {r["arxiv_id"]: self._summary(r) for r in rows}

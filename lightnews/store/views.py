@@ -21,6 +21,7 @@ from lightnews.model import (
     SourceState,
     item_extra,
 )
+from lightnews.normalize.venues import Venue, venue_from_text, venue_of
 
 __all__ = [
     "AccountView",
@@ -137,6 +138,15 @@ class PaperSummary:
     published: str | None
     updated: str | None
     latest_version: int | None
+    journal_ref: str | None = None
+    comments: str | None = None
+    doi: str | None = None
+    withdrawn: bool = False
+
+    @property
+    def venue(self) -> Venue | None:
+        """Where it was accepted or published, as its arXiv record says."""
+        return venue_of(self.journal_ref, self.comments, self.doi)
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,6 +273,20 @@ class PaperPage:
             links["code"] = self.code[0]
         return links
 
+    @property
+    def venue(self) -> Venue | None:
+        """Where it was accepted or published: its arXiv record, else what a post beside an
+        OpenReview forum link says (:mod:`lightnews.normalize.venues`)."""
+        found = venue_of(self.journal_ref, self.comments, self.doi)
+        if found is not None:
+            return found
+        for mention in self.mentions:
+            if "openreview.net/forum" in f"{mention.url or ''} {mention.text}":
+                found = venue_from_text(mention.text)
+                if found is not None:
+                    return found
+        return None
+
     def to_json(self) -> dict[str, Any]:
         return {
             "arxiv_id": self.arxiv_id,
@@ -282,6 +306,7 @@ class PaperPage:
             "comments": self.comments,
             "license": self.license,
             "withdrawn": self.withdrawn,
+            "venue": venue.to_json() if (venue := self.venue) else None,
             "links": self.links,
             "code": list(self.code),
             "records": [r.to_json() for r in self.records],
