@@ -62,3 +62,99 @@ def test_story_page_badge_and_banner(tmp_path: Path) -> None:
         assert "Published in Phys.Rev.D 2007" in html
         html = client.get("/paper/2511.00002").text
         assert "<strong>Withdrawn:</strong>" in html
+
+
+# -- versions: real version histories of ../shared/fixtures/arxiv/abs (orig/ and ftp/) -------
+
+ABS = "arxiv/abs/{}/arxiv/papers/{}/{}.abs"
+T1, T2, T3 = "2025-11-01T00:00:00Z", "2025-11-20T00:00:00Z", "2025-11-29T00:00:00Z"
+
+
+def real(shared: Path, where: str, name: str) -> Paper:
+    from lightnews.sources.arxiv_abs import parse_abs
+
+    path = shared / ABS.format(where, name[:4], name)
+    return parse_abs(path.read_text(encoding="utf-8", errors="replace"))
+
+
+def vector(value: float) -> bytes:
+    import struct
+
+    return struct.pack("<4e", value, 0.0, 0.0, 0.0)
+
+
+def test_new_version_changes_abstract_reembeds_diffs_and_resurfaces(
+    store: Store, shared: Path
+) -> None:
+    v1, v2 = real(shared, "orig", "1605.09669v1"), real(shared, "ftp", "1605.09669")
+    assert v1.abstract != v2.abstract and v2.latest_version == 2
+    with store.transaction():
+        store.save_papers([v1], T1)
+    [(row, _, _)] = store.unembedded_papers(10)
+    store.save_vectors("test-model", [(row, vector(1.0))])
+    assert store.vector_versions("1605.09669") == {"test-model": 1}
+    store.mark_story("1605.09669", T1, read=True)
+
+    with store.transaction():
+        store.save_papers([v2], T2)
+    # The text changed: its old vector is gone and it is queued for a new one.
+    assert [r[0] for r in store.unembedded_papers(10)] == [row]
+    assert store.vector_versions("1605.09669") == {}
+    store.save_vectors("test-model", [(row, vector(0.5))])
+    assert store.vector_versions("1605.09669") == {"test-model": 2}
+
+    page = store.get_paper("1605.09669")
+    [change] = page.changes
+    assert change.note == "v2: abstract changed" and change.seen_at == T2
+    ops = {op for op, _ in change.abstract}
+    assert ops == {"=", "-", "+"}
+    # The diff rebuilds both texts, word for word.
+    assert " ".join(w for op, w in change.abstract if op != "+").split() == v1.abstract.split()
+    assert " ".join(w for op, w in change.abstract if op != "-").split() == v2.abstract.split()
+    assert page.to_json()["changes"][0]["note"] == "v2: abstract changed"
+
+    # Saving the same versions again changes nothing.
+    with store.transaction():
+        store.save_papers([v1, v2], T3)
+    assert len(store.get_paper("1605.09669").changes) == 1
+
+    # Read before v2 arrived: the story comes back, saying why.
+    ranked = rank_stories(store, limit=None, now=datetime(2025, 11, 30, tzinfo=UTC))
+    story = next(s for s in ranked if s.arxiv_id == "1605.09669")
+    assert story.why[0] == "new since you read it: v2: abstract changed"
+    assert "read" not in story.why and story.to_json()["revision"] == "v2: abstract changed"
+
+
+def test_real_withdrawal_shows_everywhere(store: Store, shared: Path, tmp_path: Path) -> None:
+    v1, v2 = real(shared, "orig", "0906.3336v1"), real(shared, "ftp", "0906.3336")
+    assert not v1.withdrawn and v2.withdrawn
+    with store.transaction():
+        store.save_papers([v1], T1)
+    with store.transaction():
+        store.save_papers([v2], T2)
+    page = store.get_paper("0906.3336")
+    assert page.withdrawn and page.changes[-1].note == "v2: withdrawn"
+    ranked = rank_stories(store, limit=None, now=datetime(2025, 11, 30, tzinfo=UTC))
+    story = next(s for s in ranked if s.arxiv_id == "0906.3336")
+    assert story.why[0] == "withdrawn by its authors" and "v2: withdrawn" in story.why
+    assert "Withdrawn by its authors" in bibtex([page])
+
+
+def test_hand_made_title_change_on_the_story_page(shared: Path, tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    v1 = real(shared, "orig", "0906.3336v1")
+    v2 = replace(v1, title="Lower order eigenvalues of the biharmonic operator on manifolds",
+                 versions=[*v1.versions, Version(2, "2009-07-01T00:00:00Z")],
+                 updated="2009-07-01T00:00:00Z")  # fmt: skip
+    path = tmp_path / "lightnews.db"
+    with SQLiteStore(path) as store:
+        save(store, v1)
+        with store.transaction():
+            store.save_papers([v2], T2)
+        assert [c.note for c in store.get_paper("0906.3336").changes] == ["v2: title changed"]
+    app = create_app(str(path), Settings(environ={}).with_overrides(resolve_online=False))
+    with TestClient(app, base_url="http://localhost") as client:
+        html = client.get("/paper/0906.3336").text
+        assert "v2: title changed" in html
+        assert "<del>Lower order eigenvalues of the biharmonic operator</del>" in html

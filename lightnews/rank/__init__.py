@@ -29,6 +29,7 @@ from lightnews.store import Store
 from lightnews.store.views import FeedCandidate, Mutes
 
 __all__ = [
+    "FEED_CHANGES",
     "FEED_ITEMS",
     "FEED_PAPERS",
     "SIGNALS",
@@ -43,6 +44,8 @@ __all__ = [
 #: not depend on how many entries are asked for (that made the ranking depend on it).
 FEED_PAPERS = 150
 FEED_ITEMS = 600
+#: Papers whose newest version changed their text, newest change first (they come back).
+FEED_CHANGES = 100
 
 
 @dataclass(slots=True)
@@ -62,6 +65,9 @@ class Story:
     venue: str | None = None
     #: The paper was withdrawn by its authors (every surface says so).
     withdrawn: bool = False
+    #: Its newest version's change ("v3: abstract changed") and when it was stored.
+    revision: str | None = None
+    revised_at: str | None = None
 
     def to_json(self, items: int = 10) -> dict[str, Any]:
         """The entry, with its newest ``items`` items (the story page has them all)."""
@@ -70,7 +76,7 @@ class Story:
         data.update(
             title=self.title, score=round(self.score, 4), why=self.why, time=self.time,
             url=self.url, items_total=len(self.items), venue=self.venue,
-            withdrawn=self.withdrawn,
+            withdrawn=self.withdrawn, revision=self.revision,
             items=[{"kind": i.kind, "source": i.source, "title": i.title, "url": i.url,
                     "time": i.time} for i in newest],
         )  # fmt: skip
@@ -167,6 +173,11 @@ def accepted_venue(story: Story, context: Context) -> tuple[float, list[str]]:
     return (0.5, [story.venue]) if story.venue else (0.0, [])
 
 
+def revised(story: Story, context: Context) -> tuple[float, list[str]]:
+    """A new version changed what the paper says ("v3: abstract changed")."""
+    return (0.3, [story.revision]) if story.revision else (0.0, [])
+
+
 SIGNALS: tuple[Signal, ...] = (
     posted_by_followed,
     authored_by_followed,
@@ -176,6 +187,7 @@ SIGNALS: tuple[Signal, ...] = (
     close_to_your_papers,
     coverage,
     accepted_venue,
+    revised,
 )
 
 
@@ -236,7 +248,29 @@ def gather_stories(
             # Only what carries its own date moves a story (an undated note does not).
             if item.kind != "paper" and item.published:
                 story.time = max(story.time or "", item.published)
+    _with_changes(store, stories)
     return list(stories.values())
+
+
+def _with_changes(store: Store, stories: dict[str, Story]) -> None:
+    """Papers a new version changed come back, saying what changed, as of that version."""
+    changes = store.recent_changes(FEED_CHANGES)
+    missing = store.papers_by_ids(sorted({c.arxiv_id for c in changes} - set(stories)))
+    for change in changes:
+        story = stories.get(change.arxiv_id)
+        if story is None:
+            paper = missing.get(change.arxiv_id)
+            if paper is None:
+                continue
+            venue = paper.venue
+            story = stories[change.arxiv_id] = Story(
+                key=paper.arxiv_id, title=paper.title, time=paper.published or "",
+                arxiv_id=paper.arxiv_id, url=f"https://arxiv.org/abs/{paper.arxiv_id}",
+                category=paper.primary_category, venue=venue.reason if venue else None,
+                withdrawn=paper.withdrawn,
+            )  # fmt: skip
+        story.revision, story.revised_at = change.note, change.seen_at
+        story.time = max(story.time or "", change.dated)
 
 
 def _with_speakers(store: Store, items: list[FeedCandidate]) -> list[FeedCandidate]:
@@ -353,6 +387,8 @@ def _score(
 
 def _since(story: Story, read_at: str) -> str | None:
     """What is material since the story was read: a followed scholar speaking, a new version."""
+    if story.revision and story.revised_at and story.revised_at > read_at:
+        return f"new since you read it: {story.revision}"
     for item in story.items:
         if item.followed_scholar is not None and (item.published or "") > read_at:
             return "new since you read it: a scholar you follow posted about it"

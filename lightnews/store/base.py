@@ -27,6 +27,7 @@ from lightnews.store.views import (
     ItemView,
     Mutes,
     PaperAuthorship,
+    PaperChange,
     PaperHit,
     PaperPage,
     PaperSummary,
@@ -223,6 +224,10 @@ class Store(Protocol):
 
     def papers_by_ids(self, arxiv_ids: Sequence[str]) -> dict[str, PaperSummary]: ...
 
+    def recent_changes(self, limit: int) -> list[PaperChange]:
+        """Papers whose newest stored version changed their text, newest change first."""
+        ...
+
     # -- people --------------------------------------------------------------------------
 
     def create_scholar(self, name: str, now: str) -> int: ...
@@ -349,6 +354,10 @@ class Store(Protocol):
     def has_vectors(self, model: str) -> bool: ...
 
     def vector_count(self, model: str) -> int: ...
+
+    def vector_versions(self, arxiv_id: str) -> dict[str, int | None]:
+        """The paper version each encoder's vector of the paper was made from."""
+        ...
 
     def paper_vector(self, arxiv_id: str, model: str) -> tuple[int, bytes] | None:
         """The paper's row id and vector from ``model``, if it has one."""

@@ -59,6 +59,7 @@ from lightnews.store.merge import (
     prepare_paper,
     to_json,
 )
+from lightnews.store.revisions import Revision, changes_between
 from lightnews.store.scholars import ScholarQueries
 from lightnews.store.texts import TextQueries
 from lightnews.store.vectors import VectorQueries
@@ -67,6 +68,7 @@ from lightnews.store.views import (
     ItemView,
     NamedPaper,
     PaperAuthorship,
+    PaperChange,
     PaperHit,
     PaperMention,
     PaperPage,
@@ -159,6 +161,31 @@ _UPDATE_ITEM = (
     "content_hash = ?, modified = ? WHERE id = ?"
 )
 _AUTHORS = PAPER_COLUMNS.index("authors")
+#: What a revision keeps of a paper (lightnews.store.revisions): these paper columns.
+_REVISION_COLUMNS = (
+    "paper_id", "version", "title", "abstract", "authors", "comments", "categories",
+    "journal_ref", "withdrawn", "seen_at",
+)  # fmt: skip
+_INSERT_REVISION = (
+    f"INSERT INTO paper_revisions ({', '.join(_REVISION_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * len(_REVISION_COLUMNS))}) ON CONFLICT (paper_id, version)"
+)
+_TEXT_COLUMNS = ("title", "abstract", "authors", "comments", "categories", "journal_ref",
+                 "withdrawn")  # fmt: skip
+
+
+def _revision_rows(
+    old: dict[str, Any], merged: Sequence[Any], now: str
+) -> tuple[tuple[Any, ...], tuple[Any, ...]] | None:
+    """The stored text and the merged one as revision rows, when a version or the text moved."""
+    new = dict(zip(PAPER_COLUMNS, merged, strict=False))
+    moved = (new["latest_version"] or 0) > (old["latest_version"] or 0)
+    if not moved and all(new[c] == old[c] for c in _TEXT_COLUMNS):
+        return None
+    before = (old["id"], old["latest_version"] or 1, *(old[c] for c in _TEXT_COLUMNS),
+              old["modified"] or now)  # fmt: skip
+    after = (old["id"], new["latest_version"] or 1, *(new[c] for c in _TEXT_COLUMNS), now)
+    return before, after
 _SOURCE_COLUMNS = (
     "id, kind, address, title, folder, scholar_id, params, etag, last_modified, cursor, "
     "resumption_token, state, created_at, last_attempt, last_success, last_error, "
@@ -522,7 +549,7 @@ class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
         # One statement whatever the number of ids (a JSON array): a list of "?" per
         # id would prepare, and cache, a new statement for every batch size.
         rows = self.db.execute(
-            f"SELECT id, {', '.join(PAPER_COLUMNS)} FROM papers "
+            f"SELECT id, modified, {', '.join(PAPER_COLUMNS)} FROM papers "
             f"WHERE {self.sql.in_list('arxiv_id')}",
             (self.sql.list_param(arxiv_ids),),
         )
@@ -572,6 +599,7 @@ class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
         rows: list[tuple[Any, ...]] = []
         changed: list[tuple[int, Sequence[Sequence[Any]]]] = []
         stubs: list[tuple[str, str, str]] = []
+        revised: list[tuple[tuple[Any, ...], tuple[Any, ...]]] = []
         for arxiv_id, (values, authorships) in latest.items():
             if is_stub(values):  # a stub never overwrites
                 if arxiv_id not in stored:
@@ -601,6 +629,10 @@ class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
                 result.unchanged += 1
                 continue
             rows.append((*merged, now, now))
+            if old["content_hash"] is not None:
+                snapshots = _revision_rows(old, merged, now)
+                if snapshots:
+                    revised.append(snapshots)
             if merged[_AUTHORS] == values[_AUTHORS] and authorships:
                 changed.append((old["id"], authorships))  # its author list is now stored
             if old["content_hash"] is None:
@@ -623,6 +655,15 @@ class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
             self.db.executemany(_UPSERT_PAPER, rows)
         if changed:
             self._save_authorships(changed, stale=True)
+        if revised:
+            # The text before (kept as first seen for its version) and after (its version's
+            # newest text): see lightnews.store.revisions.
+            self.db.executemany(_INSERT_REVISION + " DO NOTHING", [r[0] for r in revised])
+            self.db.executemany(
+                _INSERT_REVISION + " DO UPDATE SET "
+                + ", ".join(f"{c} = excluded.{c}" for c in _REVISION_COLUMNS[2:]),
+                [r[1] for r in revised],
+            )
         return result
 
     def _insert_papers(self, rows: Sequence[tuple[Any, ...]]) -> dict[str, int]:
@@ -736,12 +777,17 @@ class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
                         [(paper_ids[target], url, item_id) for url in code],
                     )
                 self.db.executemany(
-                    "INSERT INTO mentions (item_id, paper_id, method, confidence, evidence) "
-                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (item_id, paper_id) DO UPDATE SET "
+                    "INSERT INTO mentions (item_id, paper_id, method, confidence, evidence, "
+                    "paper_version) VALUES (?, ?, ?, ?, ?, "
+                    "(SELECT latest_version FROM papers WHERE id = ?)) "
+                    "ON CONFLICT (item_id, paper_id) DO UPDATE SET "
                     "method = excluded.method, confidence = excluded.confidence, "
-                    "evidence = excluded.evidence",
+                    "evidence = excluded.evidence, paper_version = excluded.paper_version",
                     [
-                        (item_id, paper_ids[m.arxiv_id], m.method, m.confidence, m.evidence)
+                        (
+                            item_id, paper_ids[m.arxiv_id], m.method, m.confidence,
+                            m.evidence, paper_ids[m.arxiv_id],
+                        )
                         for m in item.mentions
                     ],
                 )
@@ -806,6 +852,15 @@ class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
                 (row["id"],),
             )
         )
+        revisions = tuple(
+            Revision(
+                r["version"], r["seen_at"], r["title"], r["abstract"], r["authors"],
+                r["comments"], r["categories"], r["journal_ref"], bool(r["withdrawn"]),
+            )
+            for r in self.db.execute(
+                "SELECT * FROM paper_revisions WHERE paper_id = ? ORDER BY version", (row["id"],)
+            )
+        )
         return PaperPage(
             arxiv_id=parsed.base,
             stub=row["content_hash"] is None,
@@ -828,6 +883,7 @@ class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
             code=code,
             records=records,
             mentions=mentions,
+            revisions=revisions,
         )
 
     @staticmethod
@@ -1172,3 +1228,32 @@ class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
             (self.sql.list_param(arxiv_ids),),
         )
         return {r["arxiv_id"]: self._summary(r) for r in rows}
+
+    def recent_changes(self, limit: int) -> list[PaperChange]:
+        """Papers whose newest stored version changed their text, newest change first."""
+        rows = self.db.execute(
+            "SELECT p.arxiv_id, p.versions AS dates, r.* FROM paper_revisions r "
+            "JOIN papers p ON p.id = r.paper_id "
+            "WHERE r.paper_id IN (SELECT paper_id FROM paper_revisions "
+            "ORDER BY seen_at DESC LIMIT ?) ORDER BY r.paper_id, r.version",
+            (limit * 2,),
+        ).fetchall()
+        by_paper: dict[str, list[Revision]] = {}
+        dates: dict[str, dict[int, str]] = {}
+        for r in rows:
+            dates[r["arxiv_id"]] = {int(v[0]): v[1] for v in orjson.loads(r["dates"]) if v[1]}
+            by_paper.setdefault(r["arxiv_id"], []).append(
+                Revision(
+                    r["version"], r["seen_at"], r["title"], r["abstract"], r["authors"],
+                    r["comments"], r["categories"], r["journal_ref"], bool(r["withdrawn"]),
+                )
+            )
+        found = []
+        for arxiv_id, revisions in by_paper.items():
+            changes = [c for c in changes_between(revisions) if c.fields]
+            if changes:
+                last = changes[-1]
+                dated = dates[arxiv_id].get(last.version) or last.seen_at
+                found.append(PaperChange(arxiv_id, last.version, last.seen_at, last.note, dated))
+        found.sort(key=lambda c: (c.seen_at, c.arxiv_id), reverse=True)
+        return found[:limit]

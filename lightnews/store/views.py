@@ -22,6 +22,7 @@ from lightnews.model import (
     item_extra,
 )
 from lightnews.normalize.venues import Venue, venue_from_text, venue_of
+from lightnews.store.revisions import Revision, RevisionChange, changes_between
 
 __all__ = [
     "AccountView",
@@ -32,6 +33,7 @@ __all__ = [
     "Mutes",
     "NamedPaper",
     "PaperAuthorship",
+    "PaperChange",
     "PaperHit",
     "PaperMention",
     "PaperPage",
@@ -150,6 +152,21 @@ class PaperSummary:
 
 
 @dataclass(frozen=True, slots=True)
+class PaperChange:
+    """A paper's newest stored change, as the feed tells it ("v3: abstract changed").
+
+    ``seen_at`` is when Lightnews stored it (a reader who read the story before
+    that sees it again); ``dated`` the version's date on arXiv when known.
+    """
+
+    arxiv_id: str
+    version: int
+    seen_at: str
+    note: str
+    dated: str
+
+
+@dataclass(frozen=True, slots=True)
 class PaperHit:
     """A paper found by a search or a related-papers query, with the backend's score."""
 
@@ -257,6 +274,13 @@ class PaperPage:
     code: tuple[str, ...]
     records: tuple[PaperRecord, ...]
     mentions: tuple[PaperMention, ...]
+    #: Its text at each version Lightnews saw it change (empty when it never changed).
+    revisions: tuple[Revision, ...] = ()
+
+    @property
+    def changes(self) -> list[RevisionChange]:
+        """What changed from each stored version to the next, oldest first."""
+        return changes_between(self.revisions)
 
     @property
     def authors(self) -> list[str]:
@@ -311,6 +335,7 @@ class PaperPage:
             "code": list(self.code),
             "records": [r.to_json() for r in self.records],
             "mentions": [m.to_json() for m in self.mentions],
+            "changes": [c.to_json() for c in self.changes],
         }
 
 
