@@ -158,3 +158,47 @@ def test_hand_made_title_change_on_the_story_page(shared: Path, tmp_path: Path) 
         html = client.get("/paper/0906.3336").text
         assert "v2: title changed" in html
         assert "<del>Lower order eigenvalues of the biharmonic operator</del>" in html
+
+
+# -- code links ------------------------------------------------------------------------------
+
+
+def test_code_links_from_text_and_items_with_when_they_appeared(
+    store: Store, tmp_path: Path
+) -> None:
+    from lightnews.model import Item
+
+    v1 = paper("2511.00010", abstract="We study things. Code: https://github.com/ada/things.",
+               published="2025-11-01T10:00:00Z", updated="2025-11-01T10:00:00Z",
+               versions=[Version(1, "2025-11-01T10:00:00Z")])  # fmt: skip
+    v2 = paper("2511.00010", abstract=v1.abstract, published="2025-11-01T10:00:00Z",
+               comments="Accepted at ICLR 2026; code at github.com/ada/things-v2",
+               updated="2025-11-25T10:00:00Z",
+               versions=[*v1.versions, Version(2, "2025-11-25T10:00:00Z")])  # fmt: skip
+    save(store, v1)
+    [link] = store.get_paper("2511.00010").code_links
+    assert (link.url, link.first_seen) == ("https://github.com/ada/things", "2025-11-01T10:00:00Z")
+    assert store.get_paper("2511.00010").code_released is None
+    ranked = rank_stories(store, limit=None, now=datetime(2025, 11, 2, tzinfo=UTC))
+    assert "code released" not in ranked[0].why
+
+    with store.transaction():
+        store.save_papers([v2], "2025-11-26T00:00:00Z")
+    page = store.get_paper("2511.00010")
+    assert [c.url for c in page.code_links] == [
+        "https://github.com/ada/things", "https://github.com/ada/things-v2"]  # fmt: skip
+    assert page.code_released is not None and page.code_released.url.endswith("things-v2")
+    ranked = rank_stories(store, limit=None, now=datetime(2025, 11, 26, tzinfo=UTC))
+    story = next(s for s in ranked if s.arxiv_id == "2511.00010")
+    assert "code released" in story.why and story.code_released == "2025-11-25T10:00:00Z"
+
+    # A daily-papers entry linking a repository weeks later: another code link, dated by it.
+    source, _ = store.add_source("hf-daily", "https://hf.example/api/daily", now=NOW)
+    entry = Item(key="hf:2511.00010", kind="daily", title=v1.title, paper_id="2511.00010",
+                 published="2025-11-28T00:00:00Z", links=["https://github.com/ada/hf-repo"],
+                 code_links=["https://github.com/ada/hf-repo"])  # fmt: skip
+    with store.transaction():
+        store.save_items(source.id, [entry], NOW)
+    links = store.code_links(["2511.00010"])["2511.00010"]
+    assert links[-1].url == "https://github.com/ada/hf-repo"
+    assert links[-1].first_seen == "2025-11-28T00:00:00Z" and links[-1].item_id is not None

@@ -26,7 +26,7 @@ from lightnews.embed import Closeness, closest_interests
 from lightnews.settings import Settings
 from lightnews.sources import all_traits, kind_traits
 from lightnews.store import Store
-from lightnews.store.views import FeedCandidate, Mutes
+from lightnews.store.views import FeedCandidate, Mutes, code_after
 
 __all__ = [
     "FEED_CHANGES",
@@ -68,6 +68,9 @@ class Story:
     #: Its newest version's change ("v3: abstract changed") and when it was stored.
     revision: str | None = None
     revised_at: str | None = None
+    #: When the paper first appeared, and when code for it appeared after that.
+    published: str | None = None
+    code_released: str | None = None
 
     def to_json(self, items: int = 10) -> dict[str, Any]:
         """The entry, with its newest ``items`` items (the story page has them all)."""
@@ -77,6 +80,7 @@ class Story:
             title=self.title, score=round(self.score, 4), why=self.why, time=self.time,
             url=self.url, items_total=len(self.items), venue=self.venue,
             withdrawn=self.withdrawn, revision=self.revision,
+            code_released=self.code_released,
             items=[{"kind": i.kind, "source": i.source, "title": i.title, "url": i.url,
                     "time": i.time} for i in newest],
         )  # fmt: skip
@@ -173,6 +177,11 @@ def accepted_venue(story: Story, context: Context) -> tuple[float, list[str]]:
     return (0.5, [story.venue]) if story.venue else (0.0, [])
 
 
+def code_released(story: Story, context: Context) -> tuple[float, list[str]]:
+    """Code for the paper appeared after the paper did (a repository linked later)."""
+    return (0.4, ["code released"]) if story.code_released else (0.0, [])
+
+
 def revised(story: Story, context: Context) -> tuple[float, list[str]]:
     """A new version changed what the paper says ("v3: abstract changed")."""
     return (0.3, [story.revision]) if story.revision else (0.0, [])
@@ -188,6 +197,7 @@ SIGNALS: tuple[Signal, ...] = (
     coverage,
     accepted_venue,
     revised,
+    code_released,
 )
 
 
@@ -212,7 +222,7 @@ def gather_stories(
             key=paper.arxiv_id, title=paper.title, time=paper.published or "",
             arxiv_id=paper.arxiv_id, url=f"https://arxiv.org/abs/{paper.arxiv_id}",
             category=paper.primary_category, venue=venue.reason if venue else None,
-            withdrawn=paper.withdrawn,
+            withdrawn=paper.withdrawn, published=paper.published,
         )  # fmt: skip
     recent = _with_speakers(store, store.recent_items(items))
     wanted = {arxiv_id for i in recent for arxiv_id in i.papers}
@@ -243,13 +253,25 @@ def gather_stories(
                     category=known.primary_category if known else None,
                     venue=venue.reason if known and (venue := known.venue) else None,
                     withdrawn=bool(known and known.withdrawn),
+                    published=known.published if known else None,
                 )  # fmt: skip
             story.items.append(item)
             # Only what carries its own date moves a story (an undated note does not).
             if item.kind != "paper" and item.published:
                 story.time = max(story.time or "", item.published)
     _with_changes(store, stories)
+    _with_code(store, stories)
     return list(stories.values())
+
+
+def _with_code(store: Store, stories: dict[str, Story]) -> None:
+    """Stories whose code appeared after their paper say so, as of that moment."""
+    links = store.code_links([s.arxiv_id for s in stories.values() if s.arxiv_id])
+    for story in stories.values():
+        found = code_after(story.published, links.get(story.arxiv_id or "", []))
+        if found is not None and found.first_seen:
+            story.code_released = found.first_seen
+            story.time = max(story.time or "", found.first_seen)
 
 
 def _with_changes(store: Store, stories: dict[str, Story]) -> None:
@@ -267,7 +289,7 @@ def _with_changes(store: Store, stories: dict[str, Story]) -> None:
                 key=paper.arxiv_id, title=paper.title, time=paper.published or "",
                 arxiv_id=paper.arxiv_id, url=f"https://arxiv.org/abs/{paper.arxiv_id}",
                 category=paper.primary_category, venue=venue.reason if venue else None,
-                withdrawn=paper.withdrawn,
+                withdrawn=paper.withdrawn, published=paper.published,
             )  # fmt: skip
         story.revision, story.revised_at = change.note, change.seen_at
         story.time = max(story.time or "", change.dated)

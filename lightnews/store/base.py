@@ -23,6 +23,7 @@ from lightnews.store.merge import PreparedPaper
 from lightnews.store.views import (
     AccountView,
     AuthorshipCandidate,
+    CodeLink,
     FeedCandidate,
     ItemView,
     Mutes,
@@ -223,6 +224,10 @@ class Store(Protocol):
         ...
 
     def papers_by_ids(self, arxiv_ids: Sequence[str]) -> dict[str, PaperSummary]: ...
+
+    def code_links(self, arxiv_ids: Sequence[str]) -> dict[str, list[CodeLink]]:
+        """The code links of these papers with when each first appeared, earliest first."""
+        ...
 
     def recent_changes(self, limit: int) -> list[PaperChange]:
         """Papers whose newest stored version changed their text, newest change first."""

@@ -34,6 +34,7 @@ from typing import Any
 import orjson
 
 from lightnews.errors import Busy, NotFound, TooExpensive, Unavailable, UsageError
+from lightnews.link.identifiers import find_code_in_text
 from lightnews.link.titles import TitleCandidate
 from lightnews.model import (
     Batch,
@@ -64,6 +65,7 @@ from lightnews.store.scholars import ScholarQueries
 from lightnews.store.texts import TextQueries
 from lightnews.store.vectors import VectorQueries
 from lightnews.store.views import (
+    CodeLink,
     FeedCandidate,
     ItemView,
     NamedPaper,
@@ -161,6 +163,9 @@ _UPDATE_ITEM = (
     "content_hash = ?, modified = ? WHERE id = ?"
 )
 _AUTHORS = PAPER_COLUMNS.index("authors")
+_UPDATED_COLUMN, _ABSTRACT_COLUMN, _COMMENTS_COLUMN = (
+    PAPER_COLUMNS.index(c) for c in ("updated", "abstract", "comments")
+)
 #: What a revision keeps of a paper (lightnews.store.revisions): these paper columns.
 _REVISION_COLUMNS = (
     "paper_id", "version", "title", "abstract", "authors", "comments", "categories",
@@ -655,6 +660,7 @@ class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
             self.db.executemany(_UPSERT_PAPER, rows)
         if changed:
             self._save_authorships(changed, stale=True)
+        self._save_text_code_links([v for v, _ in latest.values()], now)
         if revised:
             # The text before (kept as first seen for its version) and after (its version's
             # newest text): see lightnews.store.revisions.
@@ -665,6 +671,27 @@ class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
                 [r[1] for r in revised],
             )
         return result
+
+    def _save_text_code_links(self, values: Sequence[Sequence[Any]], now: str) -> None:
+        """Repositories a paper's abstract or comments name become its code links.
+
+        A link first seen is dated by the version that brought it (the record's
+        update date), so code added in a later version is "released after the paper".
+        """
+        found = [
+            (v[0], url, v[_UPDATED_COLUMN] or now)
+            for v in values
+            if "git" in f"{v[_ABSTRACT_COLUMN]} {v[_COMMENTS_COLUMN] or ''}".lower()
+            for url in find_code_in_text(f"{v[_ABSTRACT_COLUMN]} {v[_COMMENTS_COLUMN] or ''}")
+        ]
+        if not found:
+            return
+        ids = self._paper_ids(sorted({f[0] for f in found}))
+        self.db.executemany(
+            "INSERT INTO paper_links (paper_id, kind, url, item_id, first_seen) "
+            "VALUES (?, 'code', ?, NULL, ?) ON CONFLICT DO NOTHING",
+            [(ids[a], url, when) for a, url, when in found if a in ids],
+        )
 
     def _insert_papers(self, rows: Sequence[tuple[Any, ...]]) -> dict[str, int]:
         """New papers and their full-text rows, in bulk (no per-row trigger); their row ids."""
@@ -772,9 +799,9 @@ class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
                 if code and target in paper_ids:
                     # A post or entry about exactly one paper that links a repository.
                     self.db.executemany(
-                        "INSERT INTO paper_links (paper_id, kind, url, item_id) "
-                        "VALUES (?, 'code', ?, ?) ON CONFLICT DO NOTHING",
-                        [(paper_ids[target], url, item_id) for url in code],
+                        "INSERT INTO paper_links (paper_id, kind, url, item_id, first_seen) "
+                        "VALUES (?, 'code', ?, ?, ?) ON CONFLICT DO NOTHING",
+                        [(paper_ids[target], url, item_id, item.published or now) for url in code],
                     )
                 self.db.executemany(
                     "INSERT INTO mentions (item_id, paper_id, method, confidence, evidence, "
@@ -821,13 +848,15 @@ class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
                 (row["id"],),
             )
         )
-        code = tuple(
-            r[0]
+        code_links = tuple(
+            CodeLink(r[0], r[1], r[2])
             for r in self.db.execute(
-                "SELECT url FROM paper_links WHERE paper_id = ? AND kind = 'code' ORDER BY url",
+                "SELECT url, first_seen, item_id FROM paper_links WHERE paper_id = ? "
+                "AND kind = 'code' ORDER BY COALESCE(first_seen, ''), url",
                 (row["id"],),
             )
         )
+        code = tuple(sorted(c.url for c in code_links))
         mentions = tuple(
             PaperMention(**r)
             for r in self.db.execute(
@@ -884,6 +913,7 @@ class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
             records=records,
             mentions=mentions,
             revisions=revisions,
+            code_links=code_links,
         )
 
     @staticmethod
@@ -1257,3 +1287,18 @@ class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
                 found.append(PaperChange(arxiv_id, last.version, last.seen_at, last.note, dated))
         found.sort(key=lambda c: (c.seen_at, c.arxiv_id), reverse=True)
         return found[:limit]
+
+    def code_links(self, arxiv_ids: Sequence[str]) -> dict[str, list[CodeLink]]:
+        """The code links of these papers with when each first appeared, earliest first."""
+        if not arxiv_ids:
+            return {}
+        rows = self.db.execute(
+            "SELECT p.arxiv_id, l.url, l.first_seen, l.item_id FROM paper_links l "
+            "JOIN papers p ON p.id = l.paper_id WHERE l.kind = 'code' "
+            f"AND {self.sql.in_list('p.arxiv_id')} ORDER BY COALESCE(l.first_seen, ''), l.url",
+            (self.sql.list_param(arxiv_ids),),
+        )
+        found: dict[str, list[CodeLink]] = {}
+        for r in rows:
+            found.setdefault(r[0], []).append(CodeLink(r[1], r[2], r[3]))
+        return found

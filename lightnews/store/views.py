@@ -10,6 +10,7 @@ shape (the web API and the CLI print exactly that).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +28,7 @@ from lightnews.store.revisions import Revision, RevisionChange, changes_between
 __all__ = [
     "AccountView",
     "AuthorshipCandidate",
+    "CodeLink",
     "FeedCandidate",
     "Identity",
     "ItemView",
@@ -47,6 +49,7 @@ __all__ = [
     "SourceRef",
     "SourceRow",
     "VersionView",
+    "code_after",
 ]
 
 
@@ -149,6 +152,18 @@ class PaperSummary:
     def venue(self) -> Venue | None:
         """Where it was accepted or published, as its arXiv record says."""
         return venue_of(self.journal_ref, self.comments, self.doi)
+
+
+@dataclass(frozen=True, slots=True)
+class CodeLink:
+    """A paper's code repository and when it first appeared (its record's or item's date)."""
+
+    url: str
+    first_seen: str | None
+    item_id: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"url": self.url, "first_seen": self.first_seen, "item_id": self.item_id}
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,6 +291,13 @@ class PaperPage:
     mentions: tuple[PaperMention, ...]
     #: Its text at each version Lightnews saw it change (empty when it never changed).
     revisions: tuple[Revision, ...] = ()
+    #: Its code repositories with when each first appeared, earliest first.
+    code_links: tuple[CodeLink, ...] = ()
+
+    @property
+    def code_released(self) -> CodeLink | None:
+        """The first code link that appeared after the paper (a day's grace), if any."""
+        return code_after(self.published, self.code_links)
 
     @property
     def changes(self) -> list[RevisionChange]:
@@ -336,7 +358,30 @@ class PaperPage:
             "records": [r.to_json() for r in self.records],
             "mentions": [m.to_json() for m in self.mentions],
             "changes": [c.to_json() for c in self.changes],
+            "code_links": [c.to_json() for c in self.code_links],
         }
+
+
+def code_after(published: str | None, links: Sequence[CodeLink]) -> CodeLink | None:
+    """The first of ``links`` that appeared more than a day after ``published``."""
+    if not published:
+        return None
+    from datetime import datetime, timedelta
+
+    try:
+        edge = datetime.fromisoformat(published.replace("Z", "+00:00")) + timedelta(days=1)
+    except ValueError:
+        return None
+    for link in links:
+        try:
+            seen = datetime.fromisoformat((link.first_seen or "").replace("Z", "+00:00"))
+        except ValueError:
+            continue
+        if seen.tzinfo is None:
+            seen = seen.replace(tzinfo=edge.tzinfo)
+        if seen > edge:
+            return link
+    return None
 
 
 # -- items ------------------------------------------------------------------------------
