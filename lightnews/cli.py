@@ -360,8 +360,11 @@ def sources_list(app: App, as_json: bool) -> None:
     """List sources with their health: last success, last error, next attempt."""
     with errors_as_exit():
         rows = app.store.list_sources()
+    incomplete = [r for r in rows if r.incomplete]
     if as_json:
         emit_json([r.to_json() for r in rows])
+        if incomplete:  # a listing arXiv served short or stale: cron should know
+            sys.exit(3)
         return
     if not rows:
         out.print("no sources yet: add one with `lightnews sources add`")
@@ -379,6 +382,10 @@ def sources_list(app: App, as_json: bool) -> None:
             r.next_attempt or "now",
         )
     out.print(table)
+    for r in incomplete:
+        out.print(f"[red]#{r.id} {r.kind} {r.address}: {r.incomplete}[/red]")
+    if incomplete:
+        sys.exit(3)
 
 
 @sources.command("remove")

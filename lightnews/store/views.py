@@ -88,7 +88,14 @@ class SourceRow:
             "error_count": self.error_count,
             "next_attempt": self.next_attempt,
             "enabled": self.enabled,
+            "incomplete": self.incomplete,
         }
+
+    @property
+    def incomplete(self) -> str | None:
+        """Why its last listing was not whole (missing papers, a stale batch), if it was not."""
+        found = self.state.extra.get("incomplete")
+        return found if isinstance(found, str) else None
 
 
 @dataclass(slots=True)
