@@ -1474,6 +1474,24 @@ def db_copy(source: str, destination: str, as_json: bool) -> None:
 # -- workers ---------------------------------------------------------------------------------
 
 
+@cli.command("mcp")
+@pass_app
+def mcp_command(app: App) -> None:
+    """Serve the library to an assistant over MCP (stdio): search, story, scholar, feed, resolve.
+
+    An MCP client (a desktop assistant, an editor) starts this command and talks
+    to it on standard input and output; the resource lightnews://feed/unseen is
+    the ranked feed without what you have read. It only reads the library.
+    """
+    try:
+        from lightnews.serve.mcp import build_server
+    except ImportError:  # pragma: no cover - the dependency is declared
+        raise click.UsageError("the MCP server needs the mcp package: pip install mcp") from None
+    with errors_as_exit():
+        server = build_server(app.store, app.settings)
+    server.run("stdio")
+
+
 @cli.command()
 @click.option(
     "--concurrency", default=1, show_default=True, type=click.IntRange(1, 64),
