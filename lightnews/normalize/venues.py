@@ -87,7 +87,7 @@ _COUNTS = re.compile(
 #: Where a venue's name ends in a comment.
 _END = re.compile(
     r"\s*(?:;|!|\?|\(|\)|\[|,\s|\s-\s|\s+--?\s|\s+(?:as|after|but|where|which|see|"
-    r"plus|including|some|for\s+high|on\s+(?:\w+\s+)?\d)\s|$)"
+    r"plus|including|some|for\s+high|held|to\s+be|on\s+(?:\w+\s+)?\d)\s|\s+in\s+(?=[A-Z][a-z]+,)|$)"
     r"|\.\s+(?=[A-Z][a-z]{3,}\b(?!\.)|\d|v\d|[a-z])|\.$",
 )
 #: Words that continue a journal's name after an abbreviation's period.
@@ -105,6 +105,8 @@ _NAME_WORDS = re.compile(
 _VOLUME = re.compile(
     r"\b(?:vol|volume|no|nr|pp|p|v(?=\.\s*\d))\b\.?|p(?=\d)|\d+(?:st|nd|rd|th)?", re.I
 )
+#: A month cut short ("Jan. 2007"): its period ends no name.
+_MONTH_END = re.compile(r"\b(?:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)$")
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _DOI_VENUES = (
     (re.compile(r"^10\.18653/v1/(?P<year>\d{4})\.(?P<name>[a-z]+)(?:-(?P<track>[a-z]+))?\.",
@@ -251,6 +253,7 @@ def _name_until_end(rest: str) -> str:
             following = rest[end.end() :]
             if (
                 _NAME_WORDS.match(following)
+                or _MONTH_END.search(rest[: end.start()])
                 or re.match(r"[A-Z]\b", following)
                 or re.match(r"[A-Z][a-z]{0,4}(?:\.|\s*$|\s+[A-Z])", following)
             ):
@@ -330,11 +333,11 @@ def _acceptable(name: str) -> bool:
     """Whether a name read after a phrase can be a venue ("publication", "version" cannot)."""
     if len(re.sub(r"[^A-Za-z]", "", name)) < 2:
         return False
-    if name.lower() in ("journal", "a journal", "the journal", "proceedings"):
+    if name.lower() in ("journal", "a journal", "the journal", "proceedings", "the"):
         return False
     first = name.split()[0].lower().strip(".,:")
     return first not in {
-        "publication", "print", "press", "the", "a", "an", "this", "version",
+        "publication", "print", "press", "a", "an", "this", "version",
         "paper", "article", "form", "erratum", "our", "some", "any", "prof", "dr", "its",
         "final", "revised", "it", "here", "elsewhere", "preparation",
     }  # fmt: skip
