@@ -833,6 +833,11 @@ def show(app: App, arxiv_id: ArxivId, as_json: bool, as_bibtex: bool) -> None:
             "versions: "
             + ", ".join(f"{v.version} {(v.date or '')[:10]}" for v in paper.versions)
         )
+    venue = paper.venue
+    if venue is not None:
+        out.print(f"venue: {venue.reason} (read from its {venue.source})", markup=False)
+    for change in paper.changes:
+        out.print(f"{change.note} (stored {change.seen_at[:10]})", markup=False)
     if paper.abstract:
         out.print()
         out.print(paper.abstract)

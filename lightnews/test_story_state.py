@@ -158,6 +158,12 @@ def test_hand_made_title_change_on_the_story_page(shared: Path, tmp_path: Path) 
         html = client.get("/paper/0906.3336").text
         assert "v2: title changed" in html
         assert "<del>Lower order eigenvalues of the biharmonic operator</del>" in html
+    from click.testing import CliRunner
+
+    from lightnews.cli import cli
+
+    shown = CliRunner().invoke(cli, ["--db", str(path), "show", "0906.3336"])
+    assert shown.exit_code == 0 and "v2: title changed (stored 2025-11-20)" in shown.output
 
 
 # -- code links ------------------------------------------------------------------------------
