@@ -411,8 +411,11 @@ def sources_list(app: App, as_json: bool) -> None:
     """List sources with their health: last success, last error, next attempt."""
     with errors_as_exit():
         rows = app.store.list_sources()
+    incomplete = [r for r in rows if r.incomplete]
     if as_json:
         emit_json([r.to_json() for r in rows])
+        if incomplete:  # a listing arXiv served short or stale: cron should know
+            sys.exit(3)
         return
     if not rows:
         out.print("no sources yet: add one with `lightnews sources add`")
@@ -430,6 +433,10 @@ def sources_list(app: App, as_json: bool) -> None:
             r.next_attempt or "now",
         )
     out.print(table)
+    for r in incomplete:
+        out.print(f"[red]#{r.id} {r.kind} {r.address}: {r.incomplete}[/red]")
+    if incomplete:
+        sys.exit(3)
 
 
 @sources.command("remove")
@@ -905,6 +912,11 @@ def show(app: App, arxiv_id: ArxivId, as_json: bool, as_bibtex: bool) -> None:
             "versions: "
             + ", ".join(f"{v.version} {(v.date or '')[:10]}" for v in paper.versions)
         )
+    venue = paper.venue
+    if venue is not None:
+        out.print(f"venue: {venue.reason} (read from its {venue.source})", markup=False)
+    for change in paper.changes:
+        out.print(f"{change.note} (stored {change.seen_at[:10]})", markup=False)
     if paper.abstract:
         out.print()
         out.print(paper.abstract)
@@ -1754,6 +1766,24 @@ def db_copy(source: str, destination: str, as_json: bool) -> None:
 
 
 # -- workers ---------------------------------------------------------------------------------
+
+
+@cli.command("mcp")
+@pass_app
+def mcp_command(app: App) -> None:
+    """Serve the library to an assistant over MCP (stdio): search, story, scholar, feed, resolve.
+
+    An MCP client (a desktop assistant, an editor) starts this command and talks
+    to it on standard input and output; the resource lightnews://feed/unseen is
+    the ranked feed without what you have read. It only reads the library.
+    """
+    try:
+        from lightnews.serve.mcp import build_server
+    except ImportError:  # pragma: no cover - the dependency is declared
+        raise click.UsageError("the MCP server needs the mcp package: pip install mcp") from None
+    with errors_as_exit():
+        server = build_server(app.store, app.settings)
+    server.run("stdio")
 
 
 @cli.command()

@@ -22,7 +22,14 @@ from urllib.parse import unquote
 from lightnews.model import Item, Mention
 from lightnews.normalize.arxiv_ids import NEW_STYLE, OLD_STYLE, parse_arxiv_id
 
-__all__ = ["find_arxiv_mentions", "find_code_links", "find_dois", "find_slugs", "link_item"]
+__all__ = [
+    "find_arxiv_mentions",
+    "find_code_in_text",
+    "find_code_links",
+    "find_dois",
+    "find_slugs",
+    "link_item",
+]
 
 _ID = rf"(?P<id>{NEW_STYLE}|{OLD_STYLE})(?:v\d+)?"
 _HOSTS = r"(?:(?:www\.|export\.|browse\.)?arxiv\.org|alphaxiv\.org|www\.alphaxiv\.org)"
@@ -98,6 +105,24 @@ def find_slugs(texts: Iterable[str]) -> list[str]:
                 slug = " ".join(words)
                 if slug not in found:
                     found.append(slug)
+    return found
+
+
+_REPO_IN_TEXT_RE = re.compile(
+    r"(?:https?://)?(?:www\.)?(github\.com|gitlab\.com)/([\w.-]+)/([\w.-]+)", re.I
+)
+
+
+def find_code_in_text(text: str) -> list[str]:
+    """Repositories written into a text ("code is available at github.com/x/y.")."""
+    found: list[str] = []
+    for match in _REPO_IN_TEXT_RE.finditer(text or ""):
+        owner, repo = match[2], match[3].rstrip(".").removesuffix(".git")
+        if owner.lower() in _NOT_REPOS or not repo or repo.endswith("..."):
+            continue
+        url = f"https://{match[1].lower()}/{owner}/{repo}"
+        if url not in found:
+            found.append(url)
     return found
 
 

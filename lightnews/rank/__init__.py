@@ -27,9 +27,10 @@ from lightnews.settings import Settings
 from lightnews.sources import all_traits, kind_traits
 from lightnews.store import Store
 from lightnews.store.readers import ReaderId
-from lightnews.store.views import FeedCandidate, Mutes
+from lightnews.store.views import FeedCandidate, Mutes, code_after
 
 __all__ = [
+    "FEED_CHANGES",
     "FEED_ITEMS",
     "FEED_PAPERS",
     "SIGNALS",
@@ -44,6 +45,8 @@ __all__ = [
 #: not depend on how many entries are asked for (that made the ranking depend on it).
 FEED_PAPERS = 150
 FEED_ITEMS = 600
+#: Papers whose newest version changed their text, newest change first (they come back).
+FEED_CHANGES = 100
 
 
 @dataclass(slots=True)
@@ -59,6 +62,16 @@ class Story:
     items: list[FeedCandidate] = field(default_factory=list)
     why: list[str] = field(default_factory=list)
     score: float = 0.0
+    #: Where the paper was accepted or published ("accepted at ICLR 2025"), if it says.
+    venue: str | None = None
+    #: The paper was withdrawn by its authors (every surface says so).
+    withdrawn: bool = False
+    #: Its newest version's change ("v3: abstract changed") and when it was stored.
+    revision: str | None = None
+    revised_at: str | None = None
+    #: When the paper first appeared, and when code for it appeared after that.
+    published: str | None = None
+    code_released: str | None = None
 
     def to_json(self, items: int = 10) -> dict[str, Any]:
         """The entry, with its newest ``items`` items (the story page has them all)."""
@@ -66,7 +79,9 @@ class Story:
         newest = sorted(self.items, key=lambda i: i.time or "", reverse=True)[:items]
         data.update(
             title=self.title, score=round(self.score, 4), why=self.why, time=self.time,
-            url=self.url, items_total=len(self.items),
+            url=self.url, items_total=len(self.items), venue=self.venue,
+            withdrawn=self.withdrawn, revision=self.revision,
+            code_released=self.code_released,
             items=[{"kind": i.kind, "source": i.source, "title": i.title, "url": i.url,
                     "time": i.time} for i in newest],
         )  # fmt: skip
@@ -158,6 +173,21 @@ def coverage(story: Story, context: Context) -> tuple[float, list[str]]:
     return 0.6 * len(found), [words[k] for k in found if words[k]]
 
 
+def accepted_venue(story: Story, context: Context) -> tuple[float, list[str]]:
+    """Accepted at, or published in, a venue (its arXiv record or a post says so)."""
+    return (0.5, [story.venue]) if story.venue else (0.0, [])
+
+
+def code_released(story: Story, context: Context) -> tuple[float, list[str]]:
+    """Code for the paper appeared after the paper did (a repository linked later)."""
+    return (0.4, ["code released"]) if story.code_released else (0.0, [])
+
+
+def revised(story: Story, context: Context) -> tuple[float, list[str]]:
+    """A new version changed what the paper says ("v3: abstract changed")."""
+    return (0.3, [story.revision]) if story.revision else (0.0, [])
+
+
 SIGNALS: tuple[Signal, ...] = (
     posted_by_followed,
     authored_by_followed,
@@ -166,6 +196,9 @@ SIGNALS: tuple[Signal, ...] = (
     relevance,
     close_to_your_papers,
     coverage,
+    accepted_venue,
+    revised,
+    code_released,
 )
 
 
@@ -188,10 +221,12 @@ def gather_stories(
     """
     stories: dict[str, Story] = {}
     for paper in store.recent_papers(papers):
+        venue = paper.venue
         stories[paper.arxiv_id] = Story(
             key=paper.arxiv_id, title=paper.title, time=paper.published or "",
             arxiv_id=paper.arxiv_id, url=f"https://arxiv.org/abs/{paper.arxiv_id}",
-            category=paper.primary_category,
+            category=paper.primary_category, venue=venue.reason if venue else None,
+            withdrawn=paper.withdrawn, published=paper.published,
         )  # fmt: skip
     recent = _with_speakers(store, reader, store.recent_items(items))
     wanted = {arxiv_id for i in recent for arxiv_id in i.papers}
@@ -220,12 +255,48 @@ def gather_stories(
                     arxiv_id=key if ids else None,
                     url=f"https://arxiv.org/abs/{key}" if ids else item.url,
                     category=known.primary_category if known else None,
+                    venue=venue.reason if known and (venue := known.venue) else None,
+                    withdrawn=bool(known and known.withdrawn),
+                    published=known.published if known else None,
                 )  # fmt: skip
             story.items.append(item)
             # Only what carries its own date moves a story (an undated note does not).
             if item.kind != "paper" and item.published:
                 story.time = max(story.time or "", item.published)
+    _with_changes(store, stories)
+    _with_code(store, stories)
     return list(stories.values())
+
+
+def _with_code(store: Store, stories: dict[str, Story]) -> None:
+    """Stories whose code appeared after their paper say so, as of that moment."""
+    links = store.code_links([s.arxiv_id for s in stories.values() if s.arxiv_id])
+    for story in stories.values():
+        found = code_after(story.published, links.get(story.arxiv_id or "", []))
+        if found is not None and found.first_seen:
+            story.code_released = found.first_seen
+            story.time = max(story.time or "", found.first_seen)
+
+
+def _with_changes(store: Store, stories: dict[str, Story]) -> None:
+    """Papers a new version changed come back, saying what changed, as of that version."""
+    changes = store.recent_changes(FEED_CHANGES)
+    missing = store.papers_by_ids(sorted({c.arxiv_id for c in changes} - set(stories)))
+    for change in changes:
+        story = stories.get(change.arxiv_id)
+        if story is None:
+            paper = missing.get(change.arxiv_id)
+            if paper is None:
+                continue
+            venue = paper.venue
+            story = stories[change.arxiv_id] = Story(
+                key=paper.arxiv_id, title=paper.title, time=paper.published or "",
+                arxiv_id=paper.arxiv_id, url=f"https://arxiv.org/abs/{paper.arxiv_id}",
+                category=paper.primary_category, venue=venue.reason if venue else None,
+                withdrawn=paper.withdrawn, published=paper.published,
+            )  # fmt: skip
+        story.revision, story.revised_at = change.note, change.seen_at
+        story.time = max(story.time or "", change.dated)
 
 
 def _with_speakers(
@@ -331,6 +402,8 @@ def _score(
     decay = 0.5 ** (_age_hours(story.time, reference) / half_life_hours)
     story.score = points * decay
     story.why = why or ["new on arXiv" if story.arxiv_id else f"new in {_source(story)}"]
+    if story.withdrawn:
+        story.why.insert(0, "withdrawn by its authors")
     read_at, saved_at = states.get(story.key, (None, None))
     if saved_at:
         story.why.append("saved")
@@ -345,6 +418,8 @@ def _score(
 
 def _since(story: Story, read_at: str) -> str | None:
     """What is material since the story was read: a followed scholar speaking, a new version."""
+    if story.revision and story.revised_at and story.revised_at > read_at:
+        return f"new since you read it: {story.revision}"
     for item in story.items:
         if item.followed_scholar is not None and (item.published or "") > read_at:
             return "new since you read it: a scholar you follow posted about it"

@@ -14,7 +14,12 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from bibtexparser.entrypoint import write_string
+from bibtexparser.library import Library
+from bibtexparser.model import Entry, Field
+from bibtexparser.writer import BibtexFormat
 from lxml import etree
+from pylatexenc.latexencode import UnicodeToLatexEncoder
 
 from lightnews import __version__
 from lightnews.errors import LightnewsError
@@ -23,7 +28,16 @@ from lightnews.sources import kind_traits
 from lightnews.store import ReaderId, Store
 from lightnews.store.views import PaperPage
 
-__all__ = ["FeedEntry", "atom_feed", "bibtex", "json_feed", "sources_opml", "user_export"]
+__all__ = [
+    "FeedEntry",
+    "atom_feed",
+    "bibtex",
+    "bibtex_entry",
+    "json_feed",
+    "sources_opml",
+    "tex_escape",
+    "user_export",
+]
 
 ATOM = "http://www.w3.org/2005/Atom"
 
@@ -95,36 +109,95 @@ def json_feed(title: str, self_url: str, entries: Iterable[FeedEntry]) -> dict[s
     }  # fmt: skip
 
 
-def _bib_escape(text: str) -> str:
-    return re.sub(r"([&%#_{}])", r"\\\1", text or "")
+#: Unicode to TeX for BibTeX values: letters with accents become ``{\\"u}``, TeX's special
+#: characters (``& % # _ { } ~ ^ \\``) their escaped forms; a character TeX has no name
+#: for stays as it is (BibTeX files are UTF-8 today).
+_TEX = UnicodeToLatexEncoder(
+    non_ascii_only=False,
+    replacement_latex_protection="braces-all",
+    unknown_char_policy="keep",
+    unknown_char_warning=False,
+)
+#: Math as arXiv gives it (``$\\ell_1$``): already TeX, kept as written.
+_MATH = re.compile(r"(\$\$.+?\$\$|\$[^$]+\$)")
+
+
+def tex_escape(text: str) -> str:
+    """``text`` as a BibTeX value: TeX-special characters escaped, math kept as written.
+
+    >>> tex_escape("Müller & Søn: 50% of $O(n^2)$")
+    'M{\\\\"u}ller {\\\\&} S{\\\\o}n: 50{\\\\%} of $O(n^2)$'
+    """
+    parts = _MATH.split(text or "")
+    return "".join(part if i % 2 else _TEX.unicode_to_latex(part) for i, part in enumerate(parts))
+
+
+def _bib_name(name: str) -> str:
+    """One author for BibTeX's ``and``-list: a name BibTeX would split wrongly is braced whole.
+
+    A comma means "Last, First" to BibTeX, and a word "and" separates authors:
+    a collaboration's name ("The ATLAS Collaboration, and others") stays one name.
+    """
+    escaped = tex_escape(" ".join(name.split()))
+    if "," in name or re.search(r"\band\b", name, re.I):
+        return "{" + escaped + "}"
+    return escaped
+
+
+def _bib_key(paper: PaperPage, used: set[str]) -> str:
+    authors = paper.authors
+    year = (paper.published or "")[:4]
+    first = fold(authors[0]).split()[-1] if authors and fold(authors[0]).split() else "anon"
+    word = next((w for w in fold(paper.title or "").split() if len(w) > 3), "paper")
+    key = re.sub(r"[^a-z0-9]", "", f"{first}{year}{word}".lower()) or "paper"
+    while key in used:
+        key += "x"
+    used.add(key)
+    return key
+
+
+def bibtex_entry(paper: PaperPage, key: str) -> Entry:
+    """The BibTeX entry of one paper, keeping arXiv's eprint fields whatever its type.
+
+    ``@inproceedings`` with ``booktitle`` when it was accepted at a conference
+    or workshop, ``@article`` with ``journal`` when a journal published it
+    (:attr:`PaperPage.venue`), else ``@misc``. Authors keep their order; every
+    value is TeX-escaped (:func:`tex_escape`); the title is braced so that
+    styles keep its capitals; a withdrawn paper says so in ``note``.
+    """
+    venue = paper.venue
+    kind, where = "misc", ""
+    if venue is not None:
+        kind, where = ("inproceedings", "booktitle") if venue.kind == "conference" else (
+            "article", "journal")  # fmt: skip
+    year = str(venue.year) if venue and venue.year else (paper.published or "")[:4]
+    fields = [
+        ("title", "{" + tex_escape(paper.title or "") + "}"),
+        ("author", " and ".join(_bib_name(a) for a in paper.authors if a.strip())),
+        (where, tex_escape(venue.name) if venue and where else ""),
+        ("year", year),
+        ("eprint", paper.arxiv_id),
+        ("archivePrefix", "arXiv"),
+        ("primaryClass", paper.primary_category or ""),
+        ("url", f"https://arxiv.org/abs/{paper.arxiv_id}"),
+        ("doi", (paper.doi or "").split(" ")[0]),
+        ("note", "Withdrawn by its authors on arXiv" if paper.withdrawn else ""),
+    ]
+    return Entry(kind, key, [Field(name, value) for name, value in fields if name and value])
 
 
 def bibtex(papers: Iterable[PaperPage]) -> str:
-    """BibTeX entries (``@misc`` with arXiv eprint fields) for papers from the store."""
-    entries = []
+    """BibTeX of papers from the store (written by bibtexparser, one entry per paper)."""
+    library = Library()
     used: set[str] = set()
     for paper in papers:
-        authors = paper.authors
-        year = (paper.published or "")[:4]
-        first = fold(authors[0]).split()[-1] if authors else "anon"
-        word = next((w for w in fold(paper.title or "").split() if len(w) > 3), "paper")
-        key = f"{first}{year}{word}"
-        while key in used:
-            key += "x"
-        used.add(key)
-        fields = {
-            "title": "{" + _bib_escape(paper.title or "") + "}",
-            "author": " and ".join(_bib_escape(a) for a in authors),
-            "year": year,
-            "eprint": paper.arxiv_id,
-            "archivePrefix": "arXiv",
-            "primaryClass": paper.primary_category or "",
-            "url": f"https://arxiv.org/abs/{paper.arxiv_id}",
-            "doi": (paper.doi or "").split(" ")[0],
-        }
-        body = ",\n".join(f"  {k} = {{{v}}}" for k, v in fields.items() if v)
-        entries.append(f"@misc{{{key},\n{body}\n}}\n")
-    return "\n".join(entries)
+        library.add(bibtex_entry(paper, _bib_key(paper, used)))
+    if not library.entries:
+        return ""
+    style = BibtexFormat()  # type: ignore[no-untyped-call]
+    style.indent = "  "
+    style.block_separator = "\n\n"
+    return write_string(library, bibtex_format=style).strip() + "\n"
 
 
 def sources_opml(store: Store) -> bytes:

@@ -24,11 +24,13 @@ from lightnews.store.readers import AuditEntry, GroupSave, ReaderId, TokenView, 
 from lightnews.store.views import (
     AccountView,
     AuthorshipCandidate,
+    CodeLink,
     FeedCandidate,
     ItemMatch,
     ItemView,
     Mutes,
     PaperAuthorship,
+    PaperChange,
     PaperHit,
     PaperPage,
     PaperSummary,
@@ -232,6 +234,14 @@ class Store(Protocol):
         ...
 
     def papers_by_ids(self, arxiv_ids: Sequence[str]) -> dict[str, PaperSummary]: ...
+
+    def code_links(self, arxiv_ids: Sequence[str]) -> dict[str, list[CodeLink]]:
+        """The code links of these papers with when each first appeared, earliest first."""
+        ...
+
+    def recent_changes(self, limit: int) -> list[PaperChange]:
+        """Papers whose newest stored version changed their text, newest change first."""
+        ...
 
     # -- people --------------------------------------------------------------------------
 
@@ -447,6 +457,10 @@ class Store(Protocol):
     def has_vectors(self, model: str) -> bool: ...
 
     def vector_count(self, model: str) -> int: ...
+
+    def vector_versions(self, arxiv_id: str) -> dict[str, int | None]:
+        """The paper version each encoder's vector of the paper was made from."""
+        ...
 
     def paper_vector(self, arxiv_id: str, model: str) -> tuple[int, bytes] | None:
         """The paper's row id and vector from ``model``, if it has one."""

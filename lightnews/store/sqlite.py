@@ -34,6 +34,7 @@ from typing import Any
 import orjson
 
 from lightnews.errors import Busy, NotFound, TooExpensive, Unavailable, UsageError
+from lightnews.link.identifiers import find_code_in_text
 from lightnews.link.titles import TitleCandidate
 from lightnews.model import (
     Batch,
@@ -60,15 +61,18 @@ from lightnews.store.merge import (
     to_json,
 )
 from lightnews.store.readers import ReaderQueries
+from lightnews.store.revisions import Revision, changes_between
 from lightnews.store.scholars import ScholarQueries
 from lightnews.store.texts import TextQueries
 from lightnews.store.vectors import VectorQueries
 from lightnews.store.views import (
+    CodeLink,
     FeedCandidate,
     ItemMatch,
     ItemView,
     NamedPaper,
     PaperAuthorship,
+    PaperChange,
     PaperHit,
     PaperMention,
     PaperPage,
@@ -168,6 +172,34 @@ _UPDATE_ITEM = (
     "content_hash = ?, modified = ? WHERE id = ?"
 )
 _AUTHORS = PAPER_COLUMNS.index("authors")
+_UPDATED_COLUMN, _ABSTRACT_COLUMN, _COMMENTS_COLUMN = (
+    PAPER_COLUMNS.index(c) for c in ("updated", "abstract", "comments")
+)
+#: What a revision keeps of a paper (lightnews.store.revisions): these paper columns.
+_REVISION_COLUMNS = (
+    "paper_id", "version", "title", "abstract", "authors", "comments", "categories",
+    "journal_ref", "withdrawn", "seen_at",
+)  # fmt: skip
+_INSERT_REVISION = (
+    f"INSERT INTO paper_revisions ({', '.join(_REVISION_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * len(_REVISION_COLUMNS))}) ON CONFLICT (paper_id, version)"
+)
+_TEXT_COLUMNS = ("title", "abstract", "authors", "comments", "categories", "journal_ref",
+                 "withdrawn")  # fmt: skip
+
+
+def _revision_rows(
+    old: dict[str, Any], merged: Sequence[Any], now: str
+) -> tuple[tuple[Any, ...], tuple[Any, ...]] | None:
+    """The stored text and the merged one as revision rows, when a version or the text moved."""
+    new = dict(zip(PAPER_COLUMNS, merged, strict=False))
+    moved = (new["latest_version"] or 0) > (old["latest_version"] or 0)
+    if not moved and all(new[c] == old[c] for c in _TEXT_COLUMNS):
+        return None
+    before = (old["id"], old["latest_version"] or 1, *(old[c] for c in _TEXT_COLUMNS),
+              old["modified"] or now)  # fmt: skip
+    after = (old["id"], new["latest_version"] or 1, *(new[c] for c in _TEXT_COLUMNS), now)
+    return before, after
 _SOURCE_COLUMNS = (
     "id, kind, address, title, folder, scholar_id, params, etag, last_modified, cursor, "
     "resumption_token, state, created_at, last_attempt, last_success, last_error, "
@@ -531,7 +563,7 @@ class SQLiteStore(ScholarQueries, ReaderQueries, VectorQueries, TextQueries):
         # One statement whatever the number of ids (a JSON array): a list of "?" per
         # id would prepare, and cache, a new statement for every batch size.
         rows = self.db.execute(
-            f"SELECT id, {', '.join(PAPER_COLUMNS)} FROM papers "
+            f"SELECT id, modified, {', '.join(PAPER_COLUMNS)} FROM papers "
             f"WHERE {self.sql.in_list('arxiv_id')}",
             (self.sql.list_param(arxiv_ids),),
         )
@@ -581,6 +613,7 @@ class SQLiteStore(ScholarQueries, ReaderQueries, VectorQueries, TextQueries):
         rows: list[tuple[Any, ...]] = []
         changed: list[tuple[int, Sequence[Sequence[Any]]]] = []
         stubs: list[tuple[str, str, str]] = []
+        revised: list[tuple[tuple[Any, ...], tuple[Any, ...]]] = []
         for arxiv_id, (values, authorships) in latest.items():
             if is_stub(values):  # a stub never overwrites
                 if arxiv_id not in stored:
@@ -610,6 +643,10 @@ class SQLiteStore(ScholarQueries, ReaderQueries, VectorQueries, TextQueries):
                 result.unchanged += 1
                 continue
             rows.append((*merged, now, now))
+            if old["content_hash"] is not None:
+                snapshots = _revision_rows(old, merged, now)
+                if snapshots:
+                    revised.append(snapshots)
             if merged[_AUTHORS] == values[_AUTHORS] and authorships:
                 changed.append((old["id"], authorships))  # its author list is now stored
             if old["content_hash"] is None:
@@ -632,7 +669,38 @@ class SQLiteStore(ScholarQueries, ReaderQueries, VectorQueries, TextQueries):
             self.db.executemany(_UPSERT_PAPER, rows)
         if changed:
             self._save_authorships(changed, stale=True)
+        self._save_text_code_links([v for v, _ in latest.values()], now)
+        if revised:
+            # The text before (kept as first seen for its version) and after (its version's
+            # newest text): see lightnews.store.revisions.
+            self.db.executemany(_INSERT_REVISION + " DO NOTHING", [r[0] for r in revised])
+            self.db.executemany(
+                _INSERT_REVISION + " DO UPDATE SET "
+                + ", ".join(f"{c} = excluded.{c}" for c in _REVISION_COLUMNS[2:]),
+                [r[1] for r in revised],
+            )
         return result
+
+    def _save_text_code_links(self, values: Sequence[Sequence[Any]], now: str) -> None:
+        """Repositories a paper's abstract or comments name become its code links.
+
+        A link first seen is dated by the version that brought it (the record's
+        update date), so code added in a later version is "released after the paper".
+        """
+        found = [
+            (v[0], url, v[_UPDATED_COLUMN] or now)
+            for v in values
+            if "git" in f"{v[_ABSTRACT_COLUMN]} {v[_COMMENTS_COLUMN] or ''}".lower()
+            for url in find_code_in_text(f"{v[_ABSTRACT_COLUMN]} {v[_COMMENTS_COLUMN] or ''}")
+        ]
+        if not found:
+            return
+        ids = self._paper_ids(sorted({f[0] for f in found}))
+        self.db.executemany(
+            "INSERT INTO paper_links (paper_id, kind, url, item_id, first_seen) "
+            "VALUES (?, 'code', ?, NULL, ?) ON CONFLICT DO NOTHING",
+            [(ids[a], url, when) for a, url, when in found if a in ids],
+        )
 
     def _insert_papers(self, rows: Sequence[tuple[Any, ...]]) -> dict[str, int]:
         """New papers and their full-text rows, in bulk (no per-row trigger); their row ids."""
@@ -740,17 +808,22 @@ class SQLiteStore(ScholarQueries, ReaderQueries, VectorQueries, TextQueries):
                 if code and target in paper_ids:
                     # A post or entry about exactly one paper that links a repository.
                     self.db.executemany(
-                        "INSERT INTO paper_links (paper_id, kind, url, item_id) "
-                        "VALUES (?, 'code', ?, ?) ON CONFLICT DO NOTHING",
-                        [(paper_ids[target], url, item_id) for url in code],
+                        "INSERT INTO paper_links (paper_id, kind, url, item_id, first_seen) "
+                        "VALUES (?, 'code', ?, ?, ?) ON CONFLICT DO NOTHING",
+                        [(paper_ids[target], url, item_id, item.published or now) for url in code],
                     )
                 self.db.executemany(
-                    "INSERT INTO mentions (item_id, paper_id, method, confidence, evidence) "
-                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (item_id, paper_id) DO UPDATE SET "
+                    "INSERT INTO mentions (item_id, paper_id, method, confidence, evidence, "
+                    "paper_version) VALUES (?, ?, ?, ?, ?, "
+                    "(SELECT latest_version FROM papers WHERE id = ?)) "
+                    "ON CONFLICT (item_id, paper_id) DO UPDATE SET "
                     "method = excluded.method, confidence = excluded.confidence, "
-                    "evidence = excluded.evidence",
+                    "evidence = excluded.evidence, paper_version = excluded.paper_version",
                     [
-                        (item_id, paper_ids[m.arxiv_id], m.method, m.confidence, m.evidence)
+                        (
+                            item_id, paper_ids[m.arxiv_id], m.method, m.confidence,
+                            m.evidence, paper_ids[m.arxiv_id],
+                        )
                         for m in item.mentions
                     ],
                 )
@@ -784,13 +857,15 @@ class SQLiteStore(ScholarQueries, ReaderQueries, VectorQueries, TextQueries):
                 (row["id"],),
             )
         )
-        code = tuple(
-            r[0]
+        code_links = tuple(
+            CodeLink(r[0], r[1], r[2])
             for r in self.db.execute(
-                "SELECT url FROM paper_links WHERE paper_id = ? AND kind = 'code' ORDER BY url",
+                "SELECT url, first_seen, item_id FROM paper_links WHERE paper_id = ? "
+                "AND kind = 'code' ORDER BY COALESCE(first_seen, ''), url",
                 (row["id"],),
             )
         )
+        code = tuple(sorted(c.url for c in code_links))
         mentions = tuple(
             PaperMention(**r)
             for r in self.db.execute(
@@ -815,6 +890,15 @@ class SQLiteStore(ScholarQueries, ReaderQueries, VectorQueries, TextQueries):
                 (row["id"],),
             )
         )
+        revisions = tuple(
+            Revision(
+                r["version"], r["seen_at"], r["title"], r["abstract"], r["authors"],
+                r["comments"], r["categories"], r["journal_ref"], bool(r["withdrawn"]),
+            )
+            for r in self.db.execute(
+                "SELECT * FROM paper_revisions WHERE paper_id = ? ORDER BY version", (row["id"],)
+            )
+        )
         return PaperPage(
             arxiv_id=parsed.base,
             stub=row["content_hash"] is None,
@@ -837,6 +921,8 @@ class SQLiteStore(ScholarQueries, ReaderQueries, VectorQueries, TextQueries):
             code=code,
             records=records,
             mentions=mentions,
+            revisions=revisions,
+            code_links=code_links,
         )
 
     @staticmethod
@@ -1124,12 +1210,18 @@ class SQLiteStore(ScholarQueries, ReaderQueries, VectorQueries, TextQueries):
     def recent_papers(self, limit: int, before: str | None = None) -> list[PaperSummary]:
         rows = self.db.execute(
             "SELECT arxiv_id, title, authors, primary_category, published, updated, "
-            "latest_version FROM papers "
+            "latest_version, journal_ref, comments, doi, withdrawn FROM papers "
             "WHERE content_hash IS NOT NULL AND published IS NOT NULL "
             "AND (? IS NULL OR published < ?) ORDER BY published DESC LIMIT ?",
             (before, before, limit),
         )
-        return [PaperSummary(**r) for r in rows]
+        return [self._summary(r) for r in rows]
+
+    @staticmethod
+    def _summary(row: Any) -> PaperSummary:
+        fields = dict(row)
+        fields["withdrawn"] = bool(fields["withdrawn"])
+        return PaperSummary(**fields)
 
     def recent_items(self, limit: int) -> list[FeedCandidate]:
         """Newest items with the papers they record or mention."""
@@ -1232,8 +1324,52 @@ class SQLiteStore(ScholarQueries, ReaderQueries, VectorQueries, TextQueries):
             return {}
         rows = self.db.execute(
             "SELECT arxiv_id, title, authors, primary_category, published, updated, "
-            f"latest_version FROM papers WHERE {self.sql.in_list('arxiv_id')}",
+            "latest_version, journal_ref, comments, doi, withdrawn "
+            f"FROM papers WHERE {self.sql.in_list('arxiv_id')}",
             (self.sql.list_param(arxiv_ids),),
         )
-        return {r["arxiv_id"]: PaperSummary(**r) for r in rows}
+        return {r["arxiv_id"]: self._summary(r) for r in rows}
 
+    def recent_changes(self, limit: int) -> list[PaperChange]:
+        """Papers whose newest stored version changed their text, newest change first."""
+        rows = self.db.execute(
+            "SELECT p.arxiv_id, p.versions AS dates, r.* FROM paper_revisions r "
+            "JOIN papers p ON p.id = r.paper_id "
+            "WHERE r.paper_id IN (SELECT paper_id FROM paper_revisions "
+            "ORDER BY seen_at DESC LIMIT ?) ORDER BY r.paper_id, r.version",
+            (limit * 2,),
+        ).fetchall()
+        by_paper: dict[str, list[Revision]] = {}
+        dates: dict[str, dict[int, str]] = {}
+        for r in rows:
+            dates[r["arxiv_id"]] = {int(v[0]): v[1] for v in orjson.loads(r["dates"]) if v[1]}
+            by_paper.setdefault(r["arxiv_id"], []).append(
+                Revision(
+                    r["version"], r["seen_at"], r["title"], r["abstract"], r["authors"],
+                    r["comments"], r["categories"], r["journal_ref"], bool(r["withdrawn"]),
+                )
+            )
+        found = []
+        for arxiv_id, revisions in by_paper.items():
+            changes = [c for c in changes_between(revisions) if c.fields]
+            if changes:
+                last = changes[-1]
+                dated = dates[arxiv_id].get(last.version) or last.seen_at
+                found.append(PaperChange(arxiv_id, last.version, last.seen_at, last.note, dated))
+        found.sort(key=lambda c: (c.seen_at, c.arxiv_id), reverse=True)
+        return found[:limit]
+
+    def code_links(self, arxiv_ids: Sequence[str]) -> dict[str, list[CodeLink]]:
+        """The code links of these papers with when each first appeared, earliest first."""
+        if not arxiv_ids:
+            return {}
+        rows = self.db.execute(
+            "SELECT p.arxiv_id, l.url, l.first_seen, l.item_id FROM paper_links l "
+            "JOIN papers p ON p.id = l.paper_id WHERE l.kind = 'code' "
+            f"AND {self.sql.in_list('p.arxiv_id')} ORDER BY COALESCE(l.first_seen, ''), l.url",
+            (self.sql.list_param(arxiv_ids),),
+        )
+        found: dict[str, list[CodeLink]] = {}
+        for r in rows:
+            found.setdefault(r[0], []).append(CodeLink(r[1], r[2], r[3]))
+        return found

@@ -78,10 +78,12 @@ class VectorQueries:
                 "DELETE FROM paper_vectors WHERE paper_id = ? AND model = ?",
                 [(paper_id, model) for paper_id, _ in rows],
             )
+            # Each vector records the version whose text it was made from.
             self.db.executemany(
-                "INSERT INTO paper_vectors (paper_id, model, vector) "
-                f"VALUES (?, ?, {self.sql.vector_mark()})",
-                [(paper_id, model, self.sql.vector_in(blob)) for paper_id, blob in rows],
+                "INSERT INTO paper_vectors (paper_id, model, vector, version) "
+                f"VALUES (?, ?, {self.sql.vector_mark()}, "
+                "(SELECT latest_version FROM papers WHERE id = ?))",
+                [(paper_id, model, self.sql.vector_in(blob), paper_id) for paper_id, blob in rows],
             )
 
     def vectors_after(
@@ -116,6 +118,15 @@ class VectorQueries:
             "SELECT count(*) FROM paper_vectors WHERE model = ?", (model,)
         ).fetchone()
         return int(row[0])
+
+    def vector_versions(self, arxiv_id: str) -> dict[str, int | None]:
+        """The paper version each encoder's vector of the paper was made from."""
+        rows = self.db.execute(
+            "SELECT v.model, v.version FROM paper_vectors v JOIN papers p ON p.id = v.paper_id "
+            "WHERE p.arxiv_id = ?",
+            (arxiv_id,),
+        )
+        return {r[0]: r[1] for r in rows}
 
     def paper_vector(self, arxiv_id: str, model: str) -> tuple[int, bytes] | None:
         """The paper's row id and vector from ``model``, if it has one."""
