@@ -30,7 +30,8 @@ __all__ = ["TABLES", "CopyReport", "TableCheck", "checksums", "copy_library"]
 TABLES = (
     "settings", "scholars", "identities", "sources", "papers", "authorships", "items",
     "mentions", "accounts", "attribution_decisions", "paper_links", "mutes", "story_state",
-    "paper_vectors", "embed_queue",
+    "paper_vectors", "embed_queue", "network_posts", "network_mentions", "listen_cursors",
+    "network_follows", "watches", "push_targets", "watch_events", "deliveries",
 )  # fmt: skip
 #: Tables whose ``id`` the database hands out (PostgreSQL identity columns).
 IDENTITY_TABLES = ("scholars", "identities", "sources", "papers", "items", "paper_vectors")

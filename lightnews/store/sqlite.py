@@ -59,6 +59,7 @@ from lightnews.store.merge import (
     prepare_paper,
     to_json,
 )
+from lightnews.store.network import NetworkQueries, WatchQueries
 from lightnews.store.scholars import ScholarQueries
 from lightnews.store.texts import TextQueries
 from lightnews.store.vectors import VectorQueries
@@ -176,7 +177,7 @@ def read_migrations(folder: str) -> list[tuple[int, str, str]]:
     return sorted(found)
 
 
-class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
+class SQLiteStore(ScholarQueries, VectorQueries, TextQueries, NetworkQueries, WatchQueries):
     """All reads and writes of one Lightnews SQLite database."""
 
     sql: Dialect = SQLITE
