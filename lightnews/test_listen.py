@@ -157,12 +157,11 @@ def test_scholars_posts_are_matched_by_title_too(
     # Titles are weighed by how rare their words are: a library of more than one paper.
     store.save_papers([Paper(f"2401.{n:05d}", title=t, published="2024-01-02")
                        for n, t in enumerate(OTHER_TITLES)], now)  # fmt: skip
-    store.save_papers([Paper("2505.20295", title="SelfReflect: Can LLMs Communicate Their "
-                             "Internal Answer Distribution?", published="2025-05-26")], now)  # fmt: skip
+    title = "SelfReflect: Can LLMs Communicate Their Internal Answer Distribution?"
+    store.save_papers([Paper("2505.20295", title=title, published="2025-05-26")], now)
     scholar = store.create_scholar("Michael Kirchhof", now)
     store.add_identity(scholar, "bluesky-did", SCHOLAR)
-    text = text_record("Our SelfReflect: Can LLMs Communicate Their Internal Answer "
-                       "Distribution? is out, come by the poster", "2025-07-03T14:00:00Z")  # fmt: skip
+    text = text_record(f"Our {title} is out, come by the poster", "2025-07-03T14:00:00Z")
     stranger = orjson.dumps(commit_event("did:plc:stranger", 10, POST, "3a", text))
     own = orjson.dumps(commit_event(SCHOLAR, 11, POST, "3b", text))
     path = tmp_path / "titles.jsonl"
@@ -324,3 +323,26 @@ def test_killed_and_restarted_listener_stores_each_post_once(
                                 "FROM network_mentions").fetchone()  # fmt: skip
     assert sorted(uris) == sorted(expected)
     assert mentions[0] == mentions[1]
+
+
+def test_a_worker_job_listens_from_the_saved_cursor(
+    pg_url: str, jetstream: JetstreamServer, event_lines: list[bytes]
+) -> None:
+    pytest.importorskip("procrastinate", reason="workers need the server extra")
+    from lightnews.store.postgres import PostgresStore
+    from lightnews.worker import Worker
+
+    worker = Worker(pg_url)
+    try:
+        off = worker.listen(1.0)
+        assert off.summary == "listen_in_worker is off" and not jetstream.cursors
+        worker.store.save_setting("listen_in_worker", "true")
+        worker.store.save_setting("jetstream_url", jetstream.url)
+        outcome = worker.listen(4.0)
+    finally:
+        worker.close()
+    assert "new posts about papers" in outcome.summary
+    with PostgresStore(pg_url, pool_size=2) as store:
+        assert store.network_post_count() == len(_kept(event_lines))
+        cursor = store.listen_cursor(jetstream.url)
+    assert cursor is not None and cursor.time_us == orjson.loads(event_lines[-1])["time_us"]

@@ -39,9 +39,10 @@ from urllib.parse import urlencode
 import orjson
 
 from lightnews.errors import ParseError
-from lightnews.link.identifiers import find_dois, find_openreview_ids
+from lightnews.link.identifiers import find_arxiv_mentions, find_dois, find_openreview_ids
 from lightnews.model import Item
-from lightnews.sources.bluesky import post_item
+from lightnews.normalize.text import iso_utc
+from lightnews.sources.bluesky import match_texts, post_item
 from lightnews.store.network import NetworkMention, NetworkPost
 
 __all__ = [
@@ -178,6 +179,8 @@ class NetworkFilter:
             return True  # identity, account, unknown kinds, garbage: rare, decode to count
         if b'"operation":"delete"' in raw:
             return True
+        if b'"collection":"app.bsky.feed.post"' not in raw:
+            return self._other_worth(raw)
         lowered = raw.lower()
         for needle in NEEDLES:
             if needle in lowered:
@@ -186,7 +189,11 @@ class NetworkFilter:
             return True
         if _QUOTE in raw and self.paper_posts:
             return True
-        if b'"app.bsky.feed.repost"' in raw:
+        return bool(self.scholars) and _did(raw) in self.scholars
+
+    def _other_worth(self, raw: bytes) -> bool:
+        """A record other than a post: a repost of a known paper post, a scholar's follow."""
+        if b'"collection":"app.bsky.feed.repost"' in raw:
             match = _SUBJECT_URI.search(raw)
             return match is not None and match[1].decode("utf-8", "replace") in self.paper_posts
         return bool(self.scholars) and _did(raw) in self.scholars
@@ -280,21 +287,13 @@ class NetworkFilter:
     def _post(
         self, did: str, time_us: int, uri: str, commit: dict[str, Any], record: dict[str, Any]
     ) -> Heard | None:
-        view = {"uri": uri, "cid": _str(commit.get("cid")), "record": record}
-        try:
-            item = post_item(view, payload=record)
-        except ParseError:
-            return None
+        links, texts = match_texts(record)
+        named = [*links, *texts]
         mentions = [NetworkMention(m.arxiv_id, m.method, m.confidence, m.evidence)
-                    for m in item.mentions]  # fmt: skip
-        texts = [*item.links, item.post.text_full if item.post else item.text]
-        if item.post and item.post.card:
-            texts += [item.post.card.title, item.post.card.description]
-        mentions += [NetworkMention(f"doi:{d}", "doi", 1.0, d) for d in find_dois(texts)]
-        mentions += [
-            NetworkMention(f"openreview:{i}", "openreview-url", 1.0, i)
-            for i in find_openreview_ids(texts)
-        ]
+                    for m in find_arxiv_mentions(named)]  # fmt: skip
+        mentions += [NetworkMention(f"doi:{d}", "doi", 1.0, d) for d in find_dois(named)]
+        mentions += [NetworkMention(f"openreview:{i}", "openreview-url", 1.0, i)
+                     for i in find_openreview_ids(named)]  # fmt: skip
         kind = "post"
         quoted = _quoted_uri(record)
         if quoted and quoted in self.paper_posts:
@@ -305,10 +304,17 @@ class NetworkFilter:
         titles = did.encode() in self.scholars
         if not mentions and not titles:
             return Heard(time_us)
+        item = None
+        if titles:  # the linker's title matching reads the post as an item
+            try:
+                item = post_item({"uri": uri, "cid": _str(commit.get("cid")), "record": record},
+                                 payload=record)  # fmt: skip
+            except ParseError:
+                return None
         post = NetworkPost(
             uri, did, kind, time_us, tuple(mentions),
-            subject=quoted if kind == "quote" else None, text=item.text,
-            created_at=item.published, payload=orjson.dumps(record).decode(),
+            subject=quoted if kind == "quote" else None, text=_str(record.get("text")),
+            created_at=iso_utc(record.get("createdAt")),
+            payload=orjson.dumps(record).decode(),
         )  # fmt: skip
         return Heard(time_us, post=post if mentions else None, item=item, titles=titles)
-
