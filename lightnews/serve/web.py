@@ -455,6 +455,25 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             return failure(request, error)
         return RedirectResponse("/sources", status_code=303)
 
+    def discussed(request: Request) -> Response:
+        """Papers the network discusses now, each saying who and how many (``?since=24h``)."""
+        from lightnews.rank.discussed import discussed_papers
+
+        period = request.query_params.get("since", "24h").strip() or "24h"
+        try:
+            since = validate.moment(period, utc_now())
+            weight = float(current_settings().discussed_bot_weight)
+            entries = discussed_papers(store, since, limit=50, bot_weight=weight)
+        except LightnewsError as error:
+            return failure(request, error)
+        if wants_json(request):
+            return JSONResponse({"since": since.isoformat(),
+                                 "papers": [e.to_json() for e in entries]})  # fmt: skip
+        periods = [("6h", "6 hours"), ("24h", "24 hours"), ("7d", "7 days"), ("30d", "30 days")]
+        return page("discussed.html", entries=entries, since=since.isoformat(), period=period,
+                    periods=periods, listening=bool(store.network_paper_posts(1)),
+                    title="Discussed now")  # fmt: skip
+
     def openapi(request: Request) -> Response:
         return JSONResponse(_openapi())
 
@@ -469,6 +488,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         Route("/daily", daily), Route("/daily/{day}", daily), Route("/api/daily", daily),
         Route("/api/daily/{day}", daily),
         Route("/notes/{source_id}", notes), Route("/api/notes/{source_id}", notes),
+        Route("/discussed", discussed), Route("/api/discussed", discussed),
         Route("/follow", follow, methods=["POST"]),
         Route("/mark", mark, methods=["POST"]),
         Route("/api/openapi.json", openapi),
@@ -560,6 +580,9 @@ def _openapi() -> dict[str, Any]:
                                "(hybrid, lexical or id), note, hits}", "q", "page", "subject",
                                "since", "until", "scholar", "source_kind"),
             "/api/sources": get("Sources with their health"),
+            "/api/discussed": get("Papers the network discusses now, ranked by the weighted "
+                                  "count of accounts posting about them, each explained",
+                                  "since"),
         },
     }  # fmt: skip
 
