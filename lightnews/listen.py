@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from lightnews.link import link_titles
-from lightnews.link.bots import bot_reason
+from lightnews.link.bots import MIN_POSTS, bot_reason
 from lightnews.model import Item
 from lightnews.normalize.times import now_iso
 from lightnews.settings import Settings
@@ -54,6 +54,8 @@ FLUSH_EVENTS = 5_000
 FLUSH_SECONDS = 1.0
 #: Posts about papers remembered at start (so quotes and reposts of them count).
 REMEMBER_AT_START = 100_000
+#: An account judged by its posts is judged again every this many of them.
+RECLASSIFY = 10
 #: Largest websocket message accepted (a Jetstream event is a few kilobytes).
 MAX_MESSAGE = 1 << 20
 
@@ -224,11 +226,28 @@ class Listener:
         return self._linked(kept)
 
     def _classify(self, dids: list[str]) -> None:
-        """Mark accounts whose posts are nearly all listings (bots, mirrors)."""
-        for did, records in self.store.network_posts_of(dids).items():
+        """Mark accounts whose posts are nearly all listings (bots, mirrors).
+
+        An account is judged when it says something of itself or has posted
+        enough to be judged by (``MIN_POSTS``), then again as it posts more
+        (every ``RECLASSIFY`` posts: a listing bot posts all day).
+        """
+        counts = self.store.network_post_counts(dids)
+        wanted = []
+        for did in dids:
             account = self.store.get_account("bluesky", did)
+            count = counts.get(did, 0)
             if account is None:
                 continue
+            described = bool(account.description or account.name)
+            due = count >= MIN_POSTS and (count < 2 * MIN_POSTS or count % RECLASSIFY == 0)
+            if (described and count <= 1) or due:
+                wanted.append(account)
+        if not wanted:
+            return
+        records_of = self.store.network_posts_of([a.id for a in wanted])
+        for account in wanted:
+            did, records = account.id, records_of.get(account.id, [])
             items = []
             for uri, payload in records:
                 try:

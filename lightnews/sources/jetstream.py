@@ -64,12 +64,10 @@ FOLLOW = "app.bsky.graph.follow"
 #: follows (a followed scholar's follows weigh on the Discussed page).
 COLLECTIONS = (POST, REPOST, FOLLOW)
 #: Lower-case byte strings one of which every event naming a paper by a link or an id
-#: contains (checked on the lower-cased raw event, before any decoding).
-NEEDLES = (
-    b"arxiv", b"doi.org", b"doi:", b"10.48550", b"openreview.net", b"hf.co/papers",
-    b"huggingface.co/papers", b"alphaxiv", b"paperswithcode.com/paper",
-    b"semanticscholar.org/paper",
-)  # fmt: skip
+#: contains (checked on the lower-cased raw event, before any decoding): ``xiv`` is in
+#: arxiv and alphaxiv, ``/paper`` in the paper pages of Hugging Face (hf.co too),
+#: Papers with Code and Semantic Scholar; arXiv's own DOIs are bare DOIs (below).
+NEEDLES = (b"xiv", b"doi.org", b"doi:", b"openreview", b"/paper")
 #: A DOI written bare in a post ("10.1038/s41586-…"), tested only where "10." occurs.
 _BARE_DOI = re.compile(rb"\b10\.\d{4,9}/\S")
 _TIME_US = re.compile(rb'"time_us":(\d{1,19})')

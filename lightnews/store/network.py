@@ -220,6 +220,17 @@ class NetworkQueries(_Base):
             found[did] = [(r[0], r[1]) for r in rows]
         return found
 
+    def network_post_counts(self, dids: Sequence[str]) -> dict[str, int]:
+        """How many posts (not reposts) of each account are stored."""
+        if not dids:
+            return {}
+        rows = self.db.execute(
+            "SELECT did, count(*) FROM network_posts WHERE kind != 'repost' AND "
+            f"{self.sql.in_list('did')} GROUP BY did",
+            (self.sql.list_param(dids),),
+        )
+        return {r[0]: int(r[1]) for r in rows}
+
     def note_accounts(self, handles: dict[str, str], now: str) -> None:
         """Make sure these Bluesky accounts are known; a non-empty handle replaces the old."""
         with self.transaction():
