@@ -104,7 +104,7 @@ class Listener:
         self.clock = clock
         saved = store.listen_cursor(name)
         self.cursor = saved
-        scholars = frozenset(did.encode() for did in store.followed_accounts())
+        scholars = frozenset(store.followed_accounts())
         self.filter = NetworkFilter(scholars=scholars)
         for uri, papers in reversed(list(store.network_paper_posts(REMEMBER_AT_START).items())):
             self.filter.remember(uri, papers)
@@ -212,7 +212,7 @@ class Listener:
                           for m in item.mentions)  # fmt: skip
             if post is None:
                 if not found:
-                    self.filter.counts.other += 1
+                    self.filter.counts.skipped += 1
                     continue
                 self.filter.counts.kept += 1
                 post = NetworkPost(

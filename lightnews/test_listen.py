@@ -81,12 +81,12 @@ def test_seed_posts_are_kept_with_their_papers(seeds: list[SeedRecord]) -> None:
     assert len(papers) < len(seeds)
 
 
-def test_undecoded_events_still_move_the_cursor_and_bad_ones_are_counted() -> None:
+def test_posts_naming_no_paper_still_move_the_cursor_and_bad_events_are_counted() -> None:
     found = NetworkFilter()
     plain = orjson.dumps(commit_event("did:plc:a", 42, POST, "3k1", text_record("hello sky")))
     heard = found.read(plain)
     assert heard is not None and heard.time_us == 42 and heard.post is None
-    assert found.counts.skipped == 1 and found.counts.decoded == 0
+    assert found.counts.skipped == 1 and found.counts.read == 0  # ruled out unread
     for raw in MALFORMED:
         assert found.read(raw) is None
     assert found.counts.malformed == len(MALFORMED) - 1 and found.counts.unknown == 1
@@ -117,7 +117,7 @@ def test_dois_openreview_quotes_reposts_and_deletes() -> None:
     assert heard is not None and heard.post is not None and heard.post.kind == "repost"
     other = {**repost, "subject": {"uri": f"at://did:plc:z/{POST}/1", "cid": "b"}}
     heard = found.read(orjson.dumps(commit_event("did:plc:r", 5, REPOST, "3ks", other)))
-    assert heard is not None and heard.post is None and found.counts.decoded == 4
+    assert heard is not None and heard.post is None and found.counts.read == 3
     gone = found.read(orjson.dumps(commit_event("did:plc:d", 6, POST, "3kd", None,
                                                 operation="delete")))  # fmt: skip
     assert gone is not None and gone.deleted == original

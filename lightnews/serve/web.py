@@ -57,6 +57,8 @@ PER_PAGE = 20
 MAX_PAGE = 100_000
 #: Requests handled at once (the rest wait their turn): each holds a thread and a connection.
 THREADS = 16
+#: Whose watches the Watch button keeps: the one local reader (accounts make it per user).
+READER = ""
 #: Seconds a client is asked to wait before retrying when the database is busy.
 RETRY_AFTER = 5
 
@@ -239,7 +241,15 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
                 evidence="",
             )  # fmt: skip
             groups.setdefault(kind, []).append(listed)
+        from datetime import timedelta
+
+        from lightnews.rank.discussed import discussion_of
+        from lightnews.watch import is_watching
+
+        heard = discussion_of(store, [data.arxiv_id], utc_now() - timedelta(days=7))
         return page("paper.html", paper=data, groups=groups, related=related,
+                    watching=is_watching(store, READER, data.arxiv_id),
+                    discussion=heard.get(data.arxiv_id),
                     title=data.title or data.arxiv_id)  # fmt: skip
 
     def search(request: Request) -> Response:
@@ -455,6 +465,25 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             return failure(request, error)
         return RedirectResponse("/sources", status_code=303)
 
+    def watch(request: Request) -> Response:
+        """Watch a paper (or stop): the story page's Watch button."""
+        from lightnews.watch import start_watching, stop_watching
+
+        form = read_form(request)
+        action = str(form.get("action") or "watch")
+        try:
+            arxiv_id = validate.paper_id(str(form.get("paper") or "")).base
+            store.get_paper(arxiv_id)
+            if action == "watch":
+                start_watching(store, READER, arxiv_id)
+            elif action == "unwatch":
+                stop_watching(store, READER, arxiv_id)
+            else:
+                raise UsageError("action must be watch or unwatch")
+        except LightnewsError as error:
+            return failure(request, error)
+        return RedirectResponse(f"/paper/{arxiv_id}", status_code=303)
+
     def discussed(request: Request) -> Response:
         """Papers the network discusses now, each saying who and how many (``?since=24h``)."""
         from lightnews.rank.discussed import discussed_papers
@@ -491,6 +520,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         Route("/discussed", discussed), Route("/api/discussed", discussed),
         Route("/follow", follow, methods=["POST"]),
         Route("/mark", mark, methods=["POST"]),
+        Route("/watch", watch, methods=["POST"]),
         Route("/api/openapi.json", openapi),
         Mount("/static", StaticFiles(packages=[("lightnews.serve", "static")]), name="static"),
     ]  # fmt: skip
