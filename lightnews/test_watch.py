@@ -106,8 +106,8 @@ def _library(store: Store) -> None:
                              versions=[Version(1, "2026-12-01T00:00:00Z")])], now)  # fmt: skip
     scholar = store.create_scholar("Michael Kirchhof", now)
     store.add_identity(scholar, "bluesky-did", SCHOLAR)
-    store.save_accounts([Account("bluesky", BOT, "arxiv-bot.example.org", "arXiv cs.LG bot",
-                                 "Automated feed of every new arXiv cs.LG paper")], now)  # fmt: skip
+    about = "Automated feed of every new arXiv cs.LG paper"
+    store.save_accounts([Account("bluesky", BOT, "arxiv-bot.example.org", "cs.LG bot", about)], now)
     store.mark_bot("bluesky", BOT, "describes itself as automated")
 
 
