@@ -16,7 +16,9 @@ reconnected with a backoff that doubles from one second up to
 
 Posts by followed scholars are also matched by title (the linker's title
 matching, which is precise only for people who write about their field);
-DOIs are mapped to stored arXiv papers. Accounts heard are classified as
+DOIs are mapped to stored arXiv papers; a post linking a stored article or
+notes page about papers is about those papers too (a second-order mention,
+``via-article``, naming the article). Accounts heard are classified as
 bots by what they post (:mod:`lightnews.link.bots`), so that the Discussed
 page weighs them little.
 """
@@ -37,7 +39,14 @@ from lightnews.model import Item
 from lightnews.normalize.times import now_iso
 from lightnews.settings import Settings
 from lightnews.sources.bluesky import post_item
-from lightnews.sources.jetstream import COLLECTIONS, Counts, Heard, NetworkFilter, subscribe_url
+from lightnews.sources.jetstream import (
+    COLLECTIONS,
+    Counts,
+    Heard,
+    NetworkFilter,
+    link_key,
+    subscribe_url,
+)
 from lightnews.store import BACKEND_ERRORS, Store, unavailable
 from lightnews.store.network import ListenCursor, NetworkMention, NetworkPost
 
@@ -54,6 +63,8 @@ FLUSH_EVENTS = 5_000
 FLUSH_SECONDS = 1.0
 #: Posts about papers remembered at start (so quotes and reposts of them count).
 REMEMBER_AT_START = 100_000
+#: Articles and notes about papers whose links make second-order mentions.
+ARTICLES = 20_000
 #: An account judged by its posts is judged again every this many of them.
 RECLASSIFY = 10
 #: Largest websocket message accepted (a Jetstream event is a few kilobytes).
@@ -108,6 +119,9 @@ class Listener:
         self.filter = NetworkFilter(scholars=scholars)
         for uri, papers in reversed(list(store.network_paper_posts(REMEMBER_AT_START).items())):
             self.filter.remember(uri, papers)
+        self.filter.articles = {
+            link_key(url): (label, papers) for url, label, papers in store.article_papers(ARTICLES)
+        }
         self.report = ListenReport(name, self.filter.counts,
                                    cursor=saved.time_us if saved else None)  # fmt: skip
         self._base = saved or ListenCursor(name, 0)

@@ -167,11 +167,15 @@ def rank_discussion(
         people = len(speakers) - bots
         n_followed = sum(1 for s in speakers if s.role == "followed")
         n_friends = sum(1 for s in speakers if s.role == "friend")
+        why = _explain(people, n_followed, n_friends, bots)
+        via = [r.evidence for said in accounts.values() for r in said
+               if r.method == "via-article" and r.evidence and not r.bot]  # fmt: skip
+        if via:  # second-order: posts that linked an article about the paper
+            why += " · via " + max(sorted(set(via)), key=via.count)
         ranked.append(
             DiscussedPaper(
                 paper, (titles or {}).get(paper, ""), sum(s.weight for s in speakers), people,
-                n_followed, n_friends, bots, _explain(people, n_followed, n_friends, bots),
-                tuple(speakers),
+                n_followed, n_friends, bots, why, tuple(speakers),
             )
         )
     ranked.sort(key=lambda d: (-d.score, -d.people, d.paper))

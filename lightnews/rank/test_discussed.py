@@ -161,3 +161,45 @@ def test_rank_discussion_counts_each_account_once() -> None:
             for n in range(5)]  # fmt: skip
     (entry,) = rank_discussion(rows, set(), {})
     assert (entry.people, entry.score, entry.why) == (1, 1.0, "1 person")
+
+
+LAB_FEED = b"""<?xml version="1.0" encoding="utf-8"?>
+<rss version="2.0"><channel><title>Lab Blog</title><link>https://lab.example.org/</link>
+<description>Research notes</description>
+<item><title>What SelfReflect measures</title>
+<link>https://lab.example.org/blog/selfreflect</link>
+<guid>https://lab.example.org/blog/selfreflect</guid>
+<description>Our paper (arxiv.org/abs/2505.20295) asks whether LLMs can describe what they
+would answer.</description><pubDate>Wed, 02 Dec 2026 10:00:00 GMT</pubDate></item>
+</channel></rss>"""
+
+
+def test_a_post_linking_an_article_about_a_paper_joins_its_discussion(
+    store: Store, tmp_path: Path
+) -> None:
+    from datetime import timedelta
+
+    from lightnews.normalize.times import utc_now
+    from lightnews.pipeline import ingest_bytes
+    from lightnews.rank.discussed import discussed_papers
+
+    settings = Settings(environ={}).with_overrides(resolve_online=False)
+    assert ingest_bytes(store, "feed", "https://lab.example.org/feed.xml", LAB_FEED, settings).ok
+    text = "Great explainer: lab.example.org/blog/selfre..."
+    start = text.index("lab.")
+    record = {**text_record(text, "2026-12-03T10:00:00.000Z"), "facets": [{
+        "index": {"byteStart": start, "byteEnd": len(text.encode())},
+        "features": [{"$type": "app.bsky.richtext.facet#link",
+                      "uri": "https://www.lab.example.org/blog/selfreflect/?utm_source=bsky"}]}]}
+    plain = text_record("an unrelated post", "2026-12-03T10:00:00.000Z")
+    now_us = int(time.time() * 1e6)
+    path = tmp_path / "second.jsonl"
+    path.write_bytes(b"\n".join(orjson.dumps(e) for e in [
+        commit_event(PEOPLE[0], now_us, POST, "3v1", record),
+        commit_event(PEOPLE[1], now_us + 1, POST, "3v2", plain)]) + b"\n")  # fmt: skip
+    assert replay_file(store, settings, path).stored == 1
+    (spoken,) = store.network_mentions_of(A)
+    via = "Lab Blog’s “What SelfReflect measures”"
+    assert (spoken.method, spoken.evidence) == ("via-article", via)
+    (entry,) = discussed_papers(store, utc_now() - timedelta(hours=1))
+    assert entry.why == f"1 person · via {via}"

@@ -61,6 +61,7 @@ __all__ = [
     "Counts",
     "Heard",
     "NetworkFilter",
+    "link_key",
     "subscribe_url",
 ]
 
@@ -134,6 +135,28 @@ def _obj(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def link_key(url: str) -> str:
+    """An address as articles are looked up by: no scheme, ``www.``, query, fragment or
+    trailing slash, lower-cased host."""
+    rest = url.split("://", 1)[-1].split("#", 1)[0].split("?", 1)[0].rstrip("/")
+    host, _, path = rest.partition("/")
+    return f"{host.lower().removeprefix('www.')}/{path}"
+
+
+def _record_links(record: dict[str, Any]) -> list[str]:
+    """The link facets' and link card's addresses of a raw post record."""
+    found = []
+    for facet in record.get("facets") or ():
+        for feature in _obj(facet).get("features") or ():
+            uri = _obj(feature).get("uri")
+            if isinstance(uri, str):
+                found.append(uri)
+    external = _str(_obj(_obj(record.get("embed")).get("external")).get("uri"))
+    if external:
+        found.append(external)
+    return found
+
+
 def _quoted_uri(record: dict[str, Any]) -> str:
     """The URI of the post a record quotes (``embed.record`` or ``recordWithMedia``)."""
     embed = _obj(record.get("embed"))
@@ -156,6 +179,9 @@ class NetworkFilter:
 
     scholars: frozenset[str] = frozenset()
     paper_posts: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Articles and notes about papers, by :func:`link_key` of their address: a post
+    #: linking one is about its papers (``via`` the article, which the mention names).
+    articles: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
     counts: Counts = field(default_factory=Counts)
     remembered: int = REMEMBERED
 
@@ -181,6 +207,8 @@ class NetworkFilter:
                 if needle in folded:
                     return True
             if self.paper_posts and _quoted_uri(record) in self.paper_posts:
+                return True
+            if self.articles and any(link_key(u) in self.articles for u in _record_links(record)):
                 return True
         return did in self.scholars
 
@@ -279,6 +307,12 @@ class NetworkFilter:
         mentions += [NetworkMention(f"doi:{d}", "doi", 1.0, d) for d in find_dois(named)]
         mentions += [NetworkMention(f"openreview:{i}", "openreview-url", 1.0, i)
                      for i in find_openreview_ids(named)]  # fmt: skip
+        known = {m.paper for m in mentions}
+        for link in links:
+            label, papers = self.articles.get(link_key(link), ("", ()))
+            mentions += [NetworkMention(p, "via-article", 0.9, label)
+                         for p in papers if p not in known]  # fmt: skip
+            known.update(papers)
         kind = "post"
         quoted = _quoted_uri(record)
         if quoted and quoted in self.paper_posts:

@@ -441,6 +441,10 @@ class Store(Protocol):
 
     def network_paper_posts(self, limit: int) -> dict[str, tuple[str, ...]]: ...
 
+    def article_papers(self, limit: int) -> list[tuple[str, str, tuple[str, ...]]]:
+        """``(url, label, papers)`` of articles and notes naming papers (second-order)."""
+        ...
+
     def network_authors(self, limit: int) -> list[str]: ...
 
     def network_posts_of(

@@ -86,6 +86,9 @@ class Spoken:
     handle: str
     followers: int | None
     bot: bool
+    method: str = ""
+    #: For a second-order mention, the article it came through.
+    evidence: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +201,20 @@ class NetworkQueries(_Base):
         )
         return {r[0]: tuple(str(r[1]).split()) for r in rows}
 
+    def article_papers(self, limit: int) -> list[tuple[str, str, tuple[str, ...]]]:
+        """``(url, "Source's “title”", papers)`` of the newest articles and notes naming papers
+        (a post linking one is about its papers: a second-order mention)."""
+        rows = self.db.execute(
+            "SELECT i.url, COALESCE(s.title, s.address), i.title, "
+            f"{self.sql.concat('p.arxiv_id')} FROM items i JOIN sources s ON s.id = i.source_id "
+            "JOIN mentions m ON m.item_id = i.id JOIN papers p ON p.id = m.paper_id "
+            "WHERE i.kind IN ('article', 'note') AND i.url IS NOT NULL "
+            "GROUP BY i.id, i.url, s.title, s.address, i.title ORDER BY i.id DESC LIMIT ?",
+            (limit,),
+        )
+        return [(r[0], f"{r[1]}’s “{r[2]}”" if r[2] else str(r[1]),
+                 tuple(dict.fromkeys(str(r[3]).split()))) for r in rows]  # fmt: skip
+
     def network_authors(self, limit: int) -> list[str]:
         """DIDs of the accounts heard most recently (whose handles are worth keeping)."""
         rows = self.db.execute(
@@ -249,7 +266,8 @@ class NetworkQueries(_Base):
         """Every account speaking about a paper since ``since_us``, with what is known of it."""
         rows = self.db.execute(
             "SELECT m.paper, p.did, p.kind, p.uri, p.created_at, p.time_us, "
-            "COALESCE(a.handle, '') AS handle, a.followers, COALESCE(a.bot, 0) AS bot "
+            "COALESCE(a.handle, '') AS handle, a.followers, COALESCE(a.bot, 0) AS bot, "
+            "m.method, m.evidence "
             "FROM network_posts p JOIN network_mentions m ON m.uri = p.uri "
             "LEFT JOIN accounts a ON a.service = 'bluesky' AND a.id = p.did "
             "WHERE p.time_us >= ? ORDER BY p.time_us LIMIT ?",
@@ -257,7 +275,7 @@ class NetworkQueries(_Base):
         )
         return [
             Spoken(r[0], r[1], r[2], r[3], r[4], int(r[5]), r[6],
-                   None if r[7] is None else int(r[7]), bool(r[8]))
+                   None if r[7] is None else int(r[7]), bool(r[8]), r[9], r[10])
             for r in rows
         ]  # fmt: skip
 
@@ -267,7 +285,8 @@ class NetworkQueries(_Base):
             return []
         rows = self.db.execute(
             "SELECT m.paper, p.did, p.kind, p.uri, p.created_at, p.time_us, "
-            "COALESCE(a.handle, '') AS handle, a.followers, COALESCE(a.bot, 0) AS bot "
+            "COALESCE(a.handle, '') AS handle, a.followers, COALESCE(a.bot, 0) AS bot, "
+            "m.method, m.evidence "
             "FROM network_mentions m JOIN network_posts p ON p.uri = m.uri "
             "LEFT JOIN accounts a ON a.service = 'bluesky' AND a.id = p.did "
             f"WHERE {self.sql.in_list('m.paper')} AND p.time_us >= ? ORDER BY p.time_us",
@@ -275,7 +294,7 @@ class NetworkQueries(_Base):
         )
         return [
             Spoken(r[0], r[1], r[2], r[3], r[4], int(r[5]), r[6],
-                   None if r[7] is None else int(r[7]), bool(r[8]))
+                   None if r[7] is None else int(r[7]), bool(r[8]), r[9], r[10])
             for r in rows
         ]  # fmt: skip
 
@@ -283,7 +302,8 @@ class NetworkQueries(_Base):
         """Who spoke about one paper on the network, newest first."""
         rows = self.db.execute(
             "SELECT m.paper, p.did, p.kind, p.uri, p.created_at, p.time_us, "
-            "COALESCE(a.handle, '') AS handle, a.followers, COALESCE(a.bot, 0) AS bot "
+            "COALESCE(a.handle, '') AS handle, a.followers, COALESCE(a.bot, 0) AS bot, "
+            "m.method, m.evidence "
             "FROM network_mentions m JOIN network_posts p ON p.uri = m.uri "
             "LEFT JOIN accounts a ON a.service = 'bluesky' AND a.id = p.did "
             "WHERE m.paper = ? ORDER BY p.time_us DESC LIMIT ?",
@@ -291,7 +311,7 @@ class NetworkQueries(_Base):
         )
         return [
             Spoken(r[0], r[1], r[2], r[3], r[4], int(r[5]), r[6],
-                   None if r[7] is None else int(r[7]), bool(r[8]))
+                   None if r[7] is None else int(r[7]), bool(r[8]), r[9], r[10])
             for r in rows
         ]  # fmt: skip
 
