@@ -1991,6 +1991,10 @@ def demo(app: App, as_json: bool, port: int | None) -> None:
         _serve(app.db_path, "127.0.0.1", port, app.settings)
 
 
+# The whole conversation's commands (listen, discussed, watch, push) register themselves.
+import lightnews.cli_listen  # noqa: E402, F401
+
+
 def main() -> None:
     cli(prog_name="lightnews")
 

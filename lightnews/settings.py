@@ -327,6 +327,32 @@ SETTINGS: tuple[Setting, ...] = (
         "Seconds between two heartbeats of a worker; a worker silent for three of them is "
         "taken for dead and its jobs run again on another.",
     ),
+    Setting(
+        "jetstream_url",
+        "wss://jetstream2.us-east.bsky.network/subscribe",
+        str,
+        "Bluesky Jetstream address `lightnews listen` subscribes to (ws:// or wss://).",
+    ),
+    Setting(
+        "listen_in_worker",
+        False,
+        _boolean,
+        "Whether `lightnews worker` listens to the Jetstream (one worker of the cluster at a "
+        "time, resuming from the saved cursor).",
+    ),
+    Setting(
+        "listen_max_backoff",
+        60.0,
+        _positive_float,
+        "Longest wait, in seconds, before reconnecting to the Jetstream (doubles from 1 s).",
+    ),
+    Setting(
+        "discussed_bot_weight",
+        0.05,
+        _non_negative_float,
+        "What an automated account (a bot, a mirror, a listing feed) counts for on the "
+        "Discussed page, against 1 for a person.",
+    ),
 )
 
 _BY_NAME = {setting.name: setting for setting in SETTINGS}

@@ -62,6 +62,7 @@ from lightnews.store.postgres import PostgresStore, redact
 __all__ = [
     "DEFER_TASK",
     "EMBED_TASK",
+    "LISTEN_TASK",
     "REFRESH_TASK",
     "STUBS_TASK",
     "JobOutcome",
@@ -77,6 +78,9 @@ REFRESH_TASK = "lightnews.refresh_source"
 DEFER_TASK = "lightnews.defer_due"
 EMBED_TASK = "lightnews.embed_new"
 STUBS_TASK = "lightnews.resolve_stubs"
+LISTEN_TASK = "lightnews.listen"
+#: A listening job lasts this many worker ticks, then the next one resumes from its cursor.
+LISTEN_TICKS = 10
 #: The settings an HTTP client is made from (see ``HttpClient.__init__``).
 _CLIENT_SETTINGS = (
     "http_timeout", "http_max_bytes", "http_retries", "http_backoff", "http_max_wait",
@@ -203,6 +207,34 @@ class Worker:
         return self._report(outcome) if reports else outcome
 
 
+    def listen(self, seconds: float) -> JobOutcome:
+        """Listen to the Jetstream for ``seconds``, from the saved cursor (``listen_in_worker``).
+
+        One worker of the cluster at a time (the job's queue lock); the next
+        job resumes where this one stopped, so the cluster hears every event.
+        """
+        from lightnews.listen import Listener, listen_websocket
+
+        settings = self.settings()
+        if not settings.listen_in_worker:
+            return JobOutcome(LISTEN_TASK, "listen_in_worker is off")
+        address = str(settings.jetstream_url)
+        listener = Listener(self.store, settings, address)
+
+        async def run() -> None:
+            stop = asyncio.Event()
+            asyncio.get_running_loop().call_later(seconds, stop.set)
+            await listen_websocket(listener, address, stop=stop,
+                                   max_backoff=float(settings.listen_max_backoff))  # fmt: skip
+
+        asyncio.run(run())
+        report = listener.report
+        summary = (f"{report.counts.events} events heard, {report.stored} new posts about "
+                   f"papers (cursor {report.cursor})")  # fmt: skip
+        return self._report(JobOutcome(LISTEN_TASK, summary, not report.errors or
+                                       bool(report.counts.events)))  # fmt: skip
+
+
 def due_for_refresh_row(row: SourceRow, *, force: bool) -> bool:
     """Whether a job for ``row`` should fetch it now (it may have run since it was queued)."""
     if force:
@@ -258,6 +290,11 @@ def build_app(url: str, worker: Worker | None = None, *, tick: int = 60) -> Any:
     @app.task(name=STUBS_TASK, lock=STUBS_TASK, queueing_lock=STUBS_TASK, retry=again)
     def resolve_stub_papers(timestamp: int) -> str:
         return worker.resolve().summary
+
+    @app.periodic(cron=cron_every(tick))
+    @app.task(name=LISTEN_TASK, lock=LISTEN_TASK, queueing_lock=LISTEN_TASK, retry=again)
+    def listen_to_network(timestamp: int) -> str:
+        return worker.listen(float(tick * LISTEN_TICKS)).summary
 
     return app
 

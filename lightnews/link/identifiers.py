@@ -27,6 +27,7 @@ __all__ = [
     "find_code_in_text",
     "find_code_links",
     "find_dois",
+    "find_openreview_ids",
     "find_slugs",
     "link_item",
 ]
@@ -91,6 +92,21 @@ def find_dois(texts: Iterable[str]) -> list[str]:
             doi = match[1].rstrip(".,;:)]}'").lower()
             if not doi.startswith("10.48550/") and doi not in found:
                 found.append(doi)
+    return found
+
+
+_OPENREVIEW_RE = re.compile(
+    r"openreview\.net/(?:forum|pdf|attachment)/?\?(?:[^\s\"'<>]*?&)?id=([A-Za-z0-9_-]{6,20})", re.I
+)
+
+
+def find_openreview_ids(texts: Iterable[str]) -> list[str]:
+    """Ids of OpenReview submissions (``openreview.net/forum?id=ID``, ``/pdf?id=ID``)."""
+    found: list[str] = []
+    for text in texts:
+        for match in _OPENREVIEW_RE.finditer(text or ""):
+            if match[1] not in found:
+                found.append(match[1])
     return found
 
 

@@ -19,10 +19,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from lightnews.embed import Closeness, closest_interests
+from lightnews.rank.discussed import DiscussedPaper, discussion_of
 from lightnews.settings import Settings
 from lightnews.sources import all_traits, kind_traits
 from lightnews.store import Store
@@ -97,6 +98,8 @@ class Context:
     categories: set[str]
     now: datetime
     close: dict[str, Closeness] = field(default_factory=dict)
+    #: Who discusses each paper network-wide (``lightnews listen``), by arXiv id.
+    discussion: dict[str, DiscussedPaper] = field(default_factory=dict)
 
 
 Signal = Callable[[Story, Context], tuple[float, list[str]]]
@@ -127,12 +130,27 @@ def authored_by_followed(story: Story, context: Context) -> tuple[float, list[st
 
 
 def scholars_discussing(story: Story, context: Context) -> tuple[float, list[str]]:
-    """How many distinct people (bots weigh little) post about it."""
+    """How many distinct people (bots weigh little) post about it, here and network-wide."""
     people = {i.account for i in story.items if i.account and not i.bot}
     bots = {i.account for i in story.items if i.account and i.bot}
-    points = math.log1p(len(people)) + 0.1 * len(bots)
-    why = [f"{len(people)} scholars discuss it"] if len(people) >= 2 else []
-    return points, why
+    heard = context.discussion.get(story.arxiv_id or "")
+    if heard is None:
+        points = math.log1p(len(people)) + 0.1 * len(bots)
+        why = [f"{len(people)} scholars discuss it"] if len(people) >= 2 else []
+        return points, why
+    # The network's count (each account once, bots apart) with the feed's own speakers.
+    network_bots = {s.did for s in heard.speakers if s.role == "bot"}
+    network_people = {s.did for s in heard.speakers if s.role != "bot"}
+    everyone = people | network_people
+    bots = (bots | network_bots) - everyone
+    points = math.log1p(len(everyone)) + 0.1 * len(bots)
+    followed = {s.did for s in heard.speakers if s.role == "followed"}
+    if len(everyone) < 2:
+        return points, []
+    words = f"{len(everyone)} people discuss it"
+    if followed:
+        words += f" (incl. {len(followed)} you follow)"
+    return points, [words]
 
 
 def engagement(story: Story, context: Context) -> tuple[float, list[str]]:
@@ -358,6 +376,7 @@ def rank_stories(
         categories=followed_categories(store),
         now=now or datetime.now(UTC),
     )
+    context.discussion = discussion_of(store, arxiv_ids, context.now - DISCUSSION_WINDOW)
     newest = max((s.time or "" for s in stories), default="")
     reference = context.now
     if newest:  # an old library (the demo) is ranked as of its newest story
@@ -378,6 +397,8 @@ def rank_stories(
 
 
 CLOSE_CANDIDATES = 150
+#: How far back network-wide posts count towards "N people discuss it".
+DISCUSSION_WINDOW = timedelta(days=7)
 
 
 def _order(story: Story) -> tuple[float, str, str]:

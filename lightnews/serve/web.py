@@ -71,6 +71,8 @@ PER_PAGE = 20
 MAX_PAGE = 100_000
 #: Requests handled at once (the rest wait their turn): each holds a thread and a connection.
 THREADS = 16
+#: Whose watches the Watch button keeps: the one local reader (accounts make it per user).
+READER = ""
 #: Seconds a client is asked to wait before retrying when the database is busy.
 RETRY_AFTER = 5
 
@@ -295,7 +297,15 @@ def create_app(
                 evidence="",
             )  # fmt: skip
             groups.setdefault(kind, []).append(listed)
+        from datetime import timedelta
+
+        from lightnews.rank.discussed import discussion_of
+        from lightnews.watch import is_watching
+
+        heard = discussion_of(store, [data.arxiv_id], utc_now() - timedelta(days=7))
         return page("paper.html", paper=data, groups=groups, related=related,
+                    watching=is_watching(store, READER, data.arxiv_id),
+                    discussion=heard.get(data.arxiv_id),
                     title=data.title or data.arxiv_id)  # fmt: skip
 
     def search(request: Request) -> Response:
@@ -528,6 +538,44 @@ def create_app(
             return failure(request, error)
         return RedirectResponse("/sources", status_code=303)
 
+    def watch(request: Request) -> Response:
+        """Watch a paper (or stop): the story page's Watch button."""
+        from lightnews.watch import start_watching, stop_watching
+
+        form = read_form(request)
+        action = str(form.get("action") or "watch")
+        try:
+            arxiv_id = validate.paper_id(str(form.get("paper") or "")).base
+            store.get_paper(arxiv_id)
+            if action == "watch":
+                start_watching(store, READER, arxiv_id)
+            elif action == "unwatch":
+                stop_watching(store, READER, arxiv_id)
+            else:
+                raise UsageError("action must be watch or unwatch")
+        except LightnewsError as error:
+            return failure(request, error)
+        return RedirectResponse(f"/paper/{arxiv_id}", status_code=303)
+
+    def discussed(request: Request) -> Response:
+        """Papers the network discusses now, each saying who and how many (``?since=24h``)."""
+        from lightnews.rank.discussed import discussed_papers
+
+        period = request.query_params.get("since", "24h").strip() or "24h"
+        try:
+            since = validate.moment(period, utc_now())
+            weight = float(current_settings().discussed_bot_weight)
+            entries = discussed_papers(store, since, limit=50, bot_weight=weight)
+        except LightnewsError as error:
+            return failure(request, error)
+        if wants_json(request):
+            return JSONResponse({"since": since.isoformat(),
+                                 "papers": [e.to_json() for e in entries]})  # fmt: skip
+        periods = [("6h", "6 hours"), ("24h", "24 hours"), ("7d", "7 days"), ("30d", "30 days")]
+        return page("discussed.html", entries=entries, since=since.isoformat(), period=period,
+                    periods=periods, listening=bool(store.network_paper_posts(1)),
+                    title="Discussed now")  # fmt: skip
+
     def openapi(request: Request) -> Response:
         return JSONResponse(_openapi())
 
@@ -542,8 +590,10 @@ def create_app(
         Route("/daily", daily), Route("/daily/{day}", daily), Route("/api/daily", daily),
         Route("/api/daily/{day}", daily),
         Route("/notes/{source_id}", notes), Route("/api/notes/{source_id}", notes),
+        Route("/discussed", discussed), Route("/api/discussed", discussed),
         Route("/follow", follow, methods=["POST"]),
         Route("/mark", mark, methods=["POST"]), Route("/api/mark", mark, methods=["POST"]),
+        Route("/watch", watch, methods=["POST"]),
         Route("/api/openapi.json", openapi),
         *account_routes(store, page, current_settings, reader_settings,
                         lambda: secret, read_form),
@@ -658,6 +708,9 @@ def _openapi() -> dict[str, Any]:
                 "security": [{"bearer": []}],
                 "responses": {"200": {"description": "JSON"}, "401": {"description":
                               "no valid API token"}}}},
+            "/api/discussed": get("Papers the network discusses now, ranked by the weighted "
+                                  "count of accounts posting about them, each explained",
+                                  "since"),
         },
         "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
     }  # fmt: skip

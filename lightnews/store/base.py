@@ -21,6 +21,14 @@ from lightnews.link.titles import TitleCandidate
 from lightnews.model import Account, Batch, Item, Paper, QueryTerm, SearchFilters, SourceState
 from lightnews.store.merge import PreparedPaper
 from lightnews.store.readers import AuditEntry, GroupSave, ReaderId, TokenView, UserView
+from lightnews.store.network import (
+    Delivery,
+    ListenCursor,
+    NetworkPost,
+    PushTarget,
+    Spoken,
+    WatchEvent,
+)
 from lightnews.store.views import (
     AccountView,
     AuthorshipCandidate,
@@ -516,3 +524,77 @@ class Store(Protocol):
     def paper_row_id(self, arxiv_id: str) -> int | None:
         """The row id of a stored paper (its id in the word and vector indexes)."""
         ...
+
+    # -- the whole conversation (lightnews.store.network) ----------------------------------
+
+    def listen_cursor(self, name: str) -> ListenCursor | None:
+        """Where the listener called ``name`` stopped (None: it never ran)."""
+        ...
+
+    def save_network(
+        self,
+        posts: Sequence[NetworkPost],
+        deleted: Sequence[str],
+        cursor: ListenCursor,
+        now: str,
+    ) -> int:
+        """Store network posts (each URI once), forget deleted ones, move the cursor, at once."""
+        ...
+
+    def network_paper_posts(self, limit: int) -> dict[str, tuple[str, ...]]: ...
+
+    def article_papers(self, limit: int) -> list[tuple[str, str, tuple[str, ...]]]:
+        """``(url, label, papers)`` of articles and notes naming papers (second-order)."""
+        ...
+
+    def network_authors(self, limit: int) -> list[str]: ...
+
+    def network_posts_of(
+        self, dids: Sequence[str], limit: int = 50
+    ) -> dict[str, list[tuple[str, str]]]: ...
+
+    def network_post_counts(self, dids: Sequence[str]) -> dict[str, int]: ...
+
+    def note_accounts(self, handles: dict[str, str], now: str) -> None:
+        """Make sure these Bluesky accounts are known; a non-empty handle replaces the old."""
+        ...
+
+    def network_post_count(self) -> int: ...
+
+    def spoken_since(self, since_us: int, limit: int = 200_000) -> list[Spoken]:
+        """Every account speaking about a paper on the network since ``since_us``."""
+        ...
+
+    def spoken_about(self, papers: Sequence[str], since_us: int) -> list[Spoken]: ...
+
+    def network_mentions_of(self, paper: str, limit: int = 200) -> list[Spoken]: ...
+
+    def save_follows(self, follower: str, follows: Iterable[str], now: str) -> int: ...
+
+    def forget_follow(self, follower: str, follows: str) -> None: ...
+
+    def follows_of(self, followers: Sequence[str]) -> dict[str, set[str]]:
+        """``followed DID -> {follower DIDs}`` for these followers."""
+        ...
+
+    # -- watches (per reader; '' is the local reader) --------------------------------------
+
+    def set_watch(self, reader: str, arxiv_id: str, now: str, watched: bool = True) -> bool: ...
+
+    def watched(self, reader: str | None = None) -> dict[str, set[str]]: ...
+
+    def set_push_target(self, target: PushTarget, now: str, present: bool = True) -> None: ...
+
+    def push_targets(self, reader: str | None = None) -> list[PushTarget]: ...
+
+    def record_events(self, events: Sequence[WatchEvent], now: str) -> list[WatchEvent]:
+        """Keep events (each key once), queueing a delivery per watcher's target; the new ones."""
+        ...
+
+    def pending_deliveries(self, max_attempts: int = 10, limit: int = 500) -> list[Delivery]: ...
+
+    def claim_delivery(self, delivery: Delivery) -> bool: ...
+
+    def finish_delivery(self, delivery: Delivery, now: str, error: str | None = None) -> None: ...
+
+    def watch_events(self, arxiv_id: str | None = None, limit: int = 100) -> list[WatchEvent]: ...

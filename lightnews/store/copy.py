@@ -31,7 +31,9 @@ TABLES = (
     "settings", "scholars", "identities", "sources", "papers", "authorships", "items",
     "mentions", "accounts", "attribution_decisions", "paper_links", "mutes", "story_state",
     "paper_vectors", "embed_queue", "users", "api_tokens", "feed_keys", "audit_log",
-    "sign_in_failures", "follows", "user_settings", "paper_revisions",
+    "sign_in_failures", "follows", "user_settings", "paper_revisions", "network_posts",
+    "network_mentions", "listen_cursors", "network_follows", "watches", "push_targets",
+    "watch_events", "deliveries",
 )  # fmt: skip
 #: Tables whose ``id`` the database hands out (PostgreSQL identity columns).
 IDENTITY_TABLES = (

@@ -62,6 +62,7 @@ from lightnews.store.merge import (
 )
 from lightnews.store.readers import ReaderQueries
 from lightnews.store.revisions import Revision, changes_between
+from lightnews.store.network import NetworkQueries, WatchQueries
 from lightnews.store.scholars import ScholarQueries
 from lightnews.store.texts import TextQueries
 from lightnews.store.vectors import VectorQueries
@@ -217,7 +218,9 @@ def read_migrations(folder: str) -> list[tuple[int, str, str]]:
     return sorted(found)
 
 
-class SQLiteStore(ScholarQueries, ReaderQueries, VectorQueries, TextQueries):
+class SQLiteStore(
+    ScholarQueries, ReaderQueries, VectorQueries, TextQueries, NetworkQueries, WatchQueries
+):
     """All reads and writes of one Lightnews SQLite database."""
 
     sql: Dialect = SQLITE
