@@ -49,6 +49,8 @@ class Store(Protocol):
     path: Path
     #: Seconds a write waits for another writer before giving up with ``Busy``.
     write_wait: float
+    #: Whether :meth:`nearest_vectors` runs in the database (else a FAISS index beside it).
+    vectors_indexed: bool
 
     def __enter__(self) -> Store: ...
 
@@ -387,6 +389,21 @@ class Store(Protocol):
         excluded: Sequence[QueryTerm] = (),
     ) -> dict[int, PaperHit]:
         """Search hits of these papers that pass ``filters``, by paper id."""
+        ...
+
+    def nearest_vectors(
+        self,
+        model: str,
+        vector: bytes,
+        k: int,
+        *,
+        filters: SearchFilters | None = None,
+        excluded: Sequence[QueryTerm] = (),
+        among: Sequence[int] | None = None,
+    ) -> list[tuple[int, float]]:
+        """The ``k`` papers nearest ``vector`` (cosine), nearest first, by the database's
+        own index; those passing ``filters``, without ``excluded`` words, or exactly
+        among ``among``. Only where :attr:`vectors_indexed`."""
         ...
 
     def filtered_paper_ids(self, filters: SearchFilters, cap: int) -> list[int] | None:

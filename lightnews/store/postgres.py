@@ -44,6 +44,7 @@ __all__ = [
     "open_pool",
     "redact",
     "test_server",
+    "vector_index_name",
 ]
 
 #: Key of the advisory lock held while migrating (any constant shared by all processes).
@@ -587,7 +588,9 @@ class PostgresStore(SQLiteStore):
             int(r[0]): PaperHit(r[1], r[2], r[3], r[4]) for r in self.db.execute(sql, params)
         }
 
-    # -- vectors: pgvector half-precision vectors, indexed per encoder ----------------------
+    # -- vectors: pgvector half-precision vectors, HNSW-indexed per encoder -----------------
+
+    vectors_indexed = True
 
     def save_vectors(self, model: str, rows: Sequence[tuple[int, bytes]]) -> None:
         if rows:
@@ -596,13 +599,114 @@ class PostgresStore(SQLiteStore):
 
     def _ensure_vector_index(self, model: str, dim: int) -> None:
         """An HNSW index (cosine) over this encoder's vectors, made once."""
-        name = "paper_vectors_hnsw_" + re.sub(r"\W", "_", model.lower()) + f"_{dim}"
+        known: set[tuple[str, int]] = self.__dict__.setdefault("_vector_indexes", set())
+        if (model, dim) in known:
+            return
         self.db.execute(
-            f"CREATE INDEX IF NOT EXISTS {name} ON paper_vectors USING hnsw "
-            f"((vector::halfvec({dim})) halfvec_cosine_ops) WHERE model = '{model}'"
-            if re.fullmatch(r"[\w.:-]+", model)
-            else "SELECT 1"
+            f"CREATE INDEX IF NOT EXISTS {vector_index_name(model, dim)} ON paper_vectors "
+            f"USING hnsw ((vector::halfvec({dim})) halfvec_cosine_ops) "
+            f"WHERE model = {_model_literal(model)}"
         )
+        known.add((model, dim))
+
+    def nearest_vectors(
+        self,
+        model: str,
+        vector: bytes,
+        k: int,
+        *,
+        filters: SearchFilters | None = None,
+        excluded: Sequence[QueryTerm] = (),
+        among: Sequence[int] | None = None,
+    ) -> list[tuple[int, float]]:
+        """The ``k`` papers nearest ``vector`` by cosine, nearest first, from pgvector.
+
+        The encoder's HNSW index answers (see :meth:`_ensure_vector_index`: the
+        query repeats its expression and its ``model = '...'`` predicate, so the
+        planner can use it). Filters and excluded words are applied during the
+        index scan: pgvector's iterative scan (0.8) reads on past the first
+        ``hnsw.ef_search`` candidates until ``k`` pass them, up to
+        ``ITERATIVE_SCAN_CAP`` index tuples, so a filter that most papers pass
+        costs little and a rare one is bounded (narrow filters come with
+        ``among``, the ids the filter allows, and are ranked exactly).
+        """
+        if k <= 0:
+            return []
+        dim = len(vector) // 2
+        if not re.fullmatch(r"[\w.:-]+", model) or dim <= 0:
+            return []
+        distance = f"(v.vector::halfvec({dim}) <=> ?::halfvec({dim}))"
+        query_vector = self.sql.vector_in(vector)
+        params: list[Any] = []
+        where = f"v.model = {_model_literal(model)}"
+        join = ""
+        if among is not None:
+            # Exactly: "+ 0" keeps the planner off the index (an approximate scan
+            # could miss allowed papers that the filter makes rare).
+            where += f" AND {self.sql.in_list('v.paper_id')}"
+            params.append(self.sql.list_param(int(i) for i in among))
+            order = f"{distance} + 0"
+        else:
+            order = distance
+            filter_sql, filter_args = self._search_filters(filters)
+            if filter_sql or excluded:
+                join = "JOIN papers p ON p.id = v.paper_id "
+                where += " " + filter_sql
+                params += filter_args
+            if excluded:
+                query = _tsquery([QueryTerm(t.words, t.prefix) for t in excluded])
+                if query is not None:
+                    tsquery, more = query
+                    where += " AND NOT p.search @@ " + tsquery.replace(" && ", " || ")
+                    params += more
+        # The scan may give its rows slightly out of order (relaxed_order): sort again.
+        sql = (
+            f"WITH n AS MATERIALIZED (SELECT v.paper_id, {distance} AS d FROM paper_vectors v "
+            f"{join}WHERE {where} ORDER BY {order} LIMIT ?) "
+            "SELECT paper_id, 1 - d FROM n ORDER BY d, paper_id"
+        )
+        db = self.db
+        owned = not db.in_transaction
+        if owned:
+            db.execute("BEGIN")
+        try:
+            ef_search = min(max(k, HNSW_EF_SEARCH), 1000)
+            db.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
+            db.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            db.execute(f"SET LOCAL hnsw.max_scan_tuples = {ITERATIVE_SCAN_CAP}")
+            if among is None:
+                # Unfiltered, or a filter known to pass many papers (a narrow one
+                # comes as ``among``): the index is the plan. The planner cannot
+                # know it (it guesses ``categories LIKE`` passes a handful of rows
+                # and would read the papers table whole to sort them).
+                db.execute("SET LOCAL enable_sort = off")
+            rows = db.execute(sql, [query_vector, *params, query_vector, k]).fetchall()
+        except BaseException:
+            if owned:
+                _rollback(db)
+            raise
+        if owned:
+            db.execute("COMMIT")
+        return [(int(r[0]), float(r[1])) for r in rows]
+
+
+def vector_index_name(model: str, dim: int) -> str:
+    """The name of the HNSW index over ``model``'s vectors of ``dim`` dimensions."""
+    return "paper_vectors_hnsw_" + re.sub(r"\W", "_", model.lower()) + f"_{dim}"
+
+
+def _model_literal(model: str) -> str:
+    """An encoder name as an SQL literal (the index predicate must be a constant)."""
+    if not re.fullmatch(r"[\w.:-]+", model):
+        raise UsageError(f"not an encoder name: {model!r}")
+    return "'" + model + "'"
+
+
+#: Candidates an HNSW scan keeps (``hnsw.ef_search``; more when more results are asked):
+#: pgvector's default of 40 is below the 50-100 a hybrid search asks for.
+HNSW_EF_SEARCH = 100
+#: Most index tuples an iterative scan reads for a filtered search (pgvector's default).
+ITERATIVE_SCAN_CAP = 20_000
 
 
 #: Most matches a word's document frequency counts (see ``title_doc_freq``).
