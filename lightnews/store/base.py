@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from lightnews.link.titles import TitleCandidate
 from lightnews.model import Account, Batch, Item, Paper, QueryTerm, SearchFilters, SourceState
+from lightnews.store.digests import DigestDelivery
 from lightnews.store.merge import PreparedPaper
 from lightnews.store.views import (
     AccountView,
@@ -409,6 +410,24 @@ class Store(Protocol):
     def filtered_paper_ids(self, filters: SearchFilters, cap: int) -> list[int] | None:
         """Ids of the papers ``filters`` allow, or None when more than ``cap`` do."""
         ...
+
+    # -- scheduled digests (each delivered once) ------------------------------------------
+
+    def claim_digest(
+        self, recipient: str, period: str, now: str, stale_before: str, by: str
+    ) -> bool:
+        """Take on a digest; False when delivered, or another worker is sending it."""
+        ...
+
+    def digest_delivered(self, recipient: str, period: str, now: str, stories: int) -> None:
+        """The SMTP server accepted the digest."""
+        ...
+
+    def release_digest(self, recipient: str, period: str) -> None:
+        """Give up a claim (not accepted): the next look tries again."""
+        ...
+
+    def digest_deliveries(self, recipient: str) -> list[DigestDelivery]: ...
 
     # -- texts (the word index of related papers) ----------------------------------------
 

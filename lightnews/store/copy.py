@@ -30,7 +30,7 @@ __all__ = ["TABLES", "CopyReport", "TableCheck", "checksums", "copy_library"]
 TABLES = (
     "settings", "scholars", "identities", "sources", "papers", "authorships", "items",
     "mentions", "accounts", "attribution_decisions", "paper_links", "mutes", "story_state",
-    "paper_vectors", "embed_queue",
+    "paper_vectors", "embed_queue", "digest_deliveries",
 )  # fmt: skip
 #: Tables whose ``id`` the database hands out (PostgreSQL identity columns).
 IDENTITY_TABLES = ("scholars", "identities", "sources", "papers", "items", "paper_vectors")

@@ -47,6 +47,7 @@ from lightnews.model import (
 )
 from lightnews.normalize.arxiv_ids import parse_arxiv_id
 from lightnews.store.dialect import SQLITE, Dialect
+from lightnews.store.digests import DigestQueries
 from lightnews.store.downgrade import item_kept_reason
 from lightnews.store.fts import quoted
 from lightnews.store.merge import (
@@ -176,7 +177,7 @@ def read_migrations(folder: str) -> list[tuple[int, str, str]]:
     return sorted(found)
 
 
-class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
+class SQLiteStore(ScholarQueries, VectorQueries, TextQueries, DigestQueries):
     """All reads and writes of one Lightnews SQLite database."""
 
     sql: Dialect = SQLITE
