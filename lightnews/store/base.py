@@ -61,6 +61,11 @@ class Store(Protocol):
         """One write transaction; nested use joins the outer one."""
         ...
 
+    def bulk_import(self, expected: int) -> AbstractContextManager[None]:
+        """A bulk import of about ``expected`` papers runs in this block (the backend may
+        set its indexes aside and rebuild them once at the end)."""
+        ...
+
     def time_budget(self, seconds: float, what: str = "this query") -> AbstractContextManager[None]:
         """Reads in this block stop after ``seconds`` with ``TooExpensive``."""
         ...

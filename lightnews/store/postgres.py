@@ -306,6 +306,7 @@ class PostgresStore(SQLiteStore):
         self.pool = open_pool(url, max_size=pool_size)
         try:
             self.migrate()
+            self.ensure_search_index()
         except BaseException:
             self.pool.close()
             raise
@@ -383,6 +384,49 @@ class PostgresStore(SQLiteStore):
         except psycopg.Error as error:
             _rollback(db)
             raise pg_unavailable(error) from None
+
+    @contextmanager
+    def bulk_import(self, expected: int) -> Iterator[None]:
+        """Set up this connection for a bulk import of about ``expected`` papers.
+
+        What bounds an import into PostgreSQL is the server's work per row, not
+        the transfer (papers arrive through COPY): the full-text column is
+        computed for every row (about 0.1 ms of server CPU for a title, authors
+        and an abstract), and the GIN index over it was maintained row by row,
+        which cost more again than building it once at the end
+        (docs/benchmarks.md). So when the import brings more papers than the
+        library holds, the full-text index is dropped and built once at the end
+        (with room to sort in memory); searches by words are slow meanwhile.
+        Commits do not wait for the WAL to reach the disk (``synchronous_commit
+        = off``): a crash loses at most the last moments of the import, which
+        importing again completes, never consistency.
+        """
+        db = self.db
+        rebuild = expected > 0 and self.paper_count() < expected
+        db.execute("SET synchronous_commit = off")
+        if rebuild:
+            db.execute("DROP INDEX IF EXISTS papers_search")
+        try:
+            yield
+        finally:
+            if not db.conn.closed:
+                with suppress(Exception):  # a broken connection: the next open rebuilds it
+                    db.execute("RESET synchronous_commit")
+                if rebuild:
+                    self.ensure_search_index()
+
+    def ensure_search_index(self) -> bool:
+        """Build the full-text index of papers if it is missing (an import set it aside
+        and did not finish); whether it was built."""
+        db = self.db
+        if db.execute("SELECT to_regclass('papers_search')").fetchone()[0] is not None:
+            return False
+        db.execute(f"SET maintenance_work_mem = '{BUILD_MEMORY}'")
+        try:
+            db.execute("CREATE INDEX IF NOT EXISTS papers_search ON papers USING gin (search)")
+        finally:
+            db.execute("RESET maintenance_work_mem")
+        return True
 
     @contextmanager
     def time_budget(self, seconds: float, what: str = "this query") -> Iterator[None]:
@@ -709,6 +753,8 @@ HNSW_EF_SEARCH = 100
 ITERATIVE_SCAN_CAP = 20_000
 
 
+#: Memory an index build may sort in (``maintenance_work_mem``).
+BUILD_MEMORY = "256MB"
 #: Most matches a word's document frequency counts (see ``title_doc_freq``).
 DOC_FREQ_CAP = 50_000
 

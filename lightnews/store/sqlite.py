@@ -329,6 +329,12 @@ class SQLiteStore(ScholarQueries, VectorQueries, TextQueries, DigestQueries):
             db.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
 
     @contextmanager
+    def bulk_import(self, expected: int) -> Iterator[None]:
+        """A bulk import of about ``expected`` papers runs in this block (nothing to
+        prepare on SQLite: its full-text index takes rows in batches already)."""
+        yield
+
+    @contextmanager
     def time_budget(self, seconds: float, what: str = "this query") -> Iterator[None]:
         """Reads in this block are stopped after ``seconds`` with :class:`TooExpensive`.
 
