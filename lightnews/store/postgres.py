@@ -711,19 +711,19 @@ class PostgresStore(SQLiteStore):
         )
         db = self.db
         owned = not db.in_transaction
-        if owned:
-            db.execute("BEGIN")
-        try:
-            ef_search = min(max(k, HNSW_EF_SEARCH), 1000)
-            db.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
-            db.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            db.execute(f"SET LOCAL hnsw.max_scan_tuples = {ITERATIVE_SCAN_CAP}")
-            if among is None:
-                # Unfiltered, or a filter known to pass many papers (a narrow one
-                # comes as ``among``): the index is the plan. The planner cannot
-                # know it (it guesses ``categories LIKE`` passes a handful of rows
-                # and would read the papers table whole to sort them).
-                db.execute("SET LOCAL enable_sort = off")
+        ef_search = min(max(k, HNSW_EF_SEARCH), 1000)
+        # Unfiltered, or a filter known to pass many papers (a narrow one comes as
+        # ``among``): the index is the plan. The planner cannot know it (it guesses
+        # ``categories LIKE`` passes a handful of rows and would read the papers
+        # table whole to sort them), so sorting is ruled out for this query.
+        settings = (
+            f"SET LOCAL hnsw.ef_search = {ef_search}; "
+            "SET LOCAL hnsw.iterative_scan = relaxed_order; "
+            f"SET LOCAL hnsw.max_scan_tuples = {ITERATIVE_SCAN_CAP}; "
+            + ("" if among is not None else "SET LOCAL enable_sort = off; ")
+        )
+        try:  # one round trip for the settings (a query is a few milliseconds)
+            db.execute(("BEGIN; " if owned else "") + settings)
             rows = db.execute(sql, [query_vector, *params, query_vector, k]).fetchall()
         except BaseException:
             if owned:
