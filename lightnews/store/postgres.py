@@ -683,7 +683,6 @@ class PostgresStore(SQLiteStore):
         query_vector = self.sql.vector_in(vector)
         params: list[Any] = []
         where = f"v.model = {_model_literal(model)}"
-        join = ""
         if among is not None:
             # Exactly: "+ 0" keeps the planner off the index (an approximate scan
             # could miss allowed papers that the filter makes rare).
@@ -693,20 +692,27 @@ class PostgresStore(SQLiteStore):
         else:
             order = distance
             filter_sql, filter_args = self._search_filters(filters)
-            if filter_sql or excluded:
-                join = "JOIN papers p ON p.id = v.paper_id "
-                where += " " + filter_sql
-                params += filter_args
+            paper = filter_sql
+            params += filter_args
             if excluded:
                 query = _tsquery([QueryTerm(t.words, t.prefix) for t in excluded])
                 if query is not None:
                     tsquery, more = query
-                    where += " AND NOT p.search @@ " + tsquery.replace(" && ", " || ")
+                    paper += " AND NOT p.search @@ " + tsquery.replace(" && ", " || ")
                     params += more
+            if paper:
+                # Each candidate the index scan yields is looked up by its id (the
+                # OFFSET keeps the planner from making this a join: it guesses the
+                # filter passes a handful of papers and would loop over all of them
+                # for every candidate).
+                where += (
+                    " AND EXISTS (SELECT 1 FROM papers p WHERE p.id = v.paper_id "
+                    f"{paper} OFFSET 0)"
+                )
         # The scan may give its rows slightly out of order (relaxed_order): sort again.
         sql = (
             f"WITH n AS MATERIALIZED (SELECT v.paper_id, {distance} AS d FROM paper_vectors v "
-            f"{join}WHERE {where} ORDER BY {order} LIMIT ?) "
+            f"WHERE {where} ORDER BY {order} LIMIT ?) "
             "SELECT paper_id, 1 - d FROM n ORDER BY d, paper_id"
         )
         db = self.db
