@@ -414,6 +414,10 @@ class PostgresStore(SQLiteStore):
                     db.execute("RESET synchronous_commit")
                 if rebuild:
                     self.ensure_search_index()
+                # The planner's statistics of what was imported (a common word's
+                # share of papers decides between the GIN index and a scan).
+                with suppress(Exception):
+                    db.execute("ANALYZE papers, authorships")
 
     def ensure_search_index(self) -> bool:
         """Build the full-text index of papers if it is missing (an import set it aside
