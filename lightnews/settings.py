@@ -25,6 +25,14 @@ def _positive_int(raw: str) -> int:
     return value
 
 
+def _digest_schedule(raw: str) -> str:
+    """A digest schedule, checked and spelled one way (see ``lightnews.serve.digest``)."""
+    from lightnews.serve.digest import parse_schedule
+
+    schedule = parse_schedule(raw)
+    return str(schedule) if schedule else "off"
+
+
 def _non_negative_float(raw: str) -> float:
     value = float(raw)
     if value < 0 or value != value:
@@ -75,6 +83,7 @@ _KIND_WORDS: dict[Callable[[str], Any], str] = {
     _positive_float: "a positive number",
     _boolean: "true or false",
     _host_list: "host names separated by commas",
+    _digest_schedule: "off, `daily HH:MM` or `weekly DAY HH:MM` (UTC)",
     str: "text",
 }
 
@@ -204,6 +213,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("smtp_password", "", str, "SMTP password.", secret=True),
     Setting("smtp_from", "", str, "From address of the digest."),
     Setting("digest_to", "", str, "Where `lightnews digest --email` sends the digest."),
+    Setting(
+        "digest_schedule",
+        "off",
+        _digest_schedule,
+        "When workers e-mail the digest to digest_to (UTC): off, `daily HH:MM` or "
+        "`weekly DAY HH:MM` (DAY: mon ... sun); each period's digest is sent once.",
+    ),
     Setting(
         "link_bar",
         0.8,

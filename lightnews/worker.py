@@ -5,8 +5,9 @@ A group's library lives in PostgreSQL, and so does its work queue
 anywhere that reaches the database, as many times as wanted. Every
 ``worker_tick`` seconds one of the workers (whichever the queue picks, once for
 the whole cluster) runs the periodic jobs: it defers one refresh job per due
-source, embeds new papers and resolves stubs. There are no digest jobs yet:
-nothing schedules digests (``lightnews digest`` is run by hand or by cron).
+source, embeds new papers, resolves stubs and sends the digest when one is due
+(the ``digest_schedule`` setting; each period's digest goes out once, see
+:func:`~lightnews.serve.digest.deliver_due_digest`).
 
 What holds however many workers run:
 
@@ -43,7 +44,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from lightnews.errors import NotFound, Unavailable
+from lightnews.errors import FetchError, NotFound, Unavailable, UsageError
 from lightnews.normalize.times import iso, utc_now
 from lightnews.pipeline import (
     RunReport,
@@ -61,6 +62,7 @@ from lightnews.store.postgres import PostgresStore, redact
 
 __all__ = [
     "DEFER_TASK",
+    "DIGEST_TASK",
     "EMBED_TASK",
     "LISTEN_TASK",
     "REFRESH_TASK",
@@ -81,6 +83,7 @@ STUBS_TASK = "lightnews.resolve_stubs"
 LISTEN_TASK = "lightnews.listen"
 #: A listening job lasts this many worker ticks, then the next one resumes from its cursor.
 LISTEN_TICKS = 10
+DIGEST_TASK = "lightnews.send_digest"
 #: The settings an HTTP client is made from (see ``HttpClient.__init__``).
 _CLIENT_SETTINGS = (
     "http_timeout", "http_max_bytes", "http_retries", "http_backoff", "http_max_wait",
@@ -233,6 +236,20 @@ class Worker:
                    f"papers (cursor {report.cursor})")  # fmt: skip
         return self._report(JobOutcome(LISTEN_TASK, summary, not report.errors or
                                        bool(report.counts.events)))  # fmt: skip
+    def digest(self) -> JobOutcome:
+        """Send the library's digest if one is due and not sent yet (once per period)."""
+        from lightnews.serve.digest import deliver_due_digest, library_recipient
+
+        settings = self.settings()
+        recipient = library_recipient(settings)
+        if recipient is None:
+            return JobOutcome(DIGEST_TASK, "no digest scheduled (digest_schedule, digest_to)")
+        try:
+            outcome = deliver_due_digest(self.store, settings, recipient, utc_now())
+        except (FetchError, UsageError) as error:  # the period stays due: the next look retries
+            return self._report(JobOutcome(DIGEST_TASK, str(error), ok=False))
+        result = JobOutcome(DIGEST_TASK, str(outcome))
+        return self._report(result) if outcome.status == "delivered" else result
 
 
 def due_for_refresh_row(row: SourceRow, *, force: bool) -> bool:
@@ -295,6 +312,11 @@ def build_app(url: str, worker: Worker | None = None, *, tick: int = 60) -> Any:
     @app.task(name=LISTEN_TASK, lock=LISTEN_TASK, queueing_lock=LISTEN_TASK, retry=again)
     def listen_to_network(timestamp: int) -> str:
         return worker.listen(float(tick * LISTEN_TICKS)).summary
+
+    @app.periodic(cron=cron_every(tick))
+    @app.task(name=DIGEST_TASK, lock=DIGEST_TASK, queueing_lock=DIGEST_TASK, retry=again)
+    def send_due_digest(timestamp: int) -> str:
+        return worker.digest().summary
 
     return app
 

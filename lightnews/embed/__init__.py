@@ -30,7 +30,7 @@ from lightnews.embed.encoders import (
     load_encoder,
     missing_packages,
 )
-from lightnews.embed.index import VectorIndex, from_blob, from_blobs, to_blob
+from lightnews.embed.index import DatabaseVectorIndex, VectorIndex, from_blob, from_blobs, to_blob
 from lightnews.settings import Settings
 from lightnews.store import Store
 from lightnews.store.readers import ReaderId
@@ -72,8 +72,11 @@ def encoder_for(settings: Settings) -> Encoder:
         return _encoders[name]
 
 
-def _index_for(store: Store, encoder: Encoder) -> VectorIndex:
-    """The store's vector index for ``encoder``, loaded or built once, then kept current."""
+def _index_for(store: Store, encoder: Encoder) -> VectorIndex | DatabaseVectorIndex:
+    """The store's vector index for ``encoder``, loaded or built once, then kept current
+    (the database's own on a backend that indexes vectors: nothing to load)."""
+    if store.vectors_indexed:
+        return DatabaseVectorIndex(store, encoder.name, encoder.dim)
     key = (str(store.path.resolve()), encoder.name)
     with _lock:
         index = _indexes.get(key)
@@ -102,7 +105,7 @@ class Semantic:
 
     store: Store
     encoder: Encoder
-    index: VectorIndex
+    index: VectorIndex | DatabaseVectorIndex
 
     def nearest_to_text(self, text: str, k: int) -> list[tuple[int, float]]:
         return self.index.search(self.encoder.encode([text])[0], k)
@@ -120,6 +123,8 @@ class Semantic:
         """Similarity to exactly these papers (a narrow filter), nearest first."""
         import numpy as np
 
+        if isinstance(self.index, DatabaseVectorIndex):
+            return self.index.exact(vector, paper_ids)
         rows = self.store.vectors_of(paper_ids, self.encoder.name)
         if not rows:
             return []
@@ -298,7 +303,7 @@ def embed_papers(
             progress(report)
     report.seconds = time.perf_counter() - started
     report.remaining = store.count_unembedded()
-    if report.embedded and str(store.path) != ":memory:":
+    if report.embedded and str(store.path) != ":memory:" and not store.vectors_indexed:
         index = _index_for(store, encoder)
         # Saving a large index costs a second or two: worth it once enough is new
         # (other processes catch up on the rest from the database).

@@ -3,7 +3,9 @@
 Two rankings are fused by rank (``fusion``): the store's full-text index
 (title weighted over authors over abstract) and, when the semantic extra is
 installed and the library is embedded (``lightnews.embed``), the papers
-whose sentence vectors are nearest the query's. Without vectors, search is
+whose sentence vectors are nearest the query's (FAISS beside an SQLite
+library; on PostgreSQL pgvector's HNSW index, which applies the filters and
+excluded words while it scans). Without vectors, search is
 lexical and the results say why. A query that is an arXiv id or URL finds
 that paper first. User text is parsed here into neutral terms (``"exact
 phrases"``, a trailing ``*`` for a prefix, ``-word`` to exclude); the store
@@ -27,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lightnews.embed import Semantic, SemanticUnavailable, open_semantic
+from lightnews.embed.index import to_blob
 from lightnews.errors import TooExpensive
 from lightnews.link import find_arxiv_mentions
 from lightnews.model import QueryTerm, SearchFilters
@@ -211,9 +214,18 @@ def _by_meaning(
     """The papers nearest ``vector`` above the floor that pass the filters, nearest first
     (a paper the words found keeps its words' place below the floor)."""
     store = semantic.store
-    floor = MEANING_FLOOR.get(semantic.encoder.name, 0.6)
+    model = semantic.encoder.name
+    floor = MEANING_FLOOR.get(model, 0.6)
     allowed = store.filtered_paper_ids(filters, EXACT_FILTER_CAP) if filters else None
-    if allowed is not None:  # a narrow filter: every allowed paper, exactly
+    if store.vectors_indexed:  # the database's index, filtering as it scans
+        blob = to_blob(vector)
+        if allowed is not None:  # a narrow filter: every allowed paper, exactly
+            nearest = store.nearest_vectors(model, blob, depth + 1, among=allowed)
+        else:
+            nearest = store.nearest_vectors(
+                model, blob, depth + 1, filters=filters, excluded=excluded
+            )
+    elif allowed is not None:  # a narrow filter: every allowed paper, exactly
         nearest = semantic.exact(vector, allowed)[:depth]
     else:  # the index, with room for what the filters and exclusions drop
         nearest = semantic.nearest_to_vector(vector, depth * (4 if filters or excluded else 1) + 1)

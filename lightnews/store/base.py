@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from lightnews.link.titles import TitleCandidate
 from lightnews.model import Account, Batch, Item, Paper, QueryTerm, SearchFilters, SourceState
+from lightnews.store.digests import DigestDelivery
 from lightnews.store.merge import PreparedPaper
 from lightnews.store.readers import AuditEntry, GroupSave, ReaderId, TokenView, UserView
 from lightnews.store.network import (
@@ -62,6 +63,8 @@ class Store(Protocol):
     path: Path
     #: Seconds a write waits for another writer before giving up with ``Busy``.
     write_wait: float
+    #: Whether :meth:`nearest_vectors` runs in the database (else a FAISS index beside it).
+    vectors_indexed: bool
 
     def __enter__(self) -> Store: ...
 
@@ -69,6 +72,11 @@ class Store(Protocol):
 
     def transaction(self) -> AbstractContextManager[None]:
         """One write transaction; nested use joins the outer one."""
+        ...
+
+    def bulk_import(self, expected: int) -> AbstractContextManager[None]:
+        """A bulk import of about ``expected`` papers runs in this block (the backend may
+        set its indexes aside and rebuild them once at the end)."""
         ...
 
     def time_budget(self, seconds: float, what: str = "this query") -> AbstractContextManager[None]:
@@ -499,9 +507,42 @@ class Store(Protocol):
         """Search hits of these papers that pass ``filters``, by paper id."""
         ...
 
+    def nearest_vectors(
+        self,
+        model: str,
+        vector: bytes,
+        k: int,
+        *,
+        filters: SearchFilters | None = None,
+        excluded: Sequence[QueryTerm] = (),
+        among: Sequence[int] | None = None,
+    ) -> list[tuple[int, float]]:
+        """The ``k`` papers nearest ``vector`` (cosine), nearest first, by the database's
+        own index; those passing ``filters``, without ``excluded`` words, or exactly
+        among ``among``. Only where :attr:`vectors_indexed`."""
+        ...
+
     def filtered_paper_ids(self, filters: SearchFilters, cap: int) -> list[int] | None:
         """Ids of the papers ``filters`` allow, or None when more than ``cap`` do."""
         ...
+
+    # -- scheduled digests (each delivered once) ------------------------------------------
+
+    def claim_digest(
+        self, recipient: str, period: str, now: str, stale_before: str, by: str
+    ) -> bool:
+        """Take on a digest; False when delivered, or another worker is sending it."""
+        ...
+
+    def digest_delivered(self, recipient: str, period: str, now: str, stories: int) -> None:
+        """The SMTP server accepted the digest."""
+        ...
+
+    def release_digest(self, recipient: str, period: str) -> None:
+        """Give up a claim (not accepted): the next look tries again."""
+        ...
+
+    def digest_deliveries(self, recipient: str) -> list[DigestDelivery]: ...
 
     # -- texts (the word index of related papers) ----------------------------------------
 

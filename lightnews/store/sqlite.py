@@ -48,6 +48,7 @@ from lightnews.model import (
 )
 from lightnews.normalize.arxiv_ids import parse_arxiv_id
 from lightnews.store.dialect import SQLITE, Dialect
+from lightnews.store.digests import DigestQueries
 from lightnews.store.downgrade import item_kept_reason
 from lightnews.store.fts import quoted
 from lightnews.store.merge import (
@@ -219,7 +220,13 @@ def read_migrations(folder: str) -> list[tuple[int, str, str]]:
 
 
 class SQLiteStore(
-    ScholarQueries, ReaderQueries, VectorQueries, TextQueries, NetworkQueries, WatchQueries
+    ScholarQueries,
+    ReaderQueries,
+    VectorQueries,
+    TextQueries,
+    NetworkQueries,
+    WatchQueries,
+    DigestQueries,
 ):
     """All reads and writes of one Lightnews SQLite database."""
 
@@ -370,6 +377,12 @@ class SQLiteStore(
                     pause = min(pause * 2, _POLL_MAX)
         finally:
             db.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+
+    @contextmanager
+    def bulk_import(self, expected: int) -> Iterator[None]:
+        """A bulk import of about ``expected`` papers runs in this block (nothing to
+        prepare on SQLite: its full-text index takes rows in batches already)."""
+        yield
 
     @contextmanager
     def time_budget(self, seconds: float, what: str = "this query") -> Iterator[None]:

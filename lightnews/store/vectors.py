@@ -25,6 +25,9 @@ class VectorQueries:
     """Which papers need vectors, saving them, and reading them back in order."""
 
     sql: Dialect
+    #: Whether the database finds nearest vectors itself (:meth:`nearest_vectors`);
+    #: SQLite does not: a FAISS index beside the file does (``lightnews.embed.index``).
+    vectors_indexed = False
 
     @property
     def db(self) -> sqlite3.Connection:  # pragma: no cover - provided (one per thread)
@@ -236,6 +239,22 @@ class VectorQueries:
         return {
             int(r[0]): PaperHit(r[1], r[2], r[3], r[4]) for r in self.db.execute(sql, params)
         }
+
+    def nearest_vectors(
+        self,
+        model: str,
+        vector: bytes,
+        k: int,
+        *,
+        filters: SearchFilters | None = None,
+        excluded: Sequence[QueryTerm] = (),
+        among: Sequence[int] | None = None,
+    ) -> list[tuple[int, float]]:
+        """The ``k`` papers nearest ``vector`` as ``(paper id, cosine)``, nearest first.
+
+        Only for a backend whose :attr:`vectors_indexed` is true.
+        """
+        raise NotImplementedError("this backend keeps its vector index beside the database")
 
     def filtered_paper_ids(self, filters: SearchFilters, cap: int) -> list[int] | None:
         """Ids of the papers ``filters`` allow, or None when more than ``cap`` do."""
