@@ -236,6 +236,7 @@ class Worker:
                    f"papers (cursor {report.cursor})")  # fmt: skip
         return self._report(JobOutcome(LISTEN_TASK, summary, not report.errors or
                                        bool(report.counts.events)))  # fmt: skip
+
     def digest(self) -> JobOutcome:
         """Send the library's digest if one is due and not sent yet (once per period)."""
         from lightnews.serve.digest import deliver_due_digest, library_recipient
