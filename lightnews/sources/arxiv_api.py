@@ -231,8 +231,8 @@ class ArxivApiSource(Source):
         the previous day's batch again on an announcement day. Each source
         remembers the first page's ids and day (``batch_day``, ``batch_ids``).
         """
-        if self.address.startswith("id:"):
-            return None
+        if self.address.startswith(("id:", "file://", "demo:")):
+            return None  # an id list, or one saved page replayed: not a whole listing
         start, total = counts["startIndex"], counts["totalResults"]
         expected = min(total, self._limit())
         requested = int(self._query_params()["max_results"])
