@@ -664,7 +664,7 @@ def feed(app: App, limit: int, newest: bool, fmt: str, as_json: bool) -> None:
     if fmt != "text":
         from lightnews.serve.export import FeedEntry, atom_feed, json_feed
 
-        entries = [FeedEntry(s.url or s.key, s.title, s.url, s.time, " · ".join(s.why))
+        entries = [FeedEntry(s.url or s.key, s.title, s.url, s.time, why=s.why)
                    for s in stories]  # fmt: skip
         if fmt == "atom":
             click.echo(atom_feed("Lightnews: your feed", "lightnews:feed", entries).decode())
@@ -675,8 +675,9 @@ def feed(app: App, limit: int, newest: bool, fmt: str, as_json: bool) -> None:
         out.print("the feed is empty: add sources and run `lightnews refresh`")
     for story in stories:
         label = story.arxiv_id or "item"
-        out.print(f"[bold]{story.title}[/bold]")
-        out.print(f"  {label} · {(story.time or '')[:10]} · {' · '.join(story.why[:3])}")
+        out.print(f"[bold]{escape(story.title)}[/bold]")
+        out.print(f"  {label} · {(story.time or '')[:10]}")
+        out.print(f"  why: {escape(' · '.join(story.why))}")
         if story.url:
             out.print(f"  {story.url}")
 

@@ -39,10 +39,12 @@ from lightnews.errors import Ambiguous, LightnewsError, NotFound, Unavailable, U
 from lightnews.model import SearchFilters
 from lightnews.normalize import validate
 from lightnews.normalize.arxiv_ids import parse_arxiv_id, parse_arxiv_reference
+from lightnews.normalize.tex import tex_to_text
 from lightnews.normalize.times import now_iso, utc_now
 from lightnews.normalize.validate import whole_number
-from lightnews.rank import rank_stories
+from lightnews.rank import Story, rank_stories
 from lightnews.search import SearchResults, search_papers
+from lightnews.serve.cards import Card, absolute_time, build_cards, relative_time
 from lightnews.serve.export import FeedEntry, atom_feed, bibtex, json_feed, sources_opml
 from lightnews.serve.scholar import scholar_page
 from lightnews.serve.security import SiteGuard, csrf_field, link
@@ -92,6 +94,9 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
     )
     env.filters["day"] = lambda value: (value or "")[:10]
     env.filters["kind_label"] = _kind_label
+    env.filters["tex"] = tex_to_text
+    env.filters["ago"] = lambda value: relative_time(value, utc_now())
+    env.filters["exact"] = absolute_time
     env.globals["link"] = link
     env.globals["csrf_field"] = csrf_field
 
@@ -101,6 +106,13 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
     def page(name: str, status: int = 200, **context: Any) -> HTMLResponse:
         html = env.get_template(name).render(**context)
         return HTMLResponse(html, status_code=status)
+
+    def feed_links(request: Request, title: str) -> list[tuple[str, str, str]]:
+        """This page's feeds as ``(type, title, href)``: linked and autodiscovered."""
+        query = {k: v for k, v in request.query_params.items() if k not in ("format", "page")}
+        base = request.url.path + "?" + urlencode({**query, "format": ""})
+        return [("application/atom+xml", f"{title} (Atom)", base + "atom"),
+                ("application/feed+json", f"{title} (JSON Feed)", base + "jsonfeed")]  # fmt: skip
 
     def as_feed(request: Request, title: str, entries: list[FeedEntry]) -> Response | None:
         """The page as Atom (``?format=atom``) or JSON Feed (``?format=jsonfeed``)."""
@@ -164,10 +176,13 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
                                bar=s.attribution_bar, settings=s)  # fmt: skip
         if wants_json(request):
             return JSONResponse([story.to_json() for story in stories])
+        cards = feed_cards(stories)
         feed = as_feed(request, "Lightnews: your feed", [
-            FeedEntry(f"{request.base_url}paper/{st.arxiv_id}" if st.arxiv_id else st.key,
-                      st.title, st.url, st.time, " · ".join(st.why))
-            for st in stories])  # fmt: skip
+            FeedEntry(f"{request.base_url}paper/{c.arxiv_id}" if c.arxiv_id else c.key,
+                      c.title, f"https://arxiv.org/abs/{c.arxiv_id}" if c.arxiv_id else c.href,
+                      c.time, c.summary, [a.name for a in c.authors],
+                      [r.text for r in c.reasons])
+            for c in cards])  # fmt: skip
         if feed is not None:
             return feed
         scholars = store.followed_scholars()
@@ -178,8 +193,14 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         mutes = ([("keyword", v, v) for v in sorted(muted.keyword)]
                  + [("scholar", v, names.get(int(v), v)) for v in sorted(muted.scholar)]
                  + [("source", v, titles.get(v, v)) for v in sorted(muted.source)])  # fmt: skip
-        return page("home.html", status, stories=stories, scholars=scholars, mutes=mutes,
-                    title="Your feed", follow=form)  # fmt: skip
+        return page("home.html", status, cards=cards, scholars=scholars, mutes=mutes,
+                    title="Your feed", follow=form,
+                    feeds=feed_links(request, "Lightnews: your feed"))  # fmt: skip
+
+    def feed_cards(stories: list[Story]) -> list[Card]:
+        followed = {r.id: r.name for r in store.followed_scholars()}
+        return build_cards(store, stories, followed=followed, states=reader_states(store),
+                           bar=current_settings().attribution_bar)  # fmt: skip
 
     def scholar(request: Request) -> Response:
         who = request.path_params["who"]
@@ -202,7 +223,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
                       [p.author or ""]) for p in data.posts if not p.gap])  # fmt: skip
         if feed is not None:
             return feed
-        muted = str(data.scholar.id) in store.mutes().scholar
+        muted = str(data.scholar.id) in muted_scholars(store)
         return page("scholar.html", data=data, tab=tab, who=who, muted=muted,
                     title=data.scholar.name)  # fmt: skip
 
@@ -356,14 +377,16 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         kind = str(form.get("kind") or "keyword")
         value = str(form.get("value") or form.get("keyword") or "").strip()
         try:
-            if action in ("read", "unread", "save") and key:
+            if action in ("read", "unread", "save", "unsave") and key:
                 key = validate.story_key(key)
                 if key.startswith("item:"):
                     store.get_item(int(key.removeprefix("item:")))
                 else:
                     store.get_paper(key)
-                store.mark_story(key, now, read=action != "unread" if action != "save" else None,
-                                 saved=True if action == "save" else None)  # fmt: skip
+                if action in ("save", "unsave"):
+                    mark_story(store, key, now, saved=action == "save")
+                else:
+                    mark_story(store, key, now, read=action == "read")
             elif action in ("mute", "unmute") and value:
                 if kind == "keyword":
                     value = value.lower()
@@ -371,11 +394,10 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
                     value = str(store.find_scholar(value))
                 elif kind == "source":
                     value = str(store.get_source(whole_number(value, "a source id")).id)
-                store.set_mute(kind, value, now, muted=action == "mute")
+                set_mute(store, kind, value, now, muted=action == "mute")
             else:
-                raise UsageError(
-                    "nothing to do: give a story and read, unread or save, or what to (un)mute"
-                )
+                raise UsageError("nothing to do: give a story and read, unread, save or "
+                                 "unsave, or what to (un)mute")  # fmt: skip
         except ValueError:
             return failure(request, UsageError("a source is given by its number"))
         except LightnewsError as error:
@@ -506,6 +528,53 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         SiteGuard, secret=site_secret(store, first), allowed_hosts=first.allowed_hosts
     )
     return app
+
+
+# -- the reader's own state ---------------------------------------------------------------
+# Every read and write of what the reader owns (read, saved, followed, muted, decisions)
+# goes through these few functions, so that per-user state changes them alone.
+
+
+def reader_states(store: Store) -> dict[str, tuple[str | None, str | None]]:
+    """Story key → (read at, saved at)."""
+    return store.story_states()
+
+
+def mark_story(store: Store, key: str, now: str, *, read: bool | None = None,
+               saved: bool | None = None) -> None:  # fmt: skip
+    store.mark_story(key, now, read=read, saved=saved)
+
+
+def saved_keys(store: Store) -> list[str]:
+    """Saved stories' keys, the most recently saved first."""
+    states = reader_states(store)
+    saved = [(at, key) for key, (_, at) in states.items() if at]
+    return [key for _, key in sorted(saved, reverse=True)]
+
+
+def set_followed(store: Store, scholar_id: int, followed: bool) -> None:
+    store.set_followed(scholar_id, followed)
+
+
+def set_mute(store: Store, kind: str, value: str, now: str, muted: bool) -> None:
+    store.set_mute(kind, value, now, muted=muted)
+
+
+def muted_scholars(store: Store) -> frozenset[str]:
+    return store.mutes().scholar
+
+
+def decide(store: Store, scholar_id: int, arxiv_id: str, decision: str | None, now: str) -> None:
+    """Confirm or reject a paper for a scholar (kept across re-ingest), then re-attribute."""
+    from lightnews.link.attribution import attribute_scholar
+
+    store.get_paper(arxiv_id)
+    store.set_decision(scholar_id, arxiv_id, decision, now)
+    attribute_scholar(store, scholar_id)
+
+
+def decisions(store: Store, scholar_id: int) -> dict[str, str]:
+    return store.decisions(scholar_id)
 
 
 def site_secret(store: Store, settings: Settings) -> str:
