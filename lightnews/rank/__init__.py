@@ -44,6 +44,7 @@ __all__ = [
     "Part",
     "Reason",
     "Story",
+    "display_name",
     "gather_stories",
     "newest_stories",
     "rank_stories",
@@ -102,7 +103,7 @@ def _joined(names: list[Part]) -> list[Part]:
     return out
 
 
-def _person(author: str | None, fallback: str) -> str:
+def display_name(author: str | None, fallback: str = "") -> str:
     """A display name from an item's author: ``mail@host (Name)`` gives Name."""
     text = (author or "").strip()
     found = re.search(r"\(([^()]+)\)\s*$", text)
@@ -227,7 +228,7 @@ def engagement(story: Story, context: Context) -> tuple[float, list[Reason]]:
     if likes >= 20:
         by: dict[str, int] = {}  # whose posts, the most liked first
         for i in social:
-            who = _person(i.author, i.source)
+            who = display_name(i.author, i.source)
             by[who] = (
                 by.get(who, 0) + i.engagement.get("likes", 0) + 2 * i.engagement.get("reposts", 0)
             )
@@ -274,7 +275,7 @@ def coverage(story: Story, context: Context) -> tuple[float, list[Reason]]:
                           weight=0.6))  # fmt: skip
     notes = {i.source_id: i for i in story.items if i.kind == "note"}
     if notes:
-        whose = [Part(f"{_person(i.author, i.source)}'s notes", f"/notes/{i.source_id}")
+        whose = [Part(f"{display_name(i.author, i.source)}'s notes", f"/notes/{i.source_id}")
                  for i in notes.values()]  # fmt: skip
         why.append(reason("in ", whose, weight=0.6))
     daily = [i for i in story.items if i.kind == "daily"]

@@ -115,3 +115,50 @@ def test_save_changes_the_button(client: TestClient) -> None:
     card = client.get("/").text
     start = card.index('id="t-2511-17015"')
     assert 'value="save" aria-pressed="false"' in card[start : card.index("</form>", start)]
+
+
+def test_the_story_page_offers_actions_and_speaks_in_words(client: TestClient) -> None:
+    html = client.get("/paper/2511.18342").text
+    # Actions: Save and Mark read as small forms with the token, BibTeX as a download.
+    actions = html[html.index('class="story-actions"') :]
+    actions = actions[: actions.index("</div>")]
+    assert (
+        'name="csrf_token"' in actions and 'value="save"' in actions and 'value="read"' in actions
+    )
+    assert 'href="/paper/2511.18342?format=bibtex"' in actions
+    bib = client.get("/paper/2511.18342?format=bibtex")
+    assert bib.text.startswith("@misc{") and "2511.18342" in bib.text
+    client.post(
+        "/mark", data={"story": "2511.18342", "action": "save", "back": "/paper/2511.18342"}
+    )
+    saved = client.get("/paper/2511.18342").text
+    assert 'value="unsave" aria-pressed="true"' in saved and "Saved ✓" in saved
+    client.post("/mark", data={"story": "2511.18342", "action": "unsave"})
+    # Authors linked to their scholar pages.
+    assert re.search(r'<a class="followed" href="/scholar/\d+">Tobias Achterberg-Reyes</a>', html)
+    # Confidence in words, the method only in the tooltip.
+    assert (
+        '<span class="confidence" title="surname-title 0.99">linked by title, certain</span>'
+        in html
+    )
+    text = re.sub(r"<[^>]+>", " ", html)
+    assert "surname-title" not in text and "arxiv-url" not in text
+    assert text.count("demo:arxiv") == 0  # listing file names are not shown
+    # The two posts of Mara Lindqvist's thread are one entry.
+    assert "Thread of 2 posts that name it" in html
+    # The Hugging Face entry with its counts.
+    assert "<strong>87</strong> upvotes · 6 comments" in html
+    # The JSON keeps the method and the thread.
+    data = client.get("/api/paper/2511.18342").json()
+    assert {m["method"] for m in data["mentions"]} >= {"arxiv-url", "surname-title"}
+    assert any(r["engagement"].get("upvotes") == 87 for r in data["records"])
+
+
+def test_confidence_words() -> None:
+    from lightnews.serve.story import confidence_words
+
+    assert confidence_words("surname-title", 0.8) == "linked by title, likely"
+    assert confidence_words("arxiv-url", 1.0) == "linked by its arXiv link, certain"
+    assert confidence_words("fuzzy-title", 0.55) == "linked by title, possible"
+    assert confidence_words("listed", 1.0) == "listed there"
+    assert confidence_words("something-new", 0.95) == "linked, very likely"

@@ -42,16 +42,17 @@ from lightnews.normalize.arxiv_ids import parse_arxiv_id, parse_arxiv_reference
 from lightnews.normalize.tex import tex_to_text
 from lightnews.normalize.times import now_iso, utc_now
 from lightnews.normalize.validate import whole_number
-from lightnews.rank import Story, rank_stories
+from lightnews.rank import Story, display_name, rank_stories
 from lightnews.search import SearchResults, search_papers
 from lightnews.serve.cards import Card, absolute_time, build_cards, relative_time
 from lightnews.serve.export import FeedEntry, atom_feed, bibtex, json_feed, sources_opml
 from lightnews.serve.scholar import scholar_page
 from lightnews.serve.security import SiteGuard, csrf_field, link
+from lightnews.serve.story import confidence_words, story_authors, story_groups
 from lightnews.settings import Settings
 from lightnews.sources import all_traits, kind_traits, kinds_where
 from lightnews.store import BACKEND_ERRORS, Store, open_store, unavailable
-from lightnews.store.views import ItemView, PaperMention
+from lightnews.store.views import ItemView
 
 __all__ = ["app_from_environment", "create_app", "site_secret"]
 
@@ -95,10 +96,12 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
     env.filters["day"] = lambda value: (value or "")[:10]
     env.filters["kind_label"] = _kind_label
     env.filters["tex"] = tex_to_text
+    env.filters["person"] = display_name
     env.filters["ago"] = lambda value: relative_time(value, utc_now())
     env.filters["exact"] = absolute_time
     env.globals["link"] = link
     env.globals["csrf_field"] = csrf_field
+    env.globals["confidence_words"] = confidence_words
 
     def current_settings() -> Settings:
         return settings or Settings(store.saved_settings())
@@ -248,20 +251,12 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             return JSONResponse({**data.to_json(), "related": {**related.about(), "hits": hits}})
         if request.query_params.get("format") == "bibtex":
             return Response(bibtex([data]), media_type="application/x-bibtex")
-        groups: dict[str, list[PaperMention]] = {}
-        for mention in data.mentions:
-            groups.setdefault(mention.kind, []).append(mention)
-        for record in data.records:  # where the paper itself was listed
-            kind = "daily" if kind_traits(record.source_kind).daily_papers else "paper"
-            listed = PaperMention(
-                item_id=None, kind=kind, source_kind=record.source_kind, source=record.source,
-                url=record.url, author=None, account=None, scholar=None, title=record.source,
-                published=record.first_seen, text="", method="listed", confidence=1.0,
-                evidence="",
-            )  # fmt: skip
-            groups.setdefault(kind, []).append(listed)
-        return page("paper.html", paper=data, groups=groups, related=related,
-                    title=data.title or data.arxiv_id)  # fmt: skip
+        followed = {r.id: r.name for r in store.followed_scholars()}
+        read_at, saved_at = reader_states(store).get(data.arxiv_id, (None, None))
+        return page("paper.html", paper=data, groups=story_groups(data), related=related,
+                    authors=story_authors(data, followed, current_settings().attribution_bar),
+                    saved=saved_at is not None, read=read_at is not None,
+                    title=tex_to_text(data.title) or data.arxiv_id)  # fmt: skip
 
     def search(request: Request) -> Response:
         query = request.query_params.get("q", "").strip()
