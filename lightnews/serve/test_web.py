@@ -178,6 +178,9 @@ def test_manage_sources_from_the_page(client: TestClient) -> None:
     rows = client.get("/api/sources").json()
     added = next(r for r in rows if r["url"] == "https://example.org/new.xml")
     assert added["folder"] == "Labs" and any(r["url"] == "cat:stat.ML" for r in rows)
-    client.post("/sources/manage", data={"remove": str(added["id"])})
+    asked = client.post("/sources/manage", data={"remove": str(added["id"])})
+    assert asked.status_code == 200 and "Remove this source?" in asked.text  # asked first
+    assert any(r["url"] == "https://example.org/new.xml" for r in client.get("/api/sources").json())
+    client.post("/sources/manage", data={"remove": str(added["id"]), "confirm": "yes"})
     assert all(r["url"] != "https://example.org/new.xml" for r in client.get("/api/sources").json())
     assert client.post("/sources/manage", data={"feed": "ftp://x"}).status_code == 400

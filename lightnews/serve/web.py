@@ -42,7 +42,7 @@ from lightnews.normalize.arxiv_ids import parse_arxiv_id, parse_arxiv_reference
 from lightnews.normalize.tex import tex_to_text
 from lightnews.normalize.times import now_iso, utc_now
 from lightnews.normalize.validate import whole_number
-from lightnews.rank import Story, display_name, rank_stories
+from lightnews.rank import Reason, Story, display_name, rank_stories, reason
 from lightnews.search import SearchResults, search_papers
 from lightnews.serve.cards import Card, absolute_time, build_cards, relative_time
 from lightnews.serve.export import FeedEntry, atom_feed, bibtex, json_feed, sources_opml
@@ -207,7 +207,8 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
 
     def scholar(request: Request) -> Response:
         who = request.path_params["who"]
-        tab = request.query_params.get("tab", "posts")
+        asked = request.query_params.get("tab")
+        tab = asked or "posts"
         try:
             if tab not in ("posts", "papers"):
                 raise UsageError(f"tab must be posts or papers, got {tab[:40]!r}")
@@ -226,9 +227,14 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
                       [p.author or ""]) for p in data.posts if not p.gap])  # fmt: skip
         if feed is not None:
             return feed
+        if asked is None and data.profile is None:
+            tab = "papers"  # an arXiv-only scholar has no posts to open on
         muted = str(data.scholar.id) in muted_scholars(store)
+        decided = decisions(store, data.scholar.id)
+        rejected = store.papers_by_ids(sorted(k for k, v in decided.items() if v == "reject"))
         return page("scholar.html", data=data, tab=tab, who=who, muted=muted,
-                    title=data.scholar.name)  # fmt: skip
+                    decided=decided, rejected=rejected, title=data.scholar.name,
+                    feeds=feed_links(request, f"Lightnews: {data.scholar.name}"))  # fmt: skip
 
     def paper(request: Request) -> Response:
         asked = request.path_params["arxiv_id"]
@@ -324,6 +330,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             paging={k: v for k, v in params.items() if k != "page" and v},
             source_kinds=_search_filter_kinds(),
             title=f"Search: {query}" if query else "Search",
+            feeds=feed_links(request, f"Lightnews search: {query}") if query else [],
         )
 
     def sources(request: Request) -> Response:
@@ -397,10 +404,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             return failure(request, UsageError("a source is given by its number"))
         except LightnewsError as error:
             return failure(request, error)
-        back = str(form.get("back") or "/")
-        if not back.startswith("/") or back.startswith("//"):
-            back = "/"  # only ever back to this site
-        return RedirectResponse(back, status_code=303)
+        return RedirectResponse(_back(form, "/"), status_code=303)
 
     def item(request: Request) -> Response:
         """An article, post or note with the papers it names (seed: a lab's blog post)."""
@@ -455,7 +459,11 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         now = now_iso()
         try:
             if form.get("remove"):
-                store.remove_source(whole_number(str(form.get("remove")), "a source id"))
+                source_id = whole_number(str(form.get("remove")), "a source id")
+                if form.get("confirm") != "yes":  # ask first: removing drops its items
+                    row = store.get_source(source_id)
+                    return page("confirm.html", source=row, title="Remove this source?")
+                store.remove_source(source_id)
             elif form.get("feed"):
                 url = validate.feed_address(str(form.get("feed")))
                 folder = str(form.get("folder") or "") or None
@@ -472,6 +480,80 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             return failure(request, error)
         return RedirectResponse("/sources", status_code=303)
 
+    def saved(request: Request) -> Response:
+        """The saved list, newest saved first; ``?format=bibtex`` or ``json`` export it."""
+        stories: list[Story] = []
+        papers = []
+        states = reader_states(store)
+        for key in saved_keys(store):
+            at = states[key][1] or ""
+            try:
+                if key.startswith("item:"):
+                    item = store.get_item(int(key.removeprefix("item:")))
+                    stories.append(Story(key=key, title=item.title, time=item.published or "",
+                                         url=item.url, reasons=[saved_reason(at)]))  # fmt: skip
+                    continue
+                paper = store.get_paper(key)
+            except (NotFound, ValueError):
+                continue  # its paper or item was removed since
+            papers.append(paper)
+            stories.append(Story(key=key, title=paper.title, time=paper.published or "",
+                                 arxiv_id=paper.arxiv_id, category=paper.primary_category,
+                                 url=f"https://arxiv.org/abs/{paper.arxiv_id}",
+                                 reasons=[saved_reason(at)]))  # fmt: skip
+        fmt = request.query_params.get("format")
+        if fmt == "bibtex":
+            return Response(bibtex(papers), media_type="application/x-bibtex", headers={
+                "content-disposition": 'attachment; filename="lightnews-saved.bib"'})  # fmt: skip
+        cards = feed_cards(stories)
+        if wants_json(request) or fmt == "json":
+            headers = {} if wants_json(request) else {
+                "content-disposition": 'attachment; filename="lightnews-saved.json"'}  # fmt: skip
+            return JSONResponse({"saved": [c.to_json() for c in cards]}, headers=headers)
+        feed = as_feed(request, "Lightnews: saved", [
+            FeedEntry(c.href or c.key, c.title, c.href, c.time, c.summary,
+                      [a.name for a in c.authors]) for c in cards])  # fmt: skip
+        if feed is not None:
+            return feed
+        return page("saved.html", cards=cards, title="Saved",
+                    feeds=feed_links(request, "Lightnews: saved"))  # fmt: skip
+
+    def scholars(request: Request) -> Response:
+        """Every scholar: identities, records, and whether they are followed or muted."""
+        rows = store.list_scholars(current_settings().attribution_bar)
+        if wants_json(request):
+            return JSONResponse([r.to_json() for r in rows])
+        return page("scholars.html", scholars=rows, muted=muted_scholars(store),
+                    title="Scholars")  # fmt: skip
+
+    def manage_scholar(request: Request) -> Response:
+        """Follow or unfollow a scholar; confirm, reject or undecide an attributed paper."""
+        form = read_form(request)
+        action = str(form.get("action") or "")
+        try:
+            scholar_id = whole_number(str(form.get("scholar") or ""), "a scholar id")
+            store.get_scholar(scholar_id)
+            if action in ("follow", "unfollow"):
+                set_followed(store, scholar_id, action == "follow")
+            elif action in ("confirm", "reject", "undecide"):
+                arxiv_id = validate.paper_id(str(form.get("paper") or "")).base
+                choice = None if action == "undecide" else action
+                decide(store, scholar_id, arxiv_id, choice, now_iso())
+            else:
+                raise UsageError("give follow, unfollow, confirm, reject or undecide")
+        except LightnewsError as error:
+            return failure(request, error)
+        return RedirectResponse(_back(form, f"/scholar/{scholar_id}"), status_code=303)
+
+    def notes_index(request: Request) -> Response:
+        """Every notes page among the sources."""
+        kinds = set(kinds_where(lambda t: t.note_pages))
+        rows = [r for r in store.list_sources() if r.kind in kinds]
+        if wants_json(request):
+            return JSONResponse([{"id": r.id, "title": r.title or r.address, "url": r.address,
+                                  "page": f"/notes/{r.id}"} for r in rows])  # fmt: skip
+        return page("notes_index.html", sources=rows, title="Notes")
+
     def openapi(request: Request) -> Response:
         return JSONResponse(_openapi())
 
@@ -485,7 +567,11 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         Route("/item/{item_id}", item), Route("/api/item/{item_id}", item),
         Route("/daily", daily), Route("/daily/{day}", daily), Route("/api/daily", daily),
         Route("/api/daily/{day}", daily),
+        Route("/notes", notes_index), Route("/api/notes", notes_index),
         Route("/notes/{source_id}", notes), Route("/api/notes/{source_id}", notes),
+        Route("/saved", saved), Route("/api/saved", saved),
+        Route("/scholars", scholars), Route("/api/scholars", scholars),
+        Route("/scholars/manage", manage_scholar, methods=["POST"]),
         Route("/follow", follow, methods=["POST"]),
         Route("/mark", mark, methods=["POST"]),
         Route("/api/openapi.json", openapi),
@@ -626,6 +712,16 @@ def _openapi() -> dict[str, Any]:
             "/api/sources": get("Sources with their health"),
         },
     }  # fmt: skip
+
+
+def _back(form: FormData, default: str) -> str:
+    """The form's ``back``: a path on this site, else ``default`` (only ever back to this site)."""
+    back = str(form.get("back") or default)
+    return back if back.startswith("/") and not back.startswith("//") else default
+
+
+def saved_reason(at: str) -> Reason:
+    return reason("saved " + relative_time(at, utc_now()) if at else "saved")
 
 
 def pages_for(total: int, per_page: int) -> int:
