@@ -1161,7 +1161,7 @@ def scholar(app: App, who: str, page: int, per_page: int, as_json: bool) -> None
     WHO is an id, a handle, an ORCID iD or (part of) a name: `scholar mara`,
     `scholar Lindqvist`. When several scholars match, they are listed (exit status 2).
     """
-    from lightnews.serve.scholar import scholar_page
+    from lightnews.serve.scholar import numbers_itself, scholar_page
 
     with errors_as_exit():
         data = scholar_page(
@@ -1192,11 +1192,13 @@ def scholar(app: App, who: str, page: int, per_page: int, as_json: bool) -> None
             marks.append("pinned")
         if post.reposted_by:
             by = post.reposted_by
-            marks.append(f"reposted by {by.name or by.handle}")
-        if post.thread_size > 1:
+            marks.append(f"reposted by {by.name or by.handle}, by {post.author} @{post.handle}")
+        if post.thread_size > 1 and not numbers_itself(post.text):
             marks.append(f"thread {post.position}/{post.thread_size}")
-        out.print(f"\n[dim]{(post.created_at or '')[:10]} {' · '.join(marks)}[/dim]")
-        out.print(post.text)
+        when = (post.created_at or "")[:16].replace("T", " ")
+        out.print()
+        out.print(escape(" · ".join([when, *marks])), style="dim", soft_wrap=True)
+        out.print(escape(post.text))
         for link in post.links:
             out.print(f"  {link}")
     out.print(

@@ -215,10 +215,12 @@ def scholars_discussing(story: Story, context: Context) -> tuple[float, list[Rea
 def engagement(story: Story, context: Context) -> tuple[float, list[Reason]]:
     """Engagement normalized per source: likes and reposts are not upvotes."""
     social = [i for i in story.items if kind_traits(i.source_kind).social]
-    likes = sum(i.engagement.get("likes", 0) + 2 * i.engagement.get("reposts", 0) for i in social)
+    likes = sum(
+        (i.engagement.get("likes") or 0) + 2 * (i.engagement.get("reposts") or 0) for i in social
+    )
     daily = [i for i in story.items if kind_traits(i.source_kind).daily_papers]
-    best = max(daily, key=lambda i: i.engagement.get("upvotes", 0), default=None)
-    upvotes = best.engagement.get("upvotes", 0) if best else 0
+    best = max(daily, key=lambda i: i.engagement.get("upvotes") or 0, default=None)
+    upvotes = (best.engagement.get("upvotes") or 0) if best else 0
     like_points = 0.5 * math.log1p(likes) / math.log1p(100)
     vote_points = math.log1p(upvotes) / math.log1p(50)
     why = []
@@ -230,7 +232,9 @@ def engagement(story: Story, context: Context) -> tuple[float, list[Reason]]:
         for i in social:
             who = display_name(i.author, i.source)
             by[who] = (
-                by.get(who, 0) + i.engagement.get("likes", 0) + 2 * i.engagement.get("reposts", 0)
+                by.get(who, 0)
+                + (i.engagement.get("likes") or 0)
+                + 2 * (i.engagement.get("reposts") or 0)
             )
         ranked = [w for w, n in sorted(by.items(), key=lambda kv: -kv[1]) if n]
         shown = [Part(w) for w in ranked[:2]]

@@ -109,3 +109,46 @@ def test_an_arxiv_only_scholar_opens_on_papers(client: TestClient) -> None:
         r'\?tab=papers" aria-current="page"', html
     )
     assert "Publications and source records attributed to Tobias" in html
+
+
+def test_a_long_thread_folds_after_three_posts_and_links_appear_once(client: TestClient) -> None:
+    html = client.get("/scholar/maralindqvist.bsky.social").text
+    thread = html[html.index('aria-label="Thread of 5 posts"') :]
+    thread = thread[: thread.index("</article>")]
+    shown, folded = thread.split('<details class="more"><summary>Show all 5 posts</summary>')
+    assert shown.count('class="thread-post"') == 3 and folded.count('class="thread-post"') == 2
+    assert thread.count("@maralindqvist.bsky.social") == 1  # name and handle once per thread
+    # The author numbers her posts ("🧵1/5", "2/5"): no second number of ours beside them.
+    assert '<p class="meta">1/5</p>' not in thread and '<p class="meta">2/5</p>' not in thread
+    # A link with a card is shown once, with its card.
+    repost = html[html.index("originally by") :]
+    repost = repost[: repost.index("</article>")]
+    assert "Priyanka Deshmane" in repost
+    assert repost.count('href="https://arxiv.org/abs/2511.10268"') == 1
+
+
+def test_daily_page_authors_badges_picker_and_unknown_counts(client: TestClient) -> None:
+    import json
+
+    from lightnews.demo import snapshot_path
+    from lightnews.pipeline import ingest_bytes
+
+    html = client.get("/daily").text
+    entry = html[html.index('<article class="daily-entry">') :]
+    entry = entry[: entry.index("</article>")]
+    assert re.search(r'<a class="followed" href="/scholar/\d+">Mara Lindqvist</a>', entry)
+    assert "Wen-Li Hsiao" in entry and "<strong>87</strong> upvotes · 6 comments" in entry
+    assert 'type="date" value="2025-11-27"' in html
+    picked = client.get("/daily", params={"day": "2025-11-27"}, follow_redirects=False)
+    assert picked.status_code == 303 and picked.headers["location"] == "/daily/2025-11-27"
+    assert client.get("/daily", params={"day": "2025-13-01"}).status_code == 400
+    # A listing whose counts the source did not give says so (it used to say 0).
+    entries = json.loads(snapshot_path("hf-daily-2025-11-27.json").read_bytes())[:1]
+    for item in entries:
+        item.pop("upvotes", None), item.pop("numComments", None)
+        item["paper"].pop("upvotes", None)
+    store = client.app.state.store  # type: ignore[attr-defined]
+    settings = Settings(environ={}).with_overrides(resolve_online=False)
+    ingest_bytes(store, "hf-daily", "demo:hf-unknown.json", json.dumps(entries).encode(), settings)
+    html = client.get("/daily/2025-11-27").text
+    assert "upvotes unknown · comments unknown" in html and "0 upvotes" not in html

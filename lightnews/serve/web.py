@@ -44,9 +44,16 @@ from lightnews.normalize.times import now_iso, utc_now
 from lightnews.normalize.validate import whole_number
 from lightnews.rank import Reason, Story, display_name, rank_stories, reason
 from lightnews.search import SearchResults, search_papers
-from lightnews.serve.cards import Card, absolute_time, build_cards, relative_time
+from lightnews.serve.cards import (
+    Card,
+    CardAuthor,
+    absolute_time,
+    build_cards,
+    card_authors,
+    relative_time,
+)
 from lightnews.serve.export import FeedEntry, atom_feed, bibtex, json_feed, sources_opml
-from lightnews.serve.scholar import scholar_page
+from lightnews.serve.scholar import numbers_itself, post_units, scholar_page
 from lightnews.serve.security import SiteGuard, csrf_field, link
 from lightnews.serve.story import confidence_words, story_authors, story_groups
 from lightnews.settings import Settings
@@ -233,6 +240,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         decided = decisions(store, data.scholar.id)
         rejected = store.papers_by_ids(sorted(k for k, v in decided.items() if v == "reject"))
         return page("scholar.html", data=data, tab=tab, who=who, muted=muted,
+                    units=post_units(data.posts), numbers_itself=numbers_itself,
                     decided=decided, rejected=rejected, title=data.scholar.name,
                     feeds=feed_links(request, f"Lightnews: {data.scholar.name}"))  # fmt: skip
 
@@ -417,21 +425,41 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         return page("item.html", item=data, title=data.title or "Item")
 
     def daily(request: Request) -> Response:
-        """Daily papers of one day with their upvotes (the newest day by default)."""
+        """Daily papers of one day with their upvotes (the newest day by default).
+
+        ``?day=`` (the day picker's form) goes to that day's own address.
+        """
         asked = request.path_params.get("day")
-        if asked is not None:
-            try:
+        picked = request.query_params.get("day")
+        try:
+            if picked is not None and asked is None:
+                day = validate.day(picked.strip())
+                base = "/api/daily/" if wants_json(request) else "/daily/"
+                return RedirectResponse(f"{base}{day}", status_code=303)
+            if asked is not None:
                 validate.day(asked)
-            except UsageError as error:
-                return failure(request, error)
+        except UsageError as error:
+            return failure(request, error)
         days = store.daily_days()
         day = asked or (days[0] if days else "")
         entries = store.daily_items(day) if day else []
         if wants_json(request):
             return JSONResponse({"day": day, "days": days,
                                  "papers": [e.to_json() for e in entries]})  # fmt: skip
-        return page("daily.html", day=day, days=days, entries=entries,
-                    title=f"Daily papers {day}")  # fmt: skip
+        followed = {r.id: r.name for r in store.followed_scholars()}
+        bar = current_settings().attribution_bar
+        authors: dict[int, tuple[tuple[CardAuthor, ...], int]] = {}
+        for entry in entries:
+            if entry.record_of:
+                try:
+                    paper = store.get_paper(entry.record_of)
+                except NotFound:
+                    continue
+                authors[entry.id] = card_authors(paper.authorships, followed, bar)
+        older = next((d for d in days if d < day), None)
+        newer = next((d for d in reversed(days) if d > day), None)
+        return page("daily.html", day=day, days=days, entries=entries, authors=authors,
+                    older=older, newer=newer, title=f"Daily papers {day}")  # fmt: skip
 
     def notes(request: Request) -> Response:
         """A notes page: "N papers reviewed", notes by section, each linked to its papers."""
