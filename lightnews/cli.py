@@ -129,8 +129,16 @@ def checked(check: Callable[[str], T]) -> Callable[[click.Context, click.Paramet
     return callback
 
 
-def _moment(text: str) -> datetime:
-    return validate.moment(text, utc_now())
+def _moment_typed(text: str) -> str:
+    """A moment as typed, checked now and read later against the library's clock."""
+    validate.moment(text, utc_now())
+    return text
+
+
+def library_now(settings: Settings) -> datetime:
+    """Now, or the library's ``clock`` setting (a demo library is set to its snapshot's time)."""
+    clock = str(settings.clock or "")
+    return datetime.fromisoformat(clock.replace("Z", "+00:00")) if clock else utc_now()
 
 
 def _search_date(text: str) -> str:
@@ -1215,9 +1223,10 @@ def scholar(app: App, who: str, page: int, per_page: int, as_json: bool) -> None
 @cli.command()
 @click.option(
     "--since",
+    "since_typed",
     default="1d",
     show_default=True,
-    callback=checked(_moment),
+    callback=checked(_moment_typed),
     help="Stories with activity since: 12h, 1d, 2w, today, yesterday or a date (2025-01-31).",
 )
 @click.option(
@@ -1247,7 +1256,7 @@ def scholar(app: App, who: str, page: int, per_page: int, as_json: bool) -> None
 )
 @pass_app
 def digest(
-    app: App, since: datetime, fmt: str, limit: int, email: str | None, dry_run: bool
+    app: App, since_typed: str, fmt: str, limit: int, email: str | None, dry_run: bool
 ) -> None:
     """The top stories since a moment, each with why it is there; printed or e-mailed.
 
@@ -1260,7 +1269,8 @@ def digest(
 
     with errors_as_exit():
         settings = app.settings
-        now = utc_now()
+        now = library_now(settings)
+        since = validate.moment(since_typed, now)
         to = None
         if email is not None:
             to = email or settings.digest_to
@@ -1587,13 +1597,12 @@ def demo(app: App, as_json: bool, port: int | None) -> None:
     snapshot is a set of saved responses in the services' real formats, read by
     the real parsers: no network needed.
     """
-    from lightnews.demo import build_demo
     from lightnews.rank import rank_stories
 
     if app._store is None and app.db_path == default_db_path():
         app.db_path = default_db_path().with_name("demo.db")
     with errors_as_exit():
-        reports = build_demo(app.store, app.settings)
+        reports = _build_demo_with_progress(app, quiet=as_json)
         stories = rank_stories(
             app.store, limit=10, bar=app.settings.attribution_bar, settings=app.settings
         )
@@ -1626,6 +1635,31 @@ def demo(app: App, as_json: bool, port: int | None) -> None:
     out.print(f"\nTry: lightnews --db {_shown(app.db_path)} search attention")
     if port is not None:
         _serve(app.db_path, "127.0.0.1", port, app.settings)
+
+
+def _build_demo_with_progress(app: App, quiet: bool) -> list[Any]:
+    """Build the demo, saying on stderr what it is doing (third-party progress bars silenced)."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from lightnews.demo import SNAPSHOT_FILES, build_demo
+
+    for name in ("TQDM_DISABLE", "HF_HUB_DISABLE_PROGRESS_BARS"):
+        os.environ.setdefault(name, "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    if quiet:
+        return build_demo(app.store, app.settings)
+    columns = (TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err, transient=False) as progress:
+        task = progress.add_task("Building the demo library", total=len(SNAPSHOT_FILES) + 1)
+
+        def step(words: str) -> None:
+            progress.update(task, description=words)
+            if not words.startswith("Preparing"):
+                progress.advance(task)
+
+        reports = build_demo(app.store, app.settings, progress=step)
+        progress.update(task, description="Demo library ready", completed=len(SNAPSHOT_FILES) + 1)
+    return reports
 
 
 def main() -> None:
