@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from collections.abc import Iterable, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from contextvars import ContextVar
 from http.cookies import SimpleCookie
 from typing import Any
@@ -52,6 +52,9 @@ CSRF_FIELD = "csrf_token"
 CSRF_HEADER = "x-csrf-token"
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+#: Methods that can change state: checked as forms. Others (TRACE...) reach the router,
+#: which answers 405, since no route takes them.
+CHANGING_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 MAX_FORM_BYTES = 1 << 20
 
 SECURITY_HEADERS: Mapping[str, str] = {
@@ -133,10 +136,19 @@ class SiteGuard:
     """ASGI middleware: allowed hosts, same-site form posts with a token, security headers."""
 
     def __init__(
-        self, app: ASGIApp, *, secret: str, allowed_hosts: Iterable[str] = LOOPBACK_HOSTS
+        self,
+        app: ASGIApp,
+        *,
+        secret: str,
+        allowed_hosts: Iterable[str] = LOOPBACK_HOSTS,
+        takes: Callable[[str, str], bool] = lambda method, path: True,
     ) -> None:
         self.app = app
         self.secret = secret
+        #: Whether a route takes this state-changing method at this path: those requests
+        #: are checked as forms. Others change nothing and reach the router, which
+        #: answers 405 with the methods the address takes.
+        self.takes = takes
         hosts = {h.strip().lower().strip("[]") for h in allowed_hosts if h.strip()}
         self.any_host = "*" in hosts
         self.hosts = frozenset(hosts)
@@ -154,7 +166,7 @@ class SiteGuard:
         if cookie is None:
             cookie = secrets.token_urlsafe(32)
         token = csrf_token_for(self.secret, cookie)
-        if scope["method"] not in SAFE_METHODS:
+        if scope["method"] in CHANGING_METHODS and self.takes(scope["method"], scope["path"]):
             refusal = self._foreign(scope, host)
             if refusal is None:
                 body, too_big = await _read_body(receive)

@@ -28,6 +28,7 @@ from urllib.parse import urlencode
 import anyio.from_thread
 import anyio.to_thread
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.datastructures import FormData
 from starlette.requests import Request
@@ -35,7 +36,14 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from lightnews.errors import Ambiguous, LightnewsError, NotFound, Unavailable, UsageError
+from lightnews.errors import (
+    Ambiguous,
+    LightnewsError,
+    NotFound,
+    PastLastPage,
+    Unavailable,
+    UsageError,
+)
 from lightnews.model import SearchFilters
 from lightnews.normalize import validate
 from lightnews.normalize.arxiv_ids import parse_arxiv_id, parse_arxiv_reference
@@ -44,6 +52,7 @@ from lightnews.normalize.times import now_iso, utc_now
 from lightnews.normalize.validate import whole_number
 from lightnews.rank import Reason, Story, display_name, rank_stories, reason
 from lightnews.search import SearchResults, search_papers
+from lightnews.serve.api import openapi as openapi_description
 from lightnews.serve.cards import (
     Card,
     CardAuthor,
@@ -54,7 +63,7 @@ from lightnews.serve.cards import (
 )
 from lightnews.serve.export import FeedEntry, atom_feed, bibtex, json_feed, sources_opml
 from lightnews.serve.scholar import numbers_itself, post_units, scholar_page
-from lightnews.serve.security import SiteGuard, csrf_field, link
+from lightnews.serve.security import SiteGuard, csrf_field, link, safe_href
 from lightnews.serve.story import confidence_words, story_authors, story_groups
 from lightnews.settings import Settings
 from lightnews.sources import all_traits, kind_traits, kinds_where
@@ -109,6 +118,8 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
     env.globals["link"] = link
     env.globals["csrf_field"] = csrf_field
     env.globals["confidence_words"] = confidence_words
+    env.globals["alternate"] = alternate_link
+    env.globals["thumbnail"] = thumbnail
 
     def current_settings() -> Settings:
         return settings or Settings(store.saved_settings())
@@ -173,7 +184,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             paths = [(href.removeprefix("/"), label) for href, label in choices]  # on this site
             return page("error.html", status=300, title="Which one?", choices=paths,
                         message=str(error).partition(":")[0] + ". Choose one:")  # fmt: skip
-        status = 404 if isinstance(error, NotFound) else 400
+        status = 404 if isinstance(error, NotFound | PastLastPage) else 400
         if wants_json(request):
             return JSONResponse({"error": str(error)}, status_code=status)
         return page("error.html", status=status, message=str(error), title="Not found"
@@ -286,6 +297,10 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             source_kind=params.get("source_kind", "").strip() or None,
         )
         hits = SearchResults([], "lexical")
+        if wants_json(request) and _empty_range(typed):  # a range nothing falls in: no hits
+            note = "the start is after the end: nothing can match"
+            return JSONResponse({"query": query, "page": number, "mode": "lexical",
+                                 "note": note, "hits": []})  # fmt: skip
         try:
             filters = search_filters(typed)
             who = params.get("scholar", "").strip()
@@ -296,7 +311,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
                                      offset=(number - 1) * PER_PAGE, filters=filters,
                                      settings=current_settings())  # fmt: skip
                 if number > 1 and not hits:
-                    raise UsageError(f"page {number} is past the last page of results")
+                    raise PastLastPage(f"page {number} is past the last page of results")
         except Ambiguous as error:
             others = {k: v for k, v in params.items() if k != "scholar"}
             return failure(
@@ -305,7 +320,8 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         except UsageError as error:
             if wants_json(request):
                 return failure(request, error)
-            return page("search.html", status=400, query=query, hits=hits, page=number,
+            status = 404 if isinstance(error, PastLastPage) else 400
+            return page("search.html", status=status, query=query, hits=hits, page=number,
                         more=False, filters=typed, paging={}, error=str(error),
                         title="Search: check the filters")  # fmt: skip
         except LightnewsError as error:
@@ -583,7 +599,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         return page("notes_index.html", sources=rows, title="Notes")
 
     def openapi(request: Request) -> Response:
-        return JSONResponse(_openapi())
+        return JSONResponse(openapi_description())
 
     routes = [
         Route("/", home), Route("/api/feed", home),
@@ -617,10 +633,13 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         status = getattr(exc, "status_code", 404)
         message = ("There is no page at this address." if status == 404
                    else "This address does not take that kind of request.")  # fmt: skip
+        headers = getattr(exc, "headers", None)  # 405 says which methods it takes (Allow)
         if wants_json(request):
-            return JSONResponse({"error": message}, status_code=status)
-        return page("error.html", status=status, message=message,
-                    title="Not found" if status == 404 else "Cannot do that")  # fmt: skip
+            return JSONResponse({"error": message}, status_code=status, headers=headers)
+        response = page("error.html", status=status, message=message,
+                        title="Not found" if status == 404 else "Cannot do that")  # fmt: skip
+        response.headers.update(headers or {})
+        return response
 
     def uncaught(request: Request, error: Exception) -> Response:
         """A Lightnews error no handler caught (a search too expensive...), or the database's."""
@@ -633,9 +652,15 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers)
     app.state.store = store
     first = current_settings()
+    def takes(method: str, path: str) -> bool:
+        """A route takes ``method`` at ``path`` (a form to check), else the router says 405."""
+        return any(isinstance(r, Route) and method in (r.methods or ())
+                   and r.path_regex.match(path) for r in routes)  # fmt: skip
+
     app.add_middleware(
-        SiteGuard, secret=site_secret(store, first), allowed_hosts=first.allowed_hosts
-    )
+        SiteGuard, secret=site_secret(store, first), allowed_hosts=first.allowed_hosts,
+        takes=takes,
+    )  # fmt: skip
     return app
 
 
@@ -718,28 +743,32 @@ def _search_filter_kinds() -> list[tuple[str, str]]:
     return [("", "any"), *((kind, label) for _, kind, label in offered if label)]
 
 
-def _openapi() -> dict[str, Any]:
-    def get(summary: str, *params: str) -> dict[str, Any]:
-        return {"get": {"summary": summary, "parameters": [
-            {"name": p, "in": "path" if p in ("who", "arxiv_id") else "query",
-             "required": p in ("who", "arxiv_id"), "schema": {"type": "string"}}
-            for p in params], "responses": {"200": {"description": "JSON"}}}}  # fmt: skip
+def alternate_link(kind: str, title: str, href: str) -> Markup:
+    """``<link rel="alternate">`` to one of the page's feeds (autodiscovery), if safe."""
+    safe = safe_href(href)
+    if safe is None:
+        return Markup("")
+    return Markup('<link rel="alternate" type="{}" title="{}" href="{}">').format(kind, title, safe)
 
-    return {
-        "openapi": "3.1.0",
-        "info": {"title": "Lightnews", "version": "0.1.0",
-                 "description": "The data behind every Lightnews page."},
-        "paths": {
-            "/api/feed": get("The ranked feed: stories with why they are there"),
-            "/api/scholar/{who}": get("A scholar's profile, posts and papers", "who", "page"),
-            "/api/paper/{arxiv_id}": get("A story: the paper, everything that mentions it and "
-                                         "related papers (with how they were found)", "arxiv_id"),
-            "/api/search": get("Search of papers by words and meaning: {query, page, mode "
-                               "(hybrid, lexical or id), note, hits}", "q", "page", "subject",
-                               "since", "until", "scholar", "source_kind"),
-            "/api/sources": get("Sources with their health"),
-        },
-    }  # fmt: skip
+
+def thumbnail(url: str) -> Markup:
+    """A decorative thumbnail from an https address (nothing for any other)."""
+    safe = safe_href(url)
+    if safe is None or not safe.lower().startswith("https://"):
+        return Markup("")
+    return Markup('<img class="thumb" src="{}" alt="" loading="lazy" width="120" height="63">'
+                  ).format(safe)  # fmt: skip
+
+
+def _empty_range(typed: SearchFilters) -> bool:
+    """Both dates readable and the start after the end (the API answers "no hits")."""
+    now = utc_now()
+    try:
+        since = validate.search_date(typed.since, now) if typed.since else None
+        until = validate.search_date(typed.until, now) if typed.until else None
+    except UsageError:
+        return False
+    return bool(since and until and since > until)
 
 
 def _back(form: FormData, default: str) -> str:
