@@ -42,12 +42,15 @@ class Param:
 _DAY = r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$"  # days every month has
 _SINCE = r"^(|[1-9][0-9]{0,3}[hdw]|today|yesterday|(19[7-9][0-9]|20[0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8]))$"  # noqa: E501
 _CATEGORY = r"^(|cs|stat|math|cs\.(LG|CL|CV|AI|IR|RO|NE)|stat\.ML|math\.OC)$"
+#: Placeholder for the source kinds a search takes, read from the registry when described.
+FILTER_KINDS = ("<filter kinds>",)
 _ARXIV = (
     r"^((0[7-9]|1[0-4])(0[1-9]|1[0-2])\.[0-9]{4}|(1[5-9]|2[0-9])(0[1-9]|1[0-2])\.[0-9]{5})"
     r"(v[1-9][0-9]?)?$"
 )
 
-Who = Annotated[str, Param("A scholar: id, handle, ORCID iD or (part of) a name.")]
+Who = Annotated[str, Param("A scholar: id, handle, ORCID iD or (part of) a name.",
+                           pattern=r"[^\s\x00-\x1f\x7f-\x9f]")]  # fmt: skip
 Page = Annotated[int, Param("Page number, from 1.", minimum=1, maximum=MAX_PAGE)]
 Id = Annotated[int, Param("A whole number.", minimum=1, maximum=MAX_ID)]
 
@@ -80,9 +83,9 @@ class SearchParams:
         "From: 12h, 1d, 2w, today, yesterday or YYYY-MM-DD. A start after the end gives no hits.",
         pattern=_SINCE)] = None  # fmt: skip
     until: Annotated[str | None, Param("To: as since.", pattern=_SINCE)] = None
-    source_kind: Annotated[str | None, Param("Only mentions from this kind of source.",
-                                             enum=("", "feed", "bluesky", "hf-daily",
-                                                   "notes"))] = None  # fmt: skip
+    source_kind: Annotated[str | None, Param("Only mentions from this kind of source "
+                                             "(the kinds a search can be narrowed to).",
+                                             enum=FILTER_KINDS)] = None  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,9 +252,10 @@ def _parameters(route: ApiRoute) -> list[dict[str, Any]]:
                      if isinstance(a, Param)), None)  # fmt: skip
         schema = _schema(kind)
         if info is not None:
+            enum = _filter_kinds() if info.enum == FILTER_KINDS else info.enum
             extra = {"pattern": info.pattern, "minimum": info.minimum, "maximum": info.maximum,
                      "maxLength": info.max_length, "format": info.format,
-                     "enum": list(info.enum) if info.enum else None}  # fmt: skip
+                     "enum": list(enum) if enum else None}  # fmt: skip
             schema.update({k: v for k, v in extra.items() if v is not None})
         in_path = "{" + field.name + "}" in route.path
         found.append({
@@ -259,6 +263,13 @@ def _parameters(route: ApiRoute) -> list[dict[str, Any]]:
             "description": info.description if info else "", "schema": schema,
         })  # fmt: skip
     return found
+
+
+def _filter_kinds() -> tuple[str, ...]:
+    """The source kinds a search can be narrowed to (their traits say so), and "" for any."""
+    from lightnews.sources import all_traits
+
+    return ("", *sorted(kind for kind, t in all_traits().items() if t.filter_label))
 
 
 _WHY = {

@@ -80,16 +80,18 @@ def api_url(demo_library: str) -> Iterator[str]:
     thread.join(timeout=5)
 
 
-def _schemathesis(url: str, *options: str) -> subprocess.CompletedProcess[str]:
+def _schemathesis(url: str, cwd: Path, *options: str) -> subprocess.CompletedProcess[str]:
     command = [str(ST), "run", url, "--checks", "all", "--max-examples", "25", "--seed", "1",
                "--no-color", *options]  # fmt: skip
-    return subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+    # In a temporary folder: schemathesis keeps its cache of failures where it runs.
+    return subprocess.run(command, capture_output=True, text=True, timeout=600, check=False,
+                          cwd=cwd)  # fmt: skip
 
 
 @pytest.mark.skipif(ST is None, reason="schemathesis is not installed (a dev dependency)")
-def test_schemathesis_all_checks_pass(api_url: str) -> None:
-    every = _schemathesis(api_url, "--exclude-path", "/api/search")
+def test_schemathesis_all_checks_pass(api_url: str, tmp_path: Path) -> None:
+    every = _schemathesis(api_url, tmp_path, "--exclude-path", "/api/search")
     assert every.returncode == 0, every.stdout[-4000:]
-    search = _schemathesis(api_url, "--include-path", "/api/search",
+    search = _schemathesis(api_url, tmp_path, "--include-path", "/api/search",
                            "--exclude-checks", "positive_data_acceptance")  # fmt: skip
     assert search.returncode == 0, search.stdout[-4000:]
