@@ -169,8 +169,16 @@ def checked(check: Callable[[str], T]) -> Callable[[click.Context, click.Paramet
     return callback
 
 
-def _moment(text: str) -> datetime:
-    return validate.moment(text, utc_now())
+def _moment_typed(text: str) -> str:
+    """A moment as typed, checked now and read later against the library's clock."""
+    validate.moment(text, utc_now())
+    return text
+
+
+def library_now(settings: Settings) -> datetime:
+    """Now, or the library's ``clock`` setting (a demo library is set to its snapshot's time)."""
+    clock = str(settings.clock or "")
+    return datetime.fromisoformat(clock.replace("Z", "+00:00")) if clock else utc_now()
 
 
 def _search_date(text: str) -> str:
@@ -726,7 +734,7 @@ def feed(app: App, limit: int, newest: bool, fmt: str, as_json: bool) -> None:
     if fmt != "text":
         from lightnews.serve.export import FeedEntry, atom_feed, json_feed
 
-        entries = [FeedEntry(s.url or s.key, s.title, s.url, s.time, " · ".join(s.why))
+        entries = [FeedEntry(s.url or s.key, s.title, s.url, s.time, why=s.why)
                    for s in stories]  # fmt: skip
         if fmt == "atom":
             click.echo(atom_feed("Lightnews: your feed", "lightnews:feed", entries).decode())
@@ -737,8 +745,9 @@ def feed(app: App, limit: int, newest: bool, fmt: str, as_json: bool) -> None:
         out.print("the feed is empty: add sources and run `lightnews refresh`")
     for story in stories:
         label = story.arxiv_id or "item"
-        out.print(f"[bold]{story.title}[/bold]")
-        out.print(f"  {label} · {(story.time or '')[:10]} · {' · '.join(story.why[:3])}")
+        out.print(f"[bold]{escape(story.title)}[/bold]")
+        out.print(f"  {label} · {(story.time or '')[:10]}")
+        out.print(f"  why: {escape(' · '.join(story.why))}")
         if story.url:
             out.print(f"  {story.url}")
 
@@ -1257,7 +1266,7 @@ def scholar(app: App, who: str, page: int, per_page: int, as_json: bool) -> None
     WHO is an id, a handle, an ORCID iD or (part of) a name: `scholar mara`,
     `scholar Lindqvist`. When several scholars match, they are listed (exit status 2).
     """
-    from lightnews.serve.scholar import scholar_page
+    from lightnews.serve.scholar import numbers_itself, scholar_page
 
     with errors_as_exit():
         data = scholar_page(
@@ -1288,11 +1297,13 @@ def scholar(app: App, who: str, page: int, per_page: int, as_json: bool) -> None
             marks.append("pinned")
         if post.reposted_by:
             by = post.reposted_by
-            marks.append(f"reposted by {by.name or by.handle}")
-        if post.thread_size > 1:
+            marks.append(f"reposted by {by.name or by.handle}, by {post.author} @{post.handle}")
+        if post.thread_size > 1 and not numbers_itself(post.text):
             marks.append(f"thread {post.position}/{post.thread_size}")
-        out.print(f"\n[dim]{(post.created_at or '')[:10]} {' · '.join(marks)}[/dim]")
-        out.print(post.text)
+        when = (post.created_at or "")[:16].replace("T", " ")
+        out.print()
+        out.print(escape(" · ".join([when, *marks])), style="dim", soft_wrap=True)
+        out.print(escape(post.text))
         for link in post.links:
             out.print(f"  {link}")
     out.print(
@@ -1309,9 +1320,10 @@ def scholar(app: App, who: str, page: int, per_page: int, as_json: bool) -> None
 @cli.command()
 @click.option(
     "--since",
+    "since_typed",
     default="1d",
     show_default=True,
-    callback=checked(_moment),
+    callback=checked(_moment_typed),
     help="Stories with activity since: 12h, 1d, 2w, today, yesterday or a date (2025-01-31).",
 )
 @click.option(
@@ -1341,7 +1353,7 @@ def scholar(app: App, who: str, page: int, per_page: int, as_json: bool) -> None
 )
 @pass_app
 def digest(
-    app: App, since: datetime, fmt: str, limit: int, email: str | None, dry_run: bool
+    app: App, since_typed: str, fmt: str, limit: int, email: str | None, dry_run: bool
 ) -> None:
     """The top stories since a moment, each with why it is there; printed or e-mailed.
 
@@ -1355,7 +1367,8 @@ def digest(
     with errors_as_exit():
         settings = app.reader_settings
         reader = app.reader
-        now = utc_now()
+        now = library_now(settings)
+        since = validate.moment(since_typed, now)
         to = None
         if email is not None:
             to = email or settings.digest_to
@@ -1949,13 +1962,12 @@ def demo(app: App, as_json: bool, port: int | None) -> None:
     snapshot is a set of saved responses in the services' real formats, read by
     the real parsers: no network needed.
     """
-    from lightnews.demo import build_demo
     from lightnews.rank import rank_stories
 
     if app._store is None and app.db_path == default_db_path():
         app.db_path = default_db_path().with_name("demo.db")
     with errors_as_exit():
-        reports = build_demo(app.store, app.settings)
+        reports = _build_demo_with_progress(app, quiet=as_json)
         stories = rank_stories(
             app.store, app.reader, limit=10, bar=app.settings.attribution_bar,
             settings=app.settings,
@@ -1989,6 +2001,31 @@ def demo(app: App, as_json: bool, port: int | None) -> None:
     out.print(f"\nTry: lightnews --db {_shown(app.db_path)} search attention")
     if port is not None:
         _serve(app.db_path, "127.0.0.1", port, app.settings)
+
+
+def _build_demo_with_progress(app: App, quiet: bool) -> list[Any]:
+    """Build the demo, saying on stderr what it is doing (third-party progress bars silenced)."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from lightnews.demo import SNAPSHOT_FILES, build_demo
+
+    for name in ("TQDM_DISABLE", "HF_HUB_DISABLE_PROGRESS_BARS"):
+        os.environ.setdefault(name, "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    if quiet:
+        return build_demo(app.store, app.settings)
+    columns = (TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err, transient=False) as progress:
+        task = progress.add_task("Building the demo library", total=len(SNAPSHOT_FILES) + 1)
+
+        def step(words: str) -> None:
+            progress.update(task, description=words)
+            if not words.startswith("Preparing"):
+                progress.advance(task)
+
+        reports = build_demo(app.store, app.settings, progress=step)
+        progress.update(task, description="Demo library ready", completed=len(SNAPSHOT_FILES) + 1)
+    return reports
 
 
 # The whole conversation's commands (listen, discussed, watch, push) register themselves.

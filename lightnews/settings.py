@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from lightnews.errors import SettingError
@@ -56,6 +57,19 @@ def _boolean(raw: str) -> bool:
     raise ValueError
 
 
+def _moment_text(raw: str) -> str:
+    """Empty, or a moment in ISO 8601 (kept as written, in UTC)."""
+    text = raw.strip()
+    if not text:
+        return ""
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"{text[:40]!r} is not a moment (2025-11-28T12:00:00Z)") from None
+    moment = moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def _host_list(raw: str) -> tuple[str, ...]:
     hosts = tuple(h.strip().lower() for h in raw.split(",") if h.strip())
     if not hosts or any(" " in h or "/" in h for h in hosts):
@@ -84,6 +98,7 @@ _KIND_WORDS: dict[Callable[[str], Any], str] = {
     _boolean: "true or false",
     _host_list: "host names separated by commas",
     _digest_schedule: "off, `daily HH:MM` or `weekly DAY HH:MM` (UTC)",
+    _moment_text: "a moment (2025-11-28T12:00:00Z) or nothing",
     str: "text",
 }
 
@@ -205,6 +220,14 @@ SETTINGS: tuple[Setting, ...] = (
         36.0,
         _non_negative_float,
         "Hours after which a story's score in the feed is halved (newer counts more).",
+    ),
+    Setting(
+        "clock",
+        "",
+        _moment_text,
+        "Treat this moment (ISO 8601, UTC) as now for `digest --since` (empty: the real "
+        "clock). The demo sets it to its snapshot's last moment, so `digest --since 1d` "
+        "shows the demo's day.",
     ),
     Setting("smtp_host", "", str, "SMTP server the digest is e-mailed through (empty: no e-mail)."),
     Setting("smtp_port", 25, _positive_int, "Port of the SMTP server."),

@@ -411,3 +411,25 @@ def test_import_summary_counts_stubs_and_cuts(tmp_path: Path) -> None:
     assert summary["fields_cut"] == 1 and summary["cut"][0].startswith("2501.00003 title: cut")
     shown = run(db, "import", "arxiv-snapshot", str(path)).stdout
     assert "1 stubs (no title yet)" in shown
+
+
+def test_feed_prints_every_reason_and_atom_carries_them(tmp_path: Path) -> None:
+    """The CLI printed three reasons and dropped "87 upvotes" and "2 scholars discuss it"."""
+    db = str(tmp_path / "demo.db")
+    runner = CliRunner(env={"LIGHTNEWS_RESOLVE_ONLINE": "0", "COLUMNS": "80"})
+    assert runner.invoke(cli, ["--db", db, "demo", "--json"]).exit_code == 0
+    text = runner.invoke(cli, ["--db", db, "feed", "--limit", "1"]).output
+    assert "87 upvotes on Daily Papers" in text and "2 scholars discuss it" in text
+    assert "in Elif Brennan's notes" in text  # the last of seven, not cut at 80 columns
+    atom = runner.invoke(cli, ["--db", db, "feed", "--limit", "1", "--format", "atom"]).output
+    assert "in a post on Northlake AI Lab Blog" in atom
+
+
+def test_scholar_posts_show_time_and_reposts_their_author(tmp_path: Path) -> None:
+    db = str(tmp_path / "demo.db")
+    runner = CliRunner(env={"LIGHTNEWS_RESOLVE_ONLINE": "0", "COLUMNS": "80"})
+    assert runner.invoke(cli, ["--db", db, "demo", "--json"]).exit_code == 0
+    text = runner.invoke(cli, ["--db", db, "scholar", "mara"]).output
+    assert "2025-11-25 08:30 · pinned" in text  # the whole moment, not cut
+    assert "reposted by Mara Lindqvist, by Priyanka Deshmane @pdeshmane.bsky.social" in text
+    assert "thread 1/5" not in text  # "🧵1/5" is in the post already

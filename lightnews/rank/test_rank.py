@@ -49,8 +49,9 @@ def test_followed_posts_count_most_and_say_so() -> None:
     p_points, p_why = posted_by_followed(posted, CONTEXT)
     r_points, r_why = posted_by_followed(reposted, CONTEXT)
     assert p_points > r_points > 0
-    assert p_why == ["posted by Ada Example (followed)"]
-    assert r_why == ["reposted by Ada Example (followed)"]
+    assert [r.text for r in p_why] == ["posted by Ada Example (followed)"]
+    assert [r.text for r in r_why] == ["reposted by Ada Example (followed)"]
+    assert [p.href for p in p_why[0].parts if p.href] == ["/scholar/7"]  # linked to the scholar
 
 
 def test_bots_weigh_little() -> None:
@@ -58,14 +59,14 @@ def test_bots_weigh_little() -> None:
     bot: list[dict[str, Any]] = [{**p, "bot": True} for p in person]
     people, bots = story(*person), story(*bot)
     assert scholars_discussing(people, CONTEXT)[0] > 4 * scholars_discussing(bots, CONTEXT)[0]
-    assert scholars_discussing(people, CONTEXT)[1] == ["3 scholars discuss it"]
+    assert [r.text for r in scholars_discussing(people, CONTEXT)[1]] == ["3 scholars discuss it"]
 
 
 def test_engagement_is_normalized_per_source() -> None:
     likes = story({"source_kind": "bluesky", "engagement": {"likes": 41}})
     upvotes = story({"source_kind": "hf-daily", "engagement": {"upvotes": 41}})
     assert engagement(upvotes, CONTEXT)[0] > engagement(likes, CONTEXT)[0]
-    assert engagement(upvotes, CONTEXT)[1] == ["Daily Papers, 41 upvotes"]
+    assert [r.text for r in engagement(upvotes, CONTEXT)[1]] == ["41 upvotes on Daily Papers"]
 
 
 def test_demo_feed_is_led_by_the_followed_scholar(store: SQLiteStore, settings: Settings) -> None:
@@ -153,3 +154,45 @@ def test_a_followed_scholars_repost_is_credited_to_them(
     assert "reposted by Mara Lindqvist (followed)" in feed["2511.10268"].why
     reposts = [i for i in feed["2511.10268"].items if i.kind == "repost"]
     assert reposts and all(i.followed_scholar is not None for i in reposts)
+
+
+def test_reasons_are_specific_linked_unrepeated_and_by_weight(
+    store: SQLiteStore, settings: Settings
+) -> None:
+    """Which blog, whose notes, whose posts; one "authored by" for two authors; weightiest first."""
+    from lightnews.demo import build_demo
+
+    build_demo(store, settings)
+    top = {s.key: s for s in rank_stories(store, limit=None)}["2511.18342"]
+    assert top.why == [
+        "authored by Mara Lindqvist and Tobias Achterberg-Reyes",
+        "posted by Mara Lindqvist (followed)",  # not "reposted by" her as well
+        "87 upvotes on Daily Papers",
+        "2 scholars discuss it",
+        "531 likes and reposts on posts by Mara Lindqvist, Tobias Achterberg-Reyes and 1 other",
+        "in a post on Northlake AI Lab Blog",
+        "in Elif Brennan's notes",
+    ]
+    weights = [r.weight for r in top.reasons]
+    assert weights == sorted(weights, reverse=True)
+    links = {p.text: p.href for r in top.reasons for p in r.parts if p.href}
+    mara = store.find_scholar("Mara Lindqvist")
+    assert links["Mara Lindqvist"] == f"/scholar/{mara}"
+    assert links["Daily Papers"] == "https://huggingface.co/papers/2511.18342"
+    assert links["Northlake AI Lab Blog"].startswith("/item/")
+    assert links["Elif Brennan's notes"].startswith("/notes/")
+    assert links["531 likes and reposts"] == "/paper/2511.18342#posts"
+    assert top.to_json()["reasons"][0]["links"][1] == {
+        "text": "Tobias Achterberg-Reyes", "href": f"/scholar/{store.find_scholar('Tobias')}"
+    }  # fmt: skip
+
+
+def test_the_same_words_are_said_once() -> None:
+    twice = story(
+        {"id": 1, "kind": "post", "followed_scholar": 7, "account": "did:a"},
+        {"id": 2, "kind": "post", "followed_scholar": 7, "account": "did:a"},
+        {"id": 3, "kind": "repost", "followed_scholar": 7, "account": "did:b"},
+    )
+    assert [r.text for r in posted_by_followed(twice, CONTEXT)[1]] == [
+        "posted by Ada Example (followed)"
+    ]

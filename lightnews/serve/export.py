@@ -43,16 +43,24 @@ ATOM = "http://www.w3.org/2005/Atom"
 
 
 class FeedEntry:
-    """One entry of an outgoing feed."""
+    """One entry of an outgoing feed; ``why`` are the reasons it is in the feed, in full."""
 
     def __init__(self, id: str, title: str, url: str | None, updated: str | None,
-                 summary: str = "", authors: Sequence[str] = ()) -> None:  # fmt: skip
+                 summary: str = "", authors: Sequence[str] = (),
+                 why: Sequence[str] = ()) -> None:  # fmt: skip
         self.id = id
         self.title = title
         self.url = url
         self.updated = updated or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         self.summary = summary
         self.authors = list(authors)
+        self.why = list(why)
+
+    @property
+    def text(self) -> str:
+        """The summary, then why the entry is there."""
+        why = "Why: " + " · ".join(self.why) if self.why else ""
+        return "\n\n".join(part for part in (self.summary, why) if part)
 
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
@@ -89,8 +97,8 @@ def atom_feed(title: str, self_url: str, entries: Iterable[FeedEntry]) -> bytes:
         for name in entry.authors or ["Lightnews"]:
             etree.SubElement(etree.SubElement(node, f"{{{ATOM}}}author"),
                              f"{{{ATOM}}}name").text = _xml(name)  # fmt: skip
-        if entry.summary:
-            etree.SubElement(node, f"{{{ATOM}}}summary").text = _xml(entry.summary)
+        if entry.text:
+            etree.SubElement(node, f"{{{ATOM}}}summary").text = _xml(entry.text)
     return bytes(etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True))
 
 
@@ -102,8 +110,9 @@ def json_feed(title: str, self_url: str, entries: Iterable[FeedEntry]) -> dict[s
         "feed_url": self_url,
         "items": [
             {"id": e.id, "url": e.url if _followable(e.url) else None, "title": e.title,
-             "content_text": e.summary,
-             "date_modified": e.updated, "authors": [{"name": a} for a in e.authors]}
+             "content_text": e.text, "summary": e.summary or None,
+             "date_modified": e.updated, "authors": [{"name": a} for a in e.authors],
+             **({"_lightnews": {"why": e.why}} if e.why else {})}
             for e in entries
         ],
     }  # fmt: skip

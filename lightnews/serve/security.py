@@ -83,6 +83,9 @@ CSRF_FIELD = "csrf_token"
 CSRF_HEADER = "x-csrf-token"
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+#: Methods that can change state: checked as forms. Others (TRACE...) reach the router,
+#: which answers 405, since no route takes them.
+CHANGING_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 MAX_FORM_BYTES = 1 << 20
 
 SECURITY_HEADERS: Mapping[str, str] = {
@@ -289,9 +292,14 @@ class SiteGuard:
         open_without_accounts: bool = True,
         clock: Callable[[], float] = time.time,
         on_error: Callable[[Request, Exception], Any] | None = None,
+        takes: Callable[[str, str], bool] = lambda method, path: True,
     ) -> None:
         self.app = app
         self.secret = secret
+        #: Whether a route takes this state-changing method at this path: those requests
+        #: are checked as forms. Others change nothing and reach the router, which
+        #: answers 405 with the methods the address takes.
+        self.takes = takes
         hosts = {h.strip().lower().strip("[]") for h in allowed_hosts if h.strip()}
         self.any_host = "*" in hosts
         self.hosts = frozenset(hosts)
@@ -377,7 +385,8 @@ class SiteGuard:
         if cookie is None:
             cookie = secrets.token_urlsafe(32)
         token = csrf_token_for(self.secret, cookie, visitor.session)
-        unsafe = scope["method"] not in SAFE_METHODS
+        # A method no route takes at this address is left to the router (405, not 403).
+        unsafe = scope["method"] not in SAFE_METHODS and self.takes(scope["method"], scope["path"])
         if unsafe and self.read_only:
             await _plain(send, 403, "Refused: this instance is read-only.\n")
             return

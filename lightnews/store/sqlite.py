@@ -883,7 +883,7 @@ class SQLiteStore(
         )
         code = tuple(sorted(c.url for c in code_links))
         mentions = tuple(
-            PaperMention(**r)
+            PaperMention(**{**r, "engagement": orjson.loads(r["engagement"] or "{}")})
             for r in self.db.execute(
                 "SELECT i.id AS item_id, i.kind, s.kind AS source_kind, "
                 "COALESCE(s.title, s.address) AS source, i.url, i.author, i.account, "
@@ -891,17 +891,19 @@ class SQLiteStore(
                 " WHERE d.kind LIKE '%-did' AND d.value = i.account "
                 " UNION SELECT sc.name FROM scholars sc WHERE sc.id = s.scholar_id LIMIT 1) "
                 "AS scholar, i.title, i.published, substr(i.text, 1, 500) AS text, "
-                "m.method, m.confidence, m.evidence FROM mentions m "
+                "m.method, m.confidence, m.evidence, COALESCE(i.thread_root, i.key) AS thread, "
+                "i.engagement FROM mentions m "
                 "JOIN items i ON i.id = m.item_id JOIN sources s ON s.id = i.source_id "
                 "WHERE m.paper_id = ? ORDER BY i.published DESC",
                 (row["id"],),
             )
         )
         records = tuple(
-            PaperRecord(**r)
+            PaperRecord(**{**r, "engagement": orjson.loads(r["engagement"] or "{}")})
             for r in self.db.execute(
                 "SELECT s.kind AS source_kind, COALESCE(s.title, s.address) AS source, i.url, "
-                "i.first_seen FROM items i JOIN sources s ON s.id = i.source_id "
+                "i.first_seen, i.id AS item_id, i.engagement "
+                "FROM items i JOIN sources s ON s.id = i.source_id "
                 "WHERE i.paper_id = ? ORDER BY i.first_seen",
                 (row["id"],),
             )

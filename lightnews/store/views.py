@@ -272,10 +272,14 @@ class PaperRecord:
     source: str
     url: str | None
     first_seen: str
+    item_id: int | None = None
+    #: The listing's counts (a daily-papers entry's upvotes, comments); absent when unknown.
+    engagement: dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"source_kind": self.source_kind, "source": self.source, "url": self.url,
-                "first_seen": self.first_seen}  # fmt: skip
+                "first_seen": self.first_seen, "item_id": self.item_id,
+                "engagement": self.engagement}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,6 +300,9 @@ class PaperMention:
     method: str
     confidence: float
     evidence: str
+    #: The thread the item belongs to (its root's key; its own key when it is no reply).
+    thread: str | None = None
+    engagement: dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -304,6 +311,7 @@ class PaperMention:
             "account": self.account, "scholar": self.scholar, "title": self.title,
             "published": self.published, "text": self.text, "method": self.method,
             "confidence": self.confidence, "evidence": self.evidence,
+            "thread": self.thread, "engagement": self.engagement,
         }  # fmt: skip
 
 
