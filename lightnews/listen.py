@@ -41,6 +41,7 @@ from lightnews.settings import Settings
 from lightnews.sources.bluesky import post_item
 from lightnews.sources.jetstream import (
     COLLECTIONS,
+    SERVICE,
     Counts,
     Heard,
     NetworkFilter,
@@ -187,7 +188,7 @@ class Listener:
                     self.store.save_follows(follower, [follows], now)
             authors = {p.did: "" for p in posts}
             known = {d: h for d, h in self._handles.items() if d in authors}
-            self.store.note_accounts({**authors, **known}, now)
+            self.store.note_accounts(SERVICE, {**authors, **known}, now)
             if posts:
                 self._classify(sorted(authors))
         except BACKEND_ERRORS as error:
@@ -249,7 +250,7 @@ class Listener:
         counts = self.store.network_post_counts(dids)
         wanted = []
         for did in dids:
-            account = self.store.get_account("bluesky", did)
+            account = self.store.get_account(SERVICE, did)
             count = counts.get(did, 0)
             if account is None:
                 continue
@@ -270,7 +271,7 @@ class Listener:
                     continue
             reason = bot_reason(account, items)
             if bool(reason) != account.bot or reason != account.bot_reason:
-                self.store.mark_bot("bluesky", did, reason)
+                self.store.mark_bot(SERVICE, did, reason)
 
 
 def _record(payload: str) -> dict[str, object]:

@@ -168,7 +168,7 @@ def test_scholars_posts_are_matched_by_title_too(
     path.write_bytes(stranger + b"\n" + own + b"\n")
     report = replay_file(store, Settings(environ={}), path)
     assert report.stored == 1
-    assert [s.did for s in store.network_mentions_of("2505.20295")] == [SCHOLAR]
+    assert [s.did for s in store.network_mentions_of("bluesky", "2505.20295")] == [SCHOLAR]
 
 
 # -- a real websocket server --------------------------------------------------------------------

@@ -36,6 +36,7 @@ from lightnews.normalize import validate
 from lightnews.normalize.times import now_iso
 from lightnews.settings import Settings
 from lightnews.sources.bluesky import post_url
+from lightnews.sources.jetstream import SERVICE
 from lightnews.store import Store
 from lightnews.store.network import Delivery, PushTarget, WatchEvent
 
@@ -141,7 +142,7 @@ def find_events(store: Store, arxiv_ids: Sequence[str]) -> list[WatchEvent]:
             for mention in paper.mentions:
                 if mention.kind not in ("post", "repost", "article", "note") or not mention.scholar:
                     continue
-                account = store.get_account("bluesky", mention.account) if mention.account else None
+                account = store.get_account(SERVICE, mention.account) if mention.account else None
                 if account is not None and account.bot:
                     continue  # bots never trigger a message
                 reposted = mention.kind == "repost"
@@ -150,7 +151,7 @@ def find_events(store: Store, arxiv_ids: Sequence[str]) -> list[WatchEvent]:
                     mention.url, mention.published or "",
                     reposted_by=mention.scholar if reposted else None,
                 ))  # fmt: skip
-        for spoken in store.network_mentions_of(arxiv_id):
+        for spoken in store.network_mentions_of(SERVICE, arxiv_id):
             if spoken.bot or spoken.did not in followed:
                 continue
             name = names.get(followed[spoken.did], spoken.handle or spoken.did)

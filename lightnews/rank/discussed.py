@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from lightnews.sources.jetstream import SERVICE
 from lightnews.store import Store
 from lightnews.store.network import Spoken
 
@@ -200,7 +201,7 @@ def discussed_papers(
 
     Papers no person discusses (only bots) are left out.
     """
-    rows = store.spoken_since(_micros(since), MAX_ROWS)
+    rows = store.spoken_since(SERVICE, _micros(since), MAX_ROWS)
     followed, friends = _graph(store)
     ranked = [d for d in rank_discussion(rows, followed, friends, bot_weight=bot_weight)
               if d.people]  # fmt: skip
@@ -220,7 +221,7 @@ def discussion_of(
     wanted = set(arxiv_ids)
     if not wanted:
         return {}
-    rows = store.spoken_about(sorted(wanted), _micros(since))
+    rows = store.spoken_about(SERVICE, sorted(wanted), _micros(since))
     if not rows:
         return {}
     followed, friends = _graph(store)

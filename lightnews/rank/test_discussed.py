@@ -198,7 +198,7 @@ def test_a_post_linking_an_article_about_a_paper_joins_its_discussion(
         commit_event(PEOPLE[0], now_us, POST, "3v1", record),
         commit_event(PEOPLE[1], now_us + 1, POST, "3v2", plain)]) + b"\n")  # fmt: skip
     assert replay_file(store, settings, path).stored == 1
-    (spoken,) = store.network_mentions_of(A)
+    (spoken,) = store.network_mentions_of("bluesky", A)
     via = "Lab Blog’s “What SelfReflect measures”"
     assert (spoken.method, spoken.evidence) == ("via-article", via)
     (entry,) = discussed_papers(store, utc_now() - timedelta(hours=1))

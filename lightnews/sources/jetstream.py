@@ -58,6 +58,7 @@ __all__ = [
     "NEEDLES",
     "POST",
     "REPOST",
+    "SERVICE",
     "Counts",
     "Heard",
     "NetworkFilter",
@@ -65,6 +66,8 @@ __all__ = [
     "subscribe_url",
 ]
 
+#: Whose network Jetstream is: the service of the accounts heard.
+SERVICE = "bluesky"
 POST = "app.bsky.feed.post"
 REPOST = "app.bsky.feed.repost"
 FOLLOW = "app.bsky.graph.follow"

@@ -248,30 +248,30 @@ class NetworkQueries(_Base):
         )
         return {r[0]: int(r[1]) for r in rows}
 
-    def note_accounts(self, handles: dict[str, str], now: str) -> None:
-        """Make sure these Bluesky accounts are known; a non-empty handle replaces the old."""
+    def note_accounts(self, service: str, handles: dict[str, str], now: str) -> None:
+        """Make sure these accounts are known; a non-empty handle replaces the old."""
         with self.transaction():
             for did, handle in handles.items():
                 self.db.execute(
                     "INSERT INTO accounts (service, id, handle, updated_at) "
-                    "VALUES ('bluesky', ?, ?, ?) ON CONFLICT(service, id) DO UPDATE SET "
+                    "VALUES (?, ?, ?, ?) ON CONFLICT(service, id) DO UPDATE SET "
                     "handle = COALESCE(NULLIF(excluded.handle, ''), accounts.handle)",
-                    (did, handle, now),
+                    (service, did, handle, now),
                 )
 
     def network_post_count(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM network_posts").fetchone()[0])
 
-    def spoken_since(self, since_us: int, limit: int = 200_000) -> list[Spoken]:
+    def spoken_since(self, service: str, since_us: int, limit: int = 200_000) -> list[Spoken]:
         """Every account speaking about a paper since ``since_us``, with what is known of it."""
         rows = self.db.execute(
             "SELECT m.paper, p.did, p.kind, p.uri, p.created_at, p.time_us, "
             "COALESCE(a.handle, '') AS handle, a.followers, COALESCE(a.bot, 0) AS bot, "
             "m.method, m.evidence "
             "FROM network_posts p JOIN network_mentions m ON m.uri = p.uri "
-            "LEFT JOIN accounts a ON a.service = 'bluesky' AND a.id = p.did "
+            "LEFT JOIN accounts a ON a.service = ? AND a.id = p.did "
             "WHERE p.time_us >= ? ORDER BY p.time_us LIMIT ?",
-            (since_us, limit),
+            (service, since_us, limit),
         )
         return [
             Spoken(r[0], r[1], r[2], r[3], r[4], int(r[5]), r[6],
@@ -279,7 +279,7 @@ class NetworkQueries(_Base):
             for r in rows
         ]  # fmt: skip
 
-    def spoken_about(self, papers: Sequence[str], since_us: int) -> list[Spoken]:
+    def spoken_about(self, service: str, papers: Sequence[str], since_us: int) -> list[Spoken]:
         """:meth:`spoken_since` for some papers only (the feed's candidates)."""
         if not papers:
             return []
@@ -288,9 +288,9 @@ class NetworkQueries(_Base):
             "COALESCE(a.handle, '') AS handle, a.followers, COALESCE(a.bot, 0) AS bot, "
             "m.method, m.evidence "
             "FROM network_mentions m JOIN network_posts p ON p.uri = m.uri "
-            "LEFT JOIN accounts a ON a.service = 'bluesky' AND a.id = p.did "
+            "LEFT JOIN accounts a ON a.service = ? AND a.id = p.did "
             f"WHERE {self.sql.in_list('m.paper')} AND p.time_us >= ? ORDER BY p.time_us",
-            (self.sql.list_param(papers), since_us),
+            (service, self.sql.list_param(papers), since_us),
         )
         return [
             Spoken(r[0], r[1], r[2], r[3], r[4], int(r[5]), r[6],
@@ -298,16 +298,16 @@ class NetworkQueries(_Base):
             for r in rows
         ]  # fmt: skip
 
-    def network_mentions_of(self, paper: str, limit: int = 200) -> list[Spoken]:
+    def network_mentions_of(self, service: str, paper: str, limit: int = 200) -> list[Spoken]:
         """Who spoke about one paper on the network, newest first."""
         rows = self.db.execute(
             "SELECT m.paper, p.did, p.kind, p.uri, p.created_at, p.time_us, "
             "COALESCE(a.handle, '') AS handle, a.followers, COALESCE(a.bot, 0) AS bot, "
             "m.method, m.evidence "
             "FROM network_mentions m JOIN network_posts p ON p.uri = m.uri "
-            "LEFT JOIN accounts a ON a.service = 'bluesky' AND a.id = p.did "
+            "LEFT JOIN accounts a ON a.service = ? AND a.id = p.did "
             "WHERE m.paper = ? ORDER BY p.time_us DESC LIMIT ?",
-            (paper, limit),
+            (service, paper, limit),
         )
         return [
             Spoken(r[0], r[1], r[2], r[3], r[4], int(r[5]), r[6],
