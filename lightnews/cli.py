@@ -1795,7 +1795,7 @@ def mcp_command(app: App) -> None:
     except ImportError:  # pragma: no cover - the dependency is declared
         raise click.UsageError("the MCP server needs the mcp package: pip install mcp") from None
     with errors_as_exit():
-        server = build_server(app.store, app.settings)
+        server = build_server(app.store, app.reader_settings, app.reader)
     server.run("stdio")
 
 

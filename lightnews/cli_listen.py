@@ -21,7 +21,6 @@ from rich.markup import escape
 from lightnews.cli import (
     EXIT_FAILED,
     App,
-    _moment,
     checked,
     cli,
     emit_json,
@@ -33,8 +32,13 @@ from lightnews.cli import (
 from lightnews.errors import UsageError
 from lightnews.normalize import validate
 from lightnews.normalize.arxiv_ids import ArxivId
+from lightnews.normalize.times import utc_now
 
 __all__ = ["discussed", "listen", "push", "unwatch", "watch"]
+
+
+def _moment(text: str) -> datetime:
+    return validate.moment(text, utc_now())
 
 
 def _jetstream_url(text: str) -> str:
@@ -124,7 +128,7 @@ def discussed(app: App, since: datetime, limit: int, as_json: bool) -> None:
 
     with errors_as_exit():
         moment = since
-        entries = discussed_papers(app.store, moment, limit=limit,
+        entries = discussed_papers(app.store, app.reader, moment, limit=limit,
                                    bot_weight=float(app.settings.discussed_bot_weight))  # fmt: skip
     if as_json:
         emit_json({"since": moment.isoformat(), "papers": [e.to_json() for e in entries]})
@@ -137,9 +141,11 @@ def discussed(app: App, since: datetime, limit: int, as_json: bool) -> None:
         out.print(f"  {entry.score:.1f} · {escape(entry.why)}")
 
 
-def _reader() -> str:
-    """The reader watches belong to: the one local reader (accounts key them per user)."""
-    return ""
+def _reader(app: App) -> str:
+    """The key of the reader the watches and push targets belong to (``--as``)."""
+    from lightnews.watch import reader_key
+
+    return reader_key(app.reader)
 
 
 @cli.command()
@@ -156,8 +162,8 @@ def watch(app: App, arxiv_id: ArxivId, as_json: bool) -> None:
     from lightnews.watch import start_watching, watching
 
     with errors_as_exit():
-        changed = start_watching(app.store, _reader(), arxiv_id.base)
-        watched = watching(app.store, _reader())
+        changed = start_watching(app.store, _reader(app), arxiv_id.base)
+        watched = watching(app.store, _reader(app))
     if as_json:
         emit_json({"watching": watched, "added": changed})
         return
@@ -172,7 +178,7 @@ def unwatch(app: App, arxiv_id: ArxivId) -> None:
     from lightnews.watch import stop_watching
 
     with errors_as_exit():
-        changed = stop_watching(app.store, _reader(), arxiv_id.base)
+        changed = stop_watching(app.store, _reader(app), arxiv_id.base)
     out.print(f"no longer watching {arxiv_id.base}" if changed
               else f"{arxiv_id.base} was not watched")  # fmt: skip
 
@@ -192,7 +198,7 @@ def push_add(app: App, kind: str, address: str) -> None:
     from lightnews.watch import check_target
 
     with errors_as_exit():
-        target = check_target(kind, address, _reader(), app.settings)
+        target = check_target(kind, address, _reader(app), app.settings)
         app.store.set_push_target(target, now_iso())
     out.print(f"{kind} {target.address} added")
 
@@ -207,7 +213,7 @@ def push_remove(app: App, kind: str, address: str) -> None:
     from lightnews.store.network import PushTarget
 
     with errors_as_exit():
-        app.store.set_push_target(PushTarget(kind, address.strip(), _reader()), now_iso(),
+        app.store.set_push_target(PushTarget(kind, address.strip(), _reader(app)), now_iso(),
                                   present=False)  # fmt: skip
     out.print(f"{kind} {address.strip()} removed")
 
@@ -218,7 +224,7 @@ def push_remove(app: App, kind: str, address: str) -> None:
 def push_list(app: App, as_json: bool) -> None:
     """The push targets."""
     with errors_as_exit():
-        targets = app.store.push_targets(_reader())
+        targets = app.store.push_targets(_reader(app))
     if as_json:
         emit_json([{"kind": t.kind, "address": t.address} for t in targets])
         return

@@ -116,7 +116,7 @@ class Listener:
         self.clock = clock
         saved = store.listen_cursor(name)
         self.cursor = saved
-        scholars = frozenset(store.followed_accounts())
+        scholars = frozenset(store.any_followed_accounts())
         self.filter = NetworkFilter(scholars=scholars)
         for uri, papers in reversed(list(store.network_paper_posts(REMEMBER_AT_START).items())):
             self.filter.remember(uri, papers)

@@ -13,6 +13,7 @@ from lightnews.serve.export import bibtex
 from lightnews.serve.web import create_app
 from lightnews.settings import Settings
 from lightnews.store import SQLiteStore, Store
+from lightnews.store.readers import LOCAL_READER
 
 NOW = "2025-12-01T00:00:00Z"
 
@@ -37,7 +38,7 @@ def test_venue_and_withdrawal_in_the_feed(store: Store) -> None:
          paper("2511.00002", comments="This paper has been withdrawn by the author",
                withdrawn=True),
          paper("2511.00003", comments="Submitted to ICML 2026"))  # fmt: skip
-    ranked = rank_stories(store, limit=None, now=datetime(2025, 12, 1, tzinfo=UTC))
+    ranked = rank_stories(store, LOCAL_READER, limit=None, now=datetime(2025, 12, 1, tzinfo=UTC))
     stories = {s.arxiv_id: s for s in ranked}
     assert "accepted at ICLR 2025 (oral)" in stories["2511.00001"].why
     assert stories["2511.00001"].to_json()["venue"] == "accepted at ICLR 2025 (oral)"
@@ -93,7 +94,7 @@ def test_new_version_changes_abstract_reembeds_diffs_and_resurfaces(
     [(row, _, _)] = store.unembedded_papers(10)
     store.save_vectors("test-model", [(row, vector(1.0))])
     assert store.vector_versions("1605.09669") == {"test-model": 1}
-    store.mark_story("1605.09669", T1, read=True)
+    store.mark_story(LOCAL_READER, "1605.09669", T1, read=True)
 
     with store.transaction():
         store.save_papers([v2], T2)
@@ -119,7 +120,7 @@ def test_new_version_changes_abstract_reembeds_diffs_and_resurfaces(
     assert len(store.get_paper("1605.09669").changes) == 1
 
     # Read before v2 arrived: the story comes back, saying why.
-    ranked = rank_stories(store, limit=None, now=datetime(2025, 11, 30, tzinfo=UTC))
+    ranked = rank_stories(store, LOCAL_READER, limit=None, now=datetime(2025, 11, 30, tzinfo=UTC))
     story = next(s for s in ranked if s.arxiv_id == "1605.09669")
     assert story.why[0] == "new since you read it: v2: abstract changed"
     assert "read" not in story.why and story.to_json()["revision"] == "v2: abstract changed"
@@ -134,7 +135,7 @@ def test_real_withdrawal_shows_everywhere(store: Store, shared: Path, tmp_path: 
         store.save_papers([v2], T2)
     page = store.get_paper("0906.3336")
     assert page.withdrawn and page.changes[-1].note == "v2: withdrawn"
-    ranked = rank_stories(store, limit=None, now=datetime(2025, 11, 30, tzinfo=UTC))
+    ranked = rank_stories(store, LOCAL_READER, limit=None, now=datetime(2025, 11, 30, tzinfo=UTC))
     story = next(s for s in ranked if s.arxiv_id == "0906.3336")
     assert story.why[0] == "withdrawn by its authors" and "v2: withdrawn" in story.why
     assert "Withdrawn by its authors" in bibtex([page])
@@ -185,7 +186,7 @@ def test_code_links_from_text_and_items_with_when_they_appeared(
     [link] = store.get_paper("2511.00010").code_links
     assert (link.url, link.first_seen) == ("https://github.com/ada/things", "2025-11-01T10:00:00Z")
     assert store.get_paper("2511.00010").code_released is None
-    ranked = rank_stories(store, limit=None, now=datetime(2025, 11, 2, tzinfo=UTC))
+    ranked = rank_stories(store, LOCAL_READER, limit=None, now=datetime(2025, 11, 2, tzinfo=UTC))
     assert "code released" not in ranked[0].why
 
     with store.transaction():
@@ -194,7 +195,7 @@ def test_code_links_from_text_and_items_with_when_they_appeared(
     assert [c.url for c in page.code_links] == [
         "https://github.com/ada/things", "https://github.com/ada/things-v2"]  # fmt: skip
     assert page.code_released is not None and page.code_released.url.endswith("things-v2")
-    ranked = rank_stories(store, limit=None, now=datetime(2025, 11, 26, tzinfo=UTC))
+    ranked = rank_stories(store, LOCAL_READER, limit=None, now=datetime(2025, 11, 26, tzinfo=UTC))
     story = next(s for s in ranked if s.arxiv_id == "2511.00010")
     assert "code released" in story.why and story.code_released == "2025-11-25T10:00:00Z"
 

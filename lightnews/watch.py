@@ -39,6 +39,7 @@ from lightnews.sources.bluesky import post_url
 from lightnews.sources.jetstream import SERVICE
 from lightnews.store import Store
 from lightnews.store.network import Delivery, PushTarget, WatchEvent
+from lightnews.store.readers import LOCAL_READER, ReaderId
 
 __all__ = [
     "NotifyReport",
@@ -51,6 +52,7 @@ __all__ = [
     "is_watching",
     "mention_event",
     "notify",
+    "reader_key",
     "record",
     "start_watching",
     "stop_watching",
@@ -92,6 +94,11 @@ def mention_event(arxiv_id: str, where: str, who: str, url: str | None, happened
     return WatchEvent(f"mention:{arxiv_id}:{where}", arxiv_id, "mention", said, url, happened)
 
 
+def reader_key(reader: ReaderId) -> str:
+    """How watches and push targets name a reader: '' for the local reader, else ``user:N``."""
+    return "" if reader == LOCAL_READER else f"user:{int(reader)}"
+
+
 def start_watching(store: Store, reader: str, arxiv_id: str) -> bool:
     """Watch a paper; what is already known of it is recorded first, so only news is told.
 
@@ -126,7 +133,7 @@ def _iso_us(time_us: int) -> str:
 
 def find_events(store: Store, arxiv_ids: Sequence[str]) -> list[WatchEvent]:
     """What the library knows happened to these papers: mentions, versions, code."""
-    followed = store.followed_accounts()
+    followed = store.any_followed_accounts()  # whoever watches: every reader's scholars
     names = store.scholar_names(set(followed.values()))
     events: list[WatchEvent] = []
     for arxiv_id in arxiv_ids:

@@ -238,19 +238,26 @@ class Worker:
                                        bool(report.counts.events)))  # fmt: skip
 
     def digest(self) -> JobOutcome:
-        """Send the library's digest if one is due and not sent yet (once per period)."""
-        from lightnews.serve.digest import deliver_due_digest, library_recipient
+        """Send every reader's digest that is due and not sent yet (once per period each)."""
+        from lightnews.serve.digest import deliver_due_digest, scheduled_recipients
 
         settings = self.settings()
-        recipient = library_recipient(settings)
-        if recipient is None:
+        recipients = scheduled_recipients(self.store, settings)
+        if not recipients:
             return JobOutcome(DIGEST_TASK, "no digest scheduled (digest_schedule, digest_to)")
-        try:
-            outcome = deliver_due_digest(self.store, settings, recipient, utc_now())
-        except (FetchError, UsageError) as error:  # the period stays due: the next look retries
-            return self._report(JobOutcome(DIGEST_TASK, str(error), ok=False))
-        result = JobOutcome(DIGEST_TASK, str(outcome))
-        return self._report(result) if outcome.status == "delivered" else result
+        said: list[str] = []
+        failed = delivered = False
+        for recipient in recipients:
+            try:
+                outcome = deliver_due_digest(self.store, settings, recipient, utc_now())
+            except (FetchError, UsageError) as error:  # stays due: the next look retries
+                said.append(f"{recipient.key}: {error}")
+                failed = True
+                continue
+            said.append(str(outcome))
+            delivered = delivered or outcome.status == "delivered"
+        result = JobOutcome(DIGEST_TASK, "; ".join(said), ok=not failed)
+        return self._report(result) if delivered or failed else result
 
 
 def due_for_refresh_row(row: SourceRow, *, force: bool) -> bool:

@@ -30,8 +30,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from lightnews.embed import Closeness, closest_interests
-from lightnews.rank.discussed import DiscussedPaper, discussion_of
 from lightnews.normalize.tex import tex_to_text
+from lightnews.rank.discussed import DiscussedPaper, discussion_of
 from lightnews.settings import Settings
 from lightnews.sources import all_traits, kind_traits
 from lightnews.store import Store
@@ -510,7 +510,7 @@ def rank_stories(
         now=now or datetime.now(UTC),
         scholar_ids={s.name: s.id for s in store.followed_scholars(reader)},
     )
-    context.discussion = discussion_of(store, arxiv_ids, context.now - DISCUSSION_WINDOW)
+    context.discussion = discussion_of(store, reader, arxiv_ids, context.now - DISCUSSION_WINDOW)
     newest = max((s.time or "" for s in stories), default="")
     reference = context.now
     if newest:  # an old library (the demo) is ranked as of its newest story

@@ -28,6 +28,7 @@ from typing import Any
 from lightnews.sources.jetstream import SERVICE
 from lightnews.store import Store
 from lightnews.store.network import Spoken
+from lightnews.store.readers import ReaderId
 
 __all__ = [
     "DiscussedPaper",
@@ -189,20 +190,28 @@ def _micros(moment: datetime) -> int:
     return int(moment.timestamp() * 1_000_000)
 
 
-def _graph(store: Store) -> tuple[set[str], dict[str, set[str]]]:
-    followed = set(store.followed_accounts())
+def _graph(store: Store, reader: ReaderId) -> tuple[set[str], dict[str, set[str]]]:
+    """Accounts of the scholars ``reader`` follows, and whom each of them follows."""
+    followed = set(store.followed_accounts(reader))
     return followed, store.follows_of(sorted(followed))
 
 
 def discussed_papers(
-    store: Store, since: datetime, *, limit: int = 30, bot_weight: float = 0.05
+    store: Store,
+    reader: ReaderId,
+    since: datetime,
+    *,
+    limit: int = 30,
+    bot_weight: float = 0.05,
 ) -> list[DiscussedPaper]:
     """The Discussed page: papers discussed on the network since ``since``, best first.
+
+    Who counts as "you follow" is ``reader``'s scholars.
 
     Papers no person discusses (only bots) are left out.
     """
     rows = store.spoken_since(SERVICE, _micros(since), MAX_ROWS)
-    followed, friends = _graph(store)
+    followed, friends = _graph(store, reader)
     ranked = [d for d in rank_discussion(rows, followed, friends, bot_weight=bot_weight)
               if d.people]  # fmt: skip
     ranked = ranked[:limit]
@@ -215,7 +224,12 @@ def discussed_papers(
 
 
 def discussion_of(
-    store: Store, arxiv_ids: Sequence[str], since: datetime, *, bot_weight: float = 0.05
+    store: Store,
+    reader: ReaderId,
+    arxiv_ids: Sequence[str],
+    since: datetime,
+    *,
+    bot_weight: float = 0.05,
 ) -> dict[str, DiscussedPaper]:
     """The same counts for given papers (the feed's "N people discuss it")."""
     wanted = set(arxiv_ids)
@@ -224,5 +238,5 @@ def discussion_of(
     rows = store.spoken_about(SERVICE, sorted(wanted), _micros(since))
     if not rows:
         return {}
-    followed, friends = _graph(store)
+    followed, friends = _graph(store, reader)
     return {d.paper: d for d in rank_discussion(rows, followed, friends, bot_weight=bot_weight)}

@@ -30,6 +30,7 @@ from lightnews.sources.jetstream_fixtures import (
 )
 from lightnews.store import Store
 from lightnews.store.network import Spoken
+from lightnews.store.readers import LOCAL_READER
 
 SCHOLAR = "did:plc:ggectctbnnfbhajffo242o2o"
 FRIEND = "did:plc:friend00000000000000000"
@@ -111,7 +112,7 @@ def test_discussed_ranks_people_not_posts_and_ignores_bots(heard: Store) -> None
     from lightnews.normalize.times import utc_now
     from lightnews.rank.discussed import discussed_papers
 
-    entries = discussed_papers(heard, utc_now() - timedelta(hours=24))
+    entries = discussed_papers(heard, LOCAL_READER, utc_now() - timedelta(hours=24))
     by_paper = {e.paper: e for e in entries}
     assert C not in by_paper  # only bots posted it
     a, b = by_paper[A], by_paper[B]
@@ -130,7 +131,7 @@ def test_discussed_ranks_people_not_posts_and_ignores_bots(heard: Store) -> None
 
 
 def test_feed_says_how_many_people_discuss_it(heard: Store) -> None:
-    stories = {s.arxiv_id: s for s in rank_stories(heard, limit=None)}
+    stories = {s.arxiv_id: s for s in rank_stories(heard, LOCAL_READER, limit=None)}
     assert "6 people discuss it (incl. 1 you follow)" in stories[A].why
     assert "5 people discuss it" in stories[B].why
 
@@ -201,5 +202,5 @@ def test_a_post_linking_an_article_about_a_paper_joins_its_discussion(
     (spoken,) = store.network_mentions_of("bluesky", A)
     via = "Lab Blog’s “What SelfReflect measures”"
     assert (spoken.method, spoken.evidence) == ("via-article", via)
-    (entry,) = discussed_papers(store, utc_now() - timedelta(hours=1))
+    (entry,) = discussed_papers(store, LOCAL_READER, utc_now() - timedelta(hours=1))
     assert entry.why == f"1 person · via {via}"

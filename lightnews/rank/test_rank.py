@@ -163,7 +163,7 @@ def test_reasons_are_specific_linked_unrepeated_and_by_weight(
     from lightnews.demo import build_demo
 
     build_demo(store, settings)
-    top = {s.key: s for s in rank_stories(store, limit=None)}["2511.18342"]
+    top = {s.key: s for s in rank_stories(store, LOCAL_READER, limit=None)}["2511.18342"]
     assert top.why == [
         "authored by Mara Lindqvist and Tobias Achterberg-Reyes",
         "posted by Mara Lindqvist (followed)",  # not "reposted by" her as well

@@ -34,6 +34,7 @@ from lightnews.errors import FetchError, UsageError
 from lightnews.rank import Story, rank_stories
 from lightnews.settings import Settings
 from lightnews.store import ReaderId, Store
+from lightnews.store.readers import LOCAL_READER
 
 __all__ = [
     "CLAIM_TIMEOUT",
@@ -46,6 +47,7 @@ __all__ = [
     "parse_schedule",
     "render_html",
     "render_markdown",
+    "scheduled_recipients",
     "send_digest",
 ]
 
@@ -111,6 +113,8 @@ class Recipient:
     key: str
     address: str
     schedule: Schedule
+    #: Whose feed the digest is made of, and whose stories it marks read.
+    reader: ReaderId = LOCAL_READER
 
 
 def library_recipient(settings: Settings) -> Recipient | None:
@@ -119,6 +123,24 @@ def library_recipient(settings: Settings) -> Recipient | None:
     if schedule is None or not settings.digest_to:
         return None
     return Recipient("library", str(settings.digest_to), schedule)
+
+
+def scheduled_recipients(store: Store, settings: Settings) -> list[Recipient]:
+    """Everyone whose digest is scheduled: each account with its own ``digest_to``, or the
+    library's reader (its own address, else the library's) when there are no accounts."""
+    schedule = parse_schedule(str(settings.digest_schedule))
+    if schedule is None:
+        return []
+    users = store.list_users()
+    if not users:
+        own = store.reader_settings(LOCAL_READER).get("digest_to") or settings.digest_to
+        return [Recipient("library", str(own), schedule)] if own else []
+    found = []
+    for user in users:
+        address = store.reader_settings(ReaderId(user.id)).get("digest_to")
+        if address:
+            found.append(Recipient(f"user:{user.id}", address, schedule, ReaderId(user.id)))
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +189,7 @@ def deliver_due_digest(
                    if d.sent_at and d.period < period]  # fmt: skip
         since = (datetime.fromisoformat(earlier[0].replace("Z", "+00:00")) if earlier
                  else due - recipient.schedule.every)  # fmt: skip
-        stories = digest_stories(store, settings, since, now=now)
+        stories = digest_stories(store, recipient.reader, settings, since, now=now)
         if stories:
             subject = f"Lightnews digest: {len(stories)} stories"
             send_digest(settings, recipient.address, subject, render_markdown(stories, since),
@@ -180,7 +202,7 @@ def deliver_due_digest(
     with store.transaction():
         store.digest_delivered(recipient.key, period, _stamp(now), len(stories))
         for story in stories:
-            store.mark_story(story.key, _stamp(now), read=True)
+            store.mark_story(recipient.reader, story.key, _stamp(now), read=True)
     return DigestOutcome(
         recipient.key, period, "delivered" if stories else "nothing new", len(stories)
     )

@@ -22,7 +22,7 @@ import orjson
 
 from lightnews.errors import LightnewsError
 from lightnews.settings import Settings
-from lightnews.store import Store
+from lightnews.store import ReaderId, Store
 
 __all__ = ["UNSEEN_FEED", "build_server", "unseen_feed"]
 
@@ -34,18 +34,21 @@ def _json(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
 
 
-def unseen_feed(store: Store, settings: Settings, limit: int = 30) -> list[dict[str, Any]]:
-    """The ranked feed without the stories the reader has read (each entry says why)."""
+def unseen_feed(
+    store: Store, settings: Settings, reader: ReaderId, limit: int = 30
+) -> list[dict[str, Any]]:
+    """The ranked feed without the stories ``reader`` has read (each entry says why)."""
     from lightnews.rank import rank_stories
 
-    read = {key for key, (read_at, _) in store.story_states().items() if read_at}
-    stories = rank_stories(store, limit=None, half_life_hours=settings.half_life_hours,
+    read = {key for key, (read_at, _) in store.story_states(reader).items() if read_at}
+    stories = rank_stories(store, reader, limit=None, half_life_hours=settings.half_life_hours,
                            bar=settings.attribution_bar, settings=settings)  # fmt: skip
     return [s.to_json() for s in stories if s.key not in read][:limit]
 
 
-def build_server(store: Store, settings: Settings) -> Any:
-    """An MCP server (the SDK's ``FastMCP``) answering from ``store``."""
+def build_server(store: Store, settings: Settings, reader: ReaderId) -> Any:
+    """An MCP server (the SDK's ``FastMCP``) answering from ``store`` for ``reader``
+    (the feed, its unseen stories and who counts as followed are that reader's)."""
     from mcp.server.fastmcp import FastMCP
     from mcp.server.fastmcp.exceptions import ToolError
 
@@ -101,9 +104,9 @@ def build_server(store: Store, settings: Settings) -> Any:
 
         size = max(1, min(limit, 200))
         if unseen_only:
-            return answer(lambda: unseen_feed(store, settings, size))
+            return answer(lambda: unseen_feed(store, settings, reader, size))
         return answer(lambda: [
-            s.to_json() for s in rank_stories(store, limit=size,
+            s.to_json() for s in rank_stories(store, reader, limit=size,
                                               half_life_hours=settings.half_life_hours,
                                               bar=settings.attribution_bar, settings=settings)
         ])  # fmt: skip
@@ -128,6 +131,6 @@ def build_server(store: Store, settings: Settings) -> Any:
     @server.resource(UNSEEN_FEED, name="unseen feed", mime_type="application/json",
                      description="The ranked feed without the stories already read.")  # fmt: skip
     def unseen() -> str:
-        return answer(lambda: unseen_feed(store, settings))
+        return answer(lambda: unseen_feed(store, settings, reader))
 
     return server

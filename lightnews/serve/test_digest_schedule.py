@@ -26,6 +26,7 @@ from lightnews.serve.digest import (
 from lightnews.serve.test_digest import Inbox, Refusing
 from lightnews.settings import Settings
 from lightnews.store import Store, open_store
+from lightnews.store.readers import LOCAL_READER
 
 #: Half a day after the demo's newest stories: the daily 07:00 digest is due.
 NOW = datetime(2025, 11, 28, 12, 0, tzinfo=UTC)
@@ -73,7 +74,7 @@ def _location(store: Store) -> str:
 
 
 def _unread(store: Store) -> bool:
-    return not any(read for read, _ in store.story_states().values())
+    return not any(read for read, _ in store.story_states(LOCAL_READER).values())
 
 
 def test_schedules_read_as_said_and_know_their_latest_due_moment() -> None:

@@ -13,6 +13,7 @@ import pytest
 
 from lightnews.model import Author, Paper, Version
 from lightnews.store import SQLiteStore
+from lightnews.store.readers import LOCAL_READER
 
 ROOT = Path(__file__).resolve().parents[2]
 NOW = "2025-12-01T00:00:00Z"
@@ -35,7 +36,7 @@ def library(tmp_path: Path) -> Path:
                        comments="Accepted at ICLR 2026"),
                 _paper("2511.00002", "Dense Attention Revisited"),
             ], NOW)  # fmt: skip
-        store.mark_story("2511.00002", NOW, read=True)
+        store.mark_story(LOCAL_READER, "2511.00002", NOW, read=True)
     return path
 
 

@@ -91,8 +91,6 @@ PER_PAGE = 20
 MAX_PAGE = 100_000
 #: Requests handled at once (the rest wait their turn): each holds a thread and a connection.
 THREADS = 16
-#: Whose watches the Watch button keeps: the one local reader (accounts make it per user).
-READER = ""
 #: Seconds a client is asked to wait before retrying when the database is busy.
 RETRY_AFTER = 5
 
@@ -253,7 +251,7 @@ def create_app(
                                bar=s.attribution_bar, settings=s)  # fmt: skip
         if wants_json(request):
             return JSONResponse([story.to_json() for story in stories])
-        cards = feed_cards(stories)
+        cards = feed_cards(stories, reader_of(request))
         feed = as_feed(request, "Lightnews: your feed", [
             FeedEntry(f"{request.base_url}paper/{c.arxiv_id}" if c.arxiv_id else c.key,
                       c.title, f"https://arxiv.org/abs/{c.arxiv_id}" if c.arxiv_id else c.href,
@@ -274,9 +272,9 @@ def create_app(
                     title="Your feed", follow=form,
                     feeds=feed_links(request, "Lightnews: your feed"))  # fmt: skip
 
-    def feed_cards(stories: list[Story]) -> list[Card]:
-        followed = {r.id: r.name for r in store.followed_scholars()}
-        return build_cards(store, stories, followed=followed, states=reader_states(store),
+    def feed_cards(stories: list[Story], reader: ReaderId) -> list[Card]:
+        followed = {r.id: r.name for r in store.followed_scholars(reader)}
+        return build_cards(store, stories, followed=followed, states=reader_states(store, reader),
                            bar=current_settings().attribution_bar)  # fmt: skip
 
     def scholar(request: Request) -> Response:
@@ -341,13 +339,13 @@ def create_app(
         from datetime import timedelta
 
         from lightnews.rank.discussed import discussion_of
-        from lightnews.watch import is_watching
+        from lightnews.watch import is_watching, reader_key
 
-        heard = discussion_of(store, [data.arxiv_id], utc_now() - timedelta(days=7))
+        heard = discussion_of(store, reader, [data.arxiv_id], utc_now() - timedelta(days=7))
         return page("paper.html", paper=data, groups=story_groups(data), related=related,
                     authors=story_authors(data, followed, current_settings().attribution_bar),
                     saved=saved_at is not None, read=read_at is not None,
-                    watching=is_watching(store, READER, data.arxiv_id),
+                    watching=is_watching(store, reader_key(reader), data.arxiv_id),
                     discussion=heard.get(data.arxiv_id),
                     title=tex_to_text(data.title) or data.arxiv_id)  # fmt: skip
 
@@ -538,7 +536,7 @@ def create_app(
         if wants_json(request):
             return JSONResponse({"day": day, "days": days,
                                  "papers": [e.to_json() for e in entries]})  # fmt: skip
-        followed = {r.id: r.name for r in store.followed_scholars()}
+        followed = {r.id: r.name for r in store.followed_scholars(reader_of(request))}
         bar = current_settings().attribution_bar
         authors: dict[int, tuple[tuple[CardAuthor, ...], int]] = {}
         for entry in entries:
@@ -610,7 +608,7 @@ def create_app(
 
     def watch(request: Request) -> Response:
         """Watch a paper (or stop): the story page's Watch button."""
-        from lightnews.watch import start_watching, stop_watching
+        from lightnews.watch import reader_key, start_watching, stop_watching
 
         form = read_form(request)
         action = str(form.get("action") or "watch")
@@ -618,9 +616,9 @@ def create_app(
             arxiv_id = validate.paper_id(str(form.get("paper") or "")).base
             store.get_paper(arxiv_id)
             if action == "watch":
-                start_watching(store, READER, arxiv_id)
+                start_watching(store, reader_key(reader_of(request)), arxiv_id)
             elif action == "unwatch":
-                stop_watching(store, READER, arxiv_id)
+                stop_watching(store, reader_key(reader_of(request)), arxiv_id)
             else:
                 raise UsageError("action must be watch or unwatch")
         except LightnewsError as error:
@@ -635,7 +633,8 @@ def create_app(
         try:
             since = validate.moment(period, utc_now())
             weight = float(current_settings().discussed_bot_weight)
-            entries = discussed_papers(store, since, limit=50, bot_weight=weight)
+            entries = discussed_papers(store, reader_of(request), since, limit=50,
+                                       bot_weight=weight)  # fmt: skip
         except LightnewsError as error:
             return failure(request, error)
         if wants_json(request):
@@ -650,8 +649,9 @@ def create_app(
         """The saved list, newest saved first; ``?format=bibtex`` or ``json`` export it."""
         stories: list[Story] = []
         papers = []
-        states = reader_states(store)
-        for key in saved_keys(store):
+        reader = reader_of(request)
+        states = reader_states(store, reader)
+        for key in saved_keys(store, reader):
             at = states[key][1] or ""
             try:
                 if key.startswith("item:"):
@@ -671,7 +671,7 @@ def create_app(
         if fmt == "bibtex":
             return Response(bibtex(papers), media_type="application/x-bibtex", headers={
                 "content-disposition": 'attachment; filename="lightnews-saved.bib"'})  # fmt: skip
-        cards = feed_cards(stories)
+        cards = feed_cards(stories, reader_of(request))
         if wants_json(request) or fmt == "json":
             headers = {} if wants_json(request) else {
                 "content-disposition": 'attachment; filename="lightnews-saved.json"'}  # fmt: skip
@@ -686,10 +686,13 @@ def create_app(
 
     def scholars(request: Request) -> Response:
         """Every scholar: identities, records, and whether they are followed or muted."""
-        rows = store.list_scholars(current_settings().attribution_bar)
+        reader = reader_of(request)
+        mine = store.follows(reader)  # "followed" is whether *this* reader follows them
+        rows = [replace(r, followed=r.id in mine)
+                for r in store.list_scholars(current_settings().attribution_bar)]  # fmt: skip
         if wants_json(request):
             return JSONResponse([r.to_json() for r in rows])
-        return page("scholars.html", scholars=rows, muted=muted_scholars(store),
+        return page("scholars.html", scholars=rows, muted=muted_scholars(store, reader),
                     title="Scholars")  # fmt: skip
 
     def manage_scholar(request: Request) -> Response:
@@ -700,7 +703,7 @@ def create_app(
             scholar_id = whole_number(str(form.get("scholar") or ""), "a scholar id")
             store.get_scholar(scholar_id)
             if action in ("follow", "unfollow"):
-                set_followed(store, scholar_id, action == "follow")
+                set_followed(store, reader_of(request), scholar_id, action == "follow")
             elif action in ("confirm", "reject", "undecide"):
                 arxiv_id = validate.paper_id(str(form.get("paper") or "")).base
                 choice = None if action == "undecide" else action

@@ -21,7 +21,6 @@ from lightnews.link.titles import TitleCandidate
 from lightnews.model import Account, Batch, Item, Paper, QueryTerm, SearchFilters, SourceState
 from lightnews.store.digests import DigestDelivery
 from lightnews.store.merge import PreparedPaper
-from lightnews.store.readers import AuditEntry, GroupSave, ReaderId, TokenView, UserView
 from lightnews.store.network import (
     Delivery,
     ListenCursor,
@@ -30,6 +29,7 @@ from lightnews.store.network import (
     Spoken,
     WatchEvent,
 )
+from lightnews.store.readers import AuditEntry, GroupSave, ReaderId, TokenView, UserView
 from lightnews.store.views import (
     AccountView,
     AuthorshipCandidate,
@@ -392,6 +392,10 @@ class Store(Protocol):
 
     def followed_accounts(self, reader: ReaderId) -> dict[str, int]:
         """Scholars the reader follows, by the id of each social account (``<service>-did``)."""
+        ...
+
+    def any_followed_accounts(self) -> dict[str, int]:
+        """Scholars some reader follows, by social account id (whom the instance listens for)."""
         ...
 
     def followed_scholars(self, reader: ReaderId) -> list[ScholarRef]:

@@ -55,6 +55,8 @@ LOCAL_READER = ReaderId(0)
 READER_SETTINGS = ("digest_to", "half_life_hours")
 #: Tables of per-reader state, each with a ``user_id`` column.
 _READER_TABLES = ("follows", "mutes", "story_state", "user_settings", "feed_keys")
+#: Tables that name their reader by key ('' the local reader, ``user:N``): see watch.py.
+_KEYED_READER_TABLES = ("watches", "push_targets")
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +155,10 @@ class ReaderQueries:
                 for table in _READER_TABLES:
                     self.db.execute(
                         f"UPDATE {table} SET user_id = ? WHERE user_id = ?", (user.id, LOCAL_READER)
+                    )
+                for table in _KEYED_READER_TABLES:  # watches name readers by key (watch.py)
+                    self.db.execute(
+                        f"UPDATE {table} SET reader = ? WHERE reader = ''", (f"user:{user.id}",)
                     )
         return user
 
@@ -367,6 +373,14 @@ class ReaderQueries:
             "SELECT d.value, d.scholar_id FROM identities d JOIN follows f "
             "ON f.scholar_id = d.scholar_id WHERE f.user_id = ? AND d.kind LIKE '%-did'",
             (reader,),
+        )
+        return {r[0]: int(r[1]) for r in rows}
+
+    def any_followed_accounts(self) -> dict[str, int]:
+        """Scholars some reader follows, by social account id (whom the instance listens for)."""
+        rows = self.db.execute(
+            "SELECT d.value, d.scholar_id FROM identities d JOIN scholars s "
+            "ON s.id = d.scholar_id WHERE s.followed = 1 AND d.kind LIKE '%-did'"
         )
         return {r[0]: int(r[1]) for r in rows}
 

@@ -61,9 +61,9 @@ from lightnews.store.merge import (
     prepare_paper,
     to_json,
 )
+from lightnews.store.network import NetworkQueries, WatchQueries
 from lightnews.store.readers import ReaderQueries
 from lightnews.store.revisions import Revision, changes_between
-from lightnews.store.network import NetworkQueries, WatchQueries
 from lightnews.store.scholars import ScholarQueries
 from lightnews.store.texts import TextQueries
 from lightnews.store.vectors import VectorQueries
