@@ -84,6 +84,7 @@ def heard(store: Store, shared: Path, tmp_path: Path) -> Store:
                        Paper(B, title="Memories in language models", published=day)],
                       now)  # fmt: skip
     scholar = store.create_scholar("Michael Kirchhof", now)
+    store.set_followed(LOCAL_READER, scholar, True, now)
     store.add_identity(scholar, "bluesky-did", SCHOLAR)
     store.save_accounts([
         Account("bluesky", MIRROR, "arxiv-cs-lg.bsky.social", "cs.LG papers",

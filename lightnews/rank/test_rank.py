@@ -172,6 +172,7 @@ def test_reasons_are_specific_linked_unrepeated_and_by_weight(
         "531 likes and reposts on posts by Mara Lindqvist, Tobias Achterberg-Reyes and 1 other",
         "in a post on Northlake AI Lab Blog",
         "in Elif Brennan's notes",
+        "code released",  # its repository was first linked by a post the day after
     ]
     weights = [r.weight for r in top.reasons]
     assert weights == sorted(weights, reverse=True)

@@ -89,6 +89,13 @@ class SearchParams:
 
 
 @dataclass(frozen=True, slots=True)
+class DiscussedParams:
+    since: Annotated[str | None, Param(
+        "How far back: 6h, 24h, 7d, today, yesterday or YYYY-MM-DD (24h when not given).",
+        pattern=_SINCE)] = None  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
 class ItemParams:
     item_id: Id
 
@@ -213,6 +220,11 @@ ROUTES: tuple[ApiRoute, ...] = (
     ApiRoute("/api/saved", "The saved list, newest saved first.", NoParams, SavedModel, ()),
     ApiRoute("/api/scholars", "Every scholar with identities and records.", NoParams,
              list[dict[str, Any]], ()),
+    ApiRoute("/api/discussed", "Papers the network discusses now, by the weighted count of "
+             "accounts posting about them, each entry saying who and how many.",
+             DiscussedParams, dict[str, Any], (400,)),
+    ApiRoute("/api/group", "Stories saved by two or more members who share, with who.",
+             NoParams, list[dict[str, Any]], ()),
 )  # fmt: skip
 
 

@@ -102,7 +102,7 @@ def test_outgoing_feeds_carry_every_reason(client: TestClient) -> None:
     assert first["summary"].startswith("Serving language models")
     assert "Mara Lindqvist" in [a["name"] for a in first["authors"]]
     api = client.get("/api/feed").json()[0]
-    assert len(api["reasons"]) == len(api["why"]) == 7
+    assert len(api["reasons"]) == len(api["why"]) == 8
 
 
 def test_save_changes_the_button(client: TestClient) -> None:
