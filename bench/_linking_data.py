@@ -186,6 +186,43 @@ class Case:
         return self.kind.startswith("negative:")
 
 
+def names_paper(text: str, title: str) -> bool:
+    """Whether a text taken to name no paper names this one in so many words after all.
+
+    Abstracts name other papers' models and methods by the names those papers
+    coined ("teacher models AM-Thinking-v1, Qwen3 and DeepSeek-R1"; "Visual
+    Geometry Grounded Transformer (VGGT)"): a link there is a real mention, not
+    a false link. It does when the text holds the paper's whole title, the
+    coined name before its colon (a capital past its first letter or a digit:
+    "AM-Thinking-v1", "LLaMA", not "Wan-Streamer v0.3" for "Wan-Streamer
+    v0.2"), or the Title-Case words after the colon as written (two or more).
+    The same rule on both splits; ``bench/linking_eval.py`` reports the count
+    with and without it.
+    """
+    flat = " ".join(text.split())
+    whole = " ".join(title.split())
+    if whole.lower() in flat.lower():
+        return True
+    if ":" not in whole:
+        return False
+    name, rest = (part.strip() for part in whole.split(":", 1))
+    coined = len(name) >= 3 and bool(re.search(r"[A-Z]", name[1:]) or re.search(r"\d", name))
+    version = r"(?![\w-]|\.\d|\s+v?\d)"  # "Wan-Streamer v0.3" is not "Wan-Streamer"
+    if coined and re.search(rf"(?<![\w.]){re.escape(name)}{version}", flat):
+        return True
+    capitals = [w for w in rest.split() if w[:1].isupper()]
+    return len(rest.split()) >= 2 and len(capitals) >= 2 and rest in flat
+
+
+def is_right(case: Case, arxiv_id: str, papers: dict[str, Paper]) -> bool:
+    """Whether linking ``case`` to ``arxiv_id`` is right (for a negative text: it names
+    that paper in so many words, :func:`names_paper`)."""
+    if arxiv_id in case.truth or arxiv_id in case.also_right:
+        return True
+    paper = papers.get(arxiv_id)
+    return case.negative and paper is not None and names_paper(case.text or case.title, paper.title)
+
+
 def load_corpus() -> dict[str, Paper]:
     """The real papers: Hugging Face corpus, arXiv API records and ``.abs`` records."""
     papers: dict[str, Paper] = {}

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 from lightnews.model import Author, Item, Mention, Paper  # noqa: E402
 from lightnews.normalize.times import iso  # noqa: E402
 from lightnews.rank import FEED_ITEMS, FEED_PAPERS, rank_stories  # noqa: E402
-from lightnews.store import SQLiteStore  # noqa: E402
+from lightnews.store import LOCAL_READER, SQLiteStore  # noqa: E402
 
 START = datetime(2025, 1, 1, tzinfo=UTC)
 
@@ -64,13 +64,13 @@ def main() -> None:
         print(f"library: {args.papers:,} papers, {args.items:,} items in "
               f"{time.perf_counter() - started:.1f}s; window {FEED_PAPERS} papers, "
               f"{FEED_ITEMS} items")  # fmt: skip
-        whole = rank_stories(store, limit=None)
+        whole = rank_stories(store, LOCAL_READER, limit=None)
         seen = [(s.key, sorted(i.key for i in s.items), s.why) for s in whole]
         for limit in (1, 10, 30, 50, None):
             times = []
             for _ in range(args.repeat):
                 started = time.perf_counter()
-                feed = rank_stories(store, limit=limit)
+                feed = rank_stories(store, LOCAL_READER, limit=limit)
                 times.append((time.perf_counter() - started) * 1000)
             head = [(s.key, sorted(i.key for i in s.items), s.why) for s in feed]
             same = head == seen[: len(head)]

@@ -34,6 +34,7 @@ from _linking_data import (
     Case,
     as_item,
     held_out_ids,
+    is_right,
     load_corpus,
     negative_cases,
     open_store,
@@ -49,6 +50,7 @@ from lightnews.link.titles import (
     score_titles,
     title_weights,
 )
+from lightnews.model import Paper
 from lightnews.store import SQLiteStore
 
 
@@ -72,10 +74,9 @@ def candidates(case: Case, store: SQLiteStore, weight: object) -> list[ScoredMat
             weight=weight,  # type: ignore[arg-type]
             whole=True,
         )
-    for raw in item_references(item):
-        reference = Reference(raw["surname"], raw["title"], raw.get("raw", ""))
+    for cited in item_references(item):
         found += score_reference(
-            reference,
+            Reference(cited.surname, cited.title, cited.raw),
             store,
             exclude=exclude,
             published=case.published,
@@ -85,7 +86,7 @@ def candidates(case: Case, store: SQLiteStore, weight: object) -> list[ScoredMat
 
 
 def collect(
-    cases: list[Case], store: SQLiteStore
+    cases: list[Case], store: SQLiteStore, papers: dict[str, Paper]
 ) -> dict[str, tuple[list[list[float]], list[int]]]:
     weight = title_weights(store)
     rows: dict[str, tuple[list[list[float]], list[int]]] = {
@@ -97,7 +98,7 @@ def collect(
             route = "reference" if match.method == "surname-title" else "title"
             values = dict(match.features)
             names = REFERENCE_FEATURES if route == "reference" else TITLE_FEATURES
-            right = match.arxiv_id in case.truth or match.arxiv_id in case.also_right
+            right = is_right(case, match.arxiv_id, papers)
             rows[route][0].append([values[n] for n in names])
             rows[route][1].append(int(right))
     return rows
@@ -137,7 +138,7 @@ def main() -> None:
         negatives = random.Random(args.seed).sample(negatives, int(args.negatives))
     dev = [c for c in cases if c.split == "dev" and c.kind != "identifier"] + negatives
     started = time.perf_counter()
-    rows = collect(dev, store)
+    rows = collect(dev, store, papers)
     seconds = time.perf_counter() - started
     document: dict[str, object] = {}
     for route, names in (("title", TITLE_FEATURES), ("reference", REFERENCE_FEATURES)):

@@ -36,6 +36,7 @@ import sys
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -43,6 +44,7 @@ from _linking_data import (
     SHARED,
     Case,
     held_out_ids,
+    is_right,
     link_case,
     load_corpus,
     negative_cases,
@@ -50,6 +52,7 @@ from _linking_data import (
     positive_cases,
 )
 
+from lightnews.model import Paper
 from lightnews.store import SQLiteStore
 
 BINS = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0001]
@@ -72,11 +75,14 @@ def reliability(
     return error, rows
 
 
-def evaluate(cases: list[Case], store: SQLiteStore, bar: float) -> dict[str, object]:
+def evaluate(
+    cases: list[Case], store: SQLiteStore, bar: float, papers: dict[str, Paper], shown: int = 6
+) -> dict[str, object]:
     tallies: dict[str, Counter[str]] = defaultdict(Counter)
     false_links: dict[str, Counter[str]] = defaultdict(Counter)
     asserted: list[tuple[float, bool]] = []
     errors: dict[str, list[str]] = defaultdict(list)
+    named: list[str] = []  # links from "negative" texts that name the paper in so many words
     started = time.perf_counter()
     for case in cases:
         mentions = link_case(case, store, bar)
@@ -84,15 +90,17 @@ def evaluate(cases: list[Case], store: SQLiteStore, bar: float) -> dict[str, obj
         tally["texts"] += 1
         tally["positives"] += len(case.truth)
         for mention in mentions:
-            right = mention.arxiv_id in case.truth or mention.arxiv_id in case.also_right
+            right = is_right(case, mention.arxiv_id, papers)
             if case.negative and mention.method in ("arxiv-url", "arxiv-id", "hf-url", "doi"):
                 continue  # a real text's own explicit identifier is not a false link
+            if case.negative and right and mention.arxiv_id not in case.also_right:
+                named.append(f"{case.key} -> {mention.arxiv_id} {mention.evidence[:60]!r}")
             tally["asserted"] += 1
             tally["correct"] += right
             asserted.append((mention.confidence, right))
             if not right:
                 false_links[case.kind][mention.method] += 1
-                if len(errors[case.kind]) < 6:
+                if len(errors[case.kind]) < shown:
                     errors[case.kind].append(
                         f"{mention.method} {mention.confidence:.2f} -> {mention.arxiv_id}: "
                         f"{mention.evidence[:80]!r} in {case.text[:70]!r}"
@@ -103,11 +111,14 @@ def evaluate(cases: list[Case], store: SQLiteStore, bar: float) -> dict[str, obj
         "false": false_links,
         "asserted": asserted,
         "errors": errors,
+        "named": named,
         "seconds": seconds,
     }
 
 
-def judged(cases: list[Case], store: SQLiteStore) -> list[tuple[float, bool]]:
+def judged(
+    cases: list[Case], store: SQLiteStore, papers: dict[str, Paper]
+) -> list[tuple[float, bool]]:
     """Every candidate the model judged, with whether it was right (for calibration)."""
     from fit_linker import candidates
 
@@ -117,7 +128,7 @@ def judged(cases: list[Case], store: SQLiteStore) -> list[tuple[float, bool]]:
     pairs = []
     for case in cases:
         for match in candidates(case, store, weight):
-            right = match.arxiv_id in case.truth or match.arxiv_id in case.also_right
+            right = is_right(case, match.arxiv_id, papers)
             pairs.append((match.probability, right))
     return pairs
 
@@ -132,7 +143,15 @@ def main() -> None:
     parser.add_argument("--db", type=Path, default=Path("/tmp/lightnews-linking-eval.db"))
     parser.add_argument("--throughput-only", action="store_true", help="skip the calibration")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--show", type=int, default=6, help="wrong links shown per kind")
+    parser.add_argument(
+        "--shard", default="0/1", help="k/n: only every n-th case from the k-th (n at once)"
+    )
+    parser.add_argument("--merge", type=Path, nargs="+", help="report the shards' --json files")
     args = parser.parse_args()
+    if args.merge:
+        report(merged(args.merge), args)
+        return
     if not SHARED.is_dir():
         print(f"SKIP: {SHARED} is not present (real data needed for this evaluation)")
         return
@@ -147,21 +166,57 @@ def main() -> None:
     negatives = [c for c in negative_cases(papers) if c.split == args.split]
     if args.negatives != "all":
         negatives = random.Random(args.seed).sample(negatives, int(args.negatives))
+    shard, shards = (int(n) for n in args.shard.split("/"))
+    positives, negatives = positives[shard::shards], negatives[shard::shards]
     cases = positives + negatives
-    result = evaluate(cases, store, args.bar)
-    calibration = (
-        [] if args.throughput_only else judged([c for c in cases if c.kind != "identifier"], store)
-    )
-    tallies: dict[str, Counter[str]] = result["tallies"]  # type: ignore[assignment]
-    seconds: float = result["seconds"]  # type: ignore[assignment]
-    words = sum(len(c.text.split()) for c in cases)
+    result = evaluate(cases, store, args.bar, papers, args.show)
+    titled = [c for c in cases if c.kind != "identifier"]
+    result["calibration"] = [] if args.throughput_only else judged(titled, store, papers)
+    result["words"] = sum(len(c.text.split()) for c in cases)
+    result["library"] = [len(papers) - len(held_out), len(held_out)]
+    result["counts"] = [len(positives), len(negatives)]
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1))
+    report(result, args)
+
+
+def merged(paths: list[Path]) -> dict[str, Any]:
+    """The results of shards (``--json`` files of runs with ``--shard k/n``) as one."""
+    parts = [json.loads(p.read_text()) for p in paths]
+    result: dict[str, Any] = {"tallies": defaultdict(Counter), "false": defaultdict(Counter),
+                              "errors": defaultdict(list)}  # fmt: skip
+    for part in parts:
+        for key in ("tallies", "false"):
+            for kind, counts in part[key].items():
+                result[key][kind].update(counts)
+        for kind, examples in part["errors"].items():
+            result["errors"][kind] += examples
+        for key in ("asserted", "named", "calibration"):
+            result[key] = result.get(key, []) + part[key]
+        for key in ("seconds", "words"):
+            result[key] = result.get(key, 0) + part[key]
+        result["counts"] = [a + b for a, b in zip(result.get("counts", [0, 0]), part["counts"],
+                                                  strict=True)]  # fmt: skip
+        result["library"] = part["library"]
+    return result
+
+
+def report(result: dict[str, Any], args: argparse.Namespace) -> None:
+    """Print the tables of docs/benchmarks.md for one run or merged shards."""
+    calibration = result["calibration"]
+    tallies: dict[str, Counter[str]] = result["tallies"]
+    seconds: float = result["seconds"]
+    words = result["words"]
+    stored, held = result["library"]
+    mentions, texts = result["counts"]
     print(
-        f"library: {len(papers) - len(held_out)} papers stored, {len(held_out)} held out; "
-        f"{args.split} split: {len(positives)} mentions, {len(negatives)} texts naming no paper"
+        f"library: {stored} papers stored, {held} held out; "
+        f"{args.split} split: {mentions} mentions, {texts} texts naming no paper"
     )
     print(
-        f"linked {len(cases)} texts ({words} words) in {seconds:.1f}s: "
-        f"{len(cases) / seconds:.1f} texts/s, {words / seconds:.0f} words/s\n"
+        f"linked {mentions + texts} texts ({words} words) in {seconds:.1f}s of wall time "
+        f"(summed over shards): {(mentions + texts) / seconds:.1f} texts/s, "
+        f"{words / seconds:.0f} words/s\n"
     )
     print("| kind | texts | positives | asserted | correct | precision | recall |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -189,11 +244,19 @@ def main() -> None:
         print(
             f"| {kind[9:]} | {t['texts']} | {wrong} | {1000 * wrong / t['texts']:.2f} | {methods} |"
         )
+    named: list[str] = result["named"]  # type: ignore[assignment]
     if total_texts:
         print(
             f"| **all** | {total_texts} | {total_false} | "
             f"{1000 * total_false / total_texts:.2f} | |"
         )
+        print(
+            f"\nlinks from these texts to a paper they name in so many words (coined name "
+            f"or title: right, not counted above; counted false before): {len(named)}, "
+            f"{1000 * (total_false + len(named)) / total_texts:.2f} per 1,000 by the old count"
+        )
+        for line in named:
+            print(f"  named: {line}")
     for title, pairs in (
         ("asserted links", result["asserted"]),
         ("every judged candidate", calibration),
@@ -215,10 +278,6 @@ def main() -> None:
         f"\nreproduce: .venv/bin/python bench/linking_eval.py --mentions {args.mentions} "
         f"--negatives {args.negatives} --seed {args.seed} --split {args.split}"
     )
-    if args.json:
-        args.json.write_text(
-            json.dumps({"tallies": tallies, "false": false, "seconds": seconds}, indent=1)
-        )
 
 
 def _row(kind: str, t: Counter[str]) -> None:

@@ -62,7 +62,7 @@ from lightnews.settings import Settings  # noqa: E402
 from lightnews.sources.bluesky import BlueskySource, account_from_profile  # noqa: E402
 from lightnews.sources.feeds import FeedSource  # noqa: E402
 from lightnews.sources.hf_daily import parse_daily_papers  # noqa: E402
-from lightnews.store import SQLiteStore  # noqa: E402
+from lightnews.store import LOCAL_READER, SQLiteStore  # noqa: E402
 
 DAY = 86400.0
 START = datetime(2024, 1, 1, tzinfo=UTC).timestamp()
@@ -801,9 +801,10 @@ def main() -> None:
                 profile["pinnedPost"] = {"uri": pinned["uri"], "cid": pinned["cid"]}
             account = account_from_profile(profile)
             store.save_accounts([account], NOW)
-            scholar_id = follow_account(store, account, NOW)
+            scholar_id = follow_account(store, LOCAL_READER, account, NOW)
             if person.arxiv_name:
-                follow_scholar(store, NOW, arxiv_author=person.arxiv_name, scholar_id=scholar_id)
+                follow_scholar(store, LOCAL_READER, NOW, arxiv_author=person.arxiv_name,
+                               scholar_id=scholar_id)  # fmt: skip
             row = store.find_source("bluesky", person.handle)
             assert row is not None
             saver.feed(row.id, person.handle, sorted_entries(person.entries), pinned)
@@ -847,7 +848,7 @@ def main() -> None:
             "GROUP BY sc.id ORDER BY count(*) DESC, sc.id LIMIT 1"
         ).fetchone()
         accounts = store.db.execute("SELECT count(*), sum(bot) FROM accounts").fetchone()
-        followed = store.db.execute("SELECT count(*) FROM scholars WHERE followed = 1").fetchone()
+        followed = store.db.execute("SELECT count(DISTINCT scholar_id) FROM follows").fetchone()
         print(
             f"\n## {args.out} (seed {args.seed}), built in {time.perf_counter() - started:,.0f} s\n"
         )

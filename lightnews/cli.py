@@ -16,6 +16,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -42,12 +43,15 @@ from lightnews.normalize.times import now_iso, utc_now
 from lightnews.settings import SETTINGS, Settings, env_name
 from lightnews.store import (
     BACKEND_ERRORS,
+    LOCAL_READER,
+    ReaderId,
     Store,
     default_db_path,
     is_postgres_url,
     open_store,
     unavailable,
 )
+from lightnews.store.readers import READER_SETTINGS, UserView
 
 __all__ = ["EXIT_FAILED", "EXIT_NOT_FOUND", "EXIT_PARTIAL", "cli", "main"]
 
@@ -62,10 +66,11 @@ err = Console(stderr=True, highlight=False)
 class App:
     """What every command needs: where the database is, the store, the settings."""
 
-    def __init__(self, db: str | Path | None) -> None:
+    def __init__(self, db: str | Path | None, as_user: str | None = None) -> None:
         self.db_path: str | Path = (
             (str(db) if is_postgres_url(db) else Path(db).expanduser()) if db else default_db_path()
         )
+        self.as_user = as_user
         self._store: Store | None = None
 
     @property
@@ -78,6 +83,41 @@ class App:
     @property
     def settings(self) -> Settings:
         return Settings(self.store.saved_settings())
+
+    @property
+    def reader(self) -> ReaderId:
+        """Whose follows, mutes and stories a reader's command reads and changes.
+
+        ``--as NAME`` (or ``LIGHTNEWS_USER``); without it the local reader when
+        the library has no accounts, its one account when it has one, and a
+        usage error when it has several (nobody's state is read by guess).
+        """
+        return self.user.reader if self.user is not None else LOCAL_READER
+
+    @property
+    def user(self) -> UserView | None:
+        """The account ``reader`` belongs to (None: the local reader of a library without any)."""
+        store = self.store
+        if self.as_user:
+            try:
+                return store.get_user(self.as_user)
+            except NotFound as error:
+                raise UsageError(str(error)) from None
+        users = store.user_count()
+        if users == 0:
+            return None
+        if users == 1:
+            return store.list_users()[0]
+        raise UsageError(
+            f"this library has {users} accounts: say whose feed and state to use with "
+            "--as NAME (or LIGHTNEWS_USER=NAME)"
+        )
+
+    @property
+    def reader_settings(self) -> Settings:
+        """The instance's settings with the reader's own (digest address, half-life) over them."""
+        store = self.store
+        return Settings({**store.saved_settings(), **store.reader_settings(self.reader)})
 
     def close(self) -> None:
         if self._store is not None:
@@ -129,8 +169,16 @@ def checked(check: Callable[[str], T]) -> Callable[[click.Context, click.Paramet
     return callback
 
 
-def _moment(text: str) -> datetime:
-    return validate.moment(text, utc_now())
+def _moment_typed(text: str) -> str:
+    """A moment as typed, checked now and read later against the library's clock."""
+    validate.moment(text, utc_now())
+    return text
+
+
+def library_now(settings: Settings) -> datetime:
+    """Now, or the library's ``clock`` setting (a demo library is set to its snapshot's time)."""
+    clock = str(settings.clock or "")
+    return datetime.fromisoformat(clock.replace("Z", "+00:00")) if clock else utc_now()
 
 
 def _search_date(text: str) -> str:
@@ -191,15 +239,23 @@ class _Commands(click.Group):
     help="The library: an SQLite file (default: lightnews.db in the user data directory) or "
     "a postgresql://USER@HOST/DB URL for a group's server; env LIGHTNEWS_DB.",
 )
+@click.option(
+    "--as",
+    "as_user",
+    metavar="NAME",
+    envvar="LIGHTNEWS_USER",
+    help="Act as this account for reader commands (feed, follow, mute, read, digest, export, "
+    "tokens); env LIGHTNEWS_USER. Without accounts: the local reader.",
+)
 @click.version_option(__version__, prog_name="lightnews")
 @click.pass_context
-def cli(ctx: click.Context, db: str | None) -> None:
+def cli(ctx: click.Context, db: str | None, as_user: str | None) -> None:
     """Lightnews: scholar-powered research news.
 
     Follow researchers across arXiv, their labs' blogs and other feeds, and read
     one deduplicated feed of the papers they write and discuss.
     """
-    app = App(db)
+    app = App(db, as_user)
     ctx.obj = app
     ctx.call_on_close(app.close)
 
@@ -344,6 +400,9 @@ def sources_add(
             row, created = app.store.add_source(
                 kind, address, now=now_iso(), title=name, folder=group, params=params
             )
+            if created:
+                app.store.audit(_actor(app), "sources.add", f"#{row.id} {row.kind} {row.address}",
+                                now_iso())  # fmt: skip
             added.append({**row.to_json(), "created": created})
     if as_json:
         emit_json(added)
@@ -360,8 +419,11 @@ def sources_list(app: App, as_json: bool) -> None:
     """List sources with their health: last success, last error, next attempt."""
     with errors_as_exit():
         rows = app.store.list_sources()
+    incomplete = [r for r in rows if r.incomplete]
     if as_json:
         emit_json([r.to_json() for r in rows])
+        if incomplete:  # a listing arXiv served short or stale: cron should know
+            sys.exit(3)
         return
     if not rows:
         out.print("no sources yet: add one with `lightnews sources add`")
@@ -379,6 +441,10 @@ def sources_list(app: App, as_json: bool) -> None:
             r.next_attempt or "now",
         )
     out.print(table)
+    for r in incomplete:
+        out.print(f"[red]#{r.id} {r.kind} {r.address}: {r.incomplete}[/red]")
+    if incomplete:
+        sys.exit(3)
 
 
 @sources.command("remove")
@@ -389,6 +455,8 @@ def sources_remove(app: App, source_ids: tuple[int, ...]) -> None:
     with errors_as_exit():
         for source_id in source_ids:
             row = app.store.remove_source(source_id)
+            app.store.audit(_actor(app), "sources.remove", f"#{row.id} {row.kind} {row.address}",
+                            now_iso())  # fmt: skip
             out.print(f"removed #{row.id} {row.kind} {row.address}")
 
 
@@ -646,12 +714,14 @@ def feed(app: App, limit: int, newest: bool, fmt: str, as_json: bool) -> None:
     from lightnews.rank import newest_stories, rank_stories
 
     with errors_as_exit():
-        settings = app.settings
+        settings = app.reader_settings
+        reader = app.reader
         stories = (
-            newest_stories(app.store, limit)
+            newest_stories(app.store, reader, limit)
             if newest
             else rank_stories(
                 app.store,
+                reader,
                 limit=limit,
                 half_life_hours=settings.half_life_hours,
                 bar=settings.attribution_bar,
@@ -664,7 +734,7 @@ def feed(app: App, limit: int, newest: bool, fmt: str, as_json: bool) -> None:
     if fmt != "text":
         from lightnews.serve.export import FeedEntry, atom_feed, json_feed
 
-        entries = [FeedEntry(s.url or s.key, s.title, s.url, s.time, " · ".join(s.why))
+        entries = [FeedEntry(s.url or s.key, s.title, s.url, s.time, why=s.why)
                    for s in stories]  # fmt: skip
         if fmt == "atom":
             click.echo(atom_feed("Lightnews: your feed", "lightnews:feed", entries).decode())
@@ -675,8 +745,9 @@ def feed(app: App, limit: int, newest: bool, fmt: str, as_json: bool) -> None:
         out.print("the feed is empty: add sources and run `lightnews refresh`")
     for story in stories:
         label = story.arxiv_id or "item"
-        out.print(f"[bold]{story.title}[/bold]")
-        out.print(f"  {label} · {(story.time or '')[:10]} · {' · '.join(story.why[:3])}")
+        out.print(f"[bold]{escape(story.title)}[/bold]")
+        out.print(f"  {label} · {(story.time or '')[:10]}")
+        out.print(f"  why: {escape(' · '.join(story.why))}")
         if story.url:
             out.print(f"  {story.url}")
 
@@ -711,6 +782,11 @@ def feed(app: App, limit: int, newest: bool, fmt: str, as_json: bool) -> None:
     callback=checked(_source_kind),
     help="Papers recorded or mentioned by a kind of source (bluesky).",
 )
+@click.option(
+    "--kind", "what", default="all", show_default=True,
+    type=click.Choice(["all", "papers", "said"]),
+    help="Papers, what was said (posts, threads, articles, notes), or both (papers first).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_app
 def search(
@@ -723,9 +799,15 @@ def search(
     until: str | None,
     scholar_who: str | None,
     source_kind: str | None,
+    what: str,
     as_json: bool,
 ) -> None:
-    """Search papers by words, "exact phrases", prefix*, -excluded words, or an arXiv id."""
+    """Search papers, posts, threads, articles and notes by words, "exact phrases",
+    prefix*, -excluded words, or an arXiv id.
+
+    Papers come first (words fused with meaning), then what was said (by words;
+    a thread once); every result says its kind.
+    """
     from lightnews.model import SearchFilters
     from lightnews.search import search_papers
 
@@ -745,20 +827,33 @@ def search(
             offset=(page - 1) * limit,
             filters=filters,
             settings=app.settings,
+            items=what != "papers",
         )
-        if page > 1 and not hits:
+        papers = list(hits) if what != "said" else []
+        if page > 1 and not papers and not hits.items:
             raise UsageError(f"page {page} is past the last page of results for this search")
     _how_found(hits)
     if as_json:
-        emit_json([h.to_json() for h in hits])
+        emit_json([h.to_json() for h in papers] + [i.to_json() for i in hits.items])
         return
-    if not hits:
+    if not papers and not hits.items:
         out.print("no results")
-    for hit in hits:
+    for hit in papers:
         out.print(
             f"{hit.arxiv_id:>18}  {hit.title}  [dim]{(hit.published or '')[:10]} "
             f"{hit.primary_category or ''} · by {' and '.join(hit.matched)}[/dim]"
         )
+    if hits.items and papers:
+        out.print("[bold]said[/bold]")
+    for item in hits.items:
+        who = f" · {item.author}" if item.author else ""
+        out.print(
+            f"{item.kind:>18}  {escape(item.title or item.snippet[:80])}  [dim]"
+            f"{(item.published or '')[:10]}{who} · {item.source_kind} · item {item.item_id}[/dim]"
+        )
+        out.print(f"{'':>18}  [dim]{escape(item.snippet)}[/dim]")
+        if item.url:
+            out.print(f"{'':>18}  {escape(item.url)}")
 
 
 def _how_found(results: Any) -> None:
@@ -826,6 +921,11 @@ def show(app: App, arxiv_id: ArxivId, as_json: bool, as_bibtex: bool) -> None:
             "versions: "
             + ", ".join(f"{v.version} {(v.date or '')[:10]}" for v in paper.versions)
         )
+    venue = paper.venue
+    if venue is not None:
+        out.print(f"venue: {venue.reason} (read from its {venue.source})", markup=False)
+    for change in paper.changes:
+        out.print(f"{change.note} (stored {change.seen_at[:10]})", markup=False)
     if paper.abstract:
         out.print()
         out.print(paper.abstract)
@@ -988,10 +1088,12 @@ def follow(
     now = now_iso()
     store = app.store
     with errors_as_exit():
+        reader = app.reader
         if starter_pack:
             row, _ = store.add_source(
-                "bluesky-starter-pack", starter_pack, now=now, params={"follow_members": True}
-            )
+                "bluesky-starter-pack", starter_pack, now=now,
+                params={"follow_members": True, "follow_for": int(reader)},
+            )  # fmt: skip
             out.print(
                 f"following the members of {starter_pack} (source #{row.id}); "
                 "run `lightnews refresh`"
@@ -1000,6 +1102,7 @@ def follow(
                 return
         scholar_id = follow_scholar(
             store,
+            reader,
             now,
             handle=handle,
             arxiv_author=arxiv_author,
@@ -1018,12 +1121,13 @@ def follow(
 @click.argument("who")
 @pass_app
 def unfollow(app: App, who: str) -> None:
-    """Stop following a scholar (kept, with their sources paused)."""
+    """Stop following a scholar (kept; their sources pause when no reader follows them)."""
     with errors_as_exit():
         scholar_id = app.store.find_scholar(who)
-        app.store.set_followed(scholar_id, False)
-        for source in app.store.scholar_sources(scholar_id):
-            app.store.set_source_enabled(source.id, False)
+        app.store.set_followed(app.reader, scholar_id, False, now_iso())
+        if not app.store.get_scholar(scholar_id).followed:  # nobody follows them now
+            for source in app.store.scholar_sources(scholar_id):
+                app.store.set_source_enabled(source.id, False)
         out.print(f"unfollowed #{scholar_id} {app.store.get_scholar(scholar_id).name}")
 
 
@@ -1039,6 +1143,8 @@ def scholars_list(app: App, as_json: bool) -> None:
     """Scholars with their identities and how many records are attributed to them."""
     with errors_as_exit():
         rows = app.store.list_scholars(app.settings.attribution_bar)
+        mine = app.store.follows(app.reader)
+    rows = [replace(r, followed=r.id in mine) for r in rows]  # whether *you* follow them
     if as_json:
         emit_json([r.to_json() for r in rows])
         return
@@ -1160,7 +1266,7 @@ def scholar(app: App, who: str, page: int, per_page: int, as_json: bool) -> None
     WHO is an id, a handle, an ORCID iD or (part of) a name: `scholar mara`,
     `scholar Lindqvist`. When several scholars match, they are listed (exit status 2).
     """
-    from lightnews.serve.scholar import scholar_page
+    from lightnews.serve.scholar import numbers_itself, scholar_page
 
     with errors_as_exit():
         data = scholar_page(
@@ -1191,11 +1297,13 @@ def scholar(app: App, who: str, page: int, per_page: int, as_json: bool) -> None
             marks.append("pinned")
         if post.reposted_by:
             by = post.reposted_by
-            marks.append(f"reposted by {by.name or by.handle}")
-        if post.thread_size > 1:
+            marks.append(f"reposted by {by.name or by.handle}, by {post.author} @{post.handle}")
+        if post.thread_size > 1 and not numbers_itself(post.text):
             marks.append(f"thread {post.position}/{post.thread_size}")
-        out.print(f"\n[dim]{(post.created_at or '')[:10]} {' · '.join(marks)}[/dim]")
-        out.print(post.text)
+        when = (post.created_at or "")[:16].replace("T", " ")
+        out.print()
+        out.print(escape(" · ".join([when, *marks])), style="dim", soft_wrap=True)
+        out.print(escape(post.text))
         for link in post.links:
             out.print(f"  {link}")
     out.print(
@@ -1212,9 +1320,10 @@ def scholar(app: App, who: str, page: int, per_page: int, as_json: bool) -> None
 @cli.command()
 @click.option(
     "--since",
+    "since_typed",
     default="1d",
     show_default=True,
-    callback=checked(_moment),
+    callback=checked(_moment_typed),
     help="Stories with activity since: 12h, 1d, 2w, today, yesterday or a date (2025-01-31).",
 )
 @click.option(
@@ -1244,7 +1353,7 @@ def scholar(app: App, who: str, page: int, per_page: int, as_json: bool) -> None
 )
 @pass_app
 def digest(
-    app: App, since: datetime, fmt: str, limit: int, email: str | None, dry_run: bool
+    app: App, since_typed: str, fmt: str, limit: int, email: str | None, dry_run: bool
 ) -> None:
     """The top stories since a moment, each with why it is there; printed or e-mailed.
 
@@ -1256,8 +1365,10 @@ def digest(
     from lightnews.serve.digest import digest_stories, render_html, render_markdown, send_digest
 
     with errors_as_exit():
-        settings = app.settings
-        now = utc_now()
+        settings = app.reader_settings
+        reader = app.reader
+        now = library_now(settings)
+        since = validate.moment(since_typed, now)
         to = None
         if email is not None:
             to = email or settings.digest_to
@@ -1265,7 +1376,7 @@ def digest(
                 raise UsageError("give --email ADDRESS or set digest_to")
             if not settings.smtp_host and not dry_run:
                 raise UsageError("set smtp_host (and smtp_from) to send the digest by e-mail")
-        stories = digest_stories(app.store, settings, since, limit=limit, now=now)
+        stories = digest_stories(app.store, reader, settings, since, limit=limit, now=now)
         markdown, html = render_markdown(stories, since), render_html(stories, since)
         subject = f"Lightnews digest: {len(stories)} stories"
         if dry_run:
@@ -1284,7 +1395,7 @@ def digest(
         # Delivered: seen in the digest is seen, until something new happens.
         stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
         for story in stories:
-            app.store.mark_story(story.key, stamp, read=True)
+            app.store.mark_story(reader, story.key, stamp, read=True)
     if to is not None:
         out.print(f"sent {len(stories)} stories to {to}")
 
@@ -1314,7 +1425,7 @@ def mute(app: App, scholar_who: str | None, source_id: int | None, keyword: str 
         if not targets:
             raise UsageError("give --scholar, --source or --keyword")
         for kind, value in targets:
-            app.store.set_mute(kind, value, now, muted=not undo)
+            app.store.set_mute(app.reader, kind, value, now, muted=not undo)
             out.print(f"{'unmuted' if undo else 'muted'} {kind} {value}")
 
 
@@ -1336,7 +1447,8 @@ def read_command(app: App, stories: tuple[str, ...], unread: bool, save: bool) -
             else:
                 app.store.get_paper(key)
         for key in dict.fromkeys(stories):
-            app.store.mark_story(key, now, read=not unread, saved=True if save else None)
+            app.store.mark_story(app.reader, key, now, read=not unread,
+                                 saved=True if save else None)  # fmt: skip
             out.print(f"{key}: {'unread' if unread else 'read'}{', saved' if save else ''}")
 
 
@@ -1352,11 +1464,11 @@ def export_command(app: App, as_bibtex: bool) -> None:
             from lightnews.normalize.arxiv_ids import parse_arxiv_id
             from lightnews.serve.export import bibtex
 
-            saved = [k for k, (_, saved_at) in app.store.story_states().items()
+            saved = [k for k, (_, saved_at) in app.store.story_states(app.reader).items()
                      if saved_at and parse_arxiv_id(k)]  # fmt: skip
             click.echo(bibtex(app.store.get_paper(k) for k in sorted(saved)), nl=False)
             return
-        emit_json(user_export(app.store))
+        emit_json(user_export(app.store, app.reader))
 
 
 # -- settings ----------------------------------------------------------------------------
@@ -1372,7 +1484,10 @@ def settings(ctx: click.Context, as_json: bool) -> None:
     app = ctx.find_object(App)
     assert app is not None
     with errors_as_exit():
-        resolved = app.settings
+        try:  # the reader's own settings (digest address, half-life) over the instance's
+            resolved = app.reader_settings
+        except UsageError:  # several accounts and no --as: the instance's alone
+            resolved = app.settings
     rows = []
     for s in SETTINGS:
         value = resolved.get(s.name)
@@ -1411,7 +1526,11 @@ def settings_set(app: App, name: str, value: str) -> None:
         setting.convert(value, f"setting {setting.name}")
     except LightnewsError as error:
         raise click.BadParameter(str(error)) from None
-    app.store.save_setting(setting.name, value)
+    with errors_as_exit():
+        if setting.name in READER_SETTINGS:  # the reader's own (see store/readers.py)
+            app.store.save_reader_setting(app.reader, setting.name, value)
+        else:
+            app.store.save_setting(setting.name, value)
     out.print(f"{setting.name} = {value}")
 
 
@@ -1424,8 +1543,203 @@ def settings_unset(app: App, name: str) -> None:
         setting = Settings.lookup(name)
     except LightnewsError as error:
         raise click.BadParameter(str(error)) from None
-    app.store.save_setting(setting.name, None)
+    with errors_as_exit():
+        if setting.name in READER_SETTINGS:
+            app.store.save_reader_setting(app.reader, setting.name, None)
+        else:
+            app.store.save_setting(setting.name, None)
     out.print(f"{setting.name} reset to its default ({setting.default!r})")
+
+
+# -- accounts ----------------------------------------------------------------------------------
+
+
+def _new_password(from_stdin: bool) -> str:
+    """A password from one line of standard input, or typed twice at a hidden prompt."""
+    from lightnews.accounts import check_password
+
+    if from_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        password = click.prompt("password", hide_input=True, confirmation_prompt=True, err=True)
+    return check_password(password)
+
+
+def _actor(app: App) -> str:
+    """Who an admin command is recorded as in the audit log (the CLI runs with the database's
+    own rights: ``--as NAME`` names the person, else the system user)."""
+    import getpass
+
+    if app.as_user:
+        return app.as_user
+    try:
+        return f"cli:{getpass.getuser()}"
+    except Exception:
+        return "cli"
+
+
+@cli.group()
+def users() -> None:
+    """Accounts of a shared instance: add, list, change passwords, remove.
+
+    A library without accounts has one local reader and needs no sign-in (on
+    loopback). The first account created is an admin and takes over the local
+    reader's follows, mutes, saved and read stories and settings.
+    """
+
+
+@users.command("add")
+@click.argument("name")
+@click.option("--admin", is_flag=True, help="May manage sources and accounts.")
+@click.option(
+    "--password-stdin", is_flag=True, help="Read the password from one line of standard input."
+)
+@pass_app
+def users_add(app: App, name: str, admin: bool, password_stdin: bool) -> None:
+    """Add an account (asks for its password)."""
+    from lightnews.accounts import check_user_name, hash_password
+
+    with errors_as_exit():
+        check_user_name(name)
+        password = _new_password(password_stdin)
+        first = app.store.user_count() == 0
+        user = app.store.add_user(name, hash_password(password), admin=admin, now=now_iso())
+        app.store.audit(_actor(app), "users.add", name + (" (admin)" if user.admin else ""),
+                        now_iso())  # fmt: skip
+    role = "admin" if user.admin else "reader"
+    out.print(f"added {role} {user.name} (#{user.id})")
+    if first:
+        out.print("the first account: it has the local reader's follows, mutes and stories; "
+                  "the web UI now asks to sign in")  # fmt: skip
+
+
+@users.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_app
+def users_list(app: App, as_json: bool) -> None:
+    """Accounts, admins marked."""
+    with errors_as_exit():
+        rows = app.store.list_users()
+    if as_json:
+        emit_json([u.to_json() for u in rows])
+        return
+    if not rows:
+        out.print("no accounts: one local reader, no sign-in (`lightnews users add NAME`)")
+        return
+    table = Table("id", "name", "role", "created", "shares")
+    for user in rows:
+        table.add_row(str(user.id), user.name, "admin" if user.admin else "reader",
+                      user.created_at[:10], "yes" if user.shares else "no")  # fmt: skip
+    out.print(table)
+
+
+@users.command("passwd")
+@click.argument("name")
+@click.option(
+    "--password-stdin", is_flag=True, help="Read the password from one line of standard input."
+)
+@pass_app
+def users_passwd(app: App, name: str, password_stdin: bool) -> None:
+    """Set an account's password (every session of it ends)."""
+    from lightnews.accounts import hash_password
+
+    with errors_as_exit():
+        user = _named_user(app, name)
+        app.store.set_password(user.id, hash_password(_new_password(password_stdin)))
+        app.store.audit(_actor(app), "users.passwd", name, now_iso())
+    out.print(f"password of {name} changed; its sessions have ended")
+
+
+@users.command("remove")
+@click.argument("name")
+@click.option("--yes", is_flag=True, help="Do not ask to confirm.")
+@pass_app
+def users_remove(app: App, name: str, yes: bool) -> None:
+    """Remove an account with its follows, mutes, stories, tokens and feed key."""
+    with errors_as_exit():
+        user = _named_user(app, name)
+        if not yes and not click.confirm(f"remove {name} and everything that is theirs?",
+                                         err=True):  # fmt: skip
+            raise UsageError("nothing removed")
+        app.store.remove_user(user.id)
+        app.store.audit(_actor(app), "users.remove", name, now_iso())
+    out.print(f"removed {name}")
+
+
+def _named_user(app: App, name: str) -> UserView:
+    """An account by name; an unknown name is a usage error (exit 2)."""
+    try:
+        return app.store.get_user(name)
+    except NotFound as error:
+        raise UsageError(str(error)) from None
+
+
+@cli.group()
+def tokens() -> None:
+    """API tokens of your account (for the JSON API's writes and for scripts).
+
+    A token is shown once, when created; only its digest is stored. Send it as
+    ``Authorization: Bearer TOKEN``.
+    """
+
+
+def _token_user(app: App) -> UserView:
+    user = app.user
+    if user is None:
+        raise UsageError("API tokens belong to accounts: add one with `lightnews users add NAME`")
+    return user
+
+
+@tokens.command("create")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_app
+def tokens_create(app: App, name: str, as_json: bool) -> None:
+    """Create a token named NAME (what it is for: "laptop", "zotero sync")."""
+    from lightnews.accounts import digest, new_token
+
+    label = " ".join(name.split())
+    if not label or len(label) > 100:
+        raise click.UsageError("a token's name has 1-100 characters")
+    with errors_as_exit():
+        user = _token_user(app)
+        token = new_token()
+        made = app.store.create_token(user.id, label, digest(token), now_iso())
+    if as_json:
+        emit_json({**made.to_json(), "token": token})
+        return
+    out.print(f"token #{made.id} {label} for {user.name} (shown once, keep it safe):")
+    click.echo(token)
+
+
+@tokens.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_app
+def tokens_list(app: App, as_json: bool) -> None:
+    """Your tokens (never their secrets): created, last used, revoked."""
+    with errors_as_exit():
+        rows = app.store.list_tokens(_token_user(app).id)
+    if as_json:
+        emit_json([t.to_json() for t in rows])
+        return
+    table = Table("id", "name", "created", "last used", "revoked")
+    for t in rows:
+        table.add_row(str(t.id), t.name, t.created_at, t.last_used or "", t.revoked_at or "")
+    out.print(table)
+
+
+@tokens.command("revoke")
+@click.argument("token_id", type=int)
+@pass_app
+def tokens_revoke(app: App, token_id: int) -> None:
+    """Revoke a token: it is refused from now on."""
+    with errors_as_exit():
+        user = _token_user(app)
+        try:
+            app.store.revoke_token(user.id, token_id, now_iso())
+        except NotFound as error:
+            raise UsageError(str(error)) from None
+    out.print(f"token #{token_id} revoked")
 
 
 # -- db ----------------------------------------------------------------------------------------
@@ -1465,6 +1779,24 @@ def db_copy(source: str, destination: str, as_json: bool) -> None:
 
 
 # -- workers ---------------------------------------------------------------------------------
+
+
+@cli.command("mcp")
+@pass_app
+def mcp_command(app: App) -> None:
+    """Serve the library to an assistant over MCP (stdio): search, story, scholar, feed, resolve.
+
+    An MCP client (a desktop assistant, an editor) starts this command and talks
+    to it on standard input and output; the resource lightnews://feed/unseen is
+    the ranked feed without what you have read. It only reads the library.
+    """
+    try:
+        from lightnews.serve.mcp import build_server
+    except ImportError:  # pragma: no cover - the dependency is declared
+        raise click.UsageError("the MCP server needs the mcp package: pip install mcp") from None
+    with errors_as_exit():
+        server = build_server(app.store, app.reader_settings, app.reader)
+    server.run("stdio")
 
 
 @cli.command()
@@ -1512,12 +1844,40 @@ def _shown(location: str | Path) -> str:
     return redact(str(location))
 
 
+def _is_loopback(host: str) -> bool:
+    """Whether ``host`` (an address or name to listen on) is this machine only."""
+    import ipaddress
+
+    name = host.strip().strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
 def _serve(
-    db_path: str | Path, host: str, port: int, settings: Settings, workers: int = 1
+    db_path: str | Path,
+    host: str,
+    port: int,
+    settings: Settings,
+    workers: int = 1,
+    *,
+    public_read_only: bool = False,
+    accounts: int = 0,
 ) -> None:
     import uvicorn
 
     from lightnews.serve.web import create_app
+
+    loopback = _is_loopback(host)
+    if not loopback and not accounts and not public_read_only:
+        raise UsageError(
+            f"refusing to serve on {host}: this library has no accounts, so anyone who reaches "
+            "the port would own it. Add one (`lightnews users add NAME --admin`), or serve "
+            "pages and feeds only with --public-read-only, or listen on 127.0.0.1"
+        )
 
     hosts = tuple(settings.allowed_hosts)
     if host not in ("0.0.0.0", "::") and host.lower().strip("[]") not in hosts and "*" not in hosts:
@@ -1533,8 +1893,12 @@ def _serve(
         + (f" with {workers} processes" if workers > 1 else "")
         + " (Ctrl-C to stop)"
     )
+    if public_read_only:
+        out.print("read-only: pages and feeds are served, every form is off")
     if workers == 1:
-        uvicorn.run(create_app(db_path, settings), host=host, port=port, log_level="warning")
+        app = create_app(db_path, settings, public_read_only=public_read_only,
+                         open_without_accounts=loopback)  # fmt: skip
+        uvicorn.run(app, host=host, port=port, log_level="warning")
         return
     # Each process builds its own application from the environment; the form key
     # is made once here, so that a form from one process is accepted by the others.
@@ -1545,6 +1909,8 @@ def _serve(
         site_secret(store, settings)
     os.environ["LIGHTNEWS_DB"] = str(db_path)
     os.environ[env_name("allowed_hosts")] = ",".join(hosts)
+    os.environ["LIGHTNEWS_SERVE_READ_ONLY"] = "1" if public_read_only else ""
+    os.environ["LIGHTNEWS_SERVE_LOOPBACK"] = "1" if loopback else ""
     uvicorn.run(
         "lightnews.serve.web:app_from_environment", factory=True, workers=workers, host=host,
         port=port, log_level="warning",
@@ -1562,12 +1928,24 @@ def _serve(
     help="Web processes to run (each with its own connections; SQLite libraries are read by "
     "all of them while one process writes).",
 )  # fmt: skip
+@click.option(
+    "--public-read-only", is_flag=True,
+    help="Serve pages and feeds only: every form off, every change refused (lets a library "
+    "without accounts listen beyond loopback).",
+)  # fmt: skip
 @pass_app
-def serve(app: App, port: int, host: str, workers: int) -> None:
-    """Serve the web UI and its JSON API (/api, /api/openapi.json) on the database."""
+def serve(app: App, port: int, host: str, workers: int, public_read_only: bool) -> None:
+    """Serve the web UI and its JSON API (/api, /api/openapi.json) on the database.
+
+    With accounts, readers sign in and each sees their own feed; without any,
+    the one local reader needs no sign-in, and only loopback addresses are
+    served (a library without accounts on --host 0.0.0.0 is refused, unless
+    --public-read-only).
+    """
     with errors_as_exit():
         app.store.migrate()
-    _serve(app.db_path, host, port, app.settings, workers)
+        _serve(app.db_path, host, port, app.settings, workers,
+               public_read_only=public_read_only, accounts=app.store.user_count())  # fmt: skip
 
 
 @cli.command()
@@ -1584,16 +1962,16 @@ def demo(app: App, as_json: bool, port: int | None) -> None:
     snapshot is a set of saved responses in the services' real formats, read by
     the real parsers: no network needed.
     """
-    from lightnews.demo import build_demo
     from lightnews.rank import rank_stories
 
     if app._store is None and app.db_path == default_db_path():
         app.db_path = default_db_path().with_name("demo.db")
     with errors_as_exit():
-        reports = build_demo(app.store, app.settings)
+        reports = _build_demo_with_progress(app, quiet=as_json)
         stories = rank_stories(
-            app.store, limit=10, bar=app.settings.attribution_bar, settings=app.settings
-        )
+            app.store, app.reader, limit=10, bar=app.settings.attribution_bar,
+            settings=app.settings,
+        )  # fmt: skip
         counts = app.store.counts()
     if as_json:
         emit_json(
@@ -1623,6 +2001,35 @@ def demo(app: App, as_json: bool, port: int | None) -> None:
     out.print(f"\nTry: lightnews --db {_shown(app.db_path)} search attention")
     if port is not None:
         _serve(app.db_path, "127.0.0.1", port, app.settings)
+
+
+def _build_demo_with_progress(app: App, quiet: bool) -> list[Any]:
+    """Build the demo, saying on stderr what it is doing (third-party progress bars silenced)."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from lightnews.demo import SNAPSHOT_FILES, build_demo
+
+    for name in ("TQDM_DISABLE", "HF_HUB_DISABLE_PROGRESS_BARS"):
+        os.environ.setdefault(name, "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    if quiet:
+        return build_demo(app.store, app.settings)
+    columns = (TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err, transient=False) as progress:
+        task = progress.add_task("Building the demo library", total=len(SNAPSHOT_FILES) + 1)
+
+        def step(words: str) -> None:
+            progress.update(task, description=words)
+            if not words.startswith("Preparing"):
+                progress.advance(task)
+
+        reports = build_demo(app.store, app.settings, progress=step)
+        progress.update(task, description="Demo library ready", completed=len(SNAPSHOT_FILES) + 1)
+    return reports
+
+
+# The whole conversation's commands (listen, discussed, watch, push) register themselves.
+import lightnews.cli_listen  # noqa: E402, F401
 
 
 def main() -> None:

@@ -13,6 +13,7 @@ to stop a run. Every exception Lightnews raises on purpose derives from
     ├── NotFound          a paper, source or scholar that is not stored
     ├── UsageError        a command or argument that cannot be carried out
     │   ├── Ambiguous     several things match what was asked for: choose one
+    │   ├── PastLastPage  a page number after the last page (404 on the web)
     │   └── TooExpensive  a query that would cost more than its budget: narrow it
     ├── Unavailable       the database could not carry out a read or write (disk, damage)
     │   └── Busy          another writer held the database past the bounded wait: retry
@@ -31,6 +32,7 @@ __all__ = [
     "LightnewsError",
     "NotFound",
     "ParseError",
+    "PastLastPage",
     "SettingError",
     "TooExpensive",
     "TooLarge",
@@ -114,3 +116,7 @@ class Busy(Unavailable):
 
 class SettingError(LightnewsError):
     """A setting has a value that does not pass its validation."""
+
+
+class PastLastPage(UsageError):
+    """A page number after the last page: the CLI exits 2, the web answers 404."""

@@ -42,6 +42,7 @@ from lightnews.sources import Source, get_source_class
 from lightnews.sources.arxiv_api import ArxivApiSource
 from lightnews.sources.http import HttpClient
 from lightnews.store import BACKEND_ERRORS, SaveResult, SourceRow, Store, unavailable
+from lightnews.store.readers import LOCAL_READER, ReaderId
 
 __all__ = [
     "Resolved",
@@ -189,7 +190,18 @@ def _link_accounts(store: Store, row: SourceRow, batch: Batch, now: str) -> None
             if account.name and placeholder in (account.handle.lower(), account.id.lower()):
                 store.rename_scholar(owner, account.name)
         elif row.params.get("follow_members"):
-            follow_account(store, account, now)
+            follow_account(store, _pack_reader(store, row), account, now)
+
+
+def _pack_reader(store: Store, row: SourceRow) -> ReaderId:
+    """Who follows the members a starter pack brings: whoever followed the pack (its
+    ``follow_for``); for a pack followed before accounts (or by an account since removed),
+    the local reader, or the first admin once there are accounts (who took its state over)."""
+    given = row.params.get("follow_for")
+    if isinstance(given, int) and given and store.user_by_id(given) is not None:
+        return ReaderId(given)
+    admins = [u for u in store.list_users() if u.admin]
+    return min(admins, key=lambda u: u.id).reader if admins else LOCAL_READER
 
 
 def _classify_accounts(store: Store, account_ids: set[str]) -> None:
@@ -214,6 +226,7 @@ def arxiv_author_query(name: str) -> str:
 
 def follow_scholar(
     store: Store,
+    reader: ReaderId,
     now: str,
     *,
     handle: str | None = None,
@@ -221,7 +234,7 @@ def follow_scholar(
     orcid: str | None = None,
     scholar_id: int | None = None,
 ) -> int:
-    """Follow a scholar by Bluesky handle or DID, arXiv author name and/or ORCID (idempotent).
+    """``reader`` follows a scholar by Bluesky handle or DID, arXiv name and/or ORCID (idempotent).
 
     Each identity is tied to ``scholar_id``, to the scholar who already has it,
     or to a new scholar; handles and arXiv names get a source reading them.
@@ -256,13 +269,13 @@ def follow_scholar(
         store.add_identity(scholar_id, "orcid", orcid)
     if scholar_id is None:
         raise UsageError("give a Bluesky handle, an arXiv author name or an ORCID")
-    store.set_followed(scholar_id, True)
+    store.set_followed(reader, scholar_id, True, now)
     attribute_scholar(store, scholar_id)
     return scholar_id
 
 
-def follow_account(store: Store, account: Account, now: str) -> int:
-    """Make ``account`` a followed scholar with a source reading its posts (idempotent)."""
+def follow_account(store: Store, reader: ReaderId, account: Account, now: str) -> int:
+    """``reader`` follows ``account`` as a scholar with a source reading its posts (idempotent)."""
     did_kind = f"{account.service}-did"
     scholar_id = store.scholar_by_identity(did_kind, account.id)
     if scholar_id is None:
@@ -277,7 +290,7 @@ def follow_account(store: Store, account: Account, now: str) -> int:
         title=account.name or None,
         scholar_id=scholar_id,
     )
-    store.set_followed(scholar_id, True)
+    store.set_followed(reader, scholar_id, True, now)
     return scholar_id
 
 

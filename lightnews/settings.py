@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from lightnews.errors import SettingError
@@ -23,6 +24,14 @@ def _positive_int(raw: str) -> int:
     if value <= 0:
         raise ValueError
     return value
+
+
+def _digest_schedule(raw: str) -> str:
+    """A digest schedule, checked and spelled one way (see ``lightnews.serve.digest``)."""
+    from lightnews.serve.digest import parse_schedule
+
+    schedule = parse_schedule(raw)
+    return str(schedule) if schedule else "off"
 
 
 def _non_negative_float(raw: str) -> float:
@@ -46,6 +55,19 @@ def _boolean(raw: str) -> bool:
     if lowered in {"0", "false", "no", "off"}:
         return False
     raise ValueError
+
+
+def _moment_text(raw: str) -> str:
+    """Empty, or a moment in ISO 8601 (kept as written, in UTC)."""
+    text = raw.strip()
+    if not text:
+        return ""
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"{text[:40]!r} is not a moment (2025-11-28T12:00:00Z)") from None
+    moment = moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _host_list(raw: str) -> tuple[str, ...]:
@@ -75,6 +97,8 @@ _KIND_WORDS: dict[Callable[[str], Any], str] = {
     _positive_float: "a positive number",
     _boolean: "true or false",
     _host_list: "host names separated by commas",
+    _digest_schedule: "off, `daily HH:MM` or `weekly DAY HH:MM` (UTC)",
+    _moment_text: "a moment (2025-11-28T12:00:00Z) or nothing",
     str: "text",
 }
 
@@ -197,6 +221,14 @@ SETTINGS: tuple[Setting, ...] = (
         _non_negative_float,
         "Hours after which a story's score in the feed is halved (newer counts more).",
     ),
+    Setting(
+        "clock",
+        "",
+        _moment_text,
+        "Treat this moment (ISO 8601, UTC) as now for `digest --since` (empty: the real "
+        "clock). The demo sets it to its snapshot's last moment, so `digest --since 1d` "
+        "shows the demo's day.",
+    ),
     Setting("smtp_host", "", str, "SMTP server the digest is e-mailed through (empty: no e-mail)."),
     Setting("smtp_port", 25, _positive_int, "Port of the SMTP server."),
     Setting("smtp_starttls", False, _boolean, "Upgrade the SMTP connection with STARTTLS."),
@@ -204,6 +236,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("smtp_password", "", str, "SMTP password.", secret=True),
     Setting("smtp_from", "", str, "From address of the digest."),
     Setting("digest_to", "", str, "Where `lightnews digest --email` sends the digest."),
+    Setting(
+        "digest_schedule",
+        "off",
+        _digest_schedule,
+        "When workers e-mail the digest to digest_to (UTC): off, `daily HH:MM` or "
+        "`weekly DAY HH:MM` (DAY: mon ... sun); each period's digest is sent once.",
+    ),
     Setting(
         "link_bar",
         0.8,
@@ -237,6 +276,19 @@ SETTINGS: tuple[Setting, ...] = (
         "Host names the web server answers to, separated by commas (a request naming any "
         "other host gets 400, which stops DNS-rebinding pages); add the public name when "
         "serving beyond this machine, or * for any.",
+    ),
+    Setting(
+        "session_hours",
+        336.0,
+        _positive_float,
+        "Hours a web sign-in lasts before the reader is asked to sign in again.",
+    ),
+    Setting(
+        "sign_in_attempts",
+        5,
+        _positive_int,
+        "Failed sign-ins allowed per account in 15 minutes (and 4 times as many per address) "
+        "before sign-in waits; counted in the library, so every web process shares the count.",
     ),
     Setting(
         "secret_key",
@@ -313,6 +365,32 @@ SETTINGS: tuple[Setting, ...] = (
         _positive_float,
         "Seconds between two heartbeats of a worker; a worker silent for three of them is "
         "taken for dead and its jobs run again on another.",
+    ),
+    Setting(
+        "jetstream_url",
+        "wss://jetstream2.us-east.bsky.network/subscribe",
+        str,
+        "Bluesky Jetstream address `lightnews listen` subscribes to (ws:// or wss://).",
+    ),
+    Setting(
+        "listen_in_worker",
+        False,
+        _boolean,
+        "Whether `lightnews worker` listens to the Jetstream (one worker of the cluster at a "
+        "time, resuming from the saved cursor).",
+    ),
+    Setting(
+        "listen_max_backoff",
+        60.0,
+        _positive_float,
+        "Longest wait, in seconds, before reconnecting to the Jetstream (doubles from 1 s).",
+    ),
+    Setting(
+        "discussed_bot_weight",
+        0.05,
+        _non_negative_float,
+        "What an automated account (a bot, a mirror, a listing feed) counts for on the "
+        "Discussed page, against 1 for a person.",
     ),
 )
 

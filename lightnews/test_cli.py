@@ -13,7 +13,7 @@ from click.testing import CliRunner, Result
 
 from conftest import ROOT, RecordedServer, Reply, hold_write_lock
 from lightnews.cli import cli
-from lightnews.store import SQLiteStore
+from lightnews.store import LOCAL_READER, SQLiteStore
 
 
 def run(db: Path, *args: str, code: int = 0) -> Result:
@@ -115,9 +115,14 @@ def test_demo_show_search_feed(demo_db: Path) -> None:
     assert paper["title"][:30] in text
     run(demo_db, "show", "2510.99999", code=1)
     run(demo_db, "show", "not-an-id", code=2)
-    hits = as_json(run(demo_db, "search", "attention", "--json"))
+    found = as_json(run(demo_db, "search", "attention", "--json"))
+    hits = [h for h in found if h["kind"] == "paper"]
     assert hits and {"arxiv_id", "title", "score", "matched"} <= set(hits[0])
     assert hits[0]["score"] >= hits[-1]["score"]
+    said = found[len(hits):]  # papers first, then posts, threads, articles and notes
+    assert said and all(h["kind"] in ("post", "thread", "article", "note") for h in said)
+    assert all(h["link"] == f"/item/{h['item_id']}" for h in said)
+    assert as_json(run(demo_db, "search", "attention", "--kind", "papers", "--json")) == hits
     assert as_json(run(demo_db, "search", "zzzzunfindable", "--json")) == []
     feed = as_json(run(demo_db, "feed", "--json", "--limit", "5"))
     assert len(feed) == 5 and all({"title", "score", "why"} <= set(s) for s in feed)
@@ -361,7 +366,7 @@ def test_a_busy_database_is_a_message_and_an_exit_code(
     assert "error: the database is busy" in busy.output and "try again" in busy.output
     assert "Traceback" not in busy.output and "OperationalError" not in busy.output
     with SQLiteStore(db) as store:  # the first mute is stored, the second is not
-        assert store.mutes().keyword == {"benchmark"}
+        assert store.mutes(LOCAL_READER).keyword == {"benchmark"}
 
 
 def test_a_broken_database_is_a_message_and_an_exit_code(tmp_path: Path) -> None:
@@ -406,3 +411,25 @@ def test_import_summary_counts_stubs_and_cuts(tmp_path: Path) -> None:
     assert summary["fields_cut"] == 1 and summary["cut"][0].startswith("2501.00003 title: cut")
     shown = run(db, "import", "arxiv-snapshot", str(path)).stdout
     assert "1 stubs (no title yet)" in shown
+
+
+def test_feed_prints_every_reason_and_atom_carries_them(tmp_path: Path) -> None:
+    """The CLI printed three reasons and dropped "87 upvotes" and "2 scholars discuss it"."""
+    db = str(tmp_path / "demo.db")
+    runner = CliRunner(env={"LIGHTNEWS_RESOLVE_ONLINE": "0", "COLUMNS": "80"})
+    assert runner.invoke(cli, ["--db", db, "demo", "--json"]).exit_code == 0
+    text = runner.invoke(cli, ["--db", db, "feed", "--limit", "1"]).output
+    assert "87 upvotes on Daily Papers" in text and "2 scholars discuss it" in text
+    assert "in Elif Brennan's notes" in text  # the last of seven, not cut at 80 columns
+    atom = runner.invoke(cli, ["--db", db, "feed", "--limit", "1", "--format", "atom"]).output
+    assert "in a post on Northlake AI Lab Blog" in atom
+
+
+def test_scholar_posts_show_time_and_reposts_their_author(tmp_path: Path) -> None:
+    db = str(tmp_path / "demo.db")
+    runner = CliRunner(env={"LIGHTNEWS_RESOLVE_ONLINE": "0", "COLUMNS": "80"})
+    assert runner.invoke(cli, ["--db", db, "demo", "--json"]).exit_code == 0
+    text = runner.invoke(cli, ["--db", db, "scholar", "mara"]).output
+    assert "2025-11-25 08:30 · pinned" in text  # the whole moment, not cut
+    assert "reposted by Mara Lindqvist, by Priyanka Deshmane @pdeshmane.bsky.social" in text
+    assert "thread 1/5" not in text  # "🧵1/5" is in the post already

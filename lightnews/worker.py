@@ -5,8 +5,9 @@ A group's library lives in PostgreSQL, and so does its work queue
 anywhere that reaches the database, as many times as wanted. Every
 ``worker_tick`` seconds one of the workers (whichever the queue picks, once for
 the whole cluster) runs the periodic jobs: it defers one refresh job per due
-source, embeds new papers and resolves stubs. There are no digest jobs yet:
-nothing schedules digests (``lightnews digest`` is run by hand or by cron).
+source, embeds new papers, resolves stubs and sends the digest when one is due
+(the ``digest_schedule`` setting; each period's digest goes out once, see
+:func:`~lightnews.serve.digest.deliver_due_digest`).
 
 What holds however many workers run:
 
@@ -43,7 +44,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from lightnews.errors import NotFound, Unavailable
+from lightnews.errors import FetchError, NotFound, Unavailable, UsageError
 from lightnews.normalize.times import iso, utc_now
 from lightnews.pipeline import (
     RunReport,
@@ -61,7 +62,9 @@ from lightnews.store.postgres import PostgresStore, redact
 
 __all__ = [
     "DEFER_TASK",
+    "DIGEST_TASK",
     "EMBED_TASK",
+    "LISTEN_TASK",
     "REFRESH_TASK",
     "STUBS_TASK",
     "JobOutcome",
@@ -77,6 +80,10 @@ REFRESH_TASK = "lightnews.refresh_source"
 DEFER_TASK = "lightnews.defer_due"
 EMBED_TASK = "lightnews.embed_new"
 STUBS_TASK = "lightnews.resolve_stubs"
+LISTEN_TASK = "lightnews.listen"
+#: A listening job lasts this many worker ticks, then the next one resumes from its cursor.
+LISTEN_TICKS = 10
+DIGEST_TASK = "lightnews.send_digest"
 #: The settings an HTTP client is made from (see ``HttpClient.__init__``).
 _CLIENT_SETTINGS = (
     "http_timeout", "http_max_bytes", "http_retries", "http_backoff", "http_max_wait",
@@ -203,6 +210,56 @@ class Worker:
         return self._report(outcome) if reports else outcome
 
 
+    def listen(self, seconds: float) -> JobOutcome:
+        """Listen to the Jetstream for ``seconds``, from the saved cursor (``listen_in_worker``).
+
+        One worker of the cluster at a time (the job's queue lock); the next
+        job resumes where this one stopped, so the cluster hears every event.
+        """
+        from lightnews.listen import Listener, listen_websocket
+
+        settings = self.settings()
+        if not settings.listen_in_worker:
+            return JobOutcome(LISTEN_TASK, "listen_in_worker is off")
+        address = str(settings.jetstream_url)
+        listener = Listener(self.store, settings, address)
+
+        async def run() -> None:
+            stop = asyncio.Event()
+            asyncio.get_running_loop().call_later(seconds, stop.set)
+            await listen_websocket(listener, address, stop=stop,
+                                   max_backoff=float(settings.listen_max_backoff))  # fmt: skip
+
+        asyncio.run(run())
+        report = listener.report
+        summary = (f"{report.counts.events} events heard, {report.stored} new posts about "
+                   f"papers (cursor {report.cursor})")  # fmt: skip
+        return self._report(JobOutcome(LISTEN_TASK, summary, not report.errors or
+                                       bool(report.counts.events)))  # fmt: skip
+
+    def digest(self) -> JobOutcome:
+        """Send every reader's digest that is due and not sent yet (once per period each)."""
+        from lightnews.serve.digest import deliver_due_digest, scheduled_recipients
+
+        settings = self.settings()
+        recipients = scheduled_recipients(self.store, settings)
+        if not recipients:
+            return JobOutcome(DIGEST_TASK, "no digest scheduled (digest_schedule, digest_to)")
+        said: list[str] = []
+        failed = delivered = False
+        for recipient in recipients:
+            try:
+                outcome = deliver_due_digest(self.store, settings, recipient, utc_now())
+            except (FetchError, UsageError) as error:  # stays due: the next look retries
+                said.append(f"{recipient.key}: {error}")
+                failed = True
+                continue
+            said.append(str(outcome))
+            delivered = delivered or outcome.status == "delivered"
+        result = JobOutcome(DIGEST_TASK, "; ".join(said), ok=not failed)
+        return self._report(result) if delivered or failed else result
+
+
 def due_for_refresh_row(row: SourceRow, *, force: bool) -> bool:
     """Whether a job for ``row`` should fetch it now (it may have run since it was queued)."""
     if force:
@@ -258,6 +315,16 @@ def build_app(url: str, worker: Worker | None = None, *, tick: int = 60) -> Any:
     @app.task(name=STUBS_TASK, lock=STUBS_TASK, queueing_lock=STUBS_TASK, retry=again)
     def resolve_stub_papers(timestamp: int) -> str:
         return worker.resolve().summary
+
+    @app.periodic(cron=cron_every(tick))
+    @app.task(name=LISTEN_TASK, lock=LISTEN_TASK, queueing_lock=LISTEN_TASK, retry=again)
+    def listen_to_network(timestamp: int) -> str:
+        return worker.listen(float(tick * LISTEN_TICKS)).summary
+
+    @app.periodic(cron=cron_every(tick))
+    @app.task(name=DIGEST_TASK, lock=DIGEST_TASK, queueing_lock=DIGEST_TASK, retry=again)
+    def send_due_digest(timestamp: int) -> str:
+        return worker.digest().summary
 
     return app
 

@@ -10,17 +10,28 @@ followed, so their scholar pages (posts, threads, attributed papers) work too.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import suppress
+from datetime import datetime, timedelta
 from importlib import resources
 from pathlib import Path
 
+from lightnews.embed import SemanticUnavailable, encoder_for, semantic_unavailable
 from lightnews.link.attribution import attribute_scholar
-from lightnews.normalize.times import now_iso
+from lightnews.normalize.times import iso, now_iso
 from lightnews.pipeline import RunReport, embed_new, ingest_bytes
 from lightnews.settings import Settings
 from lightnews.sources.opml import parse_opml
-from lightnews.store import Store
+from lightnews.store import LOCAL_READER, ReaderId, Store
 
-__all__ = ["DEMO_SCHOLARS", "SNAPSHOT_FILES", "build_demo", "follow_demo_scholars", "snapshot_path"]
+__all__ = [
+    "DEMO_SCHOLARS",
+    "SNAPSHOT_FILES",
+    "build_demo",
+    "follow_demo_scholars",
+    "snapshot_clock",
+    "snapshot_path",
+]
 
 # (file, replay kind), in the order a real first run would see them: papers
 # first, so that the posts, entries and notes read later can be linked to them.
@@ -53,7 +64,7 @@ def snapshot_path(name: str) -> Path:
     return Path(str(resources.files("lightnews.demo") / "snapshot" / name))
 
 
-def follow_demo_scholars(store: Store, now: str) -> list[int]:
+def follow_demo_scholars(store: Store, reader: ReaderId, now: str) -> list[int]:
     """Follow the demo's scholars (idempotent); returns their ids.
 
     A scholar the user already follows under one of these identities (``follow
@@ -69,8 +80,7 @@ def follow_demo_scholars(store: Store, now: str) -> list[int]:
             scholar_id = store.create_scholar(name, now)
         for kind, value in identities:
             store.add_identity(scholar_id, kind, value)
-        if not store.get_scholar(scholar_id).followed:
-            store.set_followed(scholar_id, True)
+        store.set_followed(reader, scholar_id, True, now)
         if any(o != scholar_id for o in owners):
             # A new name to match papers under: attribute now, not only when papers change.
             attribute_scholar(store, scholar_id)
@@ -78,14 +88,24 @@ def follow_demo_scholars(store: Store, now: str) -> list[int]:
     return ids
 
 
-def build_demo(store: Store, settings: Settings) -> list[RunReport]:
-    """Load every snapshot file (safe to run again: nothing changes the second time)."""
+def build_demo(
+    store: Store, settings: Settings, progress: Callable[[str], None] | None = None
+) -> list[RunReport]:
+    """Load every snapshot file (safe to run again: nothing changes the second time).
+
+    ``progress`` hears a sentence per step: each file read, preparing the
+    encoder (slow only the first time on a machine), embedding. The library's
+    ``clock`` is set to the snapshot's last moment (unless already set), so
+    that "since 1d" means the demo's last day, not a year after it.
+    """
+    say = progress or (lambda words: None)
     reports = []
-    follow_demo_scholars(store, now_iso())
+    follow_demo_scholars(store, LOCAL_READER, now_iso())
     # The OPML says which folder each demo feed belongs in; files carry the titles.
     folders = {f.title: f.folder for f in parse_opml(snapshot_path("sources.opml").read_bytes())}
     profile_title = None
-    for name, kind in SNAPSHOT_FILES:
+    for number, (name, kind) in enumerate(SNAPSHOT_FILES, 1):
+        say(f"Reading {name} ({number}/{len(SNAPSHOT_FILES)})")
         address = f"demo:{name}"
         report = ingest_bytes(store, kind, address, snapshot_path(name).read_bytes(), settings)
         reports.append(report)
@@ -98,5 +118,20 @@ def build_demo(store: Store, settings: Settings) -> list[RunReport]:
             profile_title = row.title
         elif kind == "bluesky" and profile_title and not row.title:
             store.set_source_title(row.id, profile_title)
+    if not store.saved_settings().get("clock"):
+        store.save_setting("clock", snapshot_clock(store))
+    if not semantic_unavailable(settings):
+        say("Preparing the encoder (the first time on this machine takes a minute or two)")
+        with suppress(SemanticUnavailable):  # embed_new says why; search stays lexical
+            encoder_for(settings)  # loaded once per process; embedding below reuses it
+    say("Embedding the papers for search by meaning")
     embed_new(store, settings)  # meaning-based search too, when the semantic extra is here
     return reports
+
+
+def snapshot_clock(store: Store) -> str:
+    """The snapshot's "now": an hour after its newest dated item."""
+    dated = [i.published for i in store.recent_items(1000) if i.published]
+    newest = max(dated, default=None) or now_iso()
+    moment = datetime.fromisoformat(newest.replace("Z", "+00:00")) + timedelta(hours=1)
+    return iso(moment)

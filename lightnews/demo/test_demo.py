@@ -222,3 +222,22 @@ def test_demo_reuses_a_scholar_the_user_follows(store: SQLiteStore, settings: Se
     page = scholar_page(store, MARA).to_json()
     assert page["scholar"]["id"] == mine and page["profile"] is not None
     assert page["records_at_least"] >= 6
+
+
+def test_demo_says_what_it_does_and_its_day_is_the_digest_s(tmp_path: Path) -> None:
+    """The demo reports its own progress; `digest --since 1d` right after it is not empty."""
+    from click.testing import CliRunner
+
+    from lightnews.cli import cli
+
+    db = str(tmp_path / "demo.db")
+    runner = CliRunner(env={"LIGHTNEWS_RESOLVE_ONLINE": "0"})
+    built = runner.invoke(cli, ["--db", db, "demo"])
+    assert built.exit_code == 0, built.output
+    assert "Demo library ready" in built.stderr and "Encoding tokens" not in built.output
+    clock = runner.invoke(cli, ["--db", db, "settings", "--json"])
+    assert "2025-11-28T11:17:44Z" in clock.stdout  # an hour after the snapshot's newest item
+    digest = runner.invoke(cli, ["--db", db, "digest", "--since", "1d", "--dry-run"])
+    assert digest.exit_code == 0 and "Nothing new" not in digest.stdout
+    assert "# Lightnews digest since 2025-11-27 11:17 UTC" in digest.stdout
+    assert "How Stable Are LLM Leaderboards?" in digest.stdout

@@ -30,9 +30,10 @@ from lightnews.embed.encoders import (
     load_encoder,
     missing_packages,
 )
-from lightnews.embed.index import VectorIndex, from_blob, from_blobs, to_blob
+from lightnews.embed.index import DatabaseVectorIndex, VectorIndex, from_blob, from_blobs, to_blob
 from lightnews.settings import Settings
 from lightnews.store import Store
+from lightnews.store.readers import ReaderId
 
 if TYPE_CHECKING:
     import numpy as np
@@ -71,8 +72,11 @@ def encoder_for(settings: Settings) -> Encoder:
         return _encoders[name]
 
 
-def _index_for(store: Store, encoder: Encoder) -> VectorIndex:
-    """The store's vector index for ``encoder``, loaded or built once, then kept current."""
+def _index_for(store: Store, encoder: Encoder) -> VectorIndex | DatabaseVectorIndex:
+    """The store's vector index for ``encoder``, loaded or built once, then kept current
+    (the database's own on a backend that indexes vectors: nothing to load)."""
+    if store.vectors_indexed:
+        return DatabaseVectorIndex(store, encoder.name, encoder.dim)
     key = (str(store.path.resolve()), encoder.name)
     with _lock:
         index = _indexes.get(key)
@@ -101,7 +105,7 @@ class Semantic:
 
     store: Store
     encoder: Encoder
-    index: VectorIndex
+    index: VectorIndex | DatabaseVectorIndex
 
     def nearest_to_text(self, text: str, k: int) -> list[tuple[int, float]]:
         return self.index.search(self.encoder.encode([text])[0], k)
@@ -119,6 +123,8 @@ class Semantic:
         """Similarity to exactly these papers (a narrow filter), nearest first."""
         import numpy as np
 
+        if isinstance(self.index, DatabaseVectorIndex):
+            return self.index.exact(vector, paper_ids)
         rows = self.store.vectors_of(paper_ids, self.encoder.name)
         if not rows:
             return []
@@ -174,23 +180,23 @@ class Closeness:
     scholar: str | None  # whose paper it is; None for a paper the user saved
 
 
-_interest_cache: dict[tuple[str, str, float], tuple[Any, float, Any, Any]] = {}
+_interest_cache: dict[tuple[str, int, str, float], tuple[Any, float, Any, Any]] = {}
 INTEREST_TTL = 300.0
 
 
-def _interests(store: Store, model: str, bar: float) -> tuple[list[Any], Any]:
+def _interests(store: Store, reader: ReaderId, model: str, bar: float) -> tuple[list[Any], Any]:
     """The user's interest papers and their vectors as one matrix, kept between requests.
 
     Reading them costs tens of milliseconds on a large library; they change
     only when follows, attributions, saves or vectors do (or after
     ``INTEREST_TTL`` seconds, for changes the version cannot see).
     """
-    key = (str(store.path), model, bar)
-    version = store.interest_version()
+    key = (str(store.path), reader, model, bar)
+    version = store.interest_version(reader)
     cached = _interest_cache.get(key)
     if cached and cached[0] == version and time.monotonic() - cached[1] < INTEREST_TTL:
         return cached[2], cached[3]
-    interests = store.interest_vectors(model, bar)
+    interests = store.interest_vectors(reader, model, bar)
     dim = len(interests[0][2]) // 2 if interests else 1
     matrix = from_blobs([blob for _, _, blob in interests], dim)
     slim = [(paper_id, scholar_id, b"") for paper_id, scholar_id, _ in interests]
@@ -199,7 +205,7 @@ def _interests(store: Store, model: str, bar: float) -> tuple[list[Any], Any]:
 
 
 def closest_interests(
-    store: Store, settings: Settings, arxiv_ids: list[str], bar: float
+    store: Store, reader: ReaderId, settings: Settings, arxiv_ids: list[str], bar: float
 ) -> dict[str, Closeness]:
     """For each paper, the closest paper by a followed scholar or saved, when close enough.
 
@@ -215,7 +221,7 @@ def closest_interests(
     import numpy as np
 
     model = str(settings.semantic)
-    interests, matrix = _interests(store, model, bar)
+    interests, matrix = _interests(store, reader, model, bar)
     theirs = store.vectors_by_arxiv_id(arxiv_ids, model)
     # Papers that are themselves the user's (a followed scholar's, or saved) say
     # so in their own words; closeness is for the others.
@@ -297,7 +303,7 @@ def embed_papers(
             progress(report)
     report.seconds = time.perf_counter() - started
     report.remaining = store.count_unembedded()
-    if report.embedded and str(store.path) != ":memory:":
+    if report.embedded and str(store.path) != ":memory:" and not store.vectors_indexed:
         index = _index_for(store, encoder)
         # Saving a large index costs a second or two: worth it once enough is new
         # (other processes catch up on the rest from the database).

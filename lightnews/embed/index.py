@@ -1,6 +1,8 @@
 """Embed: the vector index, nearest papers by meaning in milliseconds.
 
-A FAISS index over the vectors in the database, saved beside it
+On PostgreSQL the database is the index (:class:`DatabaseVectorIndex`):
+pgvector's HNSW index per encoder, shared by every process, nothing kept
+beside it. On SQLite, a FAISS index over the vectors in the database, saved beside it
 (``<db>.<encoder>.faiss``) so a process does not rebuild it on start. Small
 libraries get an exact index; past ``EXACT_UP_TO`` vectors an inverted-file
 index (k-means lists, a few probed per query) keeps a query to milliseconds at
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["VectorIndex", "from_blob", "to_blob"]
+__all__ = ["DatabaseVectorIndex", "VectorIndex", "from_blob", "to_blob"]
 
 EXACT_UP_TO = 20_000
 PROBES = 24
@@ -184,3 +186,50 @@ class VectorIndex:
         if hasattr(index, "nprobe"):
             index.nprobe = PROBES
         return cls(model, dim, index, int(meta["seen"]), int(meta["built_for"]))
+
+
+class DatabaseVectorIndex:
+    """The nearest papers from the database's own vector index (pgvector's HNSW).
+
+    The same questions as :class:`VectorIndex`, asked of the store: every web
+    process and worker shares the one index the database keeps current as
+    vectors are written, so there is nothing to build, catch up or save.
+    """
+
+    def __init__(self, store: Store, model: str, dim: int) -> None:
+        self.store = store
+        self.model = model
+        self.dim = dim
+        self.seen = 0
+        self.built_for = 0
+
+    def search(self, vector: npt.NDArray[np.float32], k: int) -> list[tuple[int, float]]:
+        """The ``k`` nearest papers as ``(paper id, cosine similarity)``, nearest first."""
+        return self.store.nearest_vectors(self.model, to_blob(vector), k)
+
+    def exact(
+        self, vector: npt.NDArray[np.float32], paper_ids: list[int]
+    ) -> list[tuple[int, float]]:
+        """Similarity to exactly these papers, nearest first (computed in the database)."""
+        if not paper_ids:
+            return []
+        return self.store.nearest_vectors(
+            self.model, to_blob(vector), len(paper_ids), among=paper_ids
+        )
+
+    def catch_up(self, store: Store) -> int:
+        return 0  # the database's index is always current
+
+    @property
+    def size(self) -> int:
+        return self.store.vector_count(self.model)
+
+    def outgrown(self) -> bool:
+        return False
+
+    def save(self, db_path: Path) -> None:
+        pass  # nothing beside the database
+
+    @staticmethod
+    def paths(db_path: Path, model: str) -> tuple[Path, Path]:
+        return VectorIndex.paths(db_path, model)

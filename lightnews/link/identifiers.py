@@ -22,7 +22,15 @@ from urllib.parse import unquote
 from lightnews.model import Item, Mention
 from lightnews.normalize.arxiv_ids import NEW_STYLE, OLD_STYLE, parse_arxiv_id
 
-__all__ = ["find_arxiv_mentions", "find_code_links", "find_dois", "find_slugs", "link_item"]
+__all__ = [
+    "find_arxiv_mentions",
+    "find_code_in_text",
+    "find_code_links",
+    "find_dois",
+    "find_openreview_ids",
+    "find_slugs",
+    "link_item",
+]
 
 _ID = rf"(?P<id>{NEW_STYLE}|{OLD_STYLE})(?:v\d+)?"
 _HOSTS = r"(?:(?:www\.|export\.|browse\.)?arxiv\.org|alphaxiv\.org|www\.alphaxiv\.org)"
@@ -87,6 +95,21 @@ def find_dois(texts: Iterable[str]) -> list[str]:
     return found
 
 
+_OPENREVIEW_RE = re.compile(
+    r"openreview\.net/(?:forum|pdf|attachment)/?\?(?:[^\s\"'<>]*?&)?id=([A-Za-z0-9_-]{6,20})", re.I
+)
+
+
+def find_openreview_ids(texts: Iterable[str]) -> list[str]:
+    """Ids of OpenReview submissions (``openreview.net/forum?id=ID``, ``/pdf?id=ID``)."""
+    found: list[str] = []
+    for text in texts:
+        for match in _OPENREVIEW_RE.finditer(text or ""):
+            if match[1] not in found:
+                found.append(match[1])
+    return found
+
+
 def find_slugs(texts: Iterable[str]) -> list[str]:
     """Titles written into paper-page URLs (Papers with Code, Semantic Scholar)."""
     found: list[str] = []
@@ -98,6 +121,24 @@ def find_slugs(texts: Iterable[str]) -> list[str]:
                 slug = " ".join(words)
                 if slug not in found:
                     found.append(slug)
+    return found
+
+
+_REPO_IN_TEXT_RE = re.compile(
+    r"(?:https?://)?(?:www\.)?(github\.com|gitlab\.com)/([\w.-]+)/([\w.-]+)", re.I
+)
+
+
+def find_code_in_text(text: str) -> list[str]:
+    """Repositories written into a text ("code is available at github.com/x/y.")."""
+    found: list[str] = []
+    for match in _REPO_IN_TEXT_RE.finditer(text or ""):
+        owner, repo = match[2], match[3].rstrip(".").removesuffix(".git")
+        if owner.lower() in _NOT_REPOS or not repo or repo.endswith("..."):
+            continue
+        url = f"https://{match[1].lower()}/{owner}/{repo}"
+        if url not in found:
+            found.append(url)
     return found
 
 

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from lightnews.link.titles import Reference, find_title_mentions, match_reference, stems
+from lightnews.link.titles import (
+    Reference,
+    find_title_mentions,
+    match_reference,
+    stems,
+    version_clash,
+)
 from lightnews.model import Author, Paper
 from lightnews.store import SQLiteStore
 
@@ -118,3 +124,17 @@ def test_surname_short_title(store: SQLiteStore) -> None:
 
 def test_stems_match_the_index() -> None:
     assert stems("Generative Models, generation!") == ["gener", "model", "gener"]
+
+
+def test_a_version_sibling_is_not_the_paper_named() -> None:
+    def clash(text: str, title: str) -> bool:
+        name = text.split(" ")[0]
+        return version_clash(text, 0, len(name), title)
+
+    assert clash("InternVL3.5 reaches a new state of the art", "InternVL3: Exploring Training")
+    assert clash("InternVL3 reaches a new state of the art", "InternVL3.5: Advancing Open")
+    assert clash("Wan-Streamer v0.3 streams video", "Wan-Streamer v0.2: Real-Time Video")
+    assert not clash("InternVL3 reaches a new state", "InternVL3: Exploring Training")
+    assert not clash("AM-Thinking-v1, Qwen3-235B and R1", "AM-Thinking-v1: Reasoning at 32B")
+    assert not clash("Depth Pro gives sharp depth", "Depth Pro: Sharp Monocular Metric Depth")
+    assert not clash("GPT-4o answers", "Sparse Attention Across 4 Scales")  # no coined name

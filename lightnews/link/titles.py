@@ -64,6 +64,7 @@ __all__ = [
     "stems",
     "surname_agrees",
     "title_weights",
+    "version_clash",
 ]
 
 _STEMMER = snowballstemmer.stemmer("porter")
@@ -731,6 +732,28 @@ def _unless_late(probability: float, features: dict[str, float]) -> float:
     return min(probability, 0.05) if features["late"] else probability
 
 
+_NUMBER = re.compile(r"\d+(?:\.\d+)*")
+
+
+def version_clash(text: str, start: int, end: int, title: str) -> bool:
+    """Whether the name at ``text[start:end]`` carries another version than the title's
+    coined name ("InternVL3.5" is not "InternVL3: ...", "Wan-Streamer v0.3" not "v0.2").
+
+    A rule, like a paper that appeared after the text: version siblings share
+    every word but the number, so their match features cannot tell them apart.
+    Only a title whose coined name (before its colon, at most four words) has a
+    number is checked, against the numbers in the span and just after it.
+    """
+    head = title.split(":", 1)[0] if ":" in title else ""
+    if not head or len(head.split()) > 4:
+        return False
+    wanted = set(_NUMBER.findall(head))
+    if not wanted:
+        return False
+    found = set(_NUMBER.findall(text[start : end + 8]))
+    return bool(found) and not wanted & found
+
+
 def score_titles(
     text: str,
     lookup: TitleLookup,
@@ -789,10 +812,12 @@ def score_titles(
                 match, rival, tokens, start, weight, whole=whole, published=published
             )
             probability = _unless_late(title_model.probability(features), features)
+            a = tokens.spans[start + match.start][0]
+            b = tokens.spans[start + match.end - 1][1]
+            if version_clash(text, a, b, match.candidate.title):
+                probability = min(probability, 0.05)
             known = best.get(match.candidate.arxiv_id)
             if known is None or probability > known.probability:
-                a = tokens.spans[start + match.start][0]
-                b = tokens.spans[start + match.end - 1][1]
                 best[match.candidate.arxiv_id] = ScoredMatch(
                     match.candidate.arxiv_id,
                     "exact-title" if match.exact else "fuzzy-title",

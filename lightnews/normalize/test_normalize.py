@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from lightnews.normalize import clean_text, html_to_text, iso_utc, parse_arxiv_id, sanitize_html
 from lightnews.normalize.names import author_from_parts, fold, name_key, split_author_list
-from lightnews.normalize.tex import tex_to_unicode
+from lightnews.normalize.tex import tex_to_text, tex_to_unicode
 
 
 @pytest.mark.parametrize(
@@ -66,6 +66,21 @@ def test_not_arxiv_ids(raw: str) -> None:
 )
 def test_tex_to_unicode(tex: str, text: str) -> None:
     assert tex_to_unicode(tex) == text
+
+
+@pytest.mark.parametrize(
+    ("tex", "text"),
+    [
+        (r"Beyond $\ell_1$: Sparse Recovery", "Beyond ℓ₁: Sparse Recovery"),
+        (r"$O(n \log n)$ attention", "O(n log n) attention"),
+        (r"$\alpha$-divergence and $x^{2}$", "α-divergence and x²"),
+        (r"$k$-NN with $x_{ij}$", "k-NN with xᵢⱼ"),
+        (r"J\"urgen's 100% result", "Jürgen's 100% result"),  # a percent sign is not a comment
+        ("No markup at all", "No markup at all"),
+    ],
+)
+def test_tex_to_text_renders_math_for_people(tex: str, text: str) -> None:
+    assert tex_to_text(tex) == text
 
 
 def test_split_flat_author_list() -> None:

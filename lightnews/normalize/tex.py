@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["tex_to_unicode"]
+__all__ = ["tex_to_text", "tex_to_unicode"]
 
 # Accent macro -> combining character.
 _ACCENTS = {
@@ -105,4 +105,44 @@ def tex_to_unicode(text: str) -> str:
         return " ".join(text.split())  # no markup: the common case, kept fast
     pieces = _MATH_RE.split(text)
     out = [piece if i % 2 else _plain(piece) for i, piece in enumerate(pieces)]
+    return _SPACE_RE.sub(" ", "".join(out)).strip()
+
+
+_SUB = dict(zip("0123456789+-=()aeijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ", strict=True))
+_SUP = dict(zip("0123456789+-=()inT", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁱⁿᵀ", strict=True))
+_SCRIPT_RE = re.compile(r"([_^])(?:\{([^{}]*)\}|(\\?[A-Za-z0-9+\-=]))")
+
+
+def _script(match: re.Match[str]) -> str:
+    table = _SUB if match[1] == "_" else _SUP
+    body = match[2] if match[2] is not None else match[3]
+    if body and all(ch in table for ch in body):
+        return "".join(table[ch] for ch in body)
+    return match[0]
+
+
+def _math_text(math: str) -> str:
+    """One ``$...$`` span as plain text: ``$\\ell_1$`` → ``ℓ₁``, ``$O(n^2)$`` → ``O(n²)``."""
+    from pylatexenc.latex2text import LatexNodes2Text
+
+    body = _SCRIPT_RE.sub(_script, math)  # scripts first: pylatexenc drops their braces
+    try:
+        text = LatexNodes2Text(math_mode="text").latex_to_text(
+            body.replace("%", "\\%")
+        )
+    except Exception:  # pylatexenc is total in practice; a title must still show
+        return math
+    return " ".join(text.split()) or math
+
+
+def tex_to_text(text: str) -> str:
+    """A title as people read it: markup resolved and math rendered as text.
+
+    >>> tex_to_text(r"Beyond $\\ell_1$: sparse $O(n^2)$ attention, 100% faster")
+    'Beyond ℓ₁: sparse O(n²) attention, 100% faster'
+    """
+    if "$" not in text and "\\" not in text:
+        return tex_to_unicode(text)
+    pieces = _MATH_RE.split(tex_to_unicode(text))
+    out = [_math_text(piece) if i % 2 else piece for i, piece in enumerate(pieces)]
     return _SPACE_RE.sub(" ", "".join(out)).strip()

@@ -16,7 +16,7 @@ import re
 from collections.abc import Collection
 from datetime import UTC, date, datetime, timedelta
 
-from lightnews.errors import UsageError
+from lightnews.errors import PastLastPage, UsageError
 from lightnews.normalize.arxiv_categories import ARCHIVES, CATEGORIES, LEGACY, OAI_SETS
 from lightnews.normalize.arxiv_ids import ArxivId, parse_arxiv_reference
 from lightnews.normalize.urls import safe_url
@@ -299,7 +299,7 @@ def page_in_range(page: int, pages: int, what: str = "pages") -> int:
         raise UsageError(f"pages are numbered from 1, got {page}")
     if page > pages:
         there = "there is only 1 page" if pages == 1 else f"there are {pages:,} pages"
-        raise UsageError(f"page {page:,} is past the end: {there} of {what}")
+        raise PastLastPage(f"page {page:,} is past the end: {there} of {what}")
     return page
 
 

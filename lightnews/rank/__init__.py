@@ -5,8 +5,14 @@ mentions no paper is a story of its own. Each signal below is a plain function
 of one story and the same context, returning points and the words that explain
 them; :func:`rank_stories` adds them up, decays the sum with the story's age
 (a half-life setting) and keeps the explanations, so every entry says why it is
-there ("posted by A (followed) · authored by B · 3 scholars discuss it · Daily
-Papers, 41 upvotes"). A new signal is one function added to ``SIGNALS``.
+there ("posted by A (followed) · authored by B and C · 3 scholars discuss it ·
+41 upvotes on Daily Papers"). A new signal is one function added to ``SIGNALS``.
+
+A reason is a :class:`Reason`: its words in parts, the parts that name
+something (a scholar, the blog article, the notes page, the posts) carrying
+where it is on the site, and the points it brought. A story's reasons are
+de-duplicated and ordered by those points, so the first reason is the one
+that counted most; the CLI, JSON, Atom and JSON Feed carry them all.
 
 The candidates are a fixed window, whatever is asked for: the newest
 ``FEED_PAPERS`` papers and the stories of the newest ``FEED_ITEMS`` items. All
@@ -17,23 +23,31 @@ of ``--limit 50`` and a story carries the same items and counts at any length.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from lightnews.embed import Closeness, closest_interests
+from lightnews.normalize.tex import tex_to_text
+from lightnews.rank.discussed import DiscussedPaper, discussion_of
 from lightnews.settings import Settings
 from lightnews.sources import all_traits, kind_traits
 from lightnews.store import Store
-from lightnews.store.views import FeedCandidate, Mutes
+from lightnews.store.readers import ReaderId
+from lightnews.store.views import FeedCandidate, Mutes, code_after
 
 __all__ = [
+    "FEED_CHANGES",
     "FEED_ITEMS",
     "FEED_PAPERS",
     "SIGNALS",
     "Context",
+    "Part",
+    "Reason",
     "Story",
+    "display_name",
     "gather_stories",
     "newest_stories",
     "rank_stories",
@@ -43,6 +57,64 @@ __all__ = [
 #: not depend on how many entries are asked for (that made the ranking depend on it).
 FEED_PAPERS = 150
 FEED_ITEMS = 600
+#: Papers whose newest version changed their text, newest change first (they come back).
+FEED_CHANGES = 100
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """Words of a reason; ``href`` when they name something with a page (site path or URL)."""
+
+    text: str
+    href: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """Why a story is in the feed: words in parts (some linked) and the points they brought."""
+
+    parts: tuple[Part, ...]
+    weight: float = 0.0
+
+    @property
+    def text(self) -> str:
+        return "".join(p.text for p in self.parts)
+
+    def to_json(self) -> dict[str, Any]:
+        links = [{"text": p.text, "href": p.href} for p in self.parts if p.href]
+        return {"text": self.text, "weight": round(self.weight, 4), "links": links}
+
+
+def reason(*parts: str | Part | list[Part], weight: float = 0.0) -> Reason:
+    """A reason from words, linked parts and lists of linked parts (joined "A, B and C")."""
+    flat: list[Part] = []
+    for part in parts:
+        if isinstance(part, str):
+            flat.append(Part(part))
+        elif isinstance(part, Part):
+            flat.append(part)
+        else:
+            flat.extend(_joined(part))
+    return Reason(tuple(flat), weight)
+
+
+def _joined(names: list[Part]) -> list[Part]:
+    """``A``, ``A and B``, ``A, B and C``."""
+    out: list[Part] = []
+    for n, name in enumerate(names):
+        if n:
+            out.append(Part(" and " if n == len(names) - 1 else ", "))
+        out.append(name)
+    return out
+
+
+def display_name(author: str | None, fallback: str = "") -> str:
+    """A display name from an item's author: ``mail@host (Name)`` gives Name."""
+    text = (author or "").strip()
+    found = re.search(r"\(([^()]+)\)\s*$", text)
+    if found:
+        return found.group(1).strip()
+    return text if text and "@" not in text else fallback
 
 
 @dataclass(slots=True)
@@ -56,16 +128,34 @@ class Story:
     url: str | None = None
     category: str | None = None
     items: list[FeedCandidate] = field(default_factory=list)
-    why: list[str] = field(default_factory=list)
+    reasons: list[Reason] = field(default_factory=list)
     score: float = 0.0
+    #: Where the paper was accepted or published ("accepted at ICLR 2025"), if it says.
+    venue: str | None = None
+    #: The paper was withdrawn by its authors (every surface says so).
+    withdrawn: bool = False
+    #: Its newest version's change ("v3: abstract changed") and when it was stored.
+    revision: str | None = None
+    revised_at: str | None = None
+    #: When the paper first appeared, and when code for it appeared after that.
+    published: str | None = None
+    code_released: str | None = None
+
+    @property
+    def why(self) -> list[str]:
+        """The reasons' words, most weighty first."""
+        return [r.text for r in self.reasons]
 
     def to_json(self, items: int = 10) -> dict[str, Any]:
         """The entry, with its newest ``items`` items (the story page has them all)."""
         data: dict[str, Any] = {"arxiv_id": self.arxiv_id} if self.arxiv_id else {"item": self.key}
         newest = sorted(self.items, key=lambda i: i.time or "", reverse=True)[:items]
         data.update(
-            title=self.title, score=round(self.score, 4), why=self.why, time=self.time,
-            url=self.url, items_total=len(self.items),
+            title=self.title, score=round(self.score, 4), why=self.why,
+            reasons=[r.to_json() for r in self.reasons], time=self.time,
+            url=self.url, items_total=len(self.items), venue=self.venue,
+            withdrawn=self.withdrawn, revision=self.revision,
+            code_released=self.code_released,
             items=[{"kind": i.kind, "source": i.source, "title": i.title, "url": i.url,
                     "time": i.time} for i in newest],
         )  # fmt: skip
@@ -81,80 +171,172 @@ class Context:
     categories: set[str]
     now: datetime
     close: dict[str, Closeness] = field(default_factory=dict)
+    #: Who discusses each paper network-wide (``lightnews listen``), by arXiv id.
+    discussion: dict[str, DiscussedPaper] = field(default_factory=dict)
+    #: Followed scholars' ids by name (to link "authored by" to their pages).
+    scholar_ids: dict[str, int] = field(default_factory=dict)
+
+    def scholar(self, name: str, scholar_id: int | None = None) -> Part:
+        """A scholar's name, linked to their page when known."""
+        found = scholar_id if scholar_id is not None else self.scholar_ids.get(name)
+        return Part(name, f"/scholar/{found}" if found is not None else None)
 
 
-Signal = Callable[[Story, Context], tuple[float, list[str]]]
+Signal = Callable[[Story, Context], tuple[float, list[Reason]]]
 
 
-def posted_by_followed(story: Story, context: Context) -> tuple[float, list[str]]:
+def posted_by_followed(story: Story, context: Context) -> tuple[float, list[Reason]]:
     """A followed scholar posted it (counts most) or reposted it."""
-    posted: list[str] = []
-    reposted: list[str] = []
+    posted: dict[int, str] = {}
+    reposted: dict[int, str] = {}
     for item in story.items:
         scholar = item.followed_scholar
         if scholar is None:
             continue
         name = context.names.get(scholar, "a scholar you follow")
-        target = reposted if item.kind == "repost" else posted
-        if name not in target:
-            target.append(name)
-    points = 4.0 * len(posted) + 1.5 * len(reposted)
-    why = [f"posted by {n} (followed)" for n in posted]
-    why += [f"reposted by {n} (followed)" for n in reposted]
-    return points, why
+        (reposted if item.kind == "repost" else posted).setdefault(scholar, name)
+    for scholar in posted:  # who posted it need not be said to have reposted it too
+        reposted.pop(scholar, None)
+    why = []
+    if posted:
+        names = [context.scholar(n, i) for i, n in posted.items()]
+        why.append(reason("posted by ", names, " (followed)", weight=4.0 * len(posted)))
+    if reposted:
+        names = [context.scholar(n, i) for i, n in reposted.items()]
+        why.append(reason("reposted by ", names, " (followed)", weight=1.5 * len(reposted)))
+    return sum(r.weight for r in why), why
 
 
-def authored_by_followed(story: Story, context: Context) -> tuple[float, list[str]]:
+def authored_by_followed(story: Story, context: Context) -> tuple[float, list[Reason]]:
     """A followed scholar is among the paper's authors."""
-    names = context.authored.get(story.arxiv_id or "", [])
-    return 3.0 * len(names), [f"authored by {n}" for n in names]
+    names = list(dict.fromkeys(context.authored.get(story.arxiv_id or "", [])))
+    if not names:
+        return 0.0, []
+    points = 3.0 * len(names)
+    return points, [reason("authored by ", [context.scholar(n) for n in names], weight=points)]
 
 
-def scholars_discussing(story: Story, context: Context) -> tuple[float, list[str]]:
-    """How many distinct people (bots weigh little) post about it."""
+def _posts_href(story: Story) -> str | None:
+    return f"/paper/{story.arxiv_id}#posts" if story.arxiv_id else None
+
+
+def scholars_discussing(story: Story, context: Context) -> tuple[float, list[Reason]]:
+    """How many distinct people (bots weigh little) post about it, here and network-wide."""
     people = {i.account for i in story.items if i.account and not i.bot}
     bots = {i.account for i in story.items if i.account and i.bot}
-    points = math.log1p(len(people)) + 0.1 * len(bots)
-    why = [f"{len(people)} scholars discuss it"] if len(people) >= 2 else []
-    return points, why
+    heard = context.discussion.get(story.arxiv_id or "")
+    if heard is None:
+        points = math.log1p(len(people)) + 0.1 * len(bots)
+        if len(people) < 2:
+            return points, []
+        words = Part(f"{len(people)} scholars", _posts_href(story))
+        return points, [reason(words, " discuss it", weight=math.log1p(len(people)))]
+    # The network's count (each account once, bots apart) with the feed's own speakers.
+    network_bots = {s.did for s in heard.speakers if s.role == "bot"}
+    network_people = {s.did for s in heard.speakers if s.role != "bot"}
+    everyone = people | network_people
+    bots = (bots | network_bots) - everyone
+    points = math.log1p(len(everyone)) + 0.1 * len(bots)
+    followed = {s.did for s in heard.speakers if s.role == "followed"}
+    if len(everyone) < 2:
+        return points, []
+    extra = f" (incl. {len(followed)} you follow)" if followed else ""
+    words = Part(f"{len(everyone)} people", _posts_href(story))
+    return points, [reason(words, " discuss it" + extra, weight=math.log1p(len(everyone)))]
 
 
-def engagement(story: Story, context: Context) -> tuple[float, list[str]]:
+def engagement(story: Story, context: Context) -> tuple[float, list[Reason]]:
     """Engagement normalized per source: likes and reposts are not upvotes."""
-    likes = sum(i.engagement.get("likes", 0) + 2 * i.engagement.get("reposts", 0)
-                for i in story.items if kind_traits(i.source_kind).social)  # fmt: skip
-    upvotes = max((i.engagement.get("upvotes", 0) for i in story.items
-                   if kind_traits(i.source_kind).daily_papers), default=0)  # fmt: skip
-    points = 0.5 * math.log1p(likes) / math.log1p(100) + math.log1p(upvotes) / math.log1p(50)
-    why = [f"Daily Papers, {upvotes} upvotes"] if upvotes else []
+    social = [i for i in story.items if kind_traits(i.source_kind).social]
+    likes = sum(
+        (i.engagement.get("likes") or 0) + 2 * (i.engagement.get("reposts") or 0) for i in social
+    )
+    daily = [i for i in story.items if kind_traits(i.source_kind).daily_papers]
+    best = max(daily, key=lambda i: i.engagement.get("upvotes") or 0, default=None)
+    upvotes = (best.engagement.get("upvotes") or 0) if best else 0
+    like_points = 0.5 * math.log1p(likes) / math.log1p(100)
+    vote_points = math.log1p(upvotes) / math.log1p(50)
+    why = []
+    if best is not None and upvotes:
+        on = Part("Daily Papers", best.url)
+        why.append(reason(f"{upvotes} upvotes on ", on, weight=vote_points))
     if likes >= 20:
-        why.append(f"{likes} likes and reposts")
-    return points, why
+        by: dict[str, int] = {}  # whose posts, the most liked first
+        for i in social:
+            who = display_name(i.author, i.source)
+            by[who] = (
+                by.get(who, 0)
+                + (i.engagement.get("likes") or 0)
+                + 2 * (i.engagement.get("reposts") or 0)
+            )
+        ranked = [w for w, n in sorted(by.items(), key=lambda kv: -kv[1]) if n]
+        shown = [Part(w) for w in ranked[:2]]
+        if len(ranked) > 2:
+            shown.append(Part(f"{len(ranked) - 2} other" + ("s" if len(ranked) > 3 else "")))
+        posts = Part(f"{likes} likes and reposts", _posts_href(story))
+        why.append(reason(posts, " on posts by ", shown, weight=like_points))
+    return like_points + vote_points, why
 
 
-def relevance(story: Story, context: Context) -> tuple[float, list[str]]:
+def relevance(story: Story, context: Context) -> tuple[float, list[Reason]]:
     """In a topic the user follows."""
     if story.category and story.category in context.categories:
-        return 0.8, [f"in {story.category}, which you follow"]
+        topic = Part(story.category, f"https://arxiv.org/list/{story.category}/recent")
+        return 0.8, [reason("in ", topic, ", which you follow", weight=0.8)]
     return 0.0, []
 
 
-def close_to_your_papers(story: Story, context: Context) -> tuple[float, list[str]]:
+def close_to_your_papers(story: Story, context: Context) -> tuple[float, list[Reason]]:
     """Near, by meaning, to a paper of a followed scholar or a paper the user saved."""
     found = context.close.get(story.arxiv_id or "")
     if found is None:
         return 0.0, []
     title = found.title if len(found.title) <= 60 else found.title[:57].rstrip() + "…"
-    owner = f"{found.scholar}'s “{title}”" if found.scholar else f"“{title}”, which you saved"
-    return 0.5 + 1.5 * found.strength, [f"close to {owner}"]
+    points = 0.5 + 1.5 * found.strength
+    paper = Part(f"“{title}”", f"/paper/{found.arxiv_id}")
+    if found.scholar:
+        why = reason("close to ", context.scholar(found.scholar), "'s ", paper, weight=points)
+    else:
+        why = reason("close to ", paper, ", which you saved", weight=points)
+    return points, [why]
 
 
-def coverage(story: Story, context: Context) -> tuple[float, list[str]]:
-    """Written about in articles, notes or newsletters."""
+def coverage(story: Story, context: Context) -> tuple[float, list[Reason]]:
+    """Written about in articles or notes (which blog, whose notes), or on Daily Papers."""
     kinds = {i.kind for i in story.items}
-    found = [k for k in ("article", "note", "daily") if k in kinds]
-    words = {"article": "in a blog post", "note": "in someone's notes", "daily": ""}
-    return 0.6 * len(found), [words[k] for k in found if words[k]]
+    why = []
+    articles = {i.source_id: i for i in story.items if i.kind == "article"}
+    if articles:
+        blogs = [Part(i.source, f"/item/{i.id}") for i in articles.values()]
+        why.append(reason("in a post on " if len(blogs) == 1 else "in posts on ", blogs,
+                          weight=0.6))  # fmt: skip
+    notes = {i.source_id: i for i in story.items if i.kind == "note"}
+    if notes:
+        whose = [Part(f"{display_name(i.author, i.source)}'s notes", f"/notes/{i.source_id}")
+                 for i in notes.values()]  # fmt: skip
+        why.append(reason("in ", whose, weight=0.6))
+    daily = [i for i in story.items if i.kind == "daily"]
+    if daily and not any(i.engagement.get("upvotes") for i in daily):
+        why.append(reason("on ", Part("Daily Papers", daily[0].url), weight=0.6))
+    return 0.6 * len([k for k in ("article", "note", "daily") if k in kinds]), why
+
+
+def accepted_venue(story: Story, context: Context) -> tuple[float, list[Reason]]:
+    """Accepted at, or published in, a venue (its arXiv record or a post says so)."""
+    return (0.5, [reason(story.venue, weight=0.5)]) if story.venue else (0.0, [])
+
+
+def code_released(story: Story, context: Context) -> tuple[float, list[Reason]]:
+    """Code for the paper appeared after the paper did (a repository linked later)."""
+    if not story.code_released:
+        return 0.0, []
+    code = Part("code released", f"/paper/{story.arxiv_id}" if story.arxiv_id else None)
+    return 0.4, [reason(code, weight=0.4)]
+
+
+def revised(story: Story, context: Context) -> tuple[float, list[Reason]]:
+    """A new version changed what the paper says ("v3: abstract changed")."""
+    return (0.3, [reason(story.revision, weight=0.3)]) if story.revision else (0.0, [])
 
 
 SIGNALS: tuple[Signal, ...] = (
@@ -165,6 +347,9 @@ SIGNALS: tuple[Signal, ...] = (
     relevance,
     close_to_your_papers,
     coverage,
+    accepted_venue,
+    revised,
+    code_released,
 )
 
 
@@ -179,17 +364,22 @@ def _age_hours(time: str, now: datetime) -> float:
 
 
 def gather_stories(
-    store: Store, papers: int = FEED_PAPERS, items: int = FEED_ITEMS
+    store: Store, reader: ReaderId, papers: int = FEED_PAPERS, items: int = FEED_ITEMS
 ) -> list[Story]:
-    """Candidate stories: the newest ``papers`` and what the newest ``items`` say about papers."""
+    """Candidate stories: the newest ``papers`` and what the newest ``items`` say about papers.
+
+    Items say which scholar ``reader`` follows put them in the feed.
+    """
     stories: dict[str, Story] = {}
     for paper in store.recent_papers(papers):
+        venue = paper.venue
         stories[paper.arxiv_id] = Story(
-            key=paper.arxiv_id, title=paper.title, time=paper.published or "",
+            key=paper.arxiv_id, title=tex_to_text(paper.title), time=paper.published or "",
             arxiv_id=paper.arxiv_id, url=f"https://arxiv.org/abs/{paper.arxiv_id}",
-            category=paper.primary_category,
+            category=paper.primary_category, venue=venue.reason if venue else None,
+            withdrawn=paper.withdrawn, published=paper.published,
         )  # fmt: skip
-    recent = _with_speakers(store, store.recent_items(items))
+    recent = _with_speakers(store, reader, store.recent_items(items))
     wanted = {arxiv_id for i in recent for arxiv_id in i.papers}
     known_papers = store.papers_by_ids(sorted(wanted - set(stories)))
     # A thread is one unit: its replies belong to the stories its posts name.
@@ -210,23 +400,61 @@ def gather_stories(
             if story is None:
                 known = known_papers.get(key)
                 story = stories[key] = Story(
-                    key=key, title=(known.title if known else "") or item.title or key,
+                    key=key, title=tex_to_text((known.title if known else "") or item.title or key),
                     # Undated items (a notes page) do not date a story: its paper does.
                     time=item.published or (known.published if known else None) or item.time,
                     arxiv_id=key if ids else None,
                     url=f"https://arxiv.org/abs/{key}" if ids else item.url,
                     category=known.primary_category if known else None,
+                    venue=venue.reason if known and (venue := known.venue) else None,
+                    withdrawn=bool(known and known.withdrawn),
+                    published=known.published if known else None,
                 )  # fmt: skip
             story.items.append(item)
             # Only what carries its own date moves a story (an undated note does not).
             if item.kind != "paper" and item.published:
                 story.time = max(story.time or "", item.published)
+    _with_changes(store, stories)
+    _with_code(store, stories)
     return list(stories.values())
 
 
-def _with_speakers(store: Store, items: list[FeedCandidate]) -> list[FeedCandidate]:
+def _with_code(store: Store, stories: dict[str, Story]) -> None:
+    """Stories whose code appeared after their paper say so, as of that moment."""
+    links = store.code_links([s.arxiv_id for s in stories.values() if s.arxiv_id])
+    for story in stories.values():
+        found = code_after(story.published, links.get(story.arxiv_id or "", []))
+        if found is not None and found.first_seen:
+            story.code_released = found.first_seen
+            story.time = max(story.time or "", found.first_seen)
+
+
+def _with_changes(store: Store, stories: dict[str, Story]) -> None:
+    """Papers a new version changed come back, saying what changed, as of that version."""
+    changes = store.recent_changes(FEED_CHANGES)
+    missing = store.papers_by_ids(sorted({c.arxiv_id for c in changes} - set(stories)))
+    for change in changes:
+        story = stories.get(change.arxiv_id)
+        if story is None:
+            paper = missing.get(change.arxiv_id)
+            if paper is None:
+                continue
+            venue = paper.venue
+            story = stories[change.arxiv_id] = Story(
+                key=paper.arxiv_id, title=paper.title, time=paper.published or "",
+                arxiv_id=paper.arxiv_id, url=f"https://arxiv.org/abs/{paper.arxiv_id}",
+                category=paper.primary_category, venue=venue.reason if venue else None,
+                withdrawn=paper.withdrawn, published=paper.published,
+            )  # fmt: skip
+        story.revision, story.revised_at = change.note, change.seen_at
+        story.time = max(story.time or "", change.dated)
+
+
+def _with_speakers(
+    store: Store, reader: ReaderId, items: list[FeedCandidate]
+) -> list[FeedCandidate]:
     """Each item with the followed scholar who put it in their feed (posted or reposted it)."""
-    accounts = store.followed_accounts()
+    accounts = store.followed_accounts(reader)
     if not accounts:
         return items
     found = []
@@ -250,6 +478,7 @@ def followed_categories(store: Store) -> set[str]:
 
 def rank_stories(
     store: Store,
+    reader: ReaderId,
     *,
     limit: int | None = 30,
     half_life_hours: float = 36.0,
@@ -257,7 +486,9 @@ def rank_stories(
     now: datetime | None = None,
     settings: Settings | None = None,
 ) -> list[Story]:
-    """The feed: stories by what followed scholars do, each with why it is there.
+    """``reader``'s feed: stories by what the scholars they follow do, each with why.
+
+    Follows, mutes, read and saved stories are ``reader``'s own.
 
     With ``settings`` (and the semantic extra), stories near the papers of
     followed scholars or saved papers gain too, saying which paper. That
@@ -268,28 +499,30 @@ def rank_stories(
     Every candidate is ranked before the list is cut to ``limit`` (None: all of
     them), so the order and each story's contents do not depend on ``limit``.
     """
-    stories = _apply_mutes(store, gather_stories(store))
+    stories = _apply_mutes(store, reader, gather_stories(store, reader))
     arxiv_ids = [s.arxiv_id for s in stories if s.arxiv_id]
     context = Context(
-        authored=store.followed_authorships(arxiv_ids, bar),
+        authored=store.followed_authorships(reader, arxiv_ids, bar),
         names=store.scholar_names(
             i.followed_scholar for s in stories for i in s.items if i.followed_scholar is not None
         ),
         categories=followed_categories(store),
         now=now or datetime.now(UTC),
+        scholar_ids={s.name: s.id for s in store.followed_scholars(reader)},
     )
+    context.discussion = discussion_of(store, reader, arxiv_ids, context.now - DISCUSSION_WINDOW)
     newest = max((s.time or "" for s in stories), default="")
     reference = context.now
     if newest:  # an old library (the demo) is ranked as of its newest story
         reference = min(context.now, datetime.fromisoformat(newest.replace("Z", "+00:00")))
-    states = store.story_states()
+    states = store.story_states(reader)
     for story in stories:
         _score(story, context, reference, half_life_hours, states)
     stories.sort(key=_order, reverse=True)
     if settings is not None:
         candidates = stories[:CLOSE_CANDIDATES]
         wanted = [s.arxiv_id for s in candidates if s.arxiv_id]
-        context.close = closest_interests(store, settings, wanted, bar)
+        context.close = closest_interests(store, reader, settings, wanted, bar)
         for story in candidates:
             if story.arxiv_id in context.close:
                 _score(story, context, reference, half_life_hours, states)
@@ -298,6 +531,8 @@ def rank_stories(
 
 
 CLOSE_CANDIDATES = 150
+#: How far back network-wide posts count towards "N people discuss it".
+DISCUSSION_WINDOW = timedelta(days=7)
 
 
 def _order(story: Story) -> tuple[float, str, str]:
@@ -314,28 +549,38 @@ def _score(
 ) -> None:
     """Set the story's score and reasons from every signal, its age and its read state."""
     points = 0.2
-    why: list[str] = []
+    why: list[Reason] = []
     for signal in SIGNALS:
-        gained, words = signal(story, context)
+        gained, reasons = signal(story, context)
         points += gained
-        why += words
+        why += reasons
     decay = 0.5 ** (_age_hours(story.time, reference) / half_life_hours)
     story.score = points * decay
-    story.why = why or ["new on arXiv" if story.arxiv_id else f"new in {_source(story)}"]
+    why.sort(key=lambda r: -r.weight)  # stable: equal weights keep the signals' order
+    kept: dict[str, Reason] = {}
+    for found in why:  # the same words twice are said once, where they weigh most
+        kept.setdefault(found.text, found)
+    story.reasons = list(kept.values()) or [
+        reason("new on arXiv" if story.arxiv_id else f"new in {_source(story)}")
+    ]
+    if story.withdrawn:
+        story.reasons.insert(0, reason("withdrawn by its authors"))
     read_at, saved_at = states.get(story.key, (None, None))
     if saved_at:
-        story.why.append("saved")
+        story.reasons.append(reason(Part("saved", "/saved")))
     if read_at:
         news = _since(story, read_at)
         if news:  # something material happened: it comes back, saying what
-            story.why.insert(0, news)
+            story.reasons.insert(0, reason(news))
         else:
             story.score *= 0.05
-            story.why.append("read")
+            story.reasons.append(reason("read"))
 
 
 def _since(story: Story, read_at: str) -> str | None:
     """What is material since the story was read: a followed scholar speaking, a new version."""
+    if story.revision and story.revised_at and story.revised_at > read_at:
+        return f"new since you read it: {story.revision}"
     for item in story.items:
         if item.followed_scholar is not None and (item.published or "") > read_at:
             return "new since you read it: a scholar you follow posted about it"
@@ -345,9 +590,9 @@ def _since(story: Story, read_at: str) -> str | None:
     return None
 
 
-def _apply_mutes(store: Store, stories: list[Story]) -> list[Story]:
+def _apply_mutes(store: Store, reader: ReaderId, stories: list[Story]) -> list[Story]:
     """Muted scholars and sources say nothing; stories with a muted keyword are gone."""
-    mutes: Mutes = store.mutes()
+    mutes: Mutes = store.mutes(reader)
     if not mutes:
         return stories
     kept = []
@@ -369,8 +614,8 @@ def _source(story: Story) -> str:
     return story.items[0].source if story.items else "your sources"
 
 
-def newest_stories(store: Store, limit: int | None = 30) -> list[Story]:
+def newest_stories(store: Store, reader: ReaderId, limit: int | None = 30) -> list[Story]:
     """Stories by most recent activity alone (no ranking), from the same candidates."""
-    stories = gather_stories(store)
+    stories = gather_stories(store, reader)
     stories.sort(key=lambda s: (s.time or "", s.key), reverse=True)
     return stories[:limit]

@@ -14,7 +14,7 @@ from lightnews.rank import (
     scholars_discussing,
 )
 from lightnews.settings import Settings
-from lightnews.store import SQLiteStore
+from lightnews.store import LOCAL_READER, SQLiteStore
 from lightnews.store.views import FeedCandidate
 
 CONTEXT = Context(
@@ -49,8 +49,9 @@ def test_followed_posts_count_most_and_say_so() -> None:
     p_points, p_why = posted_by_followed(posted, CONTEXT)
     r_points, r_why = posted_by_followed(reposted, CONTEXT)
     assert p_points > r_points > 0
-    assert p_why == ["posted by Ada Example (followed)"]
-    assert r_why == ["reposted by Ada Example (followed)"]
+    assert [r.text for r in p_why] == ["posted by Ada Example (followed)"]
+    assert [r.text for r in r_why] == ["reposted by Ada Example (followed)"]
+    assert [p.href for p in p_why[0].parts if p.href] == ["/scholar/7"]  # linked to the scholar
 
 
 def test_bots_weigh_little() -> None:
@@ -58,25 +59,25 @@ def test_bots_weigh_little() -> None:
     bot: list[dict[str, Any]] = [{**p, "bot": True} for p in person]
     people, bots = story(*person), story(*bot)
     assert scholars_discussing(people, CONTEXT)[0] > 4 * scholars_discussing(bots, CONTEXT)[0]
-    assert scholars_discussing(people, CONTEXT)[1] == ["3 scholars discuss it"]
+    assert [r.text for r in scholars_discussing(people, CONTEXT)[1]] == ["3 scholars discuss it"]
 
 
 def test_engagement_is_normalized_per_source() -> None:
     likes = story({"source_kind": "bluesky", "engagement": {"likes": 41}})
     upvotes = story({"source_kind": "hf-daily", "engagement": {"upvotes": 41}})
     assert engagement(upvotes, CONTEXT)[0] > engagement(likes, CONTEXT)[0]
-    assert engagement(upvotes, CONTEXT)[1] == ["Daily Papers, 41 upvotes"]
+    assert [r.text for r in engagement(upvotes, CONTEXT)[1]] == ["41 upvotes on Daily Papers"]
 
 
 def test_demo_feed_is_led_by_the_followed_scholar(store: SQLiteStore, settings: Settings) -> None:
     from lightnews.demo import build_demo
 
     build_demo(store, settings)
-    feed = rank_stories(store, limit=10)
+    feed = rank_stories(store, LOCAL_READER, limit=10)
     assert all(s.why for s in feed)
     assert feed[0].arxiv_id == "2511.18342" and feed[0].score > 1.0  # not decayed away
     assert [s.score for s in feed] == sorted((s.score for s in feed), reverse=True)
-    older = rank_stories(store, limit=10, half_life_hours=1.0)
+    older = rank_stories(store, LOCAL_READER, limit=10, half_life_hours=1.0)
     assert older[0].score < feed[0].score  # a short half-life decays everything faster
 
 
@@ -84,19 +85,20 @@ def test_mutes_and_read_state(store: SQLiteStore, settings: Settings) -> None:
     from lightnews.demo import build_demo
 
     build_demo(store, settings)
-    first = rank_stories(store, limit=10)[0]
+    first = rank_stories(store, LOCAL_READER, limit=10)[0]
     assert first.arxiv_id == "2511.18342"
-    store.mark_story("2511.18342", "2030-01-01T00:00:00Z", read=True)
-    again = {s.arxiv_id: s for s in rank_stories(store, limit=30)}
+    store.mark_story(LOCAL_READER, "2511.18342", "2030-01-01T00:00:00Z", read=True)
+    again = {s.arxiv_id: s for s in rank_stories(store, LOCAL_READER, limit=30)}
     assert "read" in again["2511.18342"].why and again["2511.18342"].score < first.score / 10
-    store.mark_story("2511.18342", "2025-11-01T00:00:00Z", read=True)  # read before the news
-    back = {s.arxiv_id: s for s in rank_stories(store, limit=30)}["2511.18342"]
+    # read before the news
+    store.mark_story(LOCAL_READER, "2511.18342", "2025-11-01T00:00:00Z", read=True)
+    back = {s.arxiv_id: s for s in rank_stories(store, LOCAL_READER, limit=30)}["2511.18342"]
     assert back.why[0].startswith("new since you read it")
-    store.set_mute("keyword", "sparse ring", "2025-12-01T00:00:00Z")
-    assert "2511.18342" not in {s.arxiv_id for s in rank_stories(store, limit=30)}
+    store.set_mute(LOCAL_READER, "keyword", "sparse ring", "2025-12-01T00:00:00Z")
+    assert "2511.18342" not in {s.arxiv_id for s in rank_stories(store, LOCAL_READER, limit=30)}
     mara = store.find_scholar("Mara Lindqvist")
-    store.set_mute("scholar", str(mara), "2025-12-01T00:00:00Z")
-    muted = rank_stories(store, limit=30)
+    store.set_mute(LOCAL_READER, "scholar", str(mara), "2025-12-01T00:00:00Z")
+    muted = rank_stories(store, LOCAL_READER, limit=30)
     assert not any("posted by Mara Lindqvist" in w for s in muted for w in s.why)
 
 
@@ -104,7 +106,7 @@ def test_a_thread_is_one_story(store: SQLiteStore, settings: Settings) -> None:
     from lightnews.demo import build_demo
 
     build_demo(store, settings)
-    feed = rank_stories(store, limit=40)
+    feed = rank_stories(store, LOCAL_READER, limit=40)
     lone_posts = [
         s
         for s in feed
@@ -130,8 +132,8 @@ def test_close_to_a_followed_scholars_paper_counts_and_says_which(
     from lightnews.rank import close_to_your_papers
 
     build_demo(store, settings)  # embeds the demo papers too
-    plain = {s.arxiv_id: s for s in rank_stories(store, limit=40)}
-    ranked = {s.arxiv_id: s for s in rank_stories(store, limit=40, settings=settings)}
+    plain = {s.arxiv_id: s for s in rank_stories(store, LOCAL_READER, limit=40)}
+    ranked = {s.arxiv_id: s for s in rank_stories(store, LOCAL_READER, limit=40, settings=settings)}
     kernel = ranked["2510.18421"]  # linear-time attention, near Mara Lindqvist's sparse attention
     assert "close to Mara Lindqvist's “Sparse Ring Attention: Sub-quadratic" in " ".join(kernel.why)
     assert kernel.score > plain["2510.18421"].score
@@ -148,7 +150,50 @@ def test_a_followed_scholars_repost_is_credited_to_them(
     from lightnews.demo import build_demo
 
     build_demo(store, settings)
-    feed = {s.arxiv_id: s for s in rank_stories(store, limit=30)}
+    feed = {s.arxiv_id: s for s in rank_stories(store, LOCAL_READER, limit=30)}
     assert "reposted by Mara Lindqvist (followed)" in feed["2511.10268"].why
     reposts = [i for i in feed["2511.10268"].items if i.kind == "repost"]
     assert reposts and all(i.followed_scholar is not None for i in reposts)
+
+
+def test_reasons_are_specific_linked_unrepeated_and_by_weight(
+    store: SQLiteStore, settings: Settings
+) -> None:
+    """Which blog, whose notes, whose posts; one "authored by" for two authors; weightiest first."""
+    from lightnews.demo import build_demo
+
+    build_demo(store, settings)
+    top = {s.key: s for s in rank_stories(store, LOCAL_READER, limit=None)}["2511.18342"]
+    assert top.why == [
+        "authored by Mara Lindqvist and Tobias Achterberg-Reyes",
+        "posted by Mara Lindqvist (followed)",  # not "reposted by" her as well
+        "87 upvotes on Daily Papers",
+        "2 scholars discuss it",
+        "531 likes and reposts on posts by Mara Lindqvist, Tobias Achterberg-Reyes and 1 other",
+        "in a post on Northlake AI Lab Blog",
+        "in Elif Brennan's notes",
+        "code released",  # its repository was first linked by a post the day after
+    ]
+    weights = [r.weight for r in top.reasons]
+    assert weights == sorted(weights, reverse=True)
+    links = {p.text: p.href for r in top.reasons for p in r.parts if p.href}
+    mara = store.find_scholar("Mara Lindqvist")
+    assert links["Mara Lindqvist"] == f"/scholar/{mara}"
+    assert links["Daily Papers"] == "https://huggingface.co/papers/2511.18342"
+    assert links["Northlake AI Lab Blog"].startswith("/item/")
+    assert links["Elif Brennan's notes"].startswith("/notes/")
+    assert links["531 likes and reposts"] == "/paper/2511.18342#posts"
+    assert top.to_json()["reasons"][0]["links"][1] == {
+        "text": "Tobias Achterberg-Reyes", "href": f"/scholar/{store.find_scholar('Tobias')}"
+    }  # fmt: skip
+
+
+def test_the_same_words_are_said_once() -> None:
+    twice = story(
+        {"id": 1, "kind": "post", "followed_scholar": 7, "account": "did:a"},
+        {"id": 2, "kind": "post", "followed_scholar": 7, "account": "did:a"},
+        {"id": 3, "kind": "repost", "followed_scholar": 7, "account": "did:b"},
+    )
+    assert [r.text for r in posted_by_followed(twice, CONTEXT)[1]] == [
+        "posted by Ada Example (followed)"
+    ]

@@ -18,7 +18,7 @@ from lightnews.cli import cli
 from lightnews.model import Author, Item, Mention, Paper
 from lightnews.normalize.times import iso
 from lightnews.rank import FEED_ITEMS, FEED_PAPERS, Story, rank_stories
-from lightnews.store import SQLiteStore
+from lightnews.store import LOCAL_READER, SQLiteStore
 
 START = datetime(2025, 6, 1, tzinfo=UTC)
 
@@ -82,11 +82,11 @@ def many_stories(store: SQLiteStore) -> None:
 
 def test_the_window_is_fixed_and_ranked_whole_before_the_cut(store: SQLiteStore) -> None:
     many_stories(store)
-    whole = rank_stories(store, limit=None)
+    whole = rank_stories(store, LOCAL_READER, limit=None)
     assert len(whole) > 50
     assert len({s.key for s in whole}) == len(whole)
     for n in range(1, 51):
-        cut = rank_stories(store, limit=n)
+        cut = rank_stories(store, LOCAL_READER, limit=n)
         assert [contents(s) for s in cut] == [contents(s) for s in whole[:n]], n
         assert [round(s.score, 9) for s in cut] == [round(s.score, 9) for s in whole[:n]]
     # A story near the top keeps the posts that fall in the window, at every length.

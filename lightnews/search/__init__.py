@@ -3,7 +3,9 @@
 Two rankings are fused by rank (``fusion``): the store's full-text index
 (title weighted over authors over abstract) and, when the semantic extra is
 installed and the library is embedded (``lightnews.embed``), the papers
-whose sentence vectors are nearest the query's. Without vectors, search is
+whose sentence vectors are nearest the query's (FAISS beside an SQLite
+library; on PostgreSQL pgvector's HNSW index, which applies the filters and
+excluded words while it scans). Without vectors, search is
 lexical and the results say why. A query that is an arXiv id or URL finds
 that paper first. User text is parsed here into neutral terms (``"exact
 phrases"``, a trailing ``*`` for a prefix, ``-word`` to exclude); the store
@@ -27,20 +29,24 @@ from dataclasses import dataclass
 from typing import Any
 
 from lightnews.embed import Semantic, SemanticUnavailable, open_semantic
+from lightnews.embed.index import to_blob
 from lightnews.errors import TooExpensive
 from lightnews.link import find_arxiv_mentions
 from lightnews.model import QueryTerm, SearchFilters
 from lightnews.search.fusion import fuse
 from lightnews.search.related import DEPTH, fuse_scores, related_by_words_fts
+from lightnews.search.said import ItemHit, search_said
 from lightnews.settings import Settings
 from lightnews.store import Store
 from lightnews.store.views import PaperHit, PaperPage, PaperSummary
 
 __all__ = [
+    "ITEMS_MIN_BUDGET",
     "MAX_PREFIXES",
     "MAX_TERMS",
     "MEANING_FLOOR",
     "MIN_PREFIX",
+    "ItemHit",
     "SearchHit",
     "SearchResults",
     "bounded_terms",
@@ -72,6 +78,10 @@ EXACT_FILTER_CAP = 20_000
 MAX_TERMS = 16
 MAX_PREFIXES = 4
 MIN_PREFIX = 3
+# Posts, articles and notes are searched after the papers in what is left of the
+# search's time budget, and at least this share of it: a whole search, papers and
+# items, reads for at most 1.25 budgets.
+ITEMS_MIN_BUDGET = 0.25
 
 _TOKEN_RE = re.compile(r'(-?)"([^"]+)"|(-?)([\w][\w.\'-]*\*?)', re.UNICODE)
 
@@ -93,6 +103,7 @@ class SearchHit:
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "kind": "paper",
             "arxiv_id": self.arxiv_id,
             "title": self.title,
             "score": round(self.score, 4),
@@ -103,12 +114,21 @@ class SearchHit:
 
 
 class SearchResults(list[SearchHit]):
-    """Hits, best first, with how they were found (``hybrid`` or ``lexical``) and why."""
+    """Paper hits, best first, with how they were found (``hybrid`` or ``lexical``) and
+    why; ``items``: the posts, threads, articles and notes found, best first (listed
+    after the papers: :mod:`lightnews.search.said` says why)."""
 
-    def __init__(self, hits: list[SearchHit], mode: str, note: str | None = None) -> None:
+    def __init__(
+        self,
+        hits: list[SearchHit],
+        mode: str,
+        note: str | None = None,
+        items: list[ItemHit] | None = None,
+    ) -> None:
         super().__init__(hits)
         self.mode = mode
         self.note = note
+        self.items: list[ItemHit] = items or []
 
     def about(self) -> dict[str, Any]:
         return {"mode": self.mode, "note": self.note}
@@ -194,9 +214,18 @@ def _by_meaning(
     """The papers nearest ``vector`` above the floor that pass the filters, nearest first
     (a paper the words found keeps its words' place below the floor)."""
     store = semantic.store
-    floor = MEANING_FLOOR.get(semantic.encoder.name, 0.6)
+    model = semantic.encoder.name
+    floor = MEANING_FLOOR.get(model, 0.6)
     allowed = store.filtered_paper_ids(filters, EXACT_FILTER_CAP) if filters else None
-    if allowed is not None:  # a narrow filter: every allowed paper, exactly
+    if store.vectors_indexed:  # the database's index, filtering as it scans
+        blob = to_blob(vector)
+        if allowed is not None:  # a narrow filter: every allowed paper, exactly
+            nearest = store.nearest_vectors(model, blob, depth + 1, among=allowed)
+        else:
+            nearest = store.nearest_vectors(
+                model, blob, depth + 1, filters=filters, excluded=excluded
+            )
+    elif allowed is not None:  # a narrow filter: every allowed paper, exactly
         nearest = semantic.exact(vector, allowed)[:depth]
     else:  # the index, with room for what the filters and exclusions drop
         nearest = semantic.nearest_to_vector(vector, depth * (4 if filters or excluded else 1) + 1)
@@ -213,9 +242,12 @@ def search_papers(
     offset: int = 0,
     filters: SearchFilters | None = None,
     settings: Settings | None = None,
+    items: bool = False,
 ) -> SearchResults:
     """Papers for ``query``, best first: words and meaning fused; a named id comes first.
 
+    With ``items``, also the posts, threads, articles and notes the query's
+    words find (``SearchResults.items``, paged as the papers are).
     Bounded (see the module's docstring): :class:`TooExpensive` when the query
     asks too much.
     """
@@ -252,7 +284,13 @@ def search_papers(
     fused = [f for f in fuse(lists, _weights(semantic)) if f[0] not in seen]
     for arxiv_id, score, origins in fused[offset : offset + limit]:
         hits.append(SearchHit.from_row(rows[arxiv_id], score, tuple(origins)))
-    return SearchResults(hits[:limit], "hybrid" if semantic else "lexical", note)
+    said: list[ItemHit] = []
+    if items:
+        left = max(deadline - time.monotonic(), ITEMS_MIN_BUDGET * _budget(settings))
+        said = search_said(store, terms, limit=limit, offset=offset, filters=filters, seconds=left)
+        if said and note and note.startswith("no results"):
+            note = note.replace("no results", "no papers", 1)
+    return SearchResults(hits[:limit], "hybrid" if semantic else "lexical", note, said)
 
 
 def related_papers(

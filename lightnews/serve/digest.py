@@ -4,34 +4,230 @@ As Markdown for a terminal or a notes app, as HTML for a browser, or e-mailed
 through the SMTP settings (both parts in one message, so any mail client shows
 it well). Sending raises when the server did not accept the message, so the
 caller marks the stories read only once the digest was delivered.
+
+Scheduled digests (the ``digest_schedule`` setting: ``daily 07:00`` or
+``weekly mon 07:00``, UTC) are sent by workers: every ``worker_tick`` one of
+them calls :func:`deliver_due_digest` for each recipient. A digest goes out
+once per recipient and period however many workers look and however often a
+job is retried: the period is claimed in the database before sending and
+marked delivered only once the SMTP server accepted the message (see
+``lightnews.store.digests``); a refused message releases the claim, so the
+next look tries again. Its Message-ID is derived from recipient and period,
+so the one case left (a worker dying between the server's acceptance and the
+mark, its claim taken over ``CLAIM_TIMEOUT`` later) is one that mail servers
+can recognise as the same message.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+import re
 import smtplib
-from datetime import UTC, datetime
+import socket
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
 from html import escape
 
 from lightnews.errors import FetchError, UsageError
 from lightnews.rank import Story, rank_stories
 from lightnews.settings import Settings
-from lightnews.store import Store
+from lightnews.store import ReaderId, Store
+from lightnews.store.readers import LOCAL_READER
 
-__all__ = ["digest_stories", "render_html", "render_markdown", "send_digest"]
+__all__ = [
+    "CLAIM_TIMEOUT",
+    "DigestOutcome",
+    "Recipient",
+    "Schedule",
+    "deliver_due_digest",
+    "digest_stories",
+    "library_recipient",
+    "parse_schedule",
+    "render_html",
+    "render_markdown",
+    "scheduled_recipients",
+    "send_digest",
+]
+
+#: A claim on a digest older than this is taken for a worker that died while sending.
+CLAIM_TIMEOUT = timedelta(minutes=10)
+_DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_SCHEDULE_RE = re.compile(
+    r"(?:(?P<daily>daily)|weekly\s+(?P<day>[a-z]{3})[a-z]*)\s+(?P<hour>\d{1,2}):(?P<minute>\d{2})"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """When a digest is due: daily or weekly (``weekday`` 0 = Monday) at ``hour:minute`` UTC."""
+
+    every: timedelta
+    hour: int
+    minute: int
+    weekday: int | None = None
+
+    def last_due(self, now: datetime) -> datetime:
+        """The latest scheduled moment at or before ``now``."""
+        now = now.astimezone(UTC)
+        due = now.replace(hour=self.hour, minute=self.minute, second=0, microsecond=0)
+        if self.weekday is not None:
+            due -= timedelta(days=(due.weekday() - self.weekday) % 7)
+        while due > now:
+            due -= self.every
+        return due
+
+    def __str__(self) -> str:
+        at = f"{self.hour:02d}:{self.minute:02d}"
+        return f"weekly {_DAYS[self.weekday]} {at}" if self.weekday is not None else f"daily {at}"
+
+
+def parse_schedule(text: str) -> Schedule | None:
+    """``off`` (None), ``daily HH:MM`` or ``weekly DAY HH:MM`` (UTC); ValueError otherwise."""
+    spoken = " ".join(text.lower().split())
+    if spoken in ("", "off"):
+        return None
+    match = _SCHEDULE_RE.fullmatch(spoken)
+    if match is None:
+        raise ValueError(f"not a digest schedule: {text!r}")
+    hour, minute = int(match["hour"]), int(match["minute"])
+    if hour > 23 or minute > 59:
+        raise ValueError(f"not a time of day: {hour}:{minute:02d}")
+    if match["daily"]:
+        return Schedule(timedelta(days=1), hour, minute)
+    if match["day"] not in _DAYS:
+        raise ValueError(f"not a day of the week: {match['day']!r}")
+    return Schedule(timedelta(days=7), hour, minute, _DAYS.index(match["day"]))
+
+
+@dataclass(frozen=True, slots=True)
+class Recipient:
+    """Who gets a scheduled digest, where, and when.
+
+    ``key`` names the recipient in the record of deliveries: ``library`` for
+    the library's own (the ``digest_to`` setting); a user's key when each user
+    has their own.
+    """
+
+    key: str
+    address: str
+    schedule: Schedule
+    #: Whose feed the digest is made of, and whose stories it marks read.
+    reader: ReaderId = LOCAL_READER
+
+
+def library_recipient(settings: Settings) -> Recipient | None:
+    """The library's scheduled digest (``digest_to`` on ``digest_schedule``), if it has one."""
+    schedule = parse_schedule(str(settings.digest_schedule))
+    if schedule is None or not settings.digest_to:
+        return None
+    return Recipient("library", str(settings.digest_to), schedule)
+
+
+def scheduled_recipients(store: Store, settings: Settings) -> list[Recipient]:
+    """Everyone whose digest is scheduled: each account with its own ``digest_to``, or the
+    library's reader (its own address, else the library's) when there are no accounts."""
+    schedule = parse_schedule(str(settings.digest_schedule))
+    if schedule is None:
+        return []
+    users = store.list_users()
+    if not users:
+        own = store.reader_settings(LOCAL_READER).get("digest_to") or settings.digest_to
+        return [Recipient("library", str(own), schedule)] if own else []
+    found = []
+    for user in users:
+        address = store.reader_settings(ReaderId(user.id)).get("digest_to")
+        if address:
+            found.append(Recipient(f"user:{user.id}", address, schedule, ReaderId(user.id)))
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class DigestOutcome:
+    """What one look at a recipient's digest did."""
+
+    recipient: str
+    period: str
+    status: str  # "delivered", "nothing new", "already delivered", "being sent"
+    stories: int = 0
+
+    def __str__(self) -> str:
+        if self.status == "delivered":
+            return f"digest for {self.period} sent to {self.recipient}: {self.stories} stories"
+        return f"digest for {self.period} to {self.recipient}: {self.status}"
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def deliver_due_digest(
+    store: Store, settings: Settings, recipient: Recipient, now: datetime
+) -> DigestOutcome:
+    """Send ``recipient``'s digest for the latest period due by ``now``, unless it went out.
+
+    Safe to call from any number of workers at once and again after any
+    failure (see the module's docstring). The digest holds the stories since
+    the previous delivered period (one period back for the first); a period
+    with nothing new is recorded as done without a message. Raises
+    :class:`FetchError` when the SMTP server did not accept the message (the
+    period stays due), :class:`UsageError` without SMTP settings.
+    """
+    if not settings.smtp_host:
+        raise UsageError("set smtp_host (and smtp_from) to send scheduled digests")
+    due = recipient.schedule.last_due(now)
+    period = _stamp(due)
+    worker = f"{socket.gethostname()}-{os.getpid()}"
+    if not store.claim_digest(
+        recipient.key, period, _stamp(now), _stamp(now - CLAIM_TIMEOUT), worker
+    ):
+        done = any(d.period == period and d.sent_at for d in store.digest_deliveries(recipient.key))
+        return DigestOutcome(recipient.key, period, "already delivered" if done else "being sent")
+    try:
+        earlier = [d.period for d in store.digest_deliveries(recipient.key)
+                   if d.sent_at and d.period < period]  # fmt: skip
+        since = (datetime.fromisoformat(earlier[0].replace("Z", "+00:00")) if earlier
+                 else due - recipient.schedule.every)  # fmt: skip
+        stories = digest_stories(store, recipient.reader, settings, since, now=now)
+        if stories:
+            subject = f"Lightnews digest: {len(stories)} stories"
+            send_digest(settings, recipient.address, subject, render_markdown(stories, since),
+                        render_html(stories, since),
+                        message_id=_message_id(settings, recipient.key, period))  # fmt: skip
+    except BaseException:
+        store.release_digest(recipient.key, period)
+        raise
+    # Accepted by the SMTP server: recorded, and its stories count as read.
+    with store.transaction():
+        store.digest_delivered(recipient.key, period, _stamp(now), len(stories))
+        for story in stories:
+            store.mark_story(recipient.reader, story.key, _stamp(now), read=True)
+    return DigestOutcome(
+        recipient.key, period, "delivered" if stories else "nothing new", len(stories)
+    )
+
+
+def _message_id(settings: Settings, recipient: str, period: str) -> str:
+    """One Message-ID per recipient and period: a digest sent twice is recognisably one."""
+    digest = hashlib.sha256(f"{recipient}\n{period}".encode()).hexdigest()[:32]
+    sender = str(settings.smtp_from or "")
+    domain = sender.rpartition("@")[2] or str(settings.smtp_host) or "lightnews"
+    return f"<digest-{digest}@{domain.strip('<> ')}>"
 
 
 def digest_stories(
     store: Store,
+    reader: ReaderId,
     settings: Settings,
     since: datetime,
     *,
     limit: int = 15,
     now: datetime | None = None,
 ) -> list[Story]:
-    """The best-ranked stories with activity since ``since`` (the feed's order, then cut)."""
+    """``reader``'s best-ranked stories with activity since ``since`` (their feed's order, cut)."""
     start = since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    ranked = rank_stories(store, limit=None, half_life_hours=settings.half_life_hours,
+    ranked = rank_stories(store, reader, limit=None, half_life_hours=settings.half_life_hours,
                           bar=settings.attribution_bar, now=now, settings=settings)  # fmt: skip
     # Read (or already digested) stories stay out unless something new brought them back.
     return [s for s in ranked if (s.time or "") >= start and "read" not in s.why][:limit]
@@ -68,7 +264,15 @@ def render_html(stories: list[Story], since: datetime) -> str:
     )
 
 
-def send_digest(settings: Settings, to: str, subject: str, markdown: str, html: str) -> None:
+def send_digest(
+    settings: Settings,
+    to: str,
+    subject: str,
+    markdown: str,
+    html: str,
+    *,
+    message_id: str | None = None,
+) -> None:
     """E-mail the digest through the SMTP settings (plain text and HTML parts)."""
     if not settings.smtp_host:
         raise UsageError("set smtp_host (and smtp_from) to send the digest by e-mail")
@@ -76,6 +280,8 @@ def send_digest(settings: Settings, to: str, subject: str, markdown: str, html: 
     message["Subject"] = subject
     message["From"] = settings.smtp_from or f"lightnews@{settings.smtp_host}"
     message["To"] = to
+    if message_id:
+        message["Message-ID"] = message_id
     message.set_content(markdown)
     message.add_alternative(html, subtype="html")
     try:

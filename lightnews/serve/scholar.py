@@ -10,6 +10,8 @@ newest first, paged, with "at least N records").
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +22,38 @@ from lightnews.normalize.validate import page_in_range
 from lightnews.store import Store
 from lightnews.store.views import ScholarPaper, ScholarView
 
-__all__ = ["PaperEntry", "PostView", "Profile", "ScholarPage", "scholar_page"]
+__all__ = [
+    "THREAD_SHOWN",
+    "PaperEntry",
+    "PostView",
+    "Profile",
+    "ScholarPage",
+    "numbers_itself",
+    "post_units",
+    "scholar_page",
+]
+
+#: Posts of a thread shown before the rest fold under "show all N".
+THREAD_SHOWN = 3
+_OWN_NUMBER = re.compile(r"(?:🧵\s*\d+\s*/\s*\d+|\[\d+\s*/\s*\d+\]|(?:^|\s)\d+\s*/\s*\d+\s*$)")
+
+
+def numbers_itself(text: str) -> bool:
+    """The post carries its own place in the thread ("🧵1/9", "[1/10]", a closing "2/5")."""
+    return bool(_OWN_NUMBER.search(text.strip()))
+
+
+def post_units(posts: Sequence[PostView]) -> list[list[PostView]]:
+    """Posts as the page shows them: a thread's posts (and gaps) together, others alone."""
+    units: list[list[PostView]] = []
+    for post in posts:
+        if (units and post.thread_size > 1 and post.thread_root
+                and units[-1][0].thread_root == post.thread_root):  # fmt: skip
+            units[-1].append(post)
+        else:
+            units.append([post])
+    return units
+
 
 MAX_POSTS = 400
 

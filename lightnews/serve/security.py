@@ -13,7 +13,21 @@ Three guards in one place, so that a new route or template cannot skip them:
   secret in the form (``csrf_token``) or the ``X-CSRF-Token`` header. Another
   site can neither read the cookie nor compute the HMAC.
 - **Headers.** Every response carries a content security policy without inline
-  script, ``frame-ancestors 'none'``, ``nosniff`` and a referrer policy.
+  script, ``frame-ancestors 'none'``, ``nosniff`` and a referrer policy (and
+  ``Strict-Transport-Security`` when served over HTTPS).
+- **Who is asking.** With accounts (a :class:`Gate` says whether there are
+  any), every request but the sign-in page, static files and secret feed URLs
+  needs a session: a signed cookie (``HttpOnly``, ``SameSite=Lax``, ``Secure``
+  over HTTPS) naming the account, its session epoch ("sign out everywhere"
+  raises it) and when it was made (it expires). The form token is then bound
+  to the session as well as to the double-submit cookie, and both are made
+  anew at sign-in, so a token from before (or from another session) is
+  refused. JSON API writes need an API token (``Authorization: Bearer``);
+  a cookie alone never writes through the API. Without accounts the one
+  local reader needs no sign-in (``serve`` allows that on loopback only), and
+  a read-only instance refuses every state-changing request.
+  The reader of each request is put in the request's scope
+  (:func:`visitor_of`), where every page reads it.
 
 Links are the fourth guard and live in the templates: :func:`safe_href` is the
 only way a stored URL becomes an ``href`` (the ``link`` template global).
@@ -23,28 +37,45 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
-from collections.abc import Iterable, Mapping, MutableMapping
+import time
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from contextvars import ContextVar
+from dataclasses import dataclass
 from http.cookies import SimpleCookie
-from typing import Any
-from urllib.parse import urlsplit
+from typing import Any, Protocol
+from urllib.parse import quote, urlsplit
 
+import anyio.to_thread
+import orjson
 from markupsafe import Markup, escape
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from lightnews.store.readers import LOCAL_READER, ReaderId, UserView
 
 __all__ = [
     "CSRF_COOKIE",
     "CSRF_FIELD",
     "CSRF_HEADER",
+    "HSTS",
     "LOOPBACK_HOSTS",
+    "PUBLIC_PATHS",
     "SECURITY_HEADERS",
+    "SESSION_COOKIE",
+    "Gate",
     "SiteGuard",
+    "Visitor",
     "csrf_field",
     "csrf_token_for",
+    "current_visitor",
     "link",
     "safe_href",
+    "session_cookies",
+    "signed_out_cookies",
+    "visitor_of",
+    "without_post_forms",
 ]
 
 CSRF_COOKIE = "lightnews_csrf"
@@ -52,6 +83,9 @@ CSRF_FIELD = "csrf_token"
 CSRF_HEADER = "x-csrf-token"
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+#: Methods that can change state: checked as forms. Others (TRACE...) reach the router,
+#: which answers 405, since no route takes them.
+CHANGING_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 MAX_FORM_BYTES = 1 << 20
 
 SECURITY_HEADERS: Mapping[str, str] = {
@@ -65,12 +99,125 @@ SECURITY_HEADERS: Mapping[str, str] = {
     "cross-origin-opener-policy": "same-origin",
 }
 
+SESSION_COOKIE = "lightnews_session"
+HSTS = "max-age=31536000"
+#: Paths anyone may open on an instance with accounts (a feed reader cannot sign in).
+PUBLIC_PATHS = ("/signin", "/static/", "/feeds/")
+
 _token: ContextVar[str] = ContextVar("lightnews_csrf_token", default="")
 
 
-def csrf_token_for(secret: str, cookie: str) -> str:
-    """The form token that goes with a cookie value: its HMAC under the site secret."""
-    return hmac.new(secret.encode(), b"csrf:" + cookie.encode(), hashlib.sha256).hexdigest()
+def csrf_token_for(secret: str, cookie: str, session: str = "") -> str:
+    """The form token that goes with a cookie value and a session: an HMAC under the site secret.
+
+    ``session`` is the signed-in session's own random part ("" before sign-in),
+    so a token is good for one browser and one session only.
+    """
+    message = b"csrf:" + cookie.encode() + b"|" + session.encode()
+    return hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()
+
+
+class Gate(Protocol):
+    """What the guard asks the library about readers (each call may block: run in a thread)."""
+
+    def has_accounts(self) -> bool: ...
+
+    def session_user(self, user_id: int, epoch: int) -> UserView | None: ...
+
+    def token_user(self, token: str) -> UserView | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Visitor:
+    """Who is asking: the reader whose state a page shows and changes."""
+
+    reader: ReaderId
+    #: The signed-in account (None: the local reader of an instance without accounts,
+    #: or nobody signed in on a public path).
+    user: UserView | None = None
+    #: The session's random part ("" without a session).
+    session: str = ""
+    #: Came with an API token instead of a session.
+    via_token: bool = False
+    #: Nobody is signed in on an instance with accounts (public paths only).
+    anonymous: bool = False
+    #: The instance refuses every change.
+    read_only: bool = False
+
+    @property
+    def admin(self) -> bool:
+        """May manage sources and accounts: an admin, or the one local reader."""
+        return (self.user.admin if self.user is not None else not self.anonymous) and not (
+            self.read_only
+        )
+
+
+_visitor: ContextVar[Visitor | None] = ContextVar("lightnews_visitor", default=None)
+
+
+def current_visitor() -> Visitor | None:
+    """Who the page being rendered is for (a template global: the account links)."""
+    return _visitor.get()
+
+
+def visitor_of(request: Request) -> Visitor:
+    """The :class:`Visitor` the guard found for this request."""
+    visitor = request.scope.get("lightnews.visitor")
+    if not isinstance(visitor, Visitor):  # only when the app runs without its guard
+        raise RuntimeError("the request did not pass through SiteGuard")
+    return visitor
+
+
+def _session_mac(secret: str, payload: str) -> str:
+    return hmac.new(secret.encode(), b"session:" + payload.encode(), hashlib.sha256).hexdigest()
+
+
+def _cookie_attrs(secure: bool, max_age: int | None, same_site: str) -> str:
+    age = f"; Max-Age={max_age}" if max_age is not None else ""
+    return f"; Path=/; HttpOnly; SameSite={same_site}{age}" + ("; Secure" if secure else "")
+
+
+def session_cookies(
+    secret: str, user: UserView, *, secure: bool, max_age: int, now: float | None = None
+) -> list[str]:
+    """``Set-Cookie`` values that sign ``user`` in: a new session, and a new form cookie."""
+    issued = int(time.time() if now is None else now)
+    payload = f"{user.id}.{user.session_epoch}.{issued}.{secrets.token_urlsafe(16)}"
+    value = f"{payload}.{_session_mac(secret, payload)}"
+    return [
+        f"{SESSION_COOKIE}={value}" + _cookie_attrs(secure, max_age, "Lax"),
+        f"{CSRF_COOKIE}={secrets.token_urlsafe(32)}" + _cookie_attrs(secure, None, "Strict"),
+    ]
+
+
+def signed_out_cookies(*, secure: bool) -> list[str]:
+    """``Set-Cookie`` values that end the session in this browser (and renew the form cookie)."""
+    return [
+        f"{SESSION_COOKIE}=" + _cookie_attrs(secure, 0, "Lax"),
+        f"{CSRF_COOKIE}={secrets.token_urlsafe(32)}" + _cookie_attrs(secure, None, "Strict"),
+    ]
+
+
+_SESSION = re.compile(r"(\d{1,18})\.(\d{1,18})\.(\d{1,12})\.([\w-]{10,64})\.([0-9a-f]{64})")
+
+
+def _read_session(secret: str, value: str | None) -> tuple[int, int, int, str] | None:
+    """``(user id, epoch, issued, nonce)`` of a well-signed session cookie, else None."""
+    match = _SESSION.fullmatch(value or "")
+    if match is None:
+        return None
+    payload = value.rsplit(".", 1)[0] if value else ""
+    if not hmac.compare_digest(_session_mac(secret, payload), match[5]):
+        return None
+    return int(match[1]), int(match[2]), int(match[3]), match[4]
+
+
+_POST_FORM = re.compile(r"<form\b(?=[^>]*\bmethod=\"post\")", re.I)
+
+
+def without_post_forms(html: str) -> str:
+    """A page of a read-only instance: every form that would change something is hidden."""
+    return _POST_FORM.sub('<form hidden inert aria-hidden="true"', html)
 
 
 def csrf_field() -> Markup:
@@ -130,16 +277,83 @@ def _host_name(host: str) -> str:
 
 
 class SiteGuard:
-    """ASGI middleware: allowed hosts, same-site form posts with a token, security headers."""
+    """ASGI middleware: allowed hosts, who is asking, same-site form posts with a token,
+    security headers."""
 
     def __init__(
-        self, app: ASGIApp, *, secret: str, allowed_hosts: Iterable[str] = LOOPBACK_HOSTS
+        self,
+        app: ASGIApp,
+        *,
+        secret: str,
+        allowed_hosts: Iterable[str] = LOOPBACK_HOSTS,
+        gate: Gate | None = None,
+        session_seconds: float = 14 * 86400,
+        read_only: bool = False,
+        open_without_accounts: bool = True,
+        clock: Callable[[], float] = time.time,
+        on_error: Callable[[Request, Exception], Any] | None = None,
+        takes: Callable[[str, str], bool] = lambda method, path: True,
     ) -> None:
         self.app = app
         self.secret = secret
+        #: Whether a route takes this state-changing method at this path: those requests
+        #: are checked as forms. Others change nothing and reach the router, which
+        #: answers 405 with the methods the address takes.
+        self.takes = takes
         hosts = {h.strip().lower().strip("[]") for h in allowed_hosts if h.strip()}
         self.any_host = "*" in hosts
         self.hosts = frozenset(hosts)
+        self.gate = gate
+        self.session_seconds = session_seconds
+        self.read_only = read_only
+        self.open_without_accounts = open_without_accounts
+        self.clock = clock
+        #: The page (an ASGI response) for a library that cannot say who is asking.
+        self.on_error = on_error
+
+    async def _visitor(self, scope: Scope) -> Visitor | tuple[int, str, str]:
+        """Who is asking, or the refusal ``(status, content type, body)`` when nobody may."""
+        path: str = scope.get("path", "")
+        api = path.startswith("/api/")
+        public = path.startswith(PUBLIC_PATHS)
+        gate = self.gate
+        accounts = gate is not None and await anyio.to_thread.run_sync(gate.has_accounts)
+        if gate is None or not accounts:
+            if not (self.open_without_accounts or self.read_only):
+                return 403, "text/plain; charset=utf-8", (
+                    "This instance has no accounts yet, so it answers on loopback only. An "
+                    "admin adds one with `lightnews users add NAME --admin`.\n"
+                )
+            return Visitor(LOCAL_READER, read_only=self.read_only)
+        authorization = _header(scope, b"authorization") or ""
+        if authorization[:7].lower() == "bearer ":
+            user = await anyio.to_thread.run_sync(gate.token_user, authorization[7:].strip())
+            if user is None or not api:
+                return 401, "application/json", orjson.dumps({"error": (
+                    "this API token is unknown or revoked" if user is None
+                    else "API tokens are for /api/ addresses"
+                )}).decode()  # fmt: skip
+            return Visitor(user.reader, user, via_token=True, read_only=self.read_only)
+        found = _read_session(self.secret, _cookie_value(scope, SESSION_COOKIE))
+        user = None
+        if found is not None:
+            user_id, epoch, issued, nonce = found
+            if 0 <= self.clock() - issued < self.session_seconds:
+                user = await anyio.to_thread.run_sync(gate.session_user, user_id, epoch)
+        if user is not None:
+            return Visitor(user.reader, user, session=nonce, read_only=self.read_only)
+        if public:
+            return Visitor(LOCAL_READER, anonymous=True, read_only=self.read_only)
+        if api:
+            return 401, "application/json", orjson.dumps(
+                {"error": "sign in, or send an API token (Authorization: Bearer TOKEN)"}
+            ).decode()
+        if scope["method"] in SAFE_METHODS:
+            target = path + ("?" + scope["query_string"].decode("latin-1")
+                             if scope.get("query_string") else "")  # fmt: skip
+            expired = "&expired=1" if found is not None else ""
+            return 303, "redirect", f"/signin?next={quote(target, safe='')}{expired}"
+        return 403, "text/plain; charset=utf-8", "Refused: sign in first.\n"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -149,12 +363,42 @@ class SiteGuard:
         if not self.any_host and _host_name(host) not in self.hosts:
             await _plain(send, 400, "This site does not answer to that host name.\n")
             return
+        try:
+            visitor = await self._visitor(scope)
+        except Exception as error:  # the library cannot answer: its own 503 page
+            if self.on_error is None:
+                raise
+            response = self.on_error(Request(scope, receive), error)
+            await response(scope, receive, _secured(send))
+            return
+        if not isinstance(visitor, Visitor):
+            status, kind, text = visitor
+            if kind == "redirect":
+                await _redirect(send, text)
+            else:
+                await _plain(send, status, text, kind)
+            return
+        scope["lightnews.visitor"] = visitor
+        scope["lightnews.reader"] = visitor.reader
         cookie = self._cookie(scope)
         fresh = cookie is None
         if cookie is None:
             cookie = secrets.token_urlsafe(32)
-        token = csrf_token_for(self.secret, cookie)
-        if scope["method"] not in SAFE_METHODS:
+        token = csrf_token_for(self.secret, cookie, visitor.session)
+        # A method no route takes at this address is left to the router (405, not 403).
+        unsafe = scope["method"] not in SAFE_METHODS and self.takes(scope["method"], scope["path"])
+        if unsafe and self.read_only:
+            await _plain(send, 403, "Refused: this instance is read-only.\n")
+            return
+        if unsafe and scope.get("path", "").startswith("/api/") and not visitor.via_token and (
+            visitor.user is not None
+        ):
+            await _plain(send, 403, orjson.dumps({"error": (
+                "JSON API writes need an API token (Authorization: Bearer TOKEN; "
+                "`lightnews tokens create NAME`), not a browser session"
+            )}).decode(), "application/json")  # fmt: skip
+            return
+        if unsafe and not visitor.via_token:  # a token is not sent by browsers on their own
             refusal = self._foreign(scope, host)
             if refusal is None:
                 body, too_big = await _read_body(receive)
@@ -175,6 +419,11 @@ class SiteGuard:
                 for name, value in SECURITY_HEADERS.items():
                     if name.encode() not in present:
                         headers.append((name.encode(), value.encode()))
+                if secure:
+                    headers.append((b"strict-transport-security", HSTS.encode()))
+                if visitor.user is not None:  # a page for one reader is nobody else's
+                    headers.append((b"cache-control", b"private, no-store"))
+                    headers.append((b"vary", b"Cookie, Authorization"))
                 if fresh:
                     attrs = "; Path=/; HttpOnly; SameSite=Strict" + ("; Secure" if secure else "")
                     headers.append((b"set-cookie", f"{CSRF_COOKIE}={cookie}{attrs}".encode()))
@@ -182,23 +431,16 @@ class SiteGuard:
             await send(message)
 
         reset = _token.set(token)
+        seen = _visitor.set(visitor)
         try:
             await self.app(scope, receive, send_with_headers)
         finally:
+            _visitor.reset(seen)
             _token.reset(reset)
 
     @staticmethod
     def _cookie(scope: Scope) -> str | None:
-        raw = _header(scope, b"cookie")
-        if not raw:
-            return None
-        jar: SimpleCookie = SimpleCookie()
-        try:
-            jar.load(raw)
-        except Exception:  # a malformed Cookie header is no cookie at all
-            return None
-        morsel = jar.get(CSRF_COOKIE)
-        value = morsel.value if morsel is not None else ""
+        value = _cookie_value(scope, CSRF_COOKIE) or ""
         return value if 20 <= len(value) <= 100 else None
 
     @staticmethod
@@ -241,6 +483,19 @@ class SiteGuard:
         return None
 
 
+def _cookie_value(scope: Scope, name: str) -> str | None:
+    raw = _header(scope, b"cookie")
+    if not raw:
+        return None
+    jar: SimpleCookie = SimpleCookie()
+    try:
+        jar.load(raw)
+    except Exception:  # a malformed Cookie header is no cookie at all
+        return None
+    morsel = jar.get(name)
+    return morsel.value if morsel is not None else None
+
+
 async def _read_body(receive: Receive) -> tuple[bytes, bool]:
     chunks: list[bytes] = []
     size = 0
@@ -271,9 +526,32 @@ def _replay(body: bytes) -> Receive:
     return receive
 
 
-async def _plain(send: Send, status: int, text: str) -> None:
+def _secured(send: Send) -> Send:
+    """``send`` with the security headers added to the response."""
+
+    async def secured(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = [*message.get("headers", []),
+                       *((k.encode(), v.encode()) for k, v in SECURITY_HEADERS.items())]
+            message = {**message, "headers": headers}  # fmt: skip
+        await send(message)
+
+    return secured
+
+
+async def _redirect(send: Send, location: str) -> None:
+    headers = {"location": location, "content-type": "text/plain; charset=utf-8",
+               **SECURITY_HEADERS}  # fmt: skip
+    await send({"type": "http.response.start", "status": 303,
+                "headers": [(k.encode(), v.encode()) for k, v in headers.items()]})  # fmt: skip
+    await send({"type": "http.response.body", "body": b"Sign in first.\n"})
+
+
+async def _plain(
+    send: Send, status: int, text: str, kind: str = "text/plain; charset=utf-8"
+) -> None:
     headers: MutableMapping[str, Any] = {
-        "content-type": "text/plain; charset=utf-8",
+        "content-type": kind,
         **SECURITY_HEADERS,
     }
     await send(

@@ -1,8 +1,10 @@
 """Every page type in a real Chromium, on the demo data, through the real server.
 
 Playwright drives the system Chromium (``/usr/bin/chromium``; Playwright's own
-browser download is not used). Screenshots of every page are saved under
-``test-artifacts/screenshots`` for review.
+browser download is not used). Screenshots of every page are saved for review
+under pytest's temporary folder (``screenshots*`` in ``pytest --basetemp``'s
+folder, or the last run's ``/tmp/pytest-of-$USER/pytest-current``), never in the
+repository. Other browser test modules reuse the fixtures here.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import pytest
 from lightnews.settings import Settings
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-SHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
+_shots: list[Path] = []
 playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 if not Path(CHROMIUM).exists():  # pragma: no cover - CI installs it
     pytest.skip(
@@ -75,9 +77,21 @@ def page(browser: object) -> Iterator[object]:
     context.close()
 
 
+@pytest.fixture(scope="module", autouse=True)
+def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Where this module's screenshots go (a pytest temporary folder)."""
+    folder = tmp_path_factory.mktemp("screenshots")
+    _shots.append(folder)
+    yield folder
+    _shots.remove(folder)
+
+
 def shot(page: object, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)  # type: ignore[attr-defined]
+    """Save a screenshot into the folder of the module at work (none: nothing is saved)."""
+    if not _shots:
+        return
+    folder = _shots[-1]
+    page.screenshot(path=str(folder / f"{name}.png"), full_page=True)  # type: ignore[attr-defined]
 
 
 def test_home_feed(page: object, base_url: str) -> None:

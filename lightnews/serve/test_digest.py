@@ -13,6 +13,7 @@ from aiosmtpd.controller import Controller
 from click.testing import CliRunner
 
 from lightnews.cli import cli
+from lightnews.store import LOCAL_READER
 
 
 class Inbox:
@@ -96,7 +97,7 @@ def unread(db: Path) -> bool:
 
     store = SQLiteStore(db)
     try:
-        return not any(read for read, _ in store.story_states().values())
+        return not any(read for read, _ in store.story_states(LOCAL_READER).values())
     finally:
         store.close()
 

@@ -36,7 +36,8 @@ def test_home_feed_explains_every_entry(client: TestClient) -> None:
     assert page.status_code == 200
     html = page.text
     assert "<main" in html and 'aria-label="Main"' in html and 'role="search"' in html
-    assert "Sparse Ring Attention" in html and "posted by Mara Lindqvist (followed)" in html
+    text = re.sub(r"<[^>]+>", "", html)
+    assert "Sparse Ring Attention" in html and "posted by Mara Lindqvist (followed)" in text
     feed = client.get("/api/feed").json()
     assert feed and all(entry["why"] for entry in feed)
 
@@ -68,6 +69,10 @@ def test_search_and_sources(client: TestClient) -> None:
     assert page.status_code == 200 and "Sparse Ring Attention" in page.text
     found = client.get("/api/search", params={"q": "attention"}).json()
     assert found["mode"] in {"hybrid", "lexical"} and found["hits"][0]["arxiv_id"]
+    said = found["items"]  # posts, threads, articles and notes, after the papers
+    assert said and {h["kind"] for h in said} <= {"post", "thread", "article", "note"}
+    assert 'id="said"' in page.text and f'href="{said[0]["link"]}"' in page.text
+    assert client.get(said[0]["link"]).status_code == 200
     sources = client.get("/sources")
     assert sources.status_code == 200 and "Northlake AI Lab Blog" in sources.text
     assert client.get("/api/openapi.json").json()["openapi"].startswith("3.")
@@ -177,6 +182,9 @@ def test_manage_sources_from_the_page(client: TestClient) -> None:
     rows = client.get("/api/sources").json()
     added = next(r for r in rows if r["url"] == "https://example.org/new.xml")
     assert added["folder"] == "Labs" and any(r["url"] == "cat:stat.ML" for r in rows)
-    client.post("/sources/manage", data={"remove": str(added["id"])})
+    asked = client.post("/sources/manage", data={"remove": str(added["id"])})
+    assert asked.status_code == 200 and "Remove this source?" in asked.text  # asked first
+    assert any(r["url"] == "https://example.org/new.xml" for r in client.get("/api/sources").json())
+    client.post("/sources/manage", data={"remove": str(added["id"]), "confirm": "yes"})
     assert all(r["url"] != "https://example.org/new.xml" for r in client.get("/api/sources").json())
     assert client.post("/sources/manage", data={"feed": "ftp://x"}).status_code == 400

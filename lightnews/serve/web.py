@@ -28,6 +28,7 @@ from urllib.parse import urlencode
 import anyio.from_thread
 import anyio.to_thread
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.datastructures import FormData
 from starlette.requests import Request
@@ -35,21 +36,54 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from lightnews.errors import Ambiguous, LightnewsError, NotFound, Unavailable, UsageError
+from lightnews.errors import (
+    Ambiguous,
+    LightnewsError,
+    NotFound,
+    PastLastPage,
+    Unavailable,
+    UsageError,
+)
 from lightnews.model import SearchFilters
 from lightnews.normalize import validate
 from lightnews.normalize.arxiv_ids import parse_arxiv_id, parse_arxiv_reference
+from lightnews.normalize.tex import tex_to_text
 from lightnews.normalize.times import now_iso, utc_now
 from lightnews.normalize.validate import whole_number
-from lightnews.rank import rank_stories
+from lightnews.rank import Reason, Story, display_name, rank_stories, reason
 from lightnews.search import SearchResults, search_papers
+from lightnews.serve.accounts import StoreGate, account_routes, admin_only
+from lightnews.serve.api import openapi as openapi_description
+from lightnews.serve.cards import (
+    Card,
+    CardAuthor,
+    absolute_time,
+    build_cards,
+    card_authors,
+    relative_time,
+)
 from lightnews.serve.export import FeedEntry, atom_feed, bibtex, json_feed, sources_opml
-from lightnews.serve.scholar import scholar_page
-from lightnews.serve.security import SiteGuard, csrf_field, link
+from lightnews.serve.scholar import numbers_itself, post_units, scholar_page
+from lightnews.serve.security import (
+    SiteGuard,
+    csrf_field,
+    current_visitor,
+    link,
+    safe_href,
+    visitor_of,
+    without_post_forms,
+)
+from lightnews.serve.story import confidence_words, story_authors, story_groups
 from lightnews.settings import Settings
 from lightnews.sources import all_traits, kind_traits, kinds_where
-from lightnews.store import BACKEND_ERRORS, Store, open_store, unavailable
-from lightnews.store.views import ItemView, PaperMention
+from lightnews.store import (
+    BACKEND_ERRORS,
+    ReaderId,
+    Store,
+    open_store,
+    unavailable,
+)
+from lightnews.store.views import ItemView
 
 __all__ = ["app_from_environment", "create_app", "site_secret"]
 
@@ -80,8 +114,34 @@ def read_form(request: Request) -> FormData:
     return anyio.from_thread.run(_form, request)
 
 
-def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlette:
-    """The web application over the database at ``db_path``."""
+async def _json(request: Request) -> dict[str, str]:
+    try:
+        data = await request.json()
+    except ValueError:
+        raise UsageError("the body is not JSON") from None
+    if not isinstance(data, dict):
+        raise UsageError("send a JSON object")
+    return {str(k): str(v) for k, v in data.items() if isinstance(v, str | int)}
+
+
+def read_json(request: Request) -> dict[str, str]:
+    """The request's JSON object (its text and number fields), from the thread pool."""
+    return anyio.from_thread.run(_json, request)
+
+
+def create_app(
+    db_path: str | Path,
+    settings: Settings | None = None,
+    *,
+    public_read_only: bool = False,
+    open_without_accounts: bool = True,
+) -> Starlette:
+    """The web application over the database at ``db_path``.
+
+    ``public_read_only``: pages and feeds only, every form hidden and every
+    change refused. ``open_without_accounts`` False (an instance listening
+    beyond loopback): with no accounts, nothing is served.
+    """
     store: Store = open_store(db_path)
     store.write_wait = float((settings or Settings(store.saved_settings())).write_wait)
     env = Environment(
@@ -92,15 +152,32 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
     )
     env.filters["day"] = lambda value: (value or "")[:10]
     env.filters["kind_label"] = _kind_label
+    env.filters["tex"] = tex_to_text
+    env.filters["person"] = display_name
+    env.filters["ago"] = lambda value: relative_time(value, utc_now())
+    env.filters["exact"] = absolute_time
     env.globals["link"] = link
     env.globals["csrf_field"] = csrf_field
+    env.globals["visitor"] = current_visitor
+    env.globals["confidence_words"] = confidence_words
+    env.globals["alternate"] = alternate_link
+    env.globals["thumbnail"] = thumbnail
 
     def current_settings() -> Settings:
         return settings or Settings(store.saved_settings())
 
     def page(name: str, status: int = 200, **context: Any) -> HTMLResponse:
         html = env.get_template(name).render(**context)
+        if public_read_only:
+            html = without_post_forms(html)
         return HTMLResponse(html, status_code=status)
+
+    def feed_links(request: Request, title: str) -> list[tuple[str, str, str]]:
+        """This page's feeds as ``(type, title, href)``: linked and autodiscovered."""
+        query = {k: v for k, v in request.query_params.items() if k not in ("format", "page")}
+        base = request.url.path + "?" + urlencode({**query, "format": ""})
+        return [("application/atom+xml", f"{title} (Atom)", base + "atom"),
+                ("application/feed+json", f"{title} (JSON Feed)", base + "jsonfeed")]  # fmt: skip
 
     def as_feed(request: Request, title: str, entries: list[FeedEntry]) -> Response | None:
         """The page as Atom (``?format=atom``) or JSON Feed (``?format=jsonfeed``)."""
@@ -151,39 +228,59 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             paths = [(href.removeprefix("/"), label) for href, label in choices]  # on this site
             return page("error.html", status=300, title="Which one?", choices=paths,
                         message=str(error).partition(":")[0] + ". Choose one:")  # fmt: skip
-        status = 404 if isinstance(error, NotFound) else 400
+        status = 404 if isinstance(error, NotFound | PastLastPage) else 400
         if wants_json(request):
             return JSONResponse({"error": str(error)}, status_code=status)
         return page("error.html", status=status, message=str(error), title="Not found"
                     if status == 404 else "Cannot do that")  # fmt: skip
 
+    def reader_settings(reader: ReaderId) -> Settings:
+        """The instance's settings with the reader's own over them."""
+        base = settings or Settings(store.saved_settings())
+        own = store.reader_settings(reader)
+        if not own:
+            return base
+        typed = Settings(own)  # read and checked as saved settings are
+        return base.with_overrides(**{name: getattr(typed, name) for name in own})
+
     def home(request: Request, status: int = 200, **form: Any) -> Response:
         """The feed; ``form`` keeps what was typed in the follow form, with its error."""
-        s = current_settings()
-        stories = rank_stories(store, limit=50, half_life_hours=s.half_life_hours,
+        reader = reader_of(request)
+        s = reader_settings(reader)
+        stories = rank_stories(store, reader, limit=50, half_life_hours=s.half_life_hours,
                                bar=s.attribution_bar, settings=s)  # fmt: skip
         if wants_json(request):
             return JSONResponse([story.to_json() for story in stories])
+        cards = feed_cards(stories, reader_of(request))
         feed = as_feed(request, "Lightnews: your feed", [
-            FeedEntry(f"{request.base_url}paper/{st.arxiv_id}" if st.arxiv_id else st.key,
-                      st.title, st.url, st.time, " · ".join(st.why))
-            for st in stories])  # fmt: skip
+            FeedEntry(f"{request.base_url}paper/{c.arxiv_id}" if c.arxiv_id else c.key,
+                      c.title, f"https://arxiv.org/abs/{c.arxiv_id}" if c.arxiv_id else c.href,
+                      c.time, c.summary, [a.name for a in c.authors],
+                      [r.text for r in c.reasons])
+            for c in cards])  # fmt: skip
         if feed is not None:
             return feed
-        scholars = store.followed_scholars()
-        muted = store.mutes()
+        scholars = store.followed_scholars(reader)
+        muted = store.mutes(reader)
         names = store.scholar_names(int(v) for v in muted.scholar)
         titles = {str(r.id): r.title or r.address for r in store.list_sources()
                   if str(r.id) in muted.source} if muted.source else {}  # fmt: skip
         mutes = ([("keyword", v, v) for v in sorted(muted.keyword)]
                  + [("scholar", v, names.get(int(v), v)) for v in sorted(muted.scholar)]
                  + [("source", v, titles.get(v, v)) for v in sorted(muted.source)])  # fmt: skip
-        return page("home.html", status, stories=stories, scholars=scholars, mutes=mutes,
-                    title="Your feed", follow=form)  # fmt: skip
+        return page("home.html", status, cards=cards, scholars=scholars, mutes=mutes,
+                    title="Your feed", follow=form,
+                    feeds=feed_links(request, "Lightnews: your feed"))  # fmt: skip
+
+    def feed_cards(stories: list[Story], reader: ReaderId) -> list[Card]:
+        followed = {r.id: r.name for r in store.followed_scholars(reader)}
+        return build_cards(store, stories, followed=followed, states=reader_states(store, reader),
+                           bar=current_settings().attribution_bar)  # fmt: skip
 
     def scholar(request: Request) -> Response:
         who = request.path_params["who"]
-        tab = request.query_params.get("tab", "posts")
+        asked = request.query_params.get("tab")
+        tab = asked or "posts"
         try:
             if tab not in ("posts", "papers"):
                 raise UsageError(f"tab must be posts or papers, got {tab[:40]!r}")
@@ -193,6 +290,9 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         except LightnewsError as error:
             tail = f"?tab={tab}" if tab == "papers" else ""
             return failure(request, error, lambda key: f"/scholar/{key}{tail}")
+        # "followed" is whether *this* reader follows them (never whether anyone does).
+        mine = data.scholar.id in store.follows(reader_of(request))
+        data = replace(data, scholar=replace(data.scholar, followed=mine))
         if wants_json(request):
             return JSONResponse(data.to_json())
         feed = as_feed(request, f"Lightnews: {data.scholar.name}", [
@@ -202,9 +302,15 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
                       [p.author or ""]) for p in data.posts if not p.gap])  # fmt: skip
         if feed is not None:
             return feed
-        muted = str(data.scholar.id) in store.mutes().scholar
+        if asked is None and data.profile is None:
+            tab = "papers"  # an arXiv-only scholar has no posts to open on
+        muted = str(data.scholar.id) in muted_scholars(store, reader_of(request))
+        decided = decisions(store, data.scholar.id)
+        rejected = store.papers_by_ids(sorted(k for k, v in decided.items() if v == "reject"))
         return page("scholar.html", data=data, tab=tab, who=who, muted=muted,
-                    title=data.scholar.name)  # fmt: skip
+                    units=post_units(data.posts), numbers_itself=numbers_itself,
+                    decided=decided, rejected=rejected, title=data.scholar.name,
+                    feeds=feed_links(request, f"Lightnews: {data.scholar.name}"))  # fmt: skip
 
     def paper(request: Request) -> Response:
         asked = request.path_params["arxiv_id"]
@@ -227,20 +333,21 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             return JSONResponse({**data.to_json(), "related": {**related.about(), "hits": hits}})
         if request.query_params.get("format") == "bibtex":
             return Response(bibtex([data]), media_type="application/x-bibtex")
-        groups: dict[str, list[PaperMention]] = {}
-        for mention in data.mentions:
-            groups.setdefault(mention.kind, []).append(mention)
-        for record in data.records:  # where the paper itself was listed
-            kind = "daily" if kind_traits(record.source_kind).daily_papers else "paper"
-            listed = PaperMention(
-                item_id=None, kind=kind, source_kind=record.source_kind, source=record.source,
-                url=record.url, author=None, account=None, scholar=None, title=record.source,
-                published=record.first_seen, text="", method="listed", confidence=1.0,
-                evidence="",
-            )  # fmt: skip
-            groups.setdefault(kind, []).append(listed)
-        return page("paper.html", paper=data, groups=groups, related=related,
-                    title=data.title or data.arxiv_id)  # fmt: skip
+        reader = reader_of(request)
+        followed = {r.id: r.name for r in store.followed_scholars(reader)}
+        read_at, saved_at = reader_states(store, reader).get(data.arxiv_id, (None, None))
+        from datetime import timedelta
+
+        from lightnews.rank.discussed import discussion_of
+        from lightnews.watch import is_watching, reader_key
+
+        heard = discussion_of(store, reader, [data.arxiv_id], utc_now() - timedelta(days=7))
+        return page("paper.html", paper=data, groups=story_groups(data), related=related,
+                    authors=story_authors(data, followed, current_settings().attribution_bar),
+                    saved=saved_at is not None, read=read_at is not None,
+                    watching=is_watching(store, reader_key(reader), data.arxiv_id),
+                    discussion=heard.get(data.arxiv_id),
+                    title=tex_to_text(data.title) or data.arxiv_id)  # fmt: skip
 
     def search(request: Request) -> Response:
         query = request.query_params.get("q", "").strip()
@@ -256,6 +363,10 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             source_kind=params.get("source_kind", "").strip() or None,
         )
         hits = SearchResults([], "lexical")
+        if wants_json(request) and _empty_range(typed):  # a range nothing falls in: no hits
+            note = "the start is after the end: nothing can match"
+            return JSONResponse({"query": query, "page": number, "mode": "lexical",
+                                 "note": note, "hits": []})  # fmt: skip
         try:
             filters = search_filters(typed)
             who = params.get("scholar", "").strip()
@@ -264,9 +375,9 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             if query:
                 hits = search_papers(store, query, limit=PER_PAGE,
                                      offset=(number - 1) * PER_PAGE, filters=filters,
-                                     settings=current_settings())  # fmt: skip
-                if number > 1 and not hits:
-                    raise UsageError(f"page {number} is past the last page of results")
+                                     settings=current_settings(), items=True)  # fmt: skip
+                if number > 1 and not hits and not hits.items:
+                    raise PastLastPage(f"page {number} is past the last page of results")
         except Ambiguous as error:
             others = {k: v for k, v in params.items() if k != "scholar"}
             return failure(
@@ -275,14 +386,16 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         except UsageError as error:
             if wants_json(request):
                 return failure(request, error)
-            return page("search.html", status=400, query=query, hits=hits, page=number,
+            status = 404 if isinstance(error, PastLastPage) else 400
+            return page("search.html", status=status, query=query, hits=hits, page=number,
                         more=False, filters=typed, paging={}, error=str(error),
                         title="Search: check the filters")  # fmt: skip
         except LightnewsError as error:
             return failure(request, error)
         if wants_json(request):
             return JSONResponse({"query": query, "page": number, **hits.about(),
-                                 "hits": [h.to_json() for h in hits]})  # fmt: skip
+                                 "hits": [h.to_json() for h in hits],
+                                 "items": [i.to_json() for i in hits.items]})  # fmt: skip
         feed = as_feed(
             request,
             f"Lightnews search: {query}",
@@ -303,11 +416,12 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             query=query,
             hits=hits,
             page=number,
-            more=len(hits) == PER_PAGE,
+            more=len(hits) == PER_PAGE or len(hits.items) == PER_PAGE,
             filters=filters,
             paging={k: v for k, v in params.items() if k != "page" and v},
             source_kinds=_search_filter_kinds(),
             title=f"Search: {query}" if query else "Search",
+            feeds=feed_links(request, f"Lightnews search: {query}") if query else [],
         )
 
     def sources(request: Request) -> Response:
@@ -316,7 +430,7 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         rows = [r.to_json() for r in store.list_sources()]
         if wants_json(request):
             return JSONResponse(rows)
-        muted = store.mutes().source
+        muted = store.mutes(reader_of(request)).source
         return page("sources.html", sources=rows, muted=muted, title="Sources",
                     note_kinds=set(kinds_where(lambda t: t.note_pages)))  # fmt: skip
 
@@ -335,8 +449,8 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             author = typed["arxiv_author"] and validate.arxiv_author(typed["arxiv_author"])
             orcid = typed["orcid"] and validate.orcid(typed["orcid"])
             scholar_id = follow_scholar(
-                store, now_iso(), handle=handle or None, arxiv_author=author or None,
-                orcid=orcid or None,
+                store, reader_of(request), now_iso(), handle=handle or None,
+                arxiv_author=author or None, orcid=orcid or None,
             )  # fmt: skip
         except UsageError as error:  # the feed again, the form as typed, what is wrong
             return home(request, 400, error=str(error), **typed)
@@ -348,22 +462,27 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         """Mark a story read or saved, or (un)mute a scholar, source or keyword.
 
         The form's ``back`` (a path on this site) is where the browser returns.
+        ``POST /api/mark`` takes the same fields as JSON (with an API token when
+        the instance has accounts) and answers JSON.
         """
-        form = read_form(request)
+        api = wants_json(request)
+        form: Any = read_json(request) if api else read_form(request)
         now = now_iso()
         action = str(form.get("action") or "")
         key = str(form.get("story") or "").strip()
         kind = str(form.get("kind") or "keyword")
         value = str(form.get("value") or form.get("keyword") or "").strip()
         try:
-            if action in ("read", "unread", "save") and key:
+            if action in ("read", "unread", "save", "unsave") and key:
                 key = validate.story_key(key)
                 if key.startswith("item:"):
                     store.get_item(int(key.removeprefix("item:")))
                 else:
                     store.get_paper(key)
-                store.mark_story(key, now, read=action != "unread" if action != "save" else None,
-                                 saved=True if action == "save" else None)  # fmt: skip
+                if action in ("save", "unsave"):
+                    mark_story(store, reader_of(request), key, now, saved=action == "save")
+                else:
+                    mark_story(store, reader_of(request), key, now, read=action == "read")
             elif action in ("mute", "unmute") and value:
                 if kind == "keyword":
                     value = value.lower()
@@ -371,19 +490,19 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
                     value = str(store.find_scholar(value))
                 elif kind == "source":
                     value = str(store.get_source(whole_number(value, "a source id")).id)
-                store.set_mute(kind, value, now, muted=action == "mute")
+                set_mute(store, reader_of(request), kind, value, now, muted=action == "mute")
             else:
-                raise UsageError(
-                    "nothing to do: give a story and read, unread or save, or what to (un)mute"
-                )
+                raise UsageError("nothing to do: give a story and read, unread, save or "
+                                 "unsave, or what to (un)mute")  # fmt: skip
         except ValueError:
             return failure(request, UsageError("a source is given by its number"))
         except LightnewsError as error:
             return failure(request, error)
-        back = str(form.get("back") or "/")
-        if not back.startswith("/") or back.startswith("//"):
-            back = "/"  # only ever back to this site
-        return RedirectResponse(back, status_code=303)
+        if api:
+            return JSONResponse({"done": action, "story": key or None,
+                                 "kind": kind if action in ("mute", "unmute") else None,
+                                 "value": value or None})  # fmt: skip
+        return RedirectResponse(_back(form, "/"), status_code=303)
 
     def item(request: Request) -> Response:
         """An article, post or note with the papers it names (seed: a lab's blog post)."""
@@ -396,21 +515,41 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         return page("item.html", item=data, title=data.title or "Item")
 
     def daily(request: Request) -> Response:
-        """Daily papers of one day with their upvotes (the newest day by default)."""
+        """Daily papers of one day with their upvotes (the newest day by default).
+
+        ``?day=`` (the day picker's form) goes to that day's own address.
+        """
         asked = request.path_params.get("day")
-        if asked is not None:
-            try:
+        picked = request.query_params.get("day")
+        try:
+            if picked is not None and asked is None:
+                day = validate.day(picked.strip())
+                base = "/api/daily/" if wants_json(request) else "/daily/"
+                return RedirectResponse(f"{base}{day}", status_code=303)
+            if asked is not None:
                 validate.day(asked)
-            except UsageError as error:
-                return failure(request, error)
+        except UsageError as error:
+            return failure(request, error)
         days = store.daily_days()
         day = asked or (days[0] if days else "")
         entries = store.daily_items(day) if day else []
         if wants_json(request):
             return JSONResponse({"day": day, "days": days,
                                  "papers": [e.to_json() for e in entries]})  # fmt: skip
-        return page("daily.html", day=day, days=days, entries=entries,
-                    title=f"Daily papers {day}")  # fmt: skip
+        followed = {r.id: r.name for r in store.followed_scholars(reader_of(request))}
+        bar = current_settings().attribution_bar
+        authors: dict[int, tuple[tuple[CardAuthor, ...], int]] = {}
+        for entry in entries:
+            if entry.record_of:
+                try:
+                    paper = store.get_paper(entry.record_of)
+                except NotFound:
+                    continue
+                authors[entry.id] = card_authors(paper.authorships, followed, bar)
+        older = next((d for d in days if d < day), None)
+        newer = next((d for d in reversed(days) if d > day), None)
+        return page("daily.html", day=day, days=days, entries=entries, authors=authors,
+                    older=older, newer=newer, title=f"Daily papers {day}")  # fmt: skip
 
     def notes(request: Request) -> Response:
         """A notes page: "N papers reviewed", notes by section, each linked to its papers."""
@@ -432,21 +571,33 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         return page("notes.html", notes=data, title=title)
 
     def manage_sources(request: Request) -> Response:
-        """Add a feed or an arXiv category, or remove a source, from the sources page."""
-
+        """Add a feed or an arXiv category, or remove a source, from the sources page (admins)."""
+        visitor = visitor_of(request)
+        refusal = admin_only(visitor)
+        if refusal is not None:
+            return page("error.html", status=403, title="Not allowed", message=refusal)
+        actor = visitor.user.name if visitor.user else "local reader"
         form = read_form(request)
         now = now_iso()
         try:
             if form.get("remove"):
-                store.remove_source(whole_number(str(form.get("remove")), "a source id"))
+                source_id = whole_number(str(form.get("remove")), "a source id")
+                if form.get("confirm") != "yes":  # ask first: removing drops its items
+                    row = store.get_source(source_id)
+                    return page("confirm.html", source=row, title="Remove this source?")
+                gone = store.remove_source(source_id)
+                store.audit(actor, "sources.remove", f"#{gone.id} {gone.kind} {gone.address}", now)
             elif form.get("feed"):
                 url = validate.feed_address(str(form.get("feed")))
                 folder = str(form.get("folder") or "") or None
-                store.add_source(kinds_where(lambda t: t.in_opml)[0], url, now=now, folder=folder)
+                row, _ = store.add_source(kinds_where(lambda t: t.in_opml)[0], url, now=now,
+                                          folder=folder)  # fmt: skip
+                store.audit(actor, "sources.add", f"#{row.id} {row.kind} {row.address}", now)
             elif form.get("category"):
                 kind = kinds_where(lambda t: t.topic_prefix)[0]
                 category = validate.arxiv_category(str(form.get("category")))
-                store.add_source(kind, kind_traits(kind).topic_address(category), now=now)
+                row, _ = store.add_source(kind, kind_traits(kind).topic_address(category), now=now)
+                store.audit(actor, "sources.add", f"#{row.id} {row.kind} {row.address}", now)
             else:
                 raise UsageError("give a feed URL or an arXiv category to add")
         except ValueError:
@@ -455,8 +606,125 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             return failure(request, error)
         return RedirectResponse("/sources", status_code=303)
 
+    def watch(request: Request) -> Response:
+        """Watch a paper (or stop): the story page's Watch button."""
+        from lightnews.watch import reader_key, start_watching, stop_watching
+
+        form = read_form(request)
+        action = str(form.get("action") or "watch")
+        try:
+            arxiv_id = validate.paper_id(str(form.get("paper") or "")).base
+            store.get_paper(arxiv_id)
+            if action == "watch":
+                start_watching(store, reader_key(reader_of(request)), arxiv_id)
+            elif action == "unwatch":
+                stop_watching(store, reader_key(reader_of(request)), arxiv_id)
+            else:
+                raise UsageError("action must be watch or unwatch")
+        except LightnewsError as error:
+            return failure(request, error)
+        return RedirectResponse(f"/paper/{arxiv_id}", status_code=303)
+
+    def discussed(request: Request) -> Response:
+        """Papers the network discusses now, each saying who and how many (``?since=24h``)."""
+        from lightnews.rank.discussed import discussed_papers
+
+        period = request.query_params.get("since", "24h").strip() or "24h"
+        try:
+            since = validate.moment(period, utc_now())
+            weight = float(current_settings().discussed_bot_weight)
+            entries = discussed_papers(store, reader_of(request), since, limit=50,
+                                       bot_weight=weight)  # fmt: skip
+        except LightnewsError as error:
+            return failure(request, error)
+        if wants_json(request):
+            return JSONResponse({"since": since.isoformat(),
+                                 "papers": [e.to_json() for e in entries]})  # fmt: skip
+        periods = [("6h", "6 hours"), ("24h", "24 hours"), ("7d", "7 days"), ("30d", "30 days")]
+        return page("discussed.html", entries=entries, since=since.isoformat(), period=period,
+                    periods=periods, listening=bool(store.network_paper_posts(1)),
+                    title="Discussed now")  # fmt: skip
+
+    def saved(request: Request) -> Response:
+        """The saved list, newest saved first; ``?format=bibtex`` or ``json`` export it."""
+        stories: list[Story] = []
+        papers = []
+        reader = reader_of(request)
+        states = reader_states(store, reader)
+        for key in saved_keys(store, reader):
+            at = states[key][1] or ""
+            try:
+                if key.startswith("item:"):
+                    item = store.get_item(int(key.removeprefix("item:")))
+                    stories.append(Story(key=key, title=item.title, time=item.published or "",
+                                         url=item.url, reasons=[saved_reason(at)]))  # fmt: skip
+                    continue
+                paper = store.get_paper(key)
+            except (NotFound, ValueError):
+                continue  # its paper or item was removed since
+            papers.append(paper)
+            stories.append(Story(key=key, title=paper.title, time=paper.published or "",
+                                 arxiv_id=paper.arxiv_id, category=paper.primary_category,
+                                 url=f"https://arxiv.org/abs/{paper.arxiv_id}",
+                                 reasons=[saved_reason(at)]))  # fmt: skip
+        fmt = request.query_params.get("format")
+        if fmt == "bibtex":
+            return Response(bibtex(papers), media_type="application/x-bibtex", headers={
+                "content-disposition": 'attachment; filename="lightnews-saved.bib"'})  # fmt: skip
+        cards = feed_cards(stories, reader_of(request))
+        if wants_json(request) or fmt == "json":
+            headers = {} if wants_json(request) else {
+                "content-disposition": 'attachment; filename="lightnews-saved.json"'}  # fmt: skip
+            return JSONResponse({"saved": [c.to_json() for c in cards]}, headers=headers)
+        feed = as_feed(request, "Lightnews: saved", [
+            FeedEntry(c.href or c.key, c.title, c.href, c.time, c.summary,
+                      [a.name for a in c.authors]) for c in cards])  # fmt: skip
+        if feed is not None:
+            return feed
+        return page("saved.html", cards=cards, title="Saved",
+                    feeds=feed_links(request, "Lightnews: saved"))  # fmt: skip
+
+    def scholars(request: Request) -> Response:
+        """Every scholar: identities, records, and whether they are followed or muted."""
+        reader = reader_of(request)
+        mine = store.follows(reader)  # "followed" is whether *this* reader follows them
+        rows = [replace(r, followed=r.id in mine)
+                for r in store.list_scholars(current_settings().attribution_bar)]  # fmt: skip
+        if wants_json(request):
+            return JSONResponse([r.to_json() for r in rows])
+        return page("scholars.html", scholars=rows, muted=muted_scholars(store, reader),
+                    title="Scholars")  # fmt: skip
+
+    def manage_scholar(request: Request) -> Response:
+        """Follow or unfollow a scholar; confirm, reject or undecide an attributed paper."""
+        form = read_form(request)
+        action = str(form.get("action") or "")
+        try:
+            scholar_id = whole_number(str(form.get("scholar") or ""), "a scholar id")
+            store.get_scholar(scholar_id)
+            if action in ("follow", "unfollow"):
+                set_followed(store, reader_of(request), scholar_id, action == "follow")
+            elif action in ("confirm", "reject", "undecide"):
+                arxiv_id = validate.paper_id(str(form.get("paper") or "")).base
+                choice = None if action == "undecide" else action
+                decide(store, scholar_id, arxiv_id, choice, now_iso())
+            else:
+                raise UsageError("give follow, unfollow, confirm, reject or undecide")
+        except LightnewsError as error:
+            return failure(request, error)
+        return RedirectResponse(_back(form, f"/scholar/{scholar_id}"), status_code=303)
+
+    def notes_index(request: Request) -> Response:
+        """Every notes page among the sources."""
+        kinds = set(kinds_where(lambda t: t.note_pages))
+        rows = [r for r in store.list_sources() if r.kind in kinds]
+        if wants_json(request):
+            return JSONResponse([{"id": r.id, "title": r.title or r.address, "url": r.address,
+                                  "page": f"/notes/{r.id}"} for r in rows])  # fmt: skip
+        return page("notes_index.html", sources=rows, title="Notes")
+
     def openapi(request: Request) -> Response:
-        return JSONResponse(_openapi())
+        return JSONResponse(openapi_description())
 
     routes = [
         Route("/", home), Route("/api/feed", home),
@@ -468,10 +736,18 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         Route("/item/{item_id}", item), Route("/api/item/{item_id}", item),
         Route("/daily", daily), Route("/daily/{day}", daily), Route("/api/daily", daily),
         Route("/api/daily/{day}", daily),
+        Route("/notes", notes_index), Route("/api/notes", notes_index),
         Route("/notes/{source_id}", notes), Route("/api/notes/{source_id}", notes),
+        Route("/discussed", discussed), Route("/api/discussed", discussed),
+        Route("/saved", saved), Route("/api/saved", saved),
+        Route("/scholars", scholars), Route("/api/scholars", scholars),
+        Route("/scholars/manage", manage_scholar, methods=["POST"]),
         Route("/follow", follow, methods=["POST"]),
-        Route("/mark", mark, methods=["POST"]),
+        Route("/mark", mark, methods=["POST"]), Route("/api/mark", mark, methods=["POST"]),
+        Route("/watch", watch, methods=["POST"]),
         Route("/api/openapi.json", openapi),
+        *account_routes(store, page, current_settings, reader_settings,
+                        lambda: secret, read_form),
         Mount("/static", StaticFiles(packages=[("lightnews.serve", "static")]), name="static"),
     ]  # fmt: skip
 
@@ -486,10 +762,13 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
         status = getattr(exc, "status_code", 404)
         message = ("There is no page at this address." if status == 404
                    else "This address does not take that kind of request.")  # fmt: skip
+        headers = getattr(exc, "headers", None)  # 405 says which methods it takes (Allow)
         if wants_json(request):
-            return JSONResponse({"error": message}, status_code=status)
-        return page("error.html", status=status, message=message,
-                    title="Not found" if status == 404 else "Cannot do that")  # fmt: skip
+            return JSONResponse({"error": message}, status_code=status, headers=headers)
+        response = page("error.html", status=status, message=message,
+                        title="Not found" if status == 404 else "Cannot do that")  # fmt: skip
+        response.headers.update(headers or {})
+        return response
 
     def uncaught(request: Request, error: Exception) -> Response:
         """A Lightnews error no handler caught (a search too expensive...), or the database's."""
@@ -497,15 +776,76 @@ def create_app(db_path: str | Path, settings: Settings | None = None) -> Starlet
             return failure(request, error)
         return busy(request, error)
 
+    secret = site_secret(store, current_settings())
     handlers: dict[Any, Any] = dict.fromkeys((LightnewsError, *BACKEND_ERRORS), uncaught)
     handlers.update({404: no_route, 405: no_route})
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers)
     app.state.store = store
     first = current_settings()
+    def takes(method: str, path: str) -> bool:
+        """A route takes ``method`` at ``path`` (a form to check), else the router says 405."""
+        return any(isinstance(r, Route) and method in (r.methods or ())
+                   and r.path_regex.match(path) for r in routes)  # fmt: skip
+
     app.add_middleware(
-        SiteGuard, secret=site_secret(store, first), allowed_hosts=first.allowed_hosts
-    )
+        SiteGuard, secret=secret, allowed_hosts=first.allowed_hosts, gate=StoreGate(store),
+        session_seconds=float(first.session_hours) * 3600, read_only=public_read_only,
+        open_without_accounts=open_without_accounts, on_error=busy, takes=takes,
+    )  # fmt: skip
     return app
+
+
+def reader_of(request: Request) -> ReaderId:
+    """Whose page this is: the signed-in reader, or the local reader of an install without
+    accounts (found for every request by :class:`~lightnews.serve.security.SiteGuard`)."""
+    return visitor_of(request).reader
+
+
+# -- the reader's own state ---------------------------------------------------------------
+# Every read and write of what the reader owns (read, saved, followed, muted, decisions)
+# goes through these few functions, so that per-user state changes them alone.
+
+
+def reader_states(store: Store, reader: ReaderId) -> dict[str, tuple[str | None, str | None]]:
+    """Story key → (read at, saved at)."""
+    return store.story_states(reader)
+
+
+def mark_story(store: Store, reader: ReaderId, key: str, now: str, *, read: bool | None = None,
+               saved: bool | None = None) -> None:  # fmt: skip
+    store.mark_story(reader, key, now, read=read, saved=saved)
+
+
+def saved_keys(store: Store, reader: ReaderId) -> list[str]:
+    """Saved stories' keys, the most recently saved first."""
+    states = reader_states(store, reader)
+    saved = [(at, key) for key, (_, at) in states.items() if at]
+    return [key for _, key in sorted(saved, reverse=True)]
+
+
+def set_followed(store: Store, reader: ReaderId, scholar_id: int, followed: bool) -> None:
+    store.set_followed(reader, scholar_id, followed, now_iso())
+
+
+def set_mute(store: Store, reader: ReaderId, kind: str, value: str, now: str, muted: bool) -> None:
+    store.set_mute(reader, kind, value, now, muted=muted)
+
+
+def muted_scholars(store: Store, reader: ReaderId) -> frozenset[str]:
+    return store.mutes(reader).scholar
+
+
+def decide(store: Store, scholar_id: int, arxiv_id: str, decision: str | None, now: str) -> None:
+    """Confirm or reject a paper for a scholar (kept across re-ingest), then re-attribute."""
+    from lightnews.link.attribution import attribute_scholar
+
+    store.get_paper(arxiv_id)
+    store.set_decision(scholar_id, arxiv_id, decision, now)
+    attribute_scholar(store, scholar_id)
+
+
+def decisions(store: Store, scholar_id: int) -> dict[str, str]:
+    return store.decisions(scholar_id)
 
 
 def site_secret(store: Store, settings: Settings) -> str:
@@ -530,7 +870,11 @@ def app_from_environment() -> Starlette:
     """The application for ``LIGHTNEWS_DB`` (``serve --workers N`` starts it in each process)."""
     from lightnews.store import default_db_path
 
-    return create_app(os.environ.get("LIGHTNEWS_DB") or default_db_path())
+    return create_app(
+        os.environ.get("LIGHTNEWS_DB") or default_db_path(),
+        public_read_only=bool(os.environ.get("LIGHTNEWS_SERVE_READ_ONLY")),
+        open_without_accounts=bool(os.environ.get("LIGHTNEWS_SERVE_LOOPBACK", "1")),
+    )
 
 
 def _search_filter_kinds() -> list[tuple[str, str]]:
@@ -540,28 +884,45 @@ def _search_filter_kinds() -> list[tuple[str, str]]:
     return [("", "any"), *((kind, label) for _, kind, label in offered if label)]
 
 
-def _openapi() -> dict[str, Any]:
-    def get(summary: str, *params: str) -> dict[str, Any]:
-        return {"get": {"summary": summary, "parameters": [
-            {"name": p, "in": "path" if p in ("who", "arxiv_id") else "query",
-             "required": p in ("who", "arxiv_id"), "schema": {"type": "string"}}
-            for p in params], "responses": {"200": {"description": "JSON"}}}}  # fmt: skip
+def alternate_link(kind: str, title: str, href: str) -> Markup:
+    """``<link rel="alternate">`` to one of the page's feeds (autodiscovery), if safe."""
+    safe = safe_href(href)
+    if safe is None:
+        return Markup("")
+    return Markup('<link rel="alternate" type="{}" title="{}" href="{}">').format(kind, title, safe)
 
-    return {
-        "openapi": "3.1.0",
-        "info": {"title": "Lightnews", "version": "0.1.0",
-                 "description": "The data behind every Lightnews page."},
-        "paths": {
-            "/api/feed": get("The ranked feed: stories with why they are there"),
-            "/api/scholar/{who}": get("A scholar's profile, posts and papers", "who", "page"),
-            "/api/paper/{arxiv_id}": get("A story: the paper, everything that mentions it and "
-                                         "related papers (with how they were found)", "arxiv_id"),
-            "/api/search": get("Search of papers by words and meaning: {query, page, mode "
-                               "(hybrid, lexical or id), note, hits}", "q", "page", "subject",
-                               "since", "until", "scholar", "source_kind"),
-            "/api/sources": get("Sources with their health"),
-        },
-    }  # fmt: skip
+
+def thumbnail(url: str) -> Markup:
+    """A decorative thumbnail from an https address (nothing for any other)."""
+    safe = safe_href(url)
+    if safe is None or not safe.lower().startswith("https://"):
+        return Markup("")
+    return Markup('<img class="thumb" src="{}" alt="" loading="lazy" width="120" height="63">'
+                  ).format(safe)  # fmt: skip
+
+
+def _empty_range(typed: SearchFilters) -> bool:
+    """Both dates readable and the start after the end (the API answers "no hits")."""
+    now = utc_now()
+    try:
+        since = validate.search_date(typed.since, now) if typed.since else None
+        until = validate.search_date(typed.until, now) if typed.until else None
+    except UsageError:
+        return False
+    return bool(since and until and since > until)
+
+
+def _back(form: FormData, default: str) -> str:
+    """The form's ``back``: a path on this site, else ``default`` (only ever back to this site)."""
+    back = str(form.get("back") or default)
+    # Browsers drop tabs and newlines and read a backslash as "/": "/\t/host" would leave.
+    if any(c < " " or c in "\\\x7f" for c in back):
+        return default
+    return back if back.startswith("/") and not back.startswith("//") else default
+
+
+def saved_reason(at: str) -> Reason:
+    return reason("saved " + relative_time(at, utc_now()) if at else "saved")
 
 
 def pages_for(total: int, per_page: int) -> int:

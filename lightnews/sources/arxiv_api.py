@@ -13,6 +13,7 @@ first and stops at the newest paper it saw last time (the cursor), at
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -27,6 +28,8 @@ from lightnews.settings import Settings
 from lightnews.sources import Source, SourceTraits
 from lightnews.sources.arxiv_common import (
     ARXIV_HOSTS,
+    announcement_day,
+    batch_fingerprint,
     is_withdrawn,
     small_int,
     split_categories,
@@ -192,18 +195,70 @@ class ArxivApiSource(Source):
             and not reached_known
         )
         next_request = None
-        if more:
+        incomplete = self._incomplete(body, state, new_state, papers, counts, reached_known)
+        if incomplete:
+            # What is missing is read again next run: the cursor stays where it was.
+            warnings.append(incomplete)
+            new_state.extra["incomplete"] = incomplete
+            new_state.extra.pop("pending_cursor", None)
+        elif more:
             params = self._query_params()
             params["start"] = following
             next_request = Request(self.settings.arxiv_api_url, params)
             new_state.extra["pending_cursor"] = pending
         else:
             new_state.extra.pop("pending_cursor", None)
+            new_state.extra.pop("incomplete", None)
             if pending and pending > (state.cursor or ""):
                 new_state.cursor = pending
         return Batch(
             items=items, papers=papers, next=next_request, state=new_state, warnings=warnings
         )
+
+    def _incomplete(
+        self,
+        body: bytes,
+        state: SourceState,
+        new_state: SourceState,
+        papers: list[Paper],
+        counts: dict[str, int],
+        reached_known: bool,
+    ) -> str | None:
+        """Why this listing cannot be trusted to be whole, or None.
+
+        Two ways arXiv loses papers silently: a page comes back short (or
+        empty) before the total it reported, and a category listing serves
+        the previous day's batch again on an announcement day. Each source
+        remembers the first page's ids and day (``batch_day``, ``batch_ids``).
+        """
+        if self.address.startswith(("id:", "file://", "demo:")):
+            return None  # an id list, or one saved page replayed: not a whole listing
+        start, total = counts["startIndex"], counts["totalResults"]
+        expected = min(total, self._limit())
+        requested = int(self._query_params()["max_results"])
+        following = start + len(papers)
+        if not reached_known and len(papers) < requested and following < expected:
+            return (
+                f"incomplete: arXiv reported {total} results for {self.address} but its listing "
+                f"stopped after {following}; results {following + 1}-{expected} are read again "
+                "on the next refresh"
+            )
+        found = re.search(rb"<updated>(\d{4}-\d\d-\d\d)", body[:4096])
+        if start != 0 or found is None or not papers:
+            return None
+        day, fingerprint = found[1].decode(), batch_fingerprint(p.arxiv_id for p in papers)
+        before_day = state.extra.get("batch_day")
+        before = state.extra.get("batch_ids")
+        if isinstance(before_day, str) and day > before_day:
+            new_state.extra["batch_day"], new_state.extra["batch_ids"] = day, fingerprint
+            if fingerprint == before and announcement_day(day):
+                return (
+                    f"incomplete: arXiv served {self.address} on {day} exactly as on "
+                    f"{before_day} (a stale listing); it is read again on the next refresh"
+                )
+        elif not isinstance(before_day, str):
+            new_state.extra["batch_day"], new_state.extra["batch_ids"] = day, fingerprint
+        return None
 
     def describe_error(self, body: bytes) -> str | None:
         try:

@@ -7,11 +7,22 @@ helpers make them agree.
 
 from __future__ import annotations
 
+import hashlib
 import re
+from collections.abc import Iterable
+from datetime import date
 
 from lightnews.normalize.text import iso_utc
 
-__all__ = ["ARXIV_HOSTS", "is_withdrawn", "rfc2822_utc", "small_int", "split_categories"]
+__all__ = [
+    "ARXIV_HOSTS",
+    "announcement_day",
+    "batch_fingerprint",
+    "is_withdrawn",
+    "rfc2822_utc",
+    "small_int",
+    "split_categories",
+]
 
 ARXIV_HOSTS = ("export.arxiv.org", "arxiv.org", "oaipmh.arxiv.org", "rss.arxiv.org")
 
@@ -69,3 +80,20 @@ def split_categories(text: str | None, primary: str | None = None) -> list[str]:
         if category not in seen:
             seen.append(category)
     return seen
+
+
+def announcement_day(day: str) -> bool:
+    """Whether arXiv announces new papers on ``day`` (``YYYY-MM-DD``, UTC): Monday to Friday.
+
+    Listings go out Sunday to Thursday at 20:00 US Eastern, which is Monday to
+    Friday in UTC; a batch on a weekend day may rightly repeat Friday's.
+    """
+    try:
+        return date.fromisoformat(day[:10]).weekday() < 5
+    except ValueError:
+        return False
+
+
+def batch_fingerprint(arxiv_ids: Iterable[str]) -> str:
+    """A short digest of a listing's ids: the same batch served twice has the same one."""
+    return hashlib.blake2b(" ".join(sorted(arxiv_ids)).encode(), digest_size=8).hexdigest()

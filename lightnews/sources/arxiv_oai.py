@@ -19,6 +19,7 @@ others are errors recorded on the source.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -229,14 +230,35 @@ class ArxivOaiSource(Source):
             new_state.extra.pop("pending_cursor", None)
         elif error is not None:
             raise ParseError(batch.warnings[-1])
-        elif token:
-            new_state.extra["pending_cursor"] = pending
-            base = str(self.params.get("url") or self.settings.arxiv_oai_url)
-            batch.next = Request(base, {"verb": "ListRecords", "resumptionToken": token})
         else:
-            new_state.extra.pop("pending_cursor", None)
-            if pending and pending > (state.cursor or ""):
-                new_state.cursor = pending
+            # How many records the list holds (completeListSize) against how many arrived.
+            size = re.search(rb'completeListSize="(\d{1,12})"', body[-4096:])
+            harvested = int(new_state.extra.get("harvested") or 0)
+            harvested += len(batch.papers) + len(batch.deleted)
+            new_state.extra["harvested"] = harvested
+            if size is not None:
+                new_state.extra["list_size"] = int(size[1])
+            if token:
+                new_state.extra["pending_cursor"] = pending
+                base = str(self.params.get("url") or self.settings.arxiv_oai_url)
+                batch.next = Request(base, {"verb": "ListRecords", "resumptionToken": token})
+            else:
+                expected = int(new_state.extra.pop("list_size", 0) or 0)
+                new_state.extra.pop("harvested", None)
+                new_state.extra.pop("pending_cursor", None)
+                if expected and harvested < expected:
+                    # The range is harvested again next run: the "from" date stays.
+                    message = (
+                        f"incomplete: the OAI-PMH list of {self.address} holds {expected} "
+                        f"records but {harvested} arrived; it is harvested again on the next "
+                        "refresh"
+                    )
+                    new_state.extra["incomplete"] = message
+                    batch.warnings.append(message)
+                else:
+                    new_state.extra.pop("incomplete", None)
+                    if pending and pending > (state.cursor or ""):
+                        new_state.cursor = pending
         batch.state = new_state
         return batch
 

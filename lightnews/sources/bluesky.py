@@ -88,6 +88,7 @@ __all__ = [
     "facet_spans",
     "find_gaps",
     "full_text",
+    "match_texts",
     "normalize_actor",
     "parse_profile",
     "parse_resolve_handle",
@@ -480,6 +481,26 @@ def _read_embed(embed: dict[str, Any], found: _Embed) -> None:
         _read_embed(_obj(embed.get("record")), found)
     elif kind == "app.bsky.embed.record" or (not kind and "record" in embed):
         _read_quote(_obj(embed.get("record")), found)
+
+
+def match_texts(record: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """Where a raw post record can name a paper, read as :func:`post_item` reads a post.
+
+    ``(links, texts)``: the facet and link-card links (http(s) only), then the
+    text with its links whole, the link card's title and description and the
+    alt texts. For the firehose (:mod:`lightnews.sources.jetstream`), which
+    reads a great many records and keeps few: no item is built.
+    """
+    text = _str(record.get("text"))
+    facets = record.get("facets")
+    found = _Embed()
+    _read_embed(_obj(record.get("embed")), found)
+    raw_links = [f.get("uri") for kind, f in _features(facets) if kind == "link"]
+    links = safe_urls([*raw_links, found.card.uri if found.card else None, *found.quote_links])
+    texts = [full_text(text, facets), *found.alts, found.video_alt]
+    if found.card:
+        texts += [found.card.title, found.card.description]
+    return links, [t for t in texts if t]
 
 
 def _labels(post: dict[str, Any], record: dict[str, Any]) -> list[str]:

@@ -61,7 +61,7 @@ from lightnews.errors import Blocked, FetchError, TooLarge
 from lightnews.settings import Settings
 from lightnews.sources.pacing import LocalPacer, Pacer
 
-__all__ = ["MAX_REDIRECTS", "HttpClient", "Response", "user_agent"]
+__all__ = ["MAX_REDIRECTS", "HttpClient", "Response", "safe_transport", "user_agent"]
 
 MAX_REDIRECTS: Final = 5
 """Redirects followed for one request before giving up."""
@@ -255,6 +255,12 @@ def _pinned_transport(allow_private: bool) -> httpx.HTTPTransport:
         network_backend=_PinnedBackend(allow_private),
     )
     return transport
+
+
+def safe_transport(allow_private: bool) -> httpx.HTTPTransport:
+    """A transport that connects only to the public addresses a host resolves to (for POSTs
+    to user-given URLs: webhooks, ntfy topics)."""
+    return _pinned_transport(allow_private)
 
 
 def _parse_retry_after(value: str | None, date_header: str | None) -> float | None:

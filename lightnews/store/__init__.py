@@ -19,6 +19,7 @@ import platformdirs
 from lightnews.errors import Unavailable
 from lightnews.store.base import Store
 from lightnews.store.postgres import is_postgres_url
+from lightnews.store.readers import LOCAL_READER, ReaderId
 from lightnews.store.sqlite import BACKEND_ERRORS as _SQLITE_ERRORS
 from lightnews.store.sqlite import SQLiteStore
 from lightnews.store.sqlite import unavailable as _sqlite_unavailable
@@ -37,6 +38,8 @@ BACKEND_ERRORS: tuple[type[Exception], ...] = (*_SQLITE_ERRORS, *_POSTGRES_ERROR
 
 __all__ = [
     "BACKEND_ERRORS",
+    "LOCAL_READER",
+    "ReaderId",
     "SQLiteStore",
     "SaveResult",
     "SourceRow",

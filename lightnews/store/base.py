@@ -19,17 +19,31 @@ from typing import Any, Protocol
 
 from lightnews.link.titles import TitleCandidate
 from lightnews.model import Account, Batch, Item, Paper, QueryTerm, SearchFilters, SourceState
+from lightnews.store.digests import DigestDelivery
 from lightnews.store.merge import PreparedPaper
+from lightnews.store.network import (
+    Delivery,
+    ListenCursor,
+    NetworkPost,
+    PushTarget,
+    Spoken,
+    WatchEvent,
+)
+from lightnews.store.readers import AuditEntry, GroupSave, ReaderId, TokenView, UserView
 from lightnews.store.views import (
     AccountView,
     AuthorshipCandidate,
+    CodeLink,
     FeedCandidate,
+    ItemMatch,
     ItemView,
     Mutes,
     PaperAuthorship,
+    PaperChange,
     PaperHit,
     PaperPage,
     PaperSummary,
+    SaidItem,
     SaveResult,
     ScholarPaper,
     ScholarRef,
@@ -49,6 +63,8 @@ class Store(Protocol):
     path: Path
     #: Seconds a write waits for another writer before giving up with ``Busy``.
     write_wait: float
+    #: Whether :meth:`nearest_vectors` runs in the database (else a FAISS index beside it).
+    vectors_indexed: bool
 
     def __enter__(self) -> Store: ...
 
@@ -56,6 +72,11 @@ class Store(Protocol):
 
     def transaction(self) -> AbstractContextManager[None]:
         """One write transaction; nested use joins the outer one."""
+        ...
+
+    def bulk_import(self, expected: int) -> AbstractContextManager[None]:
+        """A bulk import of about ``expected`` papers runs in this block (the backend may
+        set its indexes aside and rebuild them once at the end)."""
         ...
 
     def time_budget(self, seconds: float, what: str = "this query") -> AbstractContextManager[None]:
@@ -159,6 +180,17 @@ class Store(Protocol):
         """Papers matching all terms, best first: title weighted over authors over abstract."""
         ...
 
+    def search_items(
+        self, terms: Sequence[QueryTerm], limit: int, filters: SearchFilters | None = None
+    ) -> list[ItemMatch]:
+        """Posts, articles and notes matching all terms, best first: title over text
+        (dates, scholar and source kind narrow them; a subject does not apply)."""
+        ...
+
+    def said_items(self, item_ids: Sequence[int]) -> dict[int, SaidItem]:
+        """The posts, articles and notes ``item_ids`` as search results show them."""
+        ...
+
     def related_candidates(self, words: Sequence[str], exclude: str, limit: int) -> list[PaperHit]:
         """Papers sharing the most of ``words`` (an OR query), best first, without ``exclude``."""
         ...
@@ -211,10 +243,6 @@ class Store(Protocol):
         """Daily-papers entries featured on ``day``, most upvoted first."""
         ...
 
-    def followed_authorships(self, arxiv_ids: Sequence[str], bar: float) -> dict[str, list[str]]:
-        """Names of followed scholars each paper is attributed to (at or above ``bar``)."""
-        ...
-
     def scholar_names(self, scholar_ids: Iterable[int]) -> dict[int, str]: ...
 
     def source_addresses(self, kinds: Sequence[str]) -> list[str]:
@@ -223,13 +251,19 @@ class Store(Protocol):
 
     def papers_by_ids(self, arxiv_ids: Sequence[str]) -> dict[str, PaperSummary]: ...
 
+    def code_links(self, arxiv_ids: Sequence[str]) -> dict[str, list[CodeLink]]:
+        """The code links of these papers with when each first appeared, earliest first."""
+        ...
+
+    def recent_changes(self, limit: int) -> list[PaperChange]:
+        """Papers whose newest stored version changed their text, newest change first."""
+        ...
+
     # -- people --------------------------------------------------------------------------
 
     def create_scholar(self, name: str, now: str) -> int: ...
 
     def rename_scholar(self, scholar_id: int, name: str) -> None: ...
-
-    def set_followed(self, scholar_id: int, followed: bool) -> None: ...
 
     def add_identity(self, scholar_id: int, kind: str, value: str) -> int:
         """Tie an identity to a scholar; returns the scholar that owns it (maybe another)."""
@@ -247,14 +281,6 @@ class Store(Protocol):
         ...
 
     def list_scholars(self, bar: float = 0.0) -> list[ScholarSummary]: ...
-
-    def followed_accounts(self) -> dict[str, int]:
-        """Followed scholars by the id of each of their social accounts (``<service>-did``)."""
-        ...
-
-    def followed_scholars(self) -> list[ScholarRef]:
-        """Every followed scholar, by name (the feed's header)."""
-        ...
 
     def merge_scholars(self, keep: int, drop: int) -> None:
         """One person known twice: everything of ``drop`` moves to ``keep``."""
@@ -304,19 +330,121 @@ class Store(Protocol):
         """Attributed records above ``bar``, newest first, and how many there are in all."""
         ...
 
-    def set_mute(self, kind: str, value: str, now: str, muted: bool = True) -> None: ...
+    def scholar_sources(self, scholar_id: int) -> list[SourceRef]: ...
 
-    def mutes(self) -> Mutes: ...
+    # -- readers (store/readers.py): accounts, tokens, and each reader's own state ----------
+
+    def user_count(self) -> int: ...
+
+    def add_user(self, name: str, password_hash: str, *, admin: bool, now: str) -> UserView:
+        """Add an account; the first one is an admin and takes over the local reader's state."""
+        ...
+
+    def get_user(self, name: str) -> UserView: ...
+
+    def user_by_id(self, user_id: int) -> UserView | None: ...
+
+    def list_users(self) -> list[UserView]: ...
+
+    def password_hash(self, name: str) -> tuple[UserView, str] | None: ...
+
+    def set_password(self, user_id: int, password_hash: str) -> None:
+        """A new password; every session of the account ends."""
+        ...
+
+    def set_admin(self, user_id: int, admin: bool) -> None: ...
+
+    def end_sessions(self, user_id: int) -> None:
+        """Sign out everywhere: every session made before now stops working."""
+        ...
+
+    def remove_user(self, user_id: int) -> None: ...
+
+    def set_sharing(self, reader: ReaderId, shares: bool) -> None: ...
+
+    def create_token(self, user_id: int, name: str, token_hash: str, now: str) -> TokenView: ...
+
+    def list_tokens(self, user_id: int) -> list[TokenView]: ...
+
+    def revoke_token(self, user_id: int, token_id: int, now: str) -> None: ...
+
+    def token_user(self, token_hash: str, now: str) -> UserView | None:
+        """The account a token (by its digest) acts for; None if unknown or revoked."""
+        ...
+
+    def set_feed_key(self, reader: ReaderId, key_hash: str, now: str) -> None: ...
+
+    def feed_key_reader(self, key_hash: str) -> ReaderId | None: ...
+
+    def audit(self, actor: str, action: str, target: str, now: str) -> None: ...
+
+    def audit_log(self, limit: int = 200) -> list[AuditEntry]: ...
+
+    def record_sign_in_failure(self, account: str, address: str, now: str) -> None: ...
+
+    def sign_in_failures(self, account: str, address: str, since: str) -> tuple[int, int]: ...
+
+    def clear_sign_in_failures(self, account: str, before: str) -> None: ...
+
+    def set_followed(self, reader: ReaderId, scholar_id: int, followed: bool, now: str) -> None: ...
+
+    def follows(self, reader: ReaderId) -> frozenset[int]: ...
+
+    def followed_accounts(self, reader: ReaderId) -> dict[str, int]:
+        """Scholars the reader follows, by the id of each social account (``<service>-did``)."""
+        ...
+
+    def any_followed_accounts(self) -> dict[str, int]:
+        """Scholars some reader follows, by social account id (whom the instance listens for)."""
+        ...
+
+    def followed_scholars(self, reader: ReaderId) -> list[ScholarRef]:
+        """Every scholar the reader follows, by name (the feed's header)."""
+        ...
+
+    def followed_authorships(
+        self, reader: ReaderId, arxiv_ids: Sequence[str], bar: float
+    ) -> dict[str, list[str]]:
+        """Names of scholars the reader follows each paper is attributed to (at ``bar`` or more)."""
+        ...
+
+    def set_mute(
+        self, reader: ReaderId, kind: str, value: str, now: str, muted: bool = True
+    ) -> None: ...
+
+    def mutes(self, reader: ReaderId) -> Mutes: ...
 
     def mark_story(
-        self, key: str, now: str, *, read: bool | None = None, saved: bool | None = None
+        self,
+        reader: ReaderId,
+        key: str,
+        now: str,
+        *,
+        read: bool | None = None,
+        saved: bool | None = None,
     ) -> None:
         """Mark a story read or unread, saved or not (unchanged when None)."""
         ...
 
-    def story_states(self) -> dict[str, tuple[str | None, str | None]]: ...
+    def story_states(self, reader: ReaderId) -> dict[str, tuple[str | None, str | None]]: ...
 
-    def scholar_sources(self, scholar_id: int) -> list[SourceRef]: ...
+    def reader_settings(self, reader: ReaderId) -> dict[str, str]: ...
+
+    def save_reader_setting(self, reader: ReaderId, name: str, value: str | None) -> None: ...
+
+    def group_saves(self, at_least: int = 2, limit: int = 100) -> list[GroupSave]:
+        """Stories saved by ``at_least`` members who share, most members first."""
+        ...
+
+    def interest_version(self, reader: ReaderId) -> tuple[Any, ...]:
+        """Changes whenever the papers the reader cares about may have (cheap to ask)."""
+        ...
+
+    def interest_vectors(
+        self, reader: ReaderId, model: str, bar: float, limit: int = 2000
+    ) -> list[tuple[int, int | None, bytes]]:
+        """``(paper id, scholar id, vector)`` of the papers that say what the reader cares about."""
+        ...
 
     # -- vectors -------------------------------------------------------------------------
 
@@ -350,6 +478,10 @@ class Store(Protocol):
 
     def vector_count(self, model: str) -> int: ...
 
+    def vector_versions(self, arxiv_id: str) -> dict[str, int | None]:
+        """The paper version each encoder's vector of the paper was made from."""
+        ...
+
     def paper_vector(self, arxiv_id: str, model: str) -> tuple[int, bytes] | None:
         """The paper's row id and vector from ``model``, if it has one."""
         ...
@@ -358,16 +490,6 @@ class Store(Protocol):
         self, arxiv_ids: Sequence[str], model: str
     ) -> dict[str, tuple[int, bytes]]:
         """``arxiv id -> (paper id, vector)`` for those of the papers that have one."""
-        ...
-
-    def interest_version(self) -> tuple[Any, ...]:
-        """Changes whenever the papers the user cares about may have (cheap to ask)."""
-        ...
-
-    def interest_vectors(
-        self, model: str, bar: float, limit: int = 2000
-    ) -> list[tuple[int, int | None, bytes]]:
-        """``(paper id, scholar id, vector)`` of the papers that say what the user cares about."""
         ...
 
     def vectors_of(self, paper_ids: Sequence[int], model: str) -> list[tuple[int, bytes]]: ...
@@ -389,9 +511,42 @@ class Store(Protocol):
         """Search hits of these papers that pass ``filters``, by paper id."""
         ...
 
+    def nearest_vectors(
+        self,
+        model: str,
+        vector: bytes,
+        k: int,
+        *,
+        filters: SearchFilters | None = None,
+        excluded: Sequence[QueryTerm] = (),
+        among: Sequence[int] | None = None,
+    ) -> list[tuple[int, float]]:
+        """The ``k`` papers nearest ``vector`` (cosine), nearest first, by the database's
+        own index; those passing ``filters``, without ``excluded`` words, or exactly
+        among ``among``. Only where :attr:`vectors_indexed`."""
+        ...
+
     def filtered_paper_ids(self, filters: SearchFilters, cap: int) -> list[int] | None:
         """Ids of the papers ``filters`` allow, or None when more than ``cap`` do."""
         ...
+
+    # -- scheduled digests (each delivered once) ------------------------------------------
+
+    def claim_digest(
+        self, recipient: str, period: str, now: str, stale_before: str, by: str
+    ) -> bool:
+        """Take on a digest; False when delivered, or another worker is sending it."""
+        ...
+
+    def digest_delivered(self, recipient: str, period: str, now: str, stories: int) -> None:
+        """The SMTP server accepted the digest."""
+        ...
+
+    def release_digest(self, recipient: str, period: str) -> None:
+        """Give up a claim (not accepted): the next look tries again."""
+        ...
+
+    def digest_deliveries(self, recipient: str) -> list[DigestDelivery]: ...
 
     # -- texts (the word index of related papers) ----------------------------------------
 
@@ -414,3 +569,77 @@ class Store(Protocol):
     def paper_row_id(self, arxiv_id: str) -> int | None:
         """The row id of a stored paper (its id in the word and vector indexes)."""
         ...
+
+    # -- the whole conversation (lightnews.store.network) ----------------------------------
+
+    def listen_cursor(self, name: str) -> ListenCursor | None:
+        """Where the listener called ``name`` stopped (None: it never ran)."""
+        ...
+
+    def save_network(
+        self,
+        posts: Sequence[NetworkPost],
+        deleted: Sequence[str],
+        cursor: ListenCursor,
+        now: str,
+    ) -> int:
+        """Store network posts (each URI once), forget deleted ones, move the cursor, at once."""
+        ...
+
+    def network_paper_posts(self, limit: int) -> dict[str, tuple[str, ...]]: ...
+
+    def article_papers(self, limit: int) -> list[tuple[str, str, tuple[str, ...]]]:
+        """``(url, label, papers)`` of articles and notes naming papers (second-order)."""
+        ...
+
+    def network_authors(self, limit: int) -> list[str]: ...
+
+    def network_posts_of(
+        self, dids: Sequence[str], limit: int = 50
+    ) -> dict[str, list[tuple[str, str]]]: ...
+
+    def network_post_counts(self, dids: Sequence[str]) -> dict[str, int]: ...
+
+    def note_accounts(self, service: str, handles: dict[str, str], now: str) -> None:
+        """Make sure these accounts are known; a non-empty handle replaces the old."""
+        ...
+
+    def network_post_count(self) -> int: ...
+
+    def spoken_since(self, service: str, since_us: int, limit: int = 200_000) -> list[Spoken]:
+        """Every account speaking about a paper on the network since ``since_us``."""
+        ...
+
+    def spoken_about(self, service: str, papers: Sequence[str], since_us: int) -> list[Spoken]: ...
+
+    def network_mentions_of(self, service: str, paper: str, limit: int = 200) -> list[Spoken]: ...
+
+    def save_follows(self, follower: str, follows: Iterable[str], now: str) -> int: ...
+
+    def forget_follow(self, follower: str, follows: str) -> None: ...
+
+    def follows_of(self, followers: Sequence[str]) -> dict[str, set[str]]:
+        """``followed DID -> {follower DIDs}`` for these followers."""
+        ...
+
+    # -- watches (per reader; '' is the local reader) --------------------------------------
+
+    def set_watch(self, reader: str, arxiv_id: str, now: str, watched: bool = True) -> bool: ...
+
+    def watched(self, reader: str | None = None) -> dict[str, set[str]]: ...
+
+    def set_push_target(self, target: PushTarget, now: str, present: bool = True) -> None: ...
+
+    def push_targets(self, reader: str | None = None) -> list[PushTarget]: ...
+
+    def record_events(self, events: Sequence[WatchEvent], now: str) -> list[WatchEvent]:
+        """Keep events (each key once), queueing a delivery per watcher's target; the new ones."""
+        ...
+
+    def pending_deliveries(self, max_attempts: int = 10, limit: int = 500) -> list[Delivery]: ...
+
+    def claim_delivery(self, delivery: Delivery) -> bool: ...
+
+    def finish_delivery(self, delivery: Delivery, now: str, error: str | None = None) -> None: ...
+
+    def watch_events(self, arxiv_id: str | None = None, limit: int = 100) -> list[WatchEvent]: ...

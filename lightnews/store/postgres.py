@@ -33,7 +33,7 @@ from lightnews.model import QueryTerm, SearchFilters
 from lightnews.store.dialect import POSTGRES, Dialect
 from lightnews.store.merge import PAPER_COLUMNS
 from lightnews.store.sqlite import WRITE_WAIT, SQLiteStore, read_migrations, unavailable
-from lightnews.store.views import PaperHit
+from lightnews.store.views import ItemMatch, PaperHit
 
 __all__ = [
     "MIGRATION_LOCK",
@@ -44,6 +44,7 @@ __all__ = [
     "open_pool",
     "redact",
     "test_server",
+    "vector_index_name",
 ]
 
 #: Key of the advisory lock held while migrating (any constant shared by all processes).
@@ -305,6 +306,7 @@ class PostgresStore(SQLiteStore):
         self.pool = open_pool(url, max_size=pool_size)
         try:
             self.migrate()
+            self.ensure_search_index()
         except BaseException:
             self.pool.close()
             raise
@@ -384,6 +386,53 @@ class PostgresStore(SQLiteStore):
             raise pg_unavailable(error) from None
 
     @contextmanager
+    def bulk_import(self, expected: int) -> Iterator[None]:
+        """Set up this connection for a bulk import of about ``expected`` papers.
+
+        What bounds an import into PostgreSQL is the server's work per row, not
+        the transfer (papers arrive through COPY): the full-text column is
+        computed for every row (about 0.1 ms of server CPU for a title, authors
+        and an abstract), and the GIN index over it was maintained row by row,
+        which cost more again than building it once at the end
+        (docs/benchmarks.md). So when the import brings more papers than the
+        library holds, the full-text index is dropped and built once at the end
+        (with room to sort in memory); searches by words are slow meanwhile.
+        Commits do not wait for the WAL to reach the disk (``synchronous_commit
+        = off``): a crash loses at most the last moments of the import, which
+        importing again completes, never consistency.
+        """
+        db = self.db
+        rebuild = expected > 0 and self.paper_count() < expected
+        db.execute("SET synchronous_commit = off")
+        if rebuild:
+            db.execute("DROP INDEX IF EXISTS papers_search")
+        try:
+            yield
+        finally:
+            if not db.conn.closed:
+                with suppress(Exception):  # a broken connection: the next open rebuilds it
+                    db.execute("RESET synchronous_commit")
+                if rebuild:
+                    self.ensure_search_index()
+                # The planner's statistics of what was imported (a common word's
+                # share of papers decides between the GIN index and a scan).
+                with suppress(Exception):
+                    db.execute("ANALYZE papers, authorships")
+
+    def ensure_search_index(self) -> bool:
+        """Build the full-text index of papers if it is missing (an import set it aside
+        and did not finish); whether it was built."""
+        db = self.db
+        if db.execute("SELECT to_regclass('papers_search')").fetchone()[0] is not None:
+            return False
+        db.execute(f"SET maintenance_work_mem = '{BUILD_MEMORY}'")
+        try:
+            db.execute("CREATE INDEX IF NOT EXISTS papers_search ON papers USING gin (search)")
+        finally:
+            db.execute("RESET maintenance_work_mem")
+        return True
+
+    @contextmanager
     def time_budget(self, seconds: float, what: str = "this query") -> Iterator[None]:
         import psycopg
 
@@ -459,6 +508,32 @@ class PostgresStore(SQLiteStore):
             (*args, *filter_args, limit, offset),
         )
         return [PaperHit(**r) for r in rows]
+
+    def search_items(
+        self, terms: Sequence[QueryTerm], limit: int, filters: SearchFilters | None = None
+    ) -> list[ItemMatch]:
+        """Posts, articles and notes matching all terms, best first: title over text.
+
+        As on SQLite, a query with more than ``SEARCH_WINDOW`` matches and no
+        filter ranks the most recently stored ``SEARCH_WINDOW`` of them.
+        """
+        from lightnews.store.sqlite import ITEM_UNIT, SEARCH_WINDOW
+
+        query = _tsquery(terms)
+        if query is None:
+            return []
+        tsquery, args = query
+        where, filter_args = self._item_filters(filters)
+        window = "" if where else f"ORDER BY i.id DESC LIMIT {SEARCH_WINDOW}"
+        rows = self.db.execute(
+            "WITH q AS (SELECT " + tsquery + " AS q), m AS ("
+            f"SELECT i.id, i.kind, {ITEM_UNIT} AS unit, i.search "
+            f"FROM items i, q WHERE i.search @@ q.q {where}{window}) "
+            f"SELECT m.id, m.kind, m.unit, ts_rank('{_RANK_WEIGHTS}', m.search, q.q) AS score "
+            "FROM m, q ORDER BY score DESC, m.id DESC LIMIT ?",
+            (*args, *filter_args, limit),
+        )
+        return [ItemMatch(r[0], r[1], r[2], r[3]) for r in rows]
 
     def related_candidates(self, words: Sequence[str], exclude: str, limit: int) -> list[PaperHit]:
         """Papers sharing the most of ``words`` (any of them), best first, without ``exclude``."""
@@ -587,7 +662,9 @@ class PostgresStore(SQLiteStore):
             int(r[0]): PaperHit(r[1], r[2], r[3], r[4]) for r in self.db.execute(sql, params)
         }
 
-    # -- vectors: pgvector half-precision vectors, indexed per encoder ----------------------
+    # -- vectors: pgvector half-precision vectors, HNSW-indexed per encoder -----------------
+
+    vectors_indexed = True
 
     def save_vectors(self, model: str, rows: Sequence[tuple[int, bytes]]) -> None:
         if rows:
@@ -596,15 +673,124 @@ class PostgresStore(SQLiteStore):
 
     def _ensure_vector_index(self, model: str, dim: int) -> None:
         """An HNSW index (cosine) over this encoder's vectors, made once."""
-        name = "paper_vectors_hnsw_" + re.sub(r"\W", "_", model.lower()) + f"_{dim}"
+        known: set[tuple[str, int]] = self.__dict__.setdefault("_vector_indexes", set())
+        if (model, dim) in known:
+            return
         self.db.execute(
-            f"CREATE INDEX IF NOT EXISTS {name} ON paper_vectors USING hnsw "
-            f"((vector::halfvec({dim})) halfvec_cosine_ops) WHERE model = '{model}'"
-            if re.fullmatch(r"[\w.:-]+", model)
-            else "SELECT 1"
+            f"CREATE INDEX IF NOT EXISTS {vector_index_name(model, dim)} ON paper_vectors "
+            f"USING hnsw ((vector::halfvec({dim})) halfvec_cosine_ops) "
+            f"WHERE model = {_model_literal(model)}"
         )
+        known.add((model, dim))
+
+    def nearest_vectors(
+        self,
+        model: str,
+        vector: bytes,
+        k: int,
+        *,
+        filters: SearchFilters | None = None,
+        excluded: Sequence[QueryTerm] = (),
+        among: Sequence[int] | None = None,
+    ) -> list[tuple[int, float]]:
+        """The ``k`` papers nearest ``vector`` by cosine, nearest first, from pgvector.
+
+        The encoder's HNSW index answers (see :meth:`_ensure_vector_index`: the
+        query repeats its expression and its ``model = '...'`` predicate, so the
+        planner can use it). Filters and excluded words are applied during the
+        index scan: pgvector's iterative scan (0.8) reads on past the first
+        ``hnsw.ef_search`` candidates until ``k`` pass them, up to
+        ``ITERATIVE_SCAN_CAP`` index tuples, so a filter that most papers pass
+        costs little and a rare one is bounded (narrow filters come with
+        ``among``, the ids the filter allows, and are ranked exactly).
+        """
+        if k <= 0:
+            return []
+        dim = len(vector) // 2
+        if not re.fullmatch(r"[\w.:-]+", model) or dim <= 0:
+            return []
+        distance = f"(v.vector::halfvec({dim}) <=> ?::halfvec({dim}))"
+        query_vector = self.sql.vector_in(vector)
+        params: list[Any] = []
+        where = f"v.model = {_model_literal(model)}"
+        if among is not None:
+            # Exactly: "+ 0" keeps the planner off the index (an approximate scan
+            # could miss allowed papers that the filter makes rare).
+            where += f" AND {self.sql.in_list('v.paper_id')}"
+            params.append(self.sql.list_param(int(i) for i in among))
+            order = f"{distance} + 0"
+        else:
+            order = distance
+            filter_sql, filter_args = self._search_filters(filters)
+            paper = filter_sql
+            params += filter_args
+            if excluded:
+                query = _tsquery([QueryTerm(t.words, t.prefix) for t in excluded])
+                if query is not None:
+                    tsquery, more = query
+                    paper += " AND NOT p.search @@ " + tsquery.replace(" && ", " || ")
+                    params += more
+            if paper:
+                # Each candidate the index scan yields is looked up by its id (the
+                # OFFSET keeps the planner from making this a join: it guesses the
+                # filter passes a handful of papers and would loop over all of them
+                # for every candidate).
+                where += (
+                    " AND EXISTS (SELECT 1 FROM papers p WHERE p.id = v.paper_id "
+                    f"{paper} OFFSET 0)"
+                )
+        # The scan may give its rows slightly out of order (relaxed_order): sort again.
+        sql = (
+            f"WITH n AS MATERIALIZED (SELECT v.paper_id, {distance} AS d FROM paper_vectors v "
+            f"WHERE {where} ORDER BY {order} LIMIT ?) "
+            "SELECT paper_id, 1 - d FROM n ORDER BY d, paper_id"
+        )
+        db = self.db
+        owned = not db.in_transaction
+        ef_search = min(max(k, HNSW_EF_SEARCH), 1000)
+        # Unfiltered, or a filter known to pass many papers (a narrow one comes as
+        # ``among``): the index is the plan. The planner cannot know it (it guesses
+        # ``categories LIKE`` passes a handful of rows and would read the papers
+        # table whole to sort them), so sorting is ruled out for this query.
+        settings = (
+            f"SET LOCAL hnsw.ef_search = {ef_search}; "
+            "SET LOCAL hnsw.iterative_scan = relaxed_order; "
+            f"SET LOCAL hnsw.max_scan_tuples = {ITERATIVE_SCAN_CAP}; "
+            + ("" if among is not None else "SET LOCAL enable_sort = off; ")
+        )
+        try:  # one round trip for the settings (a query is a few milliseconds)
+            db.execute(("BEGIN; " if owned else "") + settings)
+            rows = db.execute(sql, [query_vector, *params, query_vector, k]).fetchall()
+        except BaseException:
+            if owned:
+                _rollback(db)
+            raise
+        if owned:
+            db.execute("COMMIT")
+        return [(int(r[0]), float(r[1])) for r in rows]
 
 
+def vector_index_name(model: str, dim: int) -> str:
+    """The name of the HNSW index over ``model``'s vectors of ``dim`` dimensions."""
+    return "paper_vectors_hnsw_" + re.sub(r"\W", "_", model.lower()) + f"_{dim}"
+
+
+def _model_literal(model: str) -> str:
+    """An encoder name as an SQL literal (the index predicate must be a constant)."""
+    if not re.fullmatch(r"[\w.:-]+", model):
+        raise UsageError(f"not an encoder name: {model!r}")
+    return "'" + model + "'"
+
+
+#: Candidates an HNSW scan keeps (``hnsw.ef_search``; more when more results are asked):
+#: pgvector's default of 40 is below the 50-100 a hybrid search asks for.
+HNSW_EF_SEARCH = 100
+#: Most index tuples an iterative scan reads for a filtered search (pgvector's default).
+ITERATIVE_SCAN_CAP = 20_000
+
+
+#: Memory an index build may sort in (``maintenance_work_mem``).
+BUILD_MEMORY = "256MB"
 #: Most matches a word's document frequency counts (see ``title_doc_freq``).
 DOC_FREQ_CAP = 50_000
 

@@ -27,10 +27,8 @@ from lightnews.store.views import (
     AccountView,
     AuthorshipCandidate,
     Identity,
-    Mutes,
     PaperAuthorship,
     ScholarPaper,
-    ScholarRef,
     ScholarSummary,
     ScholarView,
     SourceRef,
@@ -70,12 +68,6 @@ class ScholarQueries:
     def rename_scholar(self, scholar_id: int, name: str) -> None:
         with self.transaction():
             self.db.execute("UPDATE scholars SET name = ? WHERE id = ?", (name, scholar_id))
-
-    def set_followed(self, scholar_id: int, followed: bool) -> None:
-        with self.transaction():
-            self.db.execute(
-                "UPDATE scholars SET followed = ? WHERE id = ?", (int(followed), scholar_id)
-            )
 
     def add_identity(self, scholar_id: int, kind: str, value: str) -> int:
         """Tie an identity to a scholar; returns the scholar that owns it (maybe another)."""
@@ -212,22 +204,6 @@ class ScholarQueries:
             for row in rows
         ]
 
-    def followed_accounts(self) -> dict[str, int]:
-        """Followed scholars by the id of each of their social accounts (``<service>-did``)."""
-        rows = self.db.execute(
-            "SELECT d.value, d.scholar_id FROM identities d JOIN scholars s "
-            "ON s.id = d.scholar_id WHERE s.followed = 1 AND d.kind LIKE '%-did'"
-        )
-        return {r[0]: int(r[1]) for r in rows}
-
-    def followed_scholars(self) -> list[ScholarRef]:
-        """Every followed scholar, by name (the feed's header)."""
-        rows = self.db.execute(
-            "SELECT id, name FROM scholars WHERE followed = 1 "
-            f"ORDER BY {self.sql.caseless('name')}"
-        )
-        return [ScholarRef(int(r[0]), r[1]) for r in rows]
-
     def merge_scholars(self, keep: int, drop: int) -> None:
         """One person known twice: everything of ``drop`` moves to ``keep``."""
         if keep == drop:
@@ -246,7 +222,18 @@ class ScholarQueries:
                 "UPDATE OR IGNORE attribution_decisions SET scholar_id = ? WHERE scholar_id = ?",
                 (keep, drop),
             )
+            # Whoever followed either follows the one kept.
+            self.db.execute(
+                "INSERT INTO follows (user_id, scholar_id, created_at) SELECT user_id, ?, "
+                "created_at FROM follows WHERE scholar_id = ? ON CONFLICT DO NOTHING",
+                (keep, drop),
+            )
             self.db.execute("DELETE FROM scholars WHERE id = ?", (drop,))
+            self.db.execute(
+                "UPDATE scholars SET followed = CASE WHEN EXISTS (SELECT 1 FROM follows f "
+                "WHERE f.scholar_id = scholars.id) THEN 1 ELSE followed END WHERE id = ?",
+                (keep,),
+            )
 
     def split_scholar(
         self, scholar_id: int, identities: Sequence[tuple[str, str]], name: str, now: str
@@ -455,45 +442,6 @@ class ScholarQueries:
             (scholar_id, scholar_id, bar, limit, offset),
         )
         return int(total), [ScholarPaper(**{**r, "withdrawn": bool(r["withdrawn"])}) for r in rows]
-
-    # -- the user's own state ------------------------------------------------------
-
-    def set_mute(self, kind: str, value: str, now: str, muted: bool = True) -> None:
-        if kind not in ("scholar", "source", "keyword"):
-            raise UsageError(f"cannot mute a {kind!r}; mute a scholar, a source or a keyword")
-        with self.transaction():
-            if muted:
-                self.db.execute(
-                    "INSERT INTO mutes (kind, value, created_at) VALUES (?, ?, ?) "
-                    "ON CONFLICT DO NOTHING",
-                    (kind, value, now),
-                )
-            else:
-                self.db.execute("DELETE FROM mutes WHERE kind = ? AND value = ?", (kind, value))
-
-    def mutes(self) -> Mutes:
-        found: dict[str, set[str]] = {"scholar": set(), "source": set(), "keyword": set()}
-        for kind, value in self.db.execute("SELECT kind, value FROM mutes"):
-            found[kind].add(value)
-        return Mutes(*(frozenset(found[k]) for k in ("scholar", "source", "keyword")))
-
-    def mark_story(self, key: str, now: str, *, read: bool | None = None,
-                   saved: bool | None = None) -> None:  # fmt: skip
-        """Mark a story read or unread, saved or not (unchanged when None)."""
-        with self.transaction():
-            self.db.execute(
-                "INSERT INTO story_state (story_key) VALUES (?) ON CONFLICT DO NOTHING", (key,)
-            )
-            if read is not None:
-                self.db.execute("UPDATE story_state SET read_at = ? WHERE story_key = ?",
-                                (now if read else None, key))  # fmt: skip
-            if saved is not None:
-                self.db.execute("UPDATE story_state SET saved_at = ? WHERE story_key = ?",
-                                (now if saved else None, key))  # fmt: skip
-
-    def story_states(self) -> dict[str, tuple[str | None, str | None]]:
-        rows = self.db.execute("SELECT story_key, read_at, saved_at FROM story_state")
-        return {r[0]: (r[1], r[2]) for r in rows}
 
     def scholar_sources(self, scholar_id: int) -> list[SourceRef]:
         rows = self.db.execute(

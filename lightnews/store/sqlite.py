@@ -34,6 +34,7 @@ from typing import Any
 import orjson
 
 from lightnews.errors import Busy, NotFound, TooExpensive, Unavailable, UsageError
+from lightnews.link.identifiers import find_code_in_text
 from lightnews.link.titles import TitleCandidate
 from lightnews.model import (
     Batch,
@@ -47,6 +48,7 @@ from lightnews.model import (
 )
 from lightnews.normalize.arxiv_ids import parse_arxiv_id
 from lightnews.store.dialect import SQLITE, Dialect
+from lightnews.store.digests import DigestQueries
 from lightnews.store.downgrade import item_kept_reason
 from lightnews.store.fts import quoted
 from lightnews.store.merge import (
@@ -59,19 +61,26 @@ from lightnews.store.merge import (
     prepare_paper,
     to_json,
 )
+from lightnews.store.network import NetworkQueries, WatchQueries
+from lightnews.store.readers import ReaderQueries
+from lightnews.store.revisions import Revision, changes_between
 from lightnews.store.scholars import ScholarQueries
 from lightnews.store.texts import TextQueries
 from lightnews.store.vectors import VectorQueries
 from lightnews.store.views import (
+    CodeLink,
     FeedCandidate,
+    ItemMatch,
     ItemView,
     NamedPaper,
     PaperAuthorship,
+    PaperChange,
     PaperHit,
     PaperMention,
     PaperPage,
     PaperRecord,
     PaperSummary,
+    SaidItem,
     SaveResult,
     SourceRow,
     VersionView,
@@ -92,6 +101,12 @@ _STOPWORDS = frozenset(
 )
 #: Most matches a query ranks by relevance (see ``search_papers``).
 SEARCH_WINDOW = 5000
+#: What an item search shows once (``ItemMatch.unit``): a post's conversation, an
+#: article's or note's address.
+ITEM_UNIT = (
+    "CASE WHEN i.kind = 'post' THEN COALESCE(i.thread_root, i.key) "
+    "ELSE COALESCE(i.url, i.key) END"
+)
 #: Seconds a write waits for another writer before giving up (:class:`Busy`). Bulk
 #: imports commit every few seconds (``lightnews.bulk``), refreshes page by page.
 WRITE_WAIT = 30.0
@@ -159,6 +174,34 @@ _UPDATE_ITEM = (
     "content_hash = ?, modified = ? WHERE id = ?"
 )
 _AUTHORS = PAPER_COLUMNS.index("authors")
+_UPDATED_COLUMN, _ABSTRACT_COLUMN, _COMMENTS_COLUMN = (
+    PAPER_COLUMNS.index(c) for c in ("updated", "abstract", "comments")
+)
+#: What a revision keeps of a paper (lightnews.store.revisions): these paper columns.
+_REVISION_COLUMNS = (
+    "paper_id", "version", "title", "abstract", "authors", "comments", "categories",
+    "journal_ref", "withdrawn", "seen_at",
+)  # fmt: skip
+_INSERT_REVISION = (
+    f"INSERT INTO paper_revisions ({', '.join(_REVISION_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * len(_REVISION_COLUMNS))}) ON CONFLICT (paper_id, version)"
+)
+_TEXT_COLUMNS = ("title", "abstract", "authors", "comments", "categories", "journal_ref",
+                 "withdrawn")  # fmt: skip
+
+
+def _revision_rows(
+    old: dict[str, Any], merged: Sequence[Any], now: str
+) -> tuple[tuple[Any, ...], tuple[Any, ...]] | None:
+    """The stored text and the merged one as revision rows, when a version or the text moved."""
+    new = dict(zip(PAPER_COLUMNS, merged, strict=False))
+    moved = (new["latest_version"] or 0) > (old["latest_version"] or 0)
+    if not moved and all(new[c] == old[c] for c in _TEXT_COLUMNS):
+        return None
+    before = (old["id"], old["latest_version"] or 1, *(old[c] for c in _TEXT_COLUMNS),
+              old["modified"] or now)  # fmt: skip
+    after = (old["id"], new["latest_version"] or 1, *(new[c] for c in _TEXT_COLUMNS), now)
+    return before, after
 _SOURCE_COLUMNS = (
     "id, kind, address, title, folder, scholar_id, params, etag, last_modified, cursor, "
     "resumption_token, state, created_at, last_attempt, last_success, last_error, "
@@ -176,7 +219,15 @@ def read_migrations(folder: str) -> list[tuple[int, str, str]]:
     return sorted(found)
 
 
-class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
+class SQLiteStore(
+    ScholarQueries,
+    ReaderQueries,
+    VectorQueries,
+    TextQueries,
+    NetworkQueries,
+    WatchQueries,
+    DigestQueries,
+):
     """All reads and writes of one Lightnews SQLite database."""
 
     sql: Dialect = SQLITE
@@ -326,6 +377,12 @@ class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
                     pause = min(pause * 2, _POLL_MAX)
         finally:
             db.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+
+    @contextmanager
+    def bulk_import(self, expected: int) -> Iterator[None]:
+        """A bulk import of about ``expected`` papers runs in this block (nothing to
+        prepare on SQLite: its full-text index takes rows in batches already)."""
+        yield
 
     @contextmanager
     def time_budget(self, seconds: float, what: str = "this query") -> Iterator[None]:
@@ -522,7 +579,7 @@ class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
         # One statement whatever the number of ids (a JSON array): a list of "?" per
         # id would prepare, and cache, a new statement for every batch size.
         rows = self.db.execute(
-            f"SELECT id, {', '.join(PAPER_COLUMNS)} FROM papers "
+            f"SELECT id, modified, {', '.join(PAPER_COLUMNS)} FROM papers "
             f"WHERE {self.sql.in_list('arxiv_id')}",
             (self.sql.list_param(arxiv_ids),),
         )
@@ -572,6 +629,7 @@ class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
         rows: list[tuple[Any, ...]] = []
         changed: list[tuple[int, Sequence[Sequence[Any]]]] = []
         stubs: list[tuple[str, str, str]] = []
+        revised: list[tuple[tuple[Any, ...], tuple[Any, ...]]] = []
         for arxiv_id, (values, authorships) in latest.items():
             if is_stub(values):  # a stub never overwrites
                 if arxiv_id not in stored:
@@ -601,6 +659,10 @@ class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
                 result.unchanged += 1
                 continue
             rows.append((*merged, now, now))
+            if old["content_hash"] is not None:
+                snapshots = _revision_rows(old, merged, now)
+                if snapshots:
+                    revised.append(snapshots)
             if merged[_AUTHORS] == values[_AUTHORS] and authorships:
                 changed.append((old["id"], authorships))  # its author list is now stored
             if old["content_hash"] is None:
@@ -623,7 +685,38 @@ class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
             self.db.executemany(_UPSERT_PAPER, rows)
         if changed:
             self._save_authorships(changed, stale=True)
+        self._save_text_code_links([v for v, _ in latest.values()], now)
+        if revised:
+            # The text before (kept as first seen for its version) and after (its version's
+            # newest text): see lightnews.store.revisions.
+            self.db.executemany(_INSERT_REVISION + " DO NOTHING", [r[0] for r in revised])
+            self.db.executemany(
+                _INSERT_REVISION + " DO UPDATE SET "
+                + ", ".join(f"{c} = excluded.{c}" for c in _REVISION_COLUMNS[2:]),
+                [r[1] for r in revised],
+            )
         return result
+
+    def _save_text_code_links(self, values: Sequence[Sequence[Any]], now: str) -> None:
+        """Repositories a paper's abstract or comments name become its code links.
+
+        A link first seen is dated by the version that brought it (the record's
+        update date), so code added in a later version is "released after the paper".
+        """
+        found = [
+            (v[0], url, v[_UPDATED_COLUMN] or now)
+            for v in values
+            if "git" in f"{v[_ABSTRACT_COLUMN]} {v[_COMMENTS_COLUMN] or ''}".lower()
+            for url in find_code_in_text(f"{v[_ABSTRACT_COLUMN]} {v[_COMMENTS_COLUMN] or ''}")
+        ]
+        if not found:
+            return
+        ids = self._paper_ids(sorted({f[0] for f in found}))
+        self.db.executemany(
+            "INSERT INTO paper_links (paper_id, kind, url, item_id, first_seen) "
+            "VALUES (?, 'code', ?, NULL, ?) ON CONFLICT DO NOTHING",
+            [(ids[a], url, when) for a, url, when in found if a in ids],
+        )
 
     def _insert_papers(self, rows: Sequence[tuple[Any, ...]]) -> dict[str, int]:
         """New papers and their full-text rows, in bulk (no per-row trigger); their row ids."""
@@ -731,17 +824,22 @@ class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
                 if code and target in paper_ids:
                     # A post or entry about exactly one paper that links a repository.
                     self.db.executemany(
-                        "INSERT INTO paper_links (paper_id, kind, url, item_id) "
-                        "VALUES (?, 'code', ?, ?) ON CONFLICT DO NOTHING",
-                        [(paper_ids[target], url, item_id) for url in code],
+                        "INSERT INTO paper_links (paper_id, kind, url, item_id, first_seen) "
+                        "VALUES (?, 'code', ?, ?, ?) ON CONFLICT DO NOTHING",
+                        [(paper_ids[target], url, item_id, item.published or now) for url in code],
                     )
                 self.db.executemany(
-                    "INSERT INTO mentions (item_id, paper_id, method, confidence, evidence) "
-                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (item_id, paper_id) DO UPDATE SET "
+                    "INSERT INTO mentions (item_id, paper_id, method, confidence, evidence, "
+                    "paper_version) VALUES (?, ?, ?, ?, ?, "
+                    "(SELECT latest_version FROM papers WHERE id = ?)) "
+                    "ON CONFLICT (item_id, paper_id) DO UPDATE SET "
                     "method = excluded.method, confidence = excluded.confidence, "
-                    "evidence = excluded.evidence",
+                    "evidence = excluded.evidence, paper_version = excluded.paper_version",
                     [
-                        (item_id, paper_ids[m.arxiv_id], m.method, m.confidence, m.evidence)
+                        (
+                            item_id, paper_ids[m.arxiv_id], m.method, m.confidence,
+                            m.evidence, paper_ids[m.arxiv_id],
+                        )
                         for m in item.mentions
                     ],
                 )
@@ -775,15 +873,17 @@ class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
                 (row["id"],),
             )
         )
-        code = tuple(
-            r[0]
+        code_links = tuple(
+            CodeLink(r[0], r[1], r[2])
             for r in self.db.execute(
-                "SELECT url FROM paper_links WHERE paper_id = ? AND kind = 'code' ORDER BY url",
+                "SELECT url, first_seen, item_id FROM paper_links WHERE paper_id = ? "
+                "AND kind = 'code' ORDER BY COALESCE(first_seen, ''), url",
                 (row["id"],),
             )
         )
+        code = tuple(sorted(c.url for c in code_links))
         mentions = tuple(
-            PaperMention(**r)
+            PaperMention(**{**r, "engagement": orjson.loads(r["engagement"] or "{}")})
             for r in self.db.execute(
                 "SELECT i.id AS item_id, i.kind, s.kind AS source_kind, "
                 "COALESCE(s.title, s.address) AS source, i.url, i.author, i.account, "
@@ -791,19 +891,30 @@ class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
                 " WHERE d.kind LIKE '%-did' AND d.value = i.account "
                 " UNION SELECT sc.name FROM scholars sc WHERE sc.id = s.scholar_id LIMIT 1) "
                 "AS scholar, i.title, i.published, substr(i.text, 1, 500) AS text, "
-                "m.method, m.confidence, m.evidence FROM mentions m "
+                "m.method, m.confidence, m.evidence, COALESCE(i.thread_root, i.key) AS thread, "
+                "i.engagement FROM mentions m "
                 "JOIN items i ON i.id = m.item_id JOIN sources s ON s.id = i.source_id "
                 "WHERE m.paper_id = ? ORDER BY i.published DESC",
                 (row["id"],),
             )
         )
         records = tuple(
-            PaperRecord(**r)
+            PaperRecord(**{**r, "engagement": orjson.loads(r["engagement"] or "{}")})
             for r in self.db.execute(
                 "SELECT s.kind AS source_kind, COALESCE(s.title, s.address) AS source, i.url, "
-                "i.first_seen FROM items i JOIN sources s ON s.id = i.source_id "
+                "i.first_seen, i.id AS item_id, i.engagement "
+                "FROM items i JOIN sources s ON s.id = i.source_id "
                 "WHERE i.paper_id = ? ORDER BY i.first_seen",
                 (row["id"],),
+            )
+        )
+        revisions = tuple(
+            Revision(
+                r["version"], r["seen_at"], r["title"], r["abstract"], r["authors"],
+                r["comments"], r["categories"], r["journal_ref"], bool(r["withdrawn"]),
+            )
+            for r in self.db.execute(
+                "SELECT * FROM paper_revisions WHERE paper_id = ? ORDER BY version", (row["id"],)
             )
         )
         return PaperPage(
@@ -828,6 +939,8 @@ class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
             code=code,
             records=records,
             mentions=mentions,
+            revisions=revisions,
+            code_links=code_links,
         )
 
     @staticmethod
@@ -906,6 +1019,83 @@ class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
             (match, exclude, limit),
         )
         return [PaperHit(**r) for r in rows]
+
+    def search_items(
+        self, terms: Sequence[QueryTerm], limit: int, filters: SearchFilters | None = None
+    ) -> list[ItemMatch]:
+        """Posts, articles and notes matching all terms, best first: title over text.
+
+        Bounded as :meth:`search_papers` is: without filters, a query with more
+        than ``SEARCH_WINDOW`` matches ranks the most recently stored of them.
+        """
+        match = self._fts_expression(terms)
+        if match is None:
+            return []
+        where, args = self._item_filters(filters)
+        rank = "bm25(items_fts, 3.0, 1.0)"
+        if not where:
+            edge = self.db.execute(
+                "SELECT rowid FROM items_fts WHERE items_fts MATCH ? "
+                "ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+                (match, SEARCH_WINDOW),
+            ).fetchone()
+            rows = self.db.execute(
+                f"SELECT i.id, i.kind, {ITEM_UNIT} AS unit, top.score FROM ("
+                f"SELECT rowid, -{rank} AS score FROM items_fts "
+                f"WHERE items_fts MATCH ? AND rowid > ? ORDER BY {rank} LIMIT ?) AS top "
+                "JOIN items i ON i.id = top.rowid ORDER BY top.score DESC, i.id DESC",
+                (match, edge[0] if edge else 0, limit),
+            )
+        else:
+            rows = self.db.execute(
+                f"SELECT i.id, i.kind, {ITEM_UNIT} AS unit, -{rank} AS score "
+                "FROM items_fts JOIN items i ON i.id = items_fts.rowid "
+                f"WHERE items_fts MATCH ? {where}ORDER BY {rank}, i.id DESC LIMIT ?",
+                (match, *args, limit),
+            )
+        return [ItemMatch(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def said_items(self, item_ids: Sequence[int]) -> dict[int, SaidItem]:
+        """The posts, articles and notes ``item_ids`` as search results show them."""
+        if not item_ids:
+            return {}
+        rows = self.db.execute(
+            "SELECT i.id, i.kind, i.title, i.text, i.url, i.author, "
+            "COALESCE(i.published, i.first_seen) AS published, s.kind AS source_kind, "
+            "COALESCE(s.title, s.address) AS source, CASE WHEN i.kind = 'post' THEN ("
+            "SELECT count(*) FROM items t WHERE t.kind = 'post' AND t.source_id = i.source_id "
+            "AND (t.thread_root = COALESCE(i.thread_root, i.key) "
+            "OR t.key = COALESCE(i.thread_root, i.key))) ELSE 0 END AS thread_posts "
+            f"FROM items i JOIN sources s ON s.id = i.source_id WHERE {self.sql.in_list('i.id')}",
+            (self.sql.list_param(item_ids),),
+        )
+        return {r[0]: SaidItem(*r) for r in rows}
+
+    @staticmethod
+    def _item_filters(filters: SearchFilters | None) -> tuple[str, list[Any]]:
+        """SQL narrowing items (``i``) by date, scholar and source kind (a subject does
+        not apply to items: :func:`lightnews.search.search_papers` leaves them out)."""
+        if not filters:
+            return "", []
+        clauses: list[str] = []
+        args: list[Any] = []
+        if filters.since:
+            clauses.append("COALESCE(i.published, i.first_seen) >= ?")
+            args.append(filters.since)
+        if filters.until:
+            clauses.append("COALESCE(i.published, i.first_seen) <= ?")
+            args.append(filters.until + ("T23:59:59Z" if len(filters.until) == 10 else ""))
+        if filters.scholar_id is not None:
+            clauses.append(
+                "(i.account IN (SELECT value FROM identities WHERE scholar_id = ? "
+                "AND kind LIKE '%-did') OR i.source_id IN "
+                "(SELECT id FROM sources WHERE scholar_id = ?))"
+            )
+            args += [filters.scholar_id, filters.scholar_id]
+        if filters.source_kind:
+            clauses.append("i.source_id IN (SELECT id FROM sources WHERE kind = ?)")
+            args.append(filters.source_kind)
+        return "".join(f"AND {c} " for c in clauses), args
 
     @staticmethod
     def _search_filters(filters: SearchFilters | None) -> tuple[str, list[Any]]:
@@ -1038,12 +1228,18 @@ class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
     def recent_papers(self, limit: int, before: str | None = None) -> list[PaperSummary]:
         rows = self.db.execute(
             "SELECT arxiv_id, title, authors, primary_category, published, updated, "
-            "latest_version FROM papers "
+            "latest_version, journal_ref, comments, doi, withdrawn FROM papers "
             "WHERE content_hash IS NOT NULL AND published IS NOT NULL "
             "AND (? IS NULL OR published < ?) ORDER BY published DESC LIMIT ?",
             (before, before, limit),
         )
-        return [PaperSummary(**r) for r in rows]
+        return [self._summary(r) for r in rows]
+
+    @staticmethod
+    def _summary(row: Any) -> PaperSummary:
+        fields = dict(row)
+        fields["withdrawn"] = bool(fields["withdrawn"])
+        return PaperSummary(**fields)
 
     def recent_items(self, limit: int) -> list[FeedCandidate]:
         """Newest items with the papers they record or mention."""
@@ -1123,21 +1319,6 @@ class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
             f"{self.sql.json_number('i.engagement', 'upvotes')} DESC, i.id",
         )
 
-    def followed_authorships(self, arxiv_ids: Sequence[str], bar: float) -> dict[str, list[str]]:
-        """Names of followed scholars each paper is attributed to (at or above ``bar``)."""
-        if not arxiv_ids:
-            return {}
-        rows = self.db.execute(
-            "SELECT p.arxiv_id, s.name FROM authorships a JOIN papers p ON p.id = a.paper_id "
-            "JOIN scholars s ON s.id = a.scholar_id WHERE s.followed = 1 AND a.confidence >= ? "
-            f"AND p.arxiv_id IN ({', '.join('?' * len(arxiv_ids))}) ORDER BY a.position",
-            (bar, *arxiv_ids),
-        )
-        found: dict[str, list[str]] = {}
-        for arxiv_id, name in rows:
-            found.setdefault(arxiv_id, []).append(name)
-        return found
-
     def scholar_names(self, scholar_ids: Iterable[int]) -> dict[int, str]:
         ids = sorted(set(scholar_ids))
         if not ids:
@@ -1161,8 +1342,52 @@ class SQLiteStore(ScholarQueries, VectorQueries, TextQueries):
             return {}
         rows = self.db.execute(
             "SELECT arxiv_id, title, authors, primary_category, published, updated, "
-            f"latest_version FROM papers WHERE {self.sql.in_list('arxiv_id')}",
+            "latest_version, journal_ref, comments, doi, withdrawn "
+            f"FROM papers WHERE {self.sql.in_list('arxiv_id')}",
             (self.sql.list_param(arxiv_ids),),
         )
-        return {r["arxiv_id"]: PaperSummary(**r) for r in rows}
+        return {r["arxiv_id"]: self._summary(r) for r in rows}
 
+    def recent_changes(self, limit: int) -> list[PaperChange]:
+        """Papers whose newest stored version changed their text, newest change first."""
+        rows = self.db.execute(
+            "SELECT p.arxiv_id, p.versions AS dates, r.* FROM paper_revisions r "
+            "JOIN papers p ON p.id = r.paper_id "
+            "WHERE r.paper_id IN (SELECT paper_id FROM paper_revisions "
+            "ORDER BY seen_at DESC LIMIT ?) ORDER BY r.paper_id, r.version",
+            (limit * 2,),
+        ).fetchall()
+        by_paper: dict[str, list[Revision]] = {}
+        dates: dict[str, dict[int, str]] = {}
+        for r in rows:
+            dates[r["arxiv_id"]] = {int(v[0]): v[1] for v in orjson.loads(r["dates"]) if v[1]}
+            by_paper.setdefault(r["arxiv_id"], []).append(
+                Revision(
+                    r["version"], r["seen_at"], r["title"], r["abstract"], r["authors"],
+                    r["comments"], r["categories"], r["journal_ref"], bool(r["withdrawn"]),
+                )
+            )
+        found = []
+        for arxiv_id, revisions in by_paper.items():
+            changes = [c for c in changes_between(revisions) if c.fields]
+            if changes:
+                last = changes[-1]
+                dated = dates[arxiv_id].get(last.version) or last.seen_at
+                found.append(PaperChange(arxiv_id, last.version, last.seen_at, last.note, dated))
+        found.sort(key=lambda c: (c.seen_at, c.arxiv_id), reverse=True)
+        return found[:limit]
+
+    def code_links(self, arxiv_ids: Sequence[str]) -> dict[str, list[CodeLink]]:
+        """The code links of these papers with when each first appeared, earliest first."""
+        if not arxiv_ids:
+            return {}
+        rows = self.db.execute(
+            "SELECT p.arxiv_id, l.url, l.first_seen, l.item_id FROM paper_links l "
+            "JOIN papers p ON p.id = l.paper_id WHERE l.kind = 'code' "
+            f"AND {self.sql.in_list('p.arxiv_id')} ORDER BY COALESCE(l.first_seen, ''), l.url",
+            (self.sql.list_param(arxiv_ids),),
+        )
+        found: dict[str, list[CodeLink]] = {}
+        for r in rows:
+            found.setdefault(r[0], []).append(CodeLink(r[1], r[2], r[3]))
+        return found

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lightnews.errors import Ambiguous, NotFound, UsageError
-from lightnews.store import SQLiteStore
+from lightnews.store import LOCAL_READER, SQLiteStore
 
 NOW = "2025-11-28T00:00:00Z"
 
@@ -27,7 +27,7 @@ def people(store: SQLiteStore) -> dict[str, int]:
         if orcid:
             store.add_identity(scholar, "orcid", orcid)
         found[name] = scholar
-    store.set_followed(found["Mara Lindqvist"], True)
+    store.set_followed(LOCAL_READER, found["Mara Lindqvist"], True, "2025-01-01T00:00:00Z")
     return found
 
 

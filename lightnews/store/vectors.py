@@ -25,6 +25,9 @@ class VectorQueries:
     """Which papers need vectors, saving them, and reading them back in order."""
 
     sql: Dialect
+    #: Whether the database finds nearest vectors itself (:meth:`nearest_vectors`);
+    #: SQLite does not: a FAISS index beside the file does (``lightnews.embed.index``).
+    vectors_indexed = False
 
     @property
     def db(self) -> sqlite3.Connection:  # pragma: no cover - provided (one per thread)
@@ -78,10 +81,12 @@ class VectorQueries:
                 "DELETE FROM paper_vectors WHERE paper_id = ? AND model = ?",
                 [(paper_id, model) for paper_id, _ in rows],
             )
+            # Each vector records the version whose text it was made from.
             self.db.executemany(
-                "INSERT INTO paper_vectors (paper_id, model, vector) "
-                f"VALUES (?, ?, {self.sql.vector_mark()})",
-                [(paper_id, model, self.sql.vector_in(blob)) for paper_id, blob in rows],
+                "INSERT INTO paper_vectors (paper_id, model, vector, version) "
+                f"VALUES (?, ?, {self.sql.vector_mark()}, "
+                "(SELECT latest_version FROM papers WHERE id = ?))",
+                [(paper_id, model, self.sql.vector_in(blob), paper_id) for paper_id, blob in rows],
             )
 
     def vectors_after(
@@ -117,6 +122,15 @@ class VectorQueries:
         ).fetchone()
         return int(row[0])
 
+    def vector_versions(self, arxiv_id: str) -> dict[str, int | None]:
+        """The paper version each encoder's vector of the paper was made from."""
+        rows = self.db.execute(
+            "SELECT v.model, v.version FROM paper_vectors v JOIN papers p ON p.id = v.paper_id "
+            "WHERE p.arxiv_id = ?",
+            (arxiv_id,),
+        )
+        return {r[0]: r[1] for r in rows}
+
     def paper_vector(self, arxiv_id: str, model: str) -> tuple[int, bytes] | None:
         """The paper's row id and vector from ``model``, if it has one."""
         row = self.db.execute(
@@ -139,17 +153,19 @@ class VectorQueries:
         )
         return {r[0]: (int(r[1]), self.sql.vector_bytes(r[2])) for r in rows}
 
-    def interest_version(self) -> tuple[Any, ...]:
-        """Changes whenever the papers the user cares about may have (cheap to ask)."""
+    def interest_version(self, reader: int) -> tuple[Any, ...]:
+        """Changes whenever the papers the reader cares about may have (cheap to ask)."""
         row = self.db.execute(
             "SELECT (SELECT max(paper_id) FROM authorships), "
-            f"(SELECT {self.sql.concat('id', ',')} FROM scholars WHERE followed = 1), "
-            "(SELECT max(saved_at) FROM story_state), (SELECT max(id) FROM paper_vectors)"
+            f"(SELECT {self.sql.concat('scholar_id', ',')} FROM follows WHERE user_id = ?), "
+            "(SELECT max(saved_at) FROM story_state WHERE user_id = ?), "
+            "(SELECT max(id) FROM paper_vectors)",
+            (reader, reader),
         ).fetchone()
         return tuple(row)
 
     def interest_vectors(
-        self, model: str, bar: float, limit: int = 2000
+        self, reader: int, model: str, bar: float, limit: int = 2000
     ) -> list[tuple[int, int | None, bytes]]:
         """``(paper id, scholar id, vector)`` of the papers that say what the user cares about.
 
@@ -160,19 +176,20 @@ class VectorQueries:
         no saved paper): the feed asks on every request.
         """
         authored = self.db.execute(
-            "WITH followed AS MATERIALIZED (SELECT id FROM scholars WHERE followed = 1) "
+            "WITH followed AS MATERIALIZED "
+            "(SELECT scholar_id AS id FROM follows WHERE user_id = ?) "
             f"SELECT a.paper_id, a.scholar_id, {self.sql.vector_out('v.vector')} FROM followed f "
             f"{self.sql.join_in_order} authorships a ON a.scholar_id = f.id "
             f"{self.sql.join_in_order} paper_vectors v ON v.paper_id = a.paper_id AND v.model = ? "
             "WHERE a.confidence >= ? ORDER BY a.paper_id DESC, a.position LIMIT ?",
-            (model, bar, limit),
+            (reader, model, bar, limit),
         ).fetchall()
         saved = self.db.execute(
             f"SELECT p.id, {self.sql.vector_out('v.vector')} FROM story_state st "
             f"{self.sql.join_in_order} papers p ON p.arxiv_id = st.story_key "
             f"{self.sql.join_in_order} paper_vectors v ON v.paper_id = p.id AND v.model = ? "
-            "WHERE st.saved_at IS NOT NULL ORDER BY st.saved_at DESC LIMIT ?",
-            (model, limit),
+            "WHERE st.user_id = ? AND st.saved_at IS NOT NULL ORDER BY st.saved_at DESC LIMIT ?",
+            (model, reader, limit),
         ).fetchall()
         return [(int(r[0]), int(r[1]), self.sql.vector_bytes(r[2])) for r in authored] + [
             (int(r[0]), None, self.sql.vector_bytes(r[1])) for r in saved
@@ -222,6 +239,22 @@ class VectorQueries:
         return {
             int(r[0]): PaperHit(r[1], r[2], r[3], r[4]) for r in self.db.execute(sql, params)
         }
+
+    def nearest_vectors(
+        self,
+        model: str,
+        vector: bytes,
+        k: int,
+        *,
+        filters: SearchFilters | None = None,
+        excluded: Sequence[QueryTerm] = (),
+        among: Sequence[int] | None = None,
+    ) -> list[tuple[int, float]]:
+        """The ``k`` papers nearest ``vector`` as ``(paper id, cosine)``, nearest first.
+
+        Only for a backend whose :attr:`vectors_indexed` is true.
+        """
+        raise NotImplementedError("this backend keeps its vector index beside the database")
 
     def filtered_paper_ids(self, filters: SearchFilters, cap: int) -> list[int] | None:
         """Ids of the papers ``filters`` allow, or None when more than ``cap`` do."""

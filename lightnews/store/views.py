@@ -10,6 +10,7 @@ shape (the web API and the CLI print exactly that).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,21 +22,27 @@ from lightnews.model import (
     SourceState,
     item_extra,
 )
+from lightnews.normalize.venues import Venue, venue_from_text, venue_of
+from lightnews.store.revisions import Revision, RevisionChange, changes_between
 
 __all__ = [
     "AccountView",
     "AuthorshipCandidate",
+    "CodeLink",
     "FeedCandidate",
     "Identity",
+    "ItemMatch",
     "ItemView",
     "Mutes",
     "NamedPaper",
     "PaperAuthorship",
+    "PaperChange",
     "PaperHit",
     "PaperMention",
     "PaperPage",
     "PaperRecord",
     "PaperSummary",
+    "SaidItem",
     "SaveResult",
     "ScholarPaper",
     "ScholarRef",
@@ -44,6 +51,7 @@ __all__ = [
     "SourceRef",
     "SourceRow",
     "VersionView",
+    "code_after",
 ]
 
 
@@ -82,7 +90,14 @@ class SourceRow:
             "error_count": self.error_count,
             "next_attempt": self.next_attempt,
             "enabled": self.enabled,
+            "incomplete": self.incomplete,
         }
+
+    @property
+    def incomplete(self) -> str | None:
+        """Why its last listing was not whole (missing papers, a stale batch), if it was not."""
+        found = self.state.extra.get("incomplete")
+        return found if isinstance(found, str) else None
 
 
 @dataclass(slots=True)
@@ -137,6 +152,42 @@ class PaperSummary:
     published: str | None
     updated: str | None
     latest_version: int | None
+    journal_ref: str | None = None
+    comments: str | None = None
+    doi: str | None = None
+    withdrawn: bool = False
+
+    @property
+    def venue(self) -> Venue | None:
+        """Where it was accepted or published, as its arXiv record says."""
+        return venue_of(self.journal_ref, self.comments, self.doi)
+
+
+@dataclass(frozen=True, slots=True)
+class CodeLink:
+    """A paper's code repository and when it first appeared (its record's or item's date)."""
+
+    url: str
+    first_seen: str | None
+    item_id: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"url": self.url, "first_seen": self.first_seen, "item_id": self.item_id}
+
+
+@dataclass(frozen=True, slots=True)
+class PaperChange:
+    """A paper's newest stored change, as the feed tells it ("v3: abstract changed").
+
+    ``seen_at`` is when Lightnews stored it (a reader who read the story before
+    that sees it again); ``dated`` the version's date on arXiv when known.
+    """
+
+    arxiv_id: str
+    version: int
+    seen_at: str
+    note: str
+    dated: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +199,38 @@ class PaperHit:
     published: str | None
     primary_category: str | None
     score: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class ItemMatch:
+    """A post, article or note a search found: which, and the backend's score.
+
+    ``unit`` is what a search shows once: a post's conversation (its root's
+    key; a post that starts none is its own), an article's or note's address
+    (one article read through two feeds is one result).
+    """
+
+    item_id: int
+    kind: str
+    unit: str
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class SaidItem:
+    """A post, article or note as a search result shows it (``thread_posts``: how many
+    stored posts its conversation has, 1 for a lone post, 0 for other kinds)."""
+
+    item_id: int
+    kind: str
+    title: str
+    text: str
+    url: str | None
+    author: str | None
+    published: str | None
+    source_kind: str
+    source: str
+    thread_posts: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,10 +272,14 @@ class PaperRecord:
     source: str
     url: str | None
     first_seen: str
+    item_id: int | None = None
+    #: The listing's counts (a daily-papers entry's upvotes, comments); absent when unknown.
+    engagement: dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"source_kind": self.source_kind, "source": self.source, "url": self.url,
-                "first_seen": self.first_seen}  # fmt: skip
+                "first_seen": self.first_seen, "item_id": self.item_id,
+                "engagement": self.engagement}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +300,9 @@ class PaperMention:
     method: str
     confidence: float
     evidence: str
+    #: The thread the item belongs to (its root's key; its own key when it is no reply).
+    thread: str | None = None
+    engagement: dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -221,6 +311,7 @@ class PaperMention:
             "account": self.account, "scholar": self.scholar, "title": self.title,
             "published": self.published, "text": self.text, "method": self.method,
             "confidence": self.confidence, "evidence": self.evidence,
+            "thread": self.thread, "engagement": self.engagement,
         }  # fmt: skip
 
 
@@ -247,6 +338,20 @@ class PaperPage:
     code: tuple[str, ...]
     records: tuple[PaperRecord, ...]
     mentions: tuple[PaperMention, ...]
+    #: Its text at each version Lightnews saw it change (empty when it never changed).
+    revisions: tuple[Revision, ...] = ()
+    #: Its code repositories with when each first appeared, earliest first.
+    code_links: tuple[CodeLink, ...] = ()
+
+    @property
+    def code_released(self) -> CodeLink | None:
+        """The first code link that appeared after the paper (a day's grace), if any."""
+        return code_after(self.published, self.code_links)
+
+    @property
+    def changes(self) -> list[RevisionChange]:
+        """What changed from each stored version to the next, oldest first."""
+        return changes_between(self.revisions)
 
     @property
     def authors(self) -> list[str]:
@@ -262,6 +367,20 @@ class PaperPage:
         if self.code:
             links["code"] = self.code[0]
         return links
+
+    @property
+    def venue(self) -> Venue | None:
+        """Where it was accepted or published: its arXiv record, else what a post beside an
+        OpenReview forum link says (:mod:`lightnews.normalize.venues`)."""
+        found = venue_of(self.journal_ref, self.comments, self.doi)
+        if found is not None:
+            return found
+        for mention in self.mentions:
+            if "openreview.net/forum" in f"{mention.url or ''} {mention.text}":
+                found = venue_from_text(mention.text)
+                if found is not None:
+                    return found
+        return None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -282,11 +401,36 @@ class PaperPage:
             "comments": self.comments,
             "license": self.license,
             "withdrawn": self.withdrawn,
+            "venue": venue.to_json() if (venue := self.venue) else None,
             "links": self.links,
             "code": list(self.code),
             "records": [r.to_json() for r in self.records],
             "mentions": [m.to_json() for m in self.mentions],
+            "changes": [c.to_json() for c in self.changes],
+            "code_links": [c.to_json() for c in self.code_links],
         }
+
+
+def code_after(published: str | None, links: Sequence[CodeLink]) -> CodeLink | None:
+    """The first of ``links`` that appeared more than a day after ``published``."""
+    if not published:
+        return None
+    from datetime import datetime, timedelta
+
+    try:
+        edge = datetime.fromisoformat(published.replace("Z", "+00:00")) + timedelta(days=1)
+    except ValueError:
+        return None
+    for link in links:
+        try:
+            seen = datetime.fromisoformat((link.first_seen or "").replace("Z", "+00:00"))
+        except ValueError:
+            continue
+        if seen.tzinfo is None:
+            seen = seen.replace(tzinfo=edge.tzinfo)
+        if seen > edge:
+            return link
+    return None
 
 
 # -- items ------------------------------------------------------------------------------

@@ -1,0 +1,315 @@
+"""The pages of accounts: sign in and out, your account, the group, the admin page, secret feeds.
+
+Routes are made here (:func:`account_routes`) and mounted by ``web.create_app``
+so that the feed, paper and scholar pages stay about reading. Who is asking
+comes from :func:`~lightnews.serve.security.visitor_of` (the guard checked the
+session, its form token, or an API token before a handler runs); this module
+decides what that reader may do:
+
+- **Sign-in** checks the password against its Argon2 hash. Failures are
+  counted in the library (``sign_in_failures``) per account and per address,
+  so the limit holds across every web process; past it, sign-in answers 429
+  until the window has passed. A success makes a new session and a new form
+  cookie (tokens from before sign-in stop working).
+- **Sign out** ends this browser's session; **sign out everywhere** raises the
+  account's session epoch, which ends every session made before.
+- **Secret feed URLs** (``/feeds/KEY/feed.atom``, ``feed.json``, ``saved.bib``)
+  open one reader's feed without a session; the key is kept only as a digest,
+  so it is shown once, when made; making a new one retires the old (404).
+- **The group** shows stories saved by two or more members who share, with who,
+  exportable as a journal-club agenda (Markdown or BibTeX).
+- **Admin** (admins only): accounts, added or removed here too, and the audit
+  log of admin actions (sources and accounts).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from lightnews.accounts import (
+    check_user_name,
+    digest,
+    hash_password,
+    needs_rehash,
+    new_feed_key,
+    verify_password,
+)
+from lightnews.errors import LightnewsError, NotFound, UsageError
+from lightnews.normalize.arxiv_ids import parse_arxiv_id
+from lightnews.normalize.times import now_iso
+from lightnews.rank import rank_stories
+from lightnews.serve.export import FeedEntry, atom_feed, bibtex, json_feed
+from lightnews.serve.security import (
+    Visitor,
+    safe_href,
+    session_cookies,
+    signed_out_cookies,
+    visitor_of,
+)
+from lightnews.settings import Settings
+from lightnews.store import ReaderId, Store
+from lightnews.store.readers import UserView
+
+__all__ = ["FAILURE_WINDOW", "FEED_FILES", "StoreGate", "account_routes", "admin_only"]
+
+#: Failed sign-ins are counted over this window.
+FAILURE_WINDOW = timedelta(minutes=15)
+#: Times as many failures allowed from one address as for one account.
+PER_ADDRESS = 4
+
+Page = Callable[..., Response]
+
+
+class StoreGate:
+    """The guard's questions answered from the library (see ``security.Gate``)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def has_accounts(self) -> bool:
+        return self.store.user_count() > 0
+
+    def session_user(self, user_id: int, epoch: int) -> UserView | None:
+        user = self.store.user_by_id(user_id)
+        return user if user is not None and user.session_epoch == epoch else None
+
+    def token_user(self, token: str) -> UserView | None:
+        if not token or len(token) > 200:
+            return None
+        return self.store.token_user(digest(token), now_iso())
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _safe_next(target: str) -> str:
+    """Where to go after signing in: a path on this site, else the feed."""
+    if safe_href(target) is None or not target.startswith("/") or target.startswith("//"):
+        return "/"  # control characters (a tab browsers drop: "/\t/x") and "\\" refused too
+    return target
+
+
+def account_routes(
+    store: Store,
+    page: Page,
+    current_settings: Callable[[], Settings],
+    reader_settings: Callable[[ReaderId], Settings],
+    secret: Callable[[], str],
+    read_form: Callable[[Request], Any],
+) -> list[Route]:
+    """The account pages over ``store``, rendered with ``page`` (a template and its context)."""
+
+    def secure(request: Request) -> bool:
+        return request.url.scheme == "https"
+
+    def denied(message: str, status: int = 403) -> Response:
+        return page("error.html", status=status, title="Not allowed", message=message)
+
+    def signin_form(request: Request) -> Response:
+        visitor = visitor_of(request)
+        if visitor.user is not None:
+            return RedirectResponse(_safe_next(request.query_params.get("next", "/")), 303)
+        if not store.user_count():
+            return RedirectResponse("/", 303)  # no accounts: nobody signs in
+        expired = request.query_params.get("expired") == "1"
+        return page("signin.html", title="Sign in", next=request.query_params.get("next", "/"),
+                    message="Your session has ended: sign in again." if expired else "",
+                    typed_name="")  # fmt: skip
+
+    def signin(request: Request) -> Response:
+        form = read_form(request)
+        name = str(form.get("name") or "").strip()[:64]
+        password = str(form.get("password") or "")
+        target = _safe_next(str(form.get("next") or "/"))
+        address = request.client.host if request.client else "unknown"
+        now = datetime.now(UTC)
+        since = _stamp(now - FAILURE_WINDOW)
+        limit = int(current_settings().sign_in_attempts)
+        by_account, by_address = store.sign_in_failures(name, address, since)
+        if by_account >= limit or by_address >= limit * PER_ADDRESS:
+            response = page("signin.html", status=429, title="Sign in", next=target,
+                            typed_name=name,
+                            message="Too many failed sign-ins: wait 15 minutes and try again.")
+            response.headers["Retry-After"] = str(int(FAILURE_WINDOW.total_seconds()))
+            return response  # fmt: skip
+        found = store.password_hash(name) if name else None
+        if found is None or not verify_password(found[1], password):
+            store.record_sign_in_failure(name, address, _stamp(now))
+            return page("signin.html", status=401, title="Sign in", next=target,
+                        typed_name=name,
+                        message="That name and password do not match an account.")  # fmt: skip
+        user, stored = found
+        if needs_rehash(stored):
+            store.set_password(user.id, hash_password(password))
+            user = store.get_user(user.name)
+        store.clear_sign_in_failures(name, since)
+        response = RedirectResponse(target, status_code=303)
+        max_age = int(float(current_settings().session_hours) * 3600)
+        for cookie in session_cookies(secret(), user, secure=secure(request), max_age=max_age):
+            response.headers.append("set-cookie", cookie)
+        return response
+
+    def signout(request: Request) -> Response:
+        visitor = visitor_of(request)
+        form = read_form(request)
+        if visitor.user is not None and form.get("everywhere"):
+            store.end_sessions(visitor.user.id)
+        response = RedirectResponse("/signin" if store.user_count() else "/", status_code=303)
+        for cookie in signed_out_cookies(secure=secure(request)):
+            response.headers.append("set-cookie", cookie)
+        return response
+
+    def account(request: Request) -> Response:
+        visitor = visitor_of(request)
+        user = visitor.user
+        if user is None:
+            return denied("Accounts are not in use on this instance: there is one local reader.")
+        return page("account.html", title="Your account", user=user, new_feed=None,
+                    tokens=store.list_tokens(user.id))  # fmt: skip
+
+    def account_change(request: Request) -> Response:
+        visitor = visitor_of(request)
+        user = visitor.user
+        if user is None:
+            return denied("Accounts are not in use on this instance: there is one local reader.")
+        form = read_form(request)
+        action = str(form.get("action") or "")
+        if action == "feed-key":
+            key = new_feed_key()
+            store.set_feed_key(user.reader, digest(key), now_iso())
+            base = str(request.base_url).rstrip("/")
+            urls = {name: f"{base}/feeds/{key}/{name}" for name in FEED_FILES}
+            return page("account.html", title="Your account", user=user, new_feed=urls,
+                        tokens=store.list_tokens(user.id))  # fmt: skip
+        if action in ("share", "private"):
+            store.set_sharing(user.reader, action == "share")
+            return RedirectResponse("/account", status_code=303)
+        return page("error.html", status=400, title="Cannot do that",
+                    message="nothing to do: make a feed URL, or share or stop sharing")  # fmt: skip
+
+    def feeds(request: Request) -> Response:
+        """A reader's feed or saved papers by its secret key (no sign-in: feed readers)."""
+        key = request.path_params["key"]
+        name = request.path_params["name"]
+        reader = store.feed_key_reader(digest(key)) if 10 <= len(key) <= 100 else None
+        if reader is None or name not in FEED_FILES:
+            return PlainTextResponse("There is no feed at this address.\n", status_code=404)
+        if name == "saved.bib":
+            saved = sorted(k for k, (_, at) in store.story_states(reader).items()
+                           if at and parse_arxiv_id(k))  # fmt: skip
+            papers = []
+            for arxiv_id in saved:
+                try:
+                    papers.append(store.get_paper(arxiv_id))
+                except NotFound:
+                    continue
+            return Response(bibtex(papers), media_type="application/x-bibtex")
+        s = reader_settings(reader)
+        stories = rank_stories(store, reader, limit=50, half_life_hours=s.half_life_hours,
+                               bar=s.attribution_bar, settings=s)  # fmt: skip
+        base = str(request.base_url).rstrip("/")
+        entries = [FeedEntry(f"{base}/paper/{st.arxiv_id}" if st.arxiv_id else st.key,
+                             st.title, st.url, st.time, " · ".join(st.why)) for st in stories]
+        self_url = f"{base}/feeds/{key}/{name}"  # fmt: skip
+        if name == "feed.atom":
+            return Response(atom_feed("Lightnews: your feed", self_url, entries),
+                            media_type="application/atom+xml")  # fmt: skip
+        return JSONResponse(json_feed("Lightnews: your feed", self_url, entries),
+                            media_type="application/feed+json")  # fmt: skip
+
+    def group(request: Request) -> Response:
+        visitor = visitor_of(request)
+        saves = store.group_saves()
+        papers = {}
+        for entry in saves:
+            if parse_arxiv_id(entry.story_key):
+                try:
+                    papers[entry.story_key] = store.get_paper(entry.story_key)
+                except NotFound:
+                    continue
+        kind = request.query_params.get("format")
+        if kind == "bibtex":
+            return Response(bibtex(papers.values()), media_type="application/x-bibtex")
+        if kind == "md":
+            return PlainTextResponse(_agenda(saves, papers), media_type="text/markdown")
+        if request.url.path.startswith("/api/"):
+            return JSONResponse([{"story": g.story_key, "members": list(g.members),
+                                  "first_saved": g.first_saved,
+                                  "title": papers[g.story_key].title
+                                  if g.story_key in papers else None} for g in saves])
+        return page("group.html", title="The group", saves=saves, papers=papers,
+                    shares=visitor.user.shares if visitor.user else None)  # fmt: skip
+
+    def admin(request: Request) -> Response:
+        visitor = visitor_of(request)
+        if not visitor.admin:
+            return denied("Only admins manage accounts and see the audit log.")
+        return page("admin.html", title="Admin", users=store.list_users(),
+                    log=store.audit_log(), error="")  # fmt: skip
+
+    def admin_users(request: Request) -> Response:
+        visitor = visitor_of(request)
+        if not visitor.admin or visitor.user is None:
+            return denied("Only admins manage accounts.")
+        form = read_form(request)
+        now = now_iso()
+        try:
+            if form.get("remove"):
+                target = store.get_user(str(form.get("remove")))
+                if target.id == visitor.user.id:
+                    raise UsageError("remove your own account from the command line")
+                store.remove_user(target.id)
+                store.audit(visitor.user.name, "users.remove", target.name, now)
+            else:
+                name = check_user_name(str(form.get("name") or "").strip())
+                made = store.add_user(name, hash_password(str(form.get("password") or "")),
+                                      admin=bool(form.get("admin")), now=now)  # fmt: skip
+                store.audit(visitor.user.name, "users.add",
+                            name + (" (admin)" if made.admin else ""), now)  # fmt: skip
+        except LightnewsError as error:
+            return page("admin.html", status=400, title="Admin", users=store.list_users(),
+                        log=store.audit_log(), error=str(error))  # fmt: skip
+        return RedirectResponse("/admin", status_code=303)
+
+    return [
+        Route("/signin", signin_form), Route("/signin", signin, methods=["POST"]),
+        Route("/signout", signout, methods=["POST"]),
+        Route("/account", account), Route("/account", account_change, methods=["POST"]),
+        Route("/feeds/{key}/{name}", feeds),
+        Route("/group", group), Route("/api/group", group),
+        Route("/admin", admin), Route("/admin/users", admin_users, methods=["POST"]),
+    ]  # fmt: skip
+
+
+#: What a secret feed key opens.
+FEED_FILES = ("feed.atom", "feed.json", "saved.bib")
+
+
+def _agenda(saves: Any, papers: dict[str, Any]) -> str:
+    """The group's picks as a journal-club agenda in Markdown."""
+    lines = ["# Journal club agenda", ""]
+    if not saves:
+        lines.append("No story is saved by two or more members yet.")
+    for n, entry in enumerate(saves, start=1):
+        paper = papers.get(entry.story_key)
+        title = (paper.title if paper else None) or entry.story_key
+        url = f"https://arxiv.org/abs/{entry.story_key}" if paper else ""
+        lines.append(f"{n}. **[{title}]({url})**" if url else f"{n}. **{title}**")
+        lines.append(f"   saved by {', '.join(entry.members)}")
+    return "\n".join(lines) + "\n"
+
+
+def admin_only(visitor: Visitor) -> str | None:
+    """Why ``visitor`` may not manage sources, or None when they may."""
+    if visitor.admin:
+        return None
+    if visitor.read_only:
+        return "This instance is read-only."
+    return "Only admins manage sources: ask one of them."

@@ -1,0 +1,318 @@
+"""The JSON API's description, generated from typed declarations of its routes.
+
+Each ``/api`` route is declared once here: its path, what it answers, its
+parameters as a frozen dataclass whose annotated fields say their type and
+format, and its response as a small typed model. :func:`openapi` turns the
+declarations into an OpenAPI 3.1 document (its version is the package's), so
+the description cannot drift from a hand-written copy, and every route
+documents the answers it can give: 400 for input it cannot read, 404 for what
+does not exist, 503 when the database is busy (300 where a name matches
+several scholars). A test runs schemathesis with all its checks against it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass
+from typing import Annotated, Any, Union, get_args, get_origin
+
+from lightnews import __version__
+from lightnews.normalize.validate import MAX_ID
+
+__all__ = ["ROUTES", "ApiRoute", "Param", "openapi"]
+
+MAX_PAGE = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """What a parameter means and which values it takes (beyond its type)."""
+
+    description: str
+    pattern: str | None = None
+    minimum: int | None = None
+    maximum: int | None = None
+    max_length: int | None = None
+    enum: tuple[str, ...] | None = None
+    format: str | None = None
+
+
+_DAY = r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$"  # days every month has
+_SINCE = r"^(|[1-9][0-9]{0,3}[hdw]|today|yesterday|(19[7-9][0-9]|20[0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8]))$"  # noqa: E501
+_CATEGORY = r"^(|cs|stat|math|cs\.(LG|CL|CV|AI|IR|RO|NE)|stat\.ML|math\.OC)$"
+#: Placeholder for the source kinds a search takes, read from the registry when described.
+FILTER_KINDS = ("<filter kinds>",)
+_ARXIV = (
+    r"^((0[7-9]|1[0-4])(0[1-9]|1[0-2])\.[0-9]{4}|(1[5-9]|2[0-9])(0[1-9]|1[0-2])\.[0-9]{5})"
+    r"(v[1-9][0-9]?)?$"
+)
+
+Who = Annotated[str, Param("A scholar: id, handle, ORCID iD or (part of) a name.",
+                           pattern=r"[^\s\x00-\x1f\x7f-\x9f]")]  # fmt: skip
+Page = Annotated[int, Param("Page number, from 1.", minimum=1, maximum=MAX_PAGE)]
+Id = Annotated[int, Param("A whole number.", minimum=1, maximum=MAX_ID)]
+
+
+@dataclass(frozen=True, slots=True)
+class NoParams:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class ScholarParams:
+    who: Who
+    tab: Annotated[str | None, Param("Which tab.", enum=("posts", "papers"))] = None
+    page: Page | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PaperParams:
+    arxiv_id: Annotated[str, Param("An arXiv id (2511.18342, with or without a version).",
+                                   pattern=_ARXIV)]  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class SearchParams:
+    q: Annotated[str | None, Param("Words, or an arXiv id or address.")] = None
+    page: Page | None = None
+    subject: Annotated[str | None, Param("An arXiv category or archive.",
+                                         pattern=_CATEGORY)] = None  # fmt: skip
+    since: Annotated[str | None, Param(
+        "From: 12h, 1d, 2w, today, yesterday or YYYY-MM-DD. A start after the end gives no hits.",
+        pattern=_SINCE)] = None  # fmt: skip
+    until: Annotated[str | None, Param("To: as since.", pattern=_SINCE)] = None
+    source_kind: Annotated[str | None, Param("Only mentions from this kind of source "
+                                             "(the kinds a search can be narrowed to).",
+                                             enum=FILTER_KINDS)] = None  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class DiscussedParams:
+    since: Annotated[str | None, Param(
+        "How far back: 6h, 24h, 7d, today, yesterday or YYYY-MM-DD (24h when not given).",
+        pattern=_SINCE)] = None  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class ItemParams:
+    item_id: Id
+
+
+@dataclass(frozen=True, slots=True)
+class DayParams:
+    day: Annotated[str, Param("A day, YYYY-MM-DD.", pattern=_DAY)]
+
+
+@dataclass(frozen=True, slots=True)
+class NotesParams:
+    source_id: Id
+
+
+# -- response models ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Error:
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class Choices:
+    error: str
+    choices: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class FeedEntryModel:
+    title: str
+    score: float
+    why: list[str]
+    reasons: list[dict[str, Any]]
+    time: str
+    items_total: int
+
+
+@dataclass(frozen=True, slots=True)
+class ScholarModel:
+    scholar: dict[str, Any]
+    posts: list[dict[str, Any]]
+    papers: list[dict[str, Any]]
+    records_at_least: int
+    page: int
+    pages: int
+
+
+@dataclass(frozen=True, slots=True)
+class PaperModel:
+    arxiv_id: str
+    title: str
+    authors: list[str]
+    mentions: list[dict[str, Any]]
+    records: list[dict[str, Any]]
+    related: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class SearchModel:
+    query: str
+    page: int
+    mode: str
+    hits: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class ItemModel:
+    id: int
+    kind: str
+    title: str
+    papers: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class DailyModel:
+    day: str
+    days: list[str]
+    papers: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class NotesModel:
+    title: str
+    sections: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class SavedModel:
+    saved: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class ApiRoute:
+    """One GET route of the API: its parameters and what it answers."""
+
+    path: str
+    summary: str
+    params: type
+    response: Any
+    statuses: tuple[int, ...] = (400, 404)
+
+
+ROUTES: tuple[ApiRoute, ...] = (
+    ApiRoute("/api/feed", "The ranked feed: stories with every reason they are there.",
+             NoParams, list[FeedEntryModel], ()),
+    ApiRoute("/api/scholar/{who}", "A scholar's profile, posts (threads whole) and papers.",
+             ScholarParams, ScholarModel, (300, 400, 404)),
+    ApiRoute("/api/paper/{arxiv_id}", "A story: the paper, what mentions it (with how sure "
+             "each link is) and related papers.", PaperParams, PaperModel),
+    ApiRoute("/api/search", "Papers by words and meaning, filtered.", SearchParams, SearchModel,
+             (300, 400, 404)),
+    ApiRoute("/api/sources", "Sources with their health.", NoParams, list[dict[str, Any]], ()),
+    ApiRoute("/api/item/{item_id}", "An article, post or note and the papers it names.",
+             ItemParams, ItemModel),
+    ApiRoute("/api/daily", "The newest day of Daily Papers.", NoParams, DailyModel, ()),
+    ApiRoute("/api/daily/{day}", "Daily Papers of one day.", DayParams, DailyModel),
+    ApiRoute("/api/notes", "Every notes page among the sources.", NoParams,
+             list[dict[str, Any]], ()),
+    ApiRoute("/api/notes/{source_id}", "A notes page by section, each note with its papers.",
+             NotesParams, NotesModel),
+    ApiRoute("/api/saved", "The saved list, newest saved first.", NoParams, SavedModel, ()),
+    ApiRoute("/api/scholars", "Every scholar with identities and records.", NoParams,
+             list[dict[str, Any]], ()),
+    ApiRoute("/api/discussed", "Papers the network discusses now, by the weighted count of "
+             "accounts posting about them, each entry saying who and how many.",
+             DiscussedParams, dict[str, Any], (400,)),
+    ApiRoute("/api/group", "Stories saved by two or more members who share, with who.",
+             NoParams, list[dict[str, Any]], ()),
+)  # fmt: skip
+
+
+def _schema(kind: Any) -> dict[str, Any]:
+    """JSON Schema of a Python type: str, int, float, bool, list, dict, dataclass, optional."""
+    origin = get_origin(kind)
+    if origin is Annotated:
+        return _schema(get_args(kind)[0])
+    if origin in (Union, types.UnionType):
+        options = [a for a in get_args(kind) if a is not type(None)]
+        return (
+            _schema(options[0]) if len(options) == 1 else {"anyOf": [_schema(a) for a in options]}
+        )
+    if origin is list:
+        (item,) = get_args(kind)
+        return {"type": "array", "items": _schema(item)}
+    if origin is dict or kind is dict:
+        return {"type": "object"}
+    if dataclasses.is_dataclass(kind):
+        hints = typing.get_type_hints(kind)
+        names = [f.name for f in dataclasses.fields(kind)]
+        return {"type": "object", "required": names,
+                "properties": {name: _schema(hints[name]) for name in names}}  # fmt: skip
+    simple = {str: "string", int: "integer", float: "number", bool: "boolean"}
+    if kind in simple:
+        return {"type": simple[kind]}
+    return {}  # Any
+
+
+def _parameters(route: ApiRoute) -> list[dict[str, Any]]:
+    hints = typing.get_type_hints(route.params, include_extras=True)
+    found = []
+    for field in dataclasses.fields(route.params):
+        kind = hints[field.name]
+        inner = [kind, *get_args(kind)]  # Param may sit inside an Optional
+        info = next((a for k in inner for a in getattr(k, "__metadata__", ())
+                     if isinstance(a, Param)), None)  # fmt: skip
+        schema = _schema(kind)
+        if info is not None:
+            enum = _filter_kinds() if info.enum == FILTER_KINDS else info.enum
+            extra = {"pattern": info.pattern, "minimum": info.minimum, "maximum": info.maximum,
+                     "maxLength": info.max_length, "format": info.format,
+                     "enum": list(enum) if enum else None}  # fmt: skip
+            schema.update({k: v for k, v in extra.items() if v is not None})
+        in_path = "{" + field.name + "}" in route.path
+        found.append({
+            "name": field.name, "in": "path" if in_path else "query", "required": in_path,
+            "description": info.description if info else "", "schema": schema,
+        })  # fmt: skip
+    return found
+
+
+def _filter_kinds() -> tuple[str, ...]:
+    """The source kinds a search can be narrowed to (their traits say so), and "" for any."""
+    from lightnews.sources import all_traits
+
+    return ("", *sorted(kind for kind, t in all_traits().items() if t.filter_label))
+
+
+_WHY = {
+    300: "Several scholars match: pick one of the choices.",
+    400: "The input cannot be read (the message says what would be right).",
+    404: "Nothing with that name or number is stored.",
+    503: "The database is busy: retry after the Retry-After seconds.",
+}
+
+
+def openapi() -> dict[str, Any]:
+    """The API's OpenAPI 3.1 description, from :data:`ROUTES`."""
+    paths: dict[str, Any] = {}
+    for route in ROUTES:
+        responses: dict[str, Any] = {
+            "200": {"description": "OK",
+                    "content": {"application/json": {"schema": _schema(route.response)}}},
+        }  # fmt: skip
+        for status in (*route.statuses, 503):
+            ref = {"$ref": "#/components/schemas/" + ("Choices" if status == 300 else "Error")}
+            responses[str(status)] = {"description": _WHY[status],
+                                      "content": {"application/json": {"schema": ref}}}  # fmt: skip
+        paths[route.path] = {"get": {
+            "summary": route.summary, "operationId": route.path.strip("/").replace("/", "_")
+            .replace("{", "").replace("}", ""),
+            "parameters": _parameters(route), "responses": responses,
+        }}  # fmt: skip
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Lightnews", "version": __version__,
+                 "description": "The data behind every Lightnews page, as JSON."},
+        "paths": paths,
+        "components": {"schemas": {"Error": _schema(Error), "Choices": _schema(Choices)}},
+    }  # fmt: skip

@@ -1,0 +1,136 @@
+"""The library as an MCP server: an assistant can search, read stories and the reader's feed.
+
+``lightnews mcp`` speaks the Model Context Protocol over standard input and
+output (the official ``mcp`` SDK), so a desktop assistant or an editor can use
+a researcher's own library the way the CLI and the web pages do: the same
+store reads, the same ranking, the same JSON shapes (each view's
+``to_json``). Tools: ``search``, ``story``, ``scholar``, ``feed`` and
+``resolve``; one resource, ``lightnews://feed/unseen``: the ranked feed
+without the stories the reader has already read. Tools only read (``resolve``
+links text against the library and never fetches: it runs offline).
+
+A tool that cannot answer (no such paper, an ambiguous scholar) raises a
+``ToolError``; the SDK returns it as the tool's error, with the message a CLI
+user would see.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from lightnews.errors import LightnewsError
+from lightnews.settings import Settings
+from lightnews.store import ReaderId, Store
+
+__all__ = ["UNSEEN_FEED", "build_server", "unseen_feed"]
+
+#: The resource of stories the reader has not read yet.
+UNSEEN_FEED = "lightnews://feed/unseen"
+
+
+def _json(value: Any) -> str:
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+
+
+def unseen_feed(
+    store: Store, settings: Settings, reader: ReaderId, limit: int = 30
+) -> list[dict[str, Any]]:
+    """The ranked feed without the stories ``reader`` has read (each entry says why)."""
+    from lightnews.rank import rank_stories
+
+    read = {key for key, (read_at, _) in store.story_states(reader).items() if read_at}
+    stories = rank_stories(store, reader, limit=None, half_life_hours=settings.half_life_hours,
+                           bar=settings.attribution_bar, settings=settings)  # fmt: skip
+    return [s.to_json() for s in stories if s.key not in read][:limit]
+
+
+def build_server(store: Store, settings: Settings, reader: ReaderId) -> Any:
+    """An MCP server (the SDK's ``FastMCP``) answering from ``store`` for ``reader``
+    (the feed, its unseen stories and who counts as followed are that reader's)."""
+    from mcp.server.fastmcp import FastMCP
+    from mcp.server.fastmcp.exceptions import ToolError
+
+    from lightnews import __version__
+
+    server = FastMCP(
+        f"lightnews {__version__}",
+        instructions=(
+            "A researcher's Lightnews library: arXiv papers and what the scholars they follow "
+            "post and write about them. Use search to find papers, story for one paper with "
+            "its versions, venue, code and mentions, scholar for a person's papers and posts, "
+            "feed for the ranked news (each entry says why), resolve to find which papers a "
+            f"text names. The resource {UNSEEN_FEED} is the feed without what was read."
+        ),
+    )
+
+    def answer(work: Any) -> str:
+        try:
+            return _json(work())
+        except LightnewsError as error:
+            raise ToolError(str(error)) from None
+
+    @server.tool()
+    def search(query: str, limit: int = 10, subject: str | None = None) -> str:
+        """Papers matching a query (words, "phrases", -excluded), best first; JSON list."""
+        from lightnews.model import SearchFilters
+        from lightnews.search import search_papers
+
+        return answer(lambda: [
+            h.to_json() for h in search_papers(store, query, limit=max(1, min(limit, 100)),
+                                               filters=SearchFilters(subject=subject),
+                                               settings=settings)
+        ])  # fmt: skip
+
+    @server.tool()
+    def story(arxiv_id: str) -> str:
+        """One paper's story: authors, abstract, versions and what changed, venue, code links,
+        withdrawal, and every item that mentions it; JSON object."""
+        return answer(lambda: store.get_paper(arxiv_id).to_json())
+
+    @server.tool()
+    def scholar(who: str, page: int = 1) -> str:
+        """A scholar (name, handle, ORCID or id) with their attributed papers and posts; JSON."""
+        from lightnews.serve.scholar import scholar_page
+
+        return answer(lambda: scholar_page(store, who, page=max(1, page), per_page=20,
+                                           bar=settings.attribution_bar).to_json())  # fmt: skip
+
+    @server.tool()
+    def feed(limit: int = 20, unseen_only: bool = False) -> str:
+        """The reader's ranked feed, each entry with why it is there; JSON list."""
+        from lightnews.rank import rank_stories
+
+        size = max(1, min(limit, 200))
+        if unseen_only:
+            return answer(lambda: unseen_feed(store, settings, reader, size))
+        return answer(lambda: [
+            s.to_json() for s in rank_stories(store, reader, limit=size,
+                                              half_life_hours=settings.half_life_hours,
+                                              bar=settings.attribution_bar, settings=settings)
+        ])  # fmt: skip
+
+    @server.tool()
+    def resolve(text: str) -> str:
+        """Which papers a text names (arXiv ids, DOIs, titles, "Surname: short title"), with
+        how each was found and how sure; JSON list (offline: only the library is read)."""
+        from lightnews.pipeline import resolve_bytes
+
+        def work() -> list[dict[str, Any]]:
+            result = resolve_bytes(store, text.encode("utf-8"), settings, kind="text")
+            known = store.papers_by_ids([m.arxiv_id for m in result.mentions])
+            return [
+                {"arxiv_id": m.arxiv_id, "method": m.method, "confidence": m.confidence,
+                 "title": known[m.arxiv_id].title if m.arxiv_id in known else ""}
+                for m in sorted(result.mentions, key=lambda m: m.confidence, reverse=True)
+            ]  # fmt: skip
+
+        return answer(work)
+
+    @server.resource(UNSEEN_FEED, name="unseen feed", mime_type="application/json",
+                     description="The ranked feed without the stories already read.")  # fmt: skip
+    def unseen() -> str:
+        return answer(lambda: unseen_feed(store, settings, reader))
+
+    return server

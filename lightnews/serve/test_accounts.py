@@ -1,0 +1,350 @@
+"""Many readers on one instance, through the web: sign-in, sessions, tokens, each one's own pages.
+
+Every test runs on SQLite and on PostgreSQL: a fresh copy of the demo library
+per test (a file copy, or a PostgreSQL database made from a template).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from starlette.testclient import TestClient
+
+from conftest import ROOT, new_pg_database
+from lightnews.accounts import digest, hash_password, new_token
+from lightnews.serve.security import HSTS, SECURITY_HEADERS
+from lightnews.serve.web import create_app
+from lightnews.settings import Settings
+from lightnews.store import LOCAL_READER, open_store
+
+NOW = "2026-12-03T12:00:00Z"
+SETTINGS = Settings(environ={}).with_overrides(resolve_online=False)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def library(request: pytest.FixtureRequest, demo_database: Path, tmp_path: Path) -> str:
+    """A fresh demo library with two accounts, ada (admin) and bob (reader)."""
+    if request.param == "sqlite":
+        path = tmp_path / "library.db"
+        shutil.copy(demo_database, path)
+        location = str(path)
+    else:
+        location = request.getfixturevalue("pg_demo_url")
+    with open_store(location) as store:
+        store.add_user("ada", hash_password("ada's password"), admin=True, now=NOW)
+        store.add_user("bob", hash_password("bob's password"), admin=False, now=NOW)
+    return location
+
+
+@pytest.fixture(scope="module")
+def pg_demo_template(pg_server: str, worker_id: str) -> Iterator[str]:
+    """The demo library on PostgreSQL, built once per module; tests copy it as a template."""
+    from lightnews.demo import build_demo
+    from lightnews.store.postgres import PostgresStore
+
+    url, drop = new_pg_database(pg_server, f"{worker_id}_accounts")
+    with PostgresStore(url, pool_size=2) as store:
+        build_demo(store, SETTINGS)
+    yield url
+    drop()
+
+
+@pytest.fixture
+def pg_demo_url(pg_server: str, pg_demo_template: str) -> Iterator[str]:
+    """A copy of the PostgreSQL demo library for one test (made from it as a template)."""
+    import psycopg
+
+    template = urlsplit(pg_demo_template).path.lstrip("/")
+    name = f"{template}_{next(_copies)}"
+    with psycopg.connect(pg_server, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+    yield urlsplit(pg_server)._replace(path="/" + name).geturl()
+    with psycopg.connect(pg_server, autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+_copies = itertools.count()
+
+
+def client_for(location: str, settings: Settings = SETTINGS, **options: bool) -> TestClient:
+    return TestClient(create_app(location, settings, **options), base_url="http://localhost")
+
+
+def sign_in(client: TestClient, name: str, password: str | None = None) -> str:
+    """Sign ``client`` in through the sign-in page; returns its (new) form token."""
+    page = client.get("/signin")
+    token = re.search(r'name="csrf_token" value="([0-9a-f]+)"', page.text)
+    assert token, page.text
+    done = client.post("/signin", data={"name": name, "password": password or f"{name}'s password",
+                                        "csrf_token": token[1], "next": "/"},
+                       follow_redirects=False)  # fmt: skip
+    assert done.status_code == 303, done.text
+    fresh = re.search(r'name="csrf_token" value="([0-9a-f]+)"', client.get("/").text)
+    assert fresh and fresh[1] != token[1], "the form token changes at sign-in"
+    client.headers["x-csrf-token"] = fresh[1]
+    return fresh[1]
+
+
+def test_two_readers_each_see_only_their_own(library: str) -> None:
+    with client_for(library) as ada, client_for(library) as bob:
+        sign_in(ada, "ada")
+        sign_in(bob, "bob")
+        # ada took over the local reader's follows (the demo follows its scholars).
+        words = re.sub(r"<[^>]+>", "", ada.get("/").text)  # reasons link the names they say
+        assert "posted by Mara Lindqvist (followed)" in words
+        assert "(followed)" not in bob.get("/").text
+        bob.post("/follow", data={"arxiv_author": "Jon Ode"})
+        ada.post("/mark", data={"action": "save", "story": "2511.18342"})
+        bob.post("/mark", data={"action": "save", "story": "2511.17015"})
+        ada.post("/mark", data={"action": "mute", "kind": "keyword", "value": "benchmark"})
+        bob.post("/mark", data={"action": "mute", "kind": "keyword", "value": "diffusion"})
+        ada_home, bob_home = ada.get("/").text, bob.get("/").text
+        ada_muted = ada_home.split('id="muted-title"')[1].split("</section>")[0]
+        assert "benchmark" in ada_muted and "diffusion" not in ada_muted
+        assert "Jon Ode" in bob_home and "Jon Ode" not in ada_home
+        ada_feed = {s.get("arxiv_id"): s for s in ada.get("/api/feed").json()}
+        bob_feed = {s.get("arxiv_id"): s for s in bob.get("/api/feed").json()}
+        assert "saved" in ada_feed["2511.18342"]["why"]
+        assert "saved" not in bob_feed.get("2511.18342", {"why": []})["why"]
+        assert "saved" in bob_feed["2511.17015"]["why"]
+        jon = bob.get("/api/scholar/Jon Ode").json()["scholar"]
+        assert jon["followed"] is True
+        assert ada.get("/api/scholar/Jon Ode").json()["scholar"]["followed"] is False
+        # Error pages carry nobody's state either.
+        missing = bob.get("/paper/2512.99999").text
+        assert "benchmark" not in missing and "Mara" not in missing
+    with open_store(library) as store:
+        ada_id, bob_id = store.get_user("ada").reader, store.get_user("bob").reader
+        assert store.mutes(ada_id).keyword == {"benchmark"}
+        assert store.mutes(bob_id).keyword == {"diffusion"}
+        assert not store.story_states(LOCAL_READER)
+
+
+def test_sign_in_is_needed_and_headers_are_on_its_pages(library: str) -> None:
+    with client_for(library) as client:
+        home = client.get("/paper/2511.18342?x=1", follow_redirects=False)
+        assert home.status_code == 303
+        assert home.headers["location"] == "/signin?next=%2Fpaper%2F2511.18342%3Fx%3D1"
+        assert client.get("/api/feed").status_code == 401
+        assert client.get("/static/site.css").status_code == 200
+        page = client.get("/signin")
+        for name, value in SECURITY_HEADERS.items():
+            assert page.headers[name] == value
+        assert "strict-transport-security" not in page.headers
+        bad = client.post("/signin", data={"name": "ada", "password": "nope", "csrf_token":
+                          re.search(r'value="([0-9a-f]{64})"', page.text)[1]})  # type: ignore[index]
+        assert bad.status_code == 401 and "do not match" in bad.text
+        assert "nope" not in bad.text
+    with TestClient(create_app(library, SETTINGS), base_url="https://localhost") as secure:
+        page = secure.get("/signin")
+        assert page.headers["strict-transport-security"] == HSTS
+        token = re.search(r'value="([0-9a-f]{64})"', page.text)[1]  # type: ignore[index]
+        done = secure.post("/signin", data={"name": "ada", "password": "ada's password",
+                                            "csrf_token": token}, follow_redirects=False)
+        cookie = next(c for c in done.headers.get_list("set-cookie")
+                      if c.startswith("lightnews_session="))  # fmt: skip
+        assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Secure" in cookie
+
+
+def test_failed_sign_ins_are_limited_across_processes(library: str) -> None:
+    settings = SETTINGS.with_overrides(sign_in_attempts=3)
+    with client_for(library, settings) as one, client_for(library, settings) as two:
+        for client in (one, two, one):  # two web processes share the count
+            token = re.search(r'value="([0-9a-f]{64})"', client.get("/signin").text)[1]  # type: ignore[index]
+            failed = client.post("/signin", data={"name": "bob", "password": "guess",
+                                                  "csrf_token": token})  # fmt: skip
+            assert failed.status_code == 401
+        token = re.search(r'value="([0-9a-f]{64})"', two.get("/signin").text)[1]  # type: ignore[index]
+        held = two.post("/signin", data={"name": "bob", "password": "bob's password",
+                                         "csrf_token": token})  # fmt: skip
+        assert held.status_code == 429 and "Too many failed sign-ins" in held.text
+        assert held.headers["retry-after"] == "900"
+        sign_in(one, "ada")  # another account is not held up by bob's
+
+
+def test_sessions_expire_and_end_everywhere(library: str) -> None:
+    short = SETTINGS.with_overrides(session_hours=5 / 3600)  # 5 seconds
+    with client_for(library, short) as client:
+        sign_in(client, "bob")
+        assert client.get("/", follow_redirects=False).status_code == 200
+        session = client.cookies["lightnews_session"]
+        time.sleep(5.2)
+        # The browser drops the cookie at its Max-Age; one kept past it is refused too.
+        kept = {"cookie": f"lightnews_session={session}"}
+        gone = client.get("/", headers=kept, follow_redirects=False)
+        assert gone.status_code == 303 and "expired=1" in gone.headers["location"]
+        assert "Your session has ended" in client.get(gone.headers["location"]).text
+    with client_for(library) as laptop, client_for(library) as phone:
+        sign_in(laptop, "bob")
+        sign_in(phone, "bob")
+        assert laptop.post("/signout", data={"everywhere": "1"},
+                           follow_redirects=False).status_code == 303  # fmt: skip
+        assert phone.get("/", follow_redirects=False).status_code == 303
+        assert laptop.get("/", follow_redirects=False).status_code == 303
+
+
+def test_api_writes_need_a_token_never_a_cookie(library: str) -> None:
+    token = new_token()
+    with open_store(library) as store:
+        bob = store.get_user("bob")
+        made = store.create_token(bob.id, "script", digest(token), NOW)
+    body = {"action": "save", "story": "2511.18342"}
+    with client_for(library) as browser:
+        sign_in(browser, "bob")
+        refused = browser.post("/api/mark", json=body)
+        assert refused.status_code == 403 and "API token" in refused.json()["error"]
+    with client_for(library) as script:
+        bearer = {"authorization": f"Bearer {token}"}
+        done = script.post("/api/mark", json=body, headers=bearer)
+        assert done.status_code == 200 and done.json()["done"] == "save"
+        assert script.get("/api/feed", headers=bearer).status_code == 200
+        assert script.get("/", headers=bearer).status_code == 401  # tokens are for /api/
+        with open_store(library) as store:
+            assert store.story_states(bob.reader)["2511.18342"][1]
+            store.revoke_token(bob.id, made.id, NOW)
+        again = script.post("/api/mark", json=body, headers=bearer)
+        assert again.status_code == 401 and "revoked" in again.json()["error"]
+
+
+def test_only_admins_manage_sources_and_accounts_with_an_audit_log(library: str) -> None:
+    feed = {"feed": "https://example.org/lab/feed.xml"}
+    with client_for(library) as ada, client_for(library) as bob:
+        sign_in(ada, "ada")
+        sign_in(bob, "bob")
+        assert bob.post("/sources/manage", data=feed).status_code == 403
+        assert bob.get("/admin").status_code == 403
+        assert bob.post("/admin/users", data={"name": "eve", "password": "long enough"}
+                        ).status_code == 403  # fmt: skip
+        assert ada.post("/sources/manage", data=feed, follow_redirects=False).status_code == 303
+        added = ada.post("/admin/users", data={"name": "cy", "password": "cy's password"},
+                         follow_redirects=False)  # fmt: skip
+        assert added.status_code == 303
+        admin = ada.get("/admin").text
+        assert "sources.add" in admin and "example.org/lab/feed.xml" in admin
+        assert "users.add" in admin and ">cy<" in admin
+        assert "Admin" not in bob.get("/").text.split("<main")[0]
+    with open_store(library) as store:
+        assert [(e.actor, e.action) for e in store.audit_log()] == [
+            ("ada", "users.add"), ("ada", "sources.add")
+        ]  # fmt: skip
+        assert store.find_source("feed", "https://example.org/lab/feed.xml") is not None
+
+
+def test_secret_feed_urls_work_without_sign_in_and_rotate(library: str) -> None:
+    with client_for(library) as ada:
+        sign_in(ada, "ada")
+        ada.post("/mark", data={"action": "save", "story": "2511.18342"})
+        made = ada.post("/account", data={"action": "feed-key"}).text
+        urls = re.findall(r"<code>(http://localhost/feeds/[^<]+)</code>", made)
+        assert len(urls) == 3
+        again = ada.post("/account", data={"action": "feed-key"}).text
+        fresh = re.findall(r"<code>(http://localhost/feeds/[^<]+)</code>", again)
+    with client_for(library) as reader:  # a feed reader: no session
+        for old in urls:
+            assert reader.get(old.removeprefix("http://localhost")).status_code == 404
+        atom, jsonfeed, bib = (reader.get(u.removeprefix("http://localhost")) for u in fresh)
+        assert atom.status_code == 200 and atom.headers["content-type"].startswith(
+            "application/atom+xml"
+        )
+        assert "Sparse Ring Attention" in atom.text
+        assert jsonfeed.json()["items"] and "2511.18342" in bib.text
+        assert reader.get("/feeds/lnf_nonsense_key/feed.atom").status_code == 404
+    with open_store(library) as store:
+        key = fresh[0].split("/feeds/")[1].split("/")[0]
+        assert store.feed_key_reader(digest(key)) == store.get_user("ada").reader
+
+
+def test_group_picks_with_who_and_opt_out(library: str) -> None:
+    with client_for(library) as ada, client_for(library) as bob:
+        sign_in(ada, "ada")
+        sign_in(bob, "bob")
+        for client in (ada, bob):
+            client.post("/mark", data={"action": "save", "story": "2511.18342"})
+        ada.post("/mark", data={"action": "save", "story": "2511.17015"})  # ada alone
+        page = bob.get("/group").text
+        assert "saved by ada, bob" in page and "2511.17015" not in page
+        agenda = bob.get("/group?format=md").text
+        assert agenda.startswith("# Journal club agenda") and "saved by ada, bob" in agenda
+        assert "2511.18342" in bob.get("/group?format=bibtex").text
+        bob.post("/account", data={"action": "private"})
+        assert "saved by ada" not in ada.get("/group").text
+
+
+def test_read_only_instance_refuses_every_change(demo_database: Path, tmp_path: Path) -> None:
+    path = tmp_path / "library.db"
+    shutil.copy(demo_database, path)
+    with client_for(str(path), public_read_only=True, open_without_accounts=False) as client:
+        home = client.get("/")
+        assert home.status_code == 200 and "read-only" in home.text
+        assert not re.search(r'<form(?![^>]*hidden)[^>]*method="post"', home.text)
+        token = re.search(r'value="([0-9a-f]{64})"', home.text)
+        data = {"action": "mute", "kind": "keyword", "value": "x",
+                "csrf_token": token[1] if token else ""}  # fmt: skip
+        assert client.post("/mark", data=data).status_code == 403
+        assert client.get("/?format=atom").status_code == 200
+    with client_for(str(path), open_without_accounts=False) as closed:
+        assert closed.get("/").status_code == 403
+
+
+def test_serve_beyond_loopback_without_accounts_refuses_to_start(tmp_path: Path) -> None:
+    db = tmp_path / "x.db"
+    run = [sys.executable, "-m", "lightnews", "--db", str(db), "serve", "--host", "0.0.0.0",
+           "--port", "1"]  # fmt: skip
+    result = subprocess.run(run, capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert result.returncode == 2, result.stderr
+    assert "no accounts" in result.stderr and "--public-read-only" in result.stderr
+
+
+def state(location: str) -> dict[str, list[str]]:
+    """Every row a form could change, read straight from the database (either backend)."""
+    from typing import Any
+
+    from lightnews.store.copy import TABLES
+
+    with open_store(location) as store:
+        db: Any = store.db  # type: ignore[attr-defined]
+        skip = {"settings", "sign_in_failures", "api_tokens"}  # sign-in and token use
+        return {t: sorted(repr(tuple(r)) for r in db.execute(f"SELECT * FROM {t}"))
+                for t in TABLES if t not in skip}  # fmt: skip
+
+
+def test_every_post_route_refuses_a_session_without_its_own_token(library: str) -> None:
+    from lightnews.serve.test_security import FORM, post_routes
+
+    with client_for(library) as ada, client_for(library) as bob:
+        sign_in(ada, "ada")
+        bobs = sign_in(bob, "bob")
+        before = state(library)
+        routes = post_routes(ada)
+        assert {"/signin", "/signout", "/account", "/admin/users", "/api/mark"} <= set(routes)
+        for path in routes:
+            ada.headers.pop("x-csrf-token", None)
+            assert ada.post(path, data=FORM).status_code in (401, 403), path  # no token
+            wrong = {**FORM, "csrf_token": bobs}  # another session's token
+            assert ada.post(path, data=wrong).status_code in (401, 403), path
+            assert ada.post(path, data=FORM, headers={"x-csrf-token": bobs}).status_code in (
+                401, 403
+            ), path  # fmt: skip
+        assert state(library) == before, "nothing changed"
+        assert ada.get("/", follow_redirects=False).status_code == 200  # still signed in
+
+
+@pytest.mark.parametrize(
+    ("target", "kept"),
+    [("/paper/2511.18342", True), ("/search?q=a", True), ("//evil.example", False),
+     ("/\t/evil.example", False), ("/\\evil.example", False), ("https://evil.example", False),
+     ("javascript:alert(1)", False)],
+)  # fmt: skip
+def test_sign_in_returns_only_to_this_site(target: str, kept: bool) -> None:
+    from lightnews.serve.accounts import _safe_next
+
+    assert (_safe_next(target) == target) is kept

@@ -1,0 +1,151 @@
+"""Two readers in a real Chromium, each in their own browser: their own feed, saves and mutes.
+
+The server is the real one (uvicorn) on a copy of the demo library with two
+accounts, on SQLite and on PostgreSQL. Playwright drives the system Chromium
+as in ``test_browser``; screenshots go to ``test-artifacts/screenshots``.
+"""
+
+from __future__ import annotations
+
+import http.server
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lightnews.serve.test_accounts import SETTINGS, library, pg_demo_template, pg_demo_url
+from lightnews.serve.test_browser import browser, shot
+from lightnews.store import open_store
+
+__all__ = ["browser", "library", "pg_demo_template", "pg_demo_url"]  # fixtures used here
+
+
+@pytest.fixture
+def served(library: str) -> Iterator[str]:
+    import uvicorn
+
+    from lightnews.serve.web import create_app
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(library, SETTINGS), host="127.0.0.1",
+                                           port=port, log_level="warning"))  # fmt: skip
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    for _ in range(200):
+        if server.started:
+            break
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=5)
+
+
+def signed_in(browser: Any, base: str, name: str) -> Any:
+    """A browser of its own (its own cookies), signed in as ``name`` through the form."""
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    page.goto(base + "/")
+    page.wait_for_url("**/signin?next=*")
+    page.get_by_label("Name").fill(name)
+    page.get_by_label("Password").fill(f"{name}'s password")
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(base + "/")
+    return page
+
+
+def main_text(page: Any) -> str:
+    return str(page.locator("main").inner_text())
+
+
+def test_two_readers_see_only_their_own_feed_saves_and_mutes(
+    browser: Any, served: str, library: str
+) -> None:
+    ada = signed_in(browser, served, "ada")
+    bob = signed_in(browser, served, "bob")
+    try:
+        for page in (ada, bob):
+            assert "Sparse Ring Attention" in main_text(page)
+        # bob follows a scholar of his own, saves the first story, mutes a keyword.
+        bob.get_by_label("or arXiv author").fill("Wen-Li Hsiao")
+        bob.get_by_role("button", name="Follow", exact=True).click()
+        bob.wait_for_url("**/scholar/*")
+        bob.goto(served + "/")
+        bob.locator("main article").first.get_by_role("button", name="Save").click()
+        bob.get_by_label("Mute a keyword").fill("diffusion")
+        bob.get_by_role("button", name="Mute", exact=True).click()
+        # ada mutes another keyword and saves another story.
+        ada.get_by_label("Mute a keyword").fill("Attention")
+        ada.get_by_role("button", name="Mute", exact=True).click()
+        ada.locator("main article").nth(1).get_by_role("button", name="Save").click()
+
+        ada.goto(served + "/")
+        bob.goto(served + "/")
+        shot(ada, "accounts-ada-feed")
+        shot(bob, "accounts-bob-feed")
+        mine, his = main_text(ada), main_text(bob)
+        assert "Sparse Ring Attention" not in mine and "keyword “attention”" in mine
+        assert "Sparse Ring Attention" in his and "keyword “diffusion”" in his
+        assert "diffusion" not in mine.split("Following:")[0] and "attention”" not in his
+        def following(page: Any) -> str:  # cards name authors too: the list of whom one follows
+            return str(page.locator("main p.meta", has_text="Following:").inner_text())
+
+        assert "Wen-Li Hsiao" in following(bob) and "Wen-Li Hsiao" not in following(ada)
+        first = bob.locator("main article").first
+        assert "Sparse Ring Attention" in first.inner_text() and "saved" in first.inner_text()
+        ada_saved = [a.inner_text() for a in ada.locator("main article").all()
+                     if "saved" in a.locator(".why").inner_text()]  # fmt: skip
+        bob_saved = [a.inner_text() for a in bob.locator("main article").all()
+                     if "saved" in a.locator(".why").inner_text()]  # fmt: skip
+        assert len(ada_saved) == 1 and len(bob_saved) == 1 and ada_saved != bob_saved
+        assert "ada" in ada.locator("header").inner_text()
+        assert "bob" in bob.locator("header").inner_text()
+        with open_store(library) as store:
+            a, b = store.get_user("ada").reader, store.get_user("bob").reader
+            assert store.mutes(a).keyword == {"attention"}
+            assert store.mutes(b).keyword == {"diffusion"}
+            assert len([k for k, (_, s) in store.story_states(a).items() if s]) == 1
+            assert len([k for k, (_, s) in store.story_states(b).items() if s]) == 1
+    finally:
+        ada.context.close()
+        bob.context.close()
+
+
+def test_a_forged_form_from_another_local_port_changes_nothing_while_signed_in(
+    browser: Any, served: str, library: str, tmp_path: Path
+) -> None:
+    target = served + "/mark"
+    (tmp_path / "index.html").write_text(
+        f'<form id="f" action="{target}" method="post">'
+        '<input name="action" value="mute"><input name="kind" value="keyword">'
+        '<input name="value" value="attention"><input name="csrf_token" value="guessed"></form>'
+        "<script>document.getElementById('f').submit()</script>"
+    )
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, directory=str(tmp_path), **kwargs)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    evil = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=evil.serve_forever, daemon=True).start()
+    ada = signed_in(browser, served, "ada")
+    try:
+        with ada.expect_response(target) as posted:
+            ada.goto(f"http://127.0.0.1:{evil.server_address[1]}/")
+        # Another port is the same site: ada's cookies go along, the Origin gives it away.
+        assert posted.value.status == 403
+        ada.goto(served + "/")
+        assert "Muted:" not in main_text(ada)
+        with open_store(library) as store:
+            assert not store.mutes(store.get_user("ada").reader)
+    finally:
+        ada.context.close()
+        evil.shutdown()

@@ -1,0 +1,84 @@
+"""`lightnews mcp` driven by the MCP SDK's own client over stdio: tools, a story, the feed."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from lightnews.model import Author, Paper, Version
+from lightnews.store import SQLiteStore
+from lightnews.store.readers import LOCAL_READER
+
+ROOT = Path(__file__).resolve().parents[2]
+NOW = "2025-12-01T00:00:00Z"
+
+
+def _paper(arxiv_id: str, title: str, **fields: Any) -> Paper:
+    return Paper(arxiv_id, title=title, abstract="We study sparse attention for long inputs.",
+                 authors=[Author("Ada Example"), Author("Bo Sample")], categories=["cs.LG"],
+                 published="2025-11-30T10:00:00Z", updated="2025-11-30T10:00:00Z",
+                 versions=[Version(1, "2025-11-30T10:00:00Z")], **fields)  # fmt: skip
+
+
+@pytest.fixture
+def library(tmp_path: Path) -> Path:
+    path = tmp_path / "lightnews.db"
+    with SQLiteStore(path) as store:
+        with store.transaction():
+            store.save_papers([
+                _paper("2511.00001", "Sparse Attention at Scale",
+                       comments="Accepted at ICLR 2026"),
+                _paper("2511.00002", "Dense Attention Revisited"),
+            ], NOW)  # fmt: skip
+        store.mark_story(LOCAL_READER, "2511.00002", NOW, read=True)
+    return path
+
+
+async def _session_calls(db: Path) -> dict[str, Any]:
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+    from pydantic import AnyUrl
+
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "lightnews", "--db", str(db), "mcp"],
+        env={"PYTHONPATH": str(ROOT), "LIGHTNEWS_SEMANTIC": "off",
+             "HOME": os.environ.get("HOME", str(db.parent))},
+    )  # fmt: skip
+    found: dict[str, Any] = {}
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        found["tools"] = sorted(t.name for t in (await session.list_tools()).tools)
+        found["resources"] = [str(r.uri) for r in (await session.list_resources()).resources]
+        story = await session.call_tool("story", {"arxiv_id": "arXiv:2511.00001v1"})
+        found["story"] = json.loads(story.content[0].text)  # type: ignore[union-attr]
+        missing = await session.call_tool("story", {"arxiv_id": "2511.99999"})
+        found["missing"] = (missing.isError, missing.content[0].text)  # type: ignore[union-attr]
+        hits = await session.call_tool("search", {"query": "sparse attention"})
+        found["search"] = json.loads(hits.content[0].text)  # type: ignore[union-attr]
+        named = await session.call_tool("resolve", {"text": "see arXiv:2511.00002 for more"})
+        found["resolve"] = json.loads(named.content[0].text)  # type: ignore[union-attr]
+        unseen = await session.read_resource(AnyUrl("lightnews://feed/unseen"))
+        found["unseen"] = json.loads(unseen.contents[0].text)  # type: ignore[union-attr]
+    return found
+
+
+def test_mcp_client_lists_tools_gets_a_story_and_the_unseen_feed(library: Path) -> None:
+    found = anyio.run(_session_calls, library)
+    assert found["tools"] == ["feed", "resolve", "scholar", "search", "story"]
+    assert found["resources"] == ["lightnews://feed/unseen"]
+    story = found["story"]
+    assert story["arxiv_id"] == "2511.00001" and story["authors"] == ["Ada Example", "Bo Sample"]
+    assert story["venue"]["label"] == "ICLR 2026"
+    is_error, message = found["missing"]
+    assert is_error and "2511.99999 is not stored" in message
+    assert found["search"][0]["arxiv_id"] == "2511.00001"
+    assert [r["arxiv_id"] for r in found["resolve"]] == ["2511.00002"]
+    # The read story is not in the unseen feed; the other one is, saying why.
+    assert [s["arxiv_id"] for s in found["unseen"]] == ["2511.00001"]
+    assert "accepted at ICLR 2026" in found["unseen"][0]["why"]

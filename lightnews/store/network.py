@@ -1,0 +1,471 @@
+"""Store queries about the whole conversation: network posts, the listener's cursor, watches.
+
+Part of the store (mixed into :class:`~lightnews.store.sqlite.SQLiteStore`, and
+so into the PostgreSQL store, with the same SQL on both), kept in its own module
+because it has its own job: what ``lightnews listen`` hears on Bluesky's
+Jetstream (posts that mention a paper, kept once per ``at://`` URI), where it
+stopped (its cursor, saved in the same transaction as the posts, so a restart
+resumes with no gap and no duplicate), who follows whom, and what a reader
+watches and has been told.
+
+Every call a reader's watches make is in :class:`WatchQueries`, taking the
+``reader`` ('' is the one local reader): per-user accounts key them by user.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any
+
+from lightnews.store.dialect import Dialect
+
+__all__ = [
+    "Delivery",
+    "ListenCursor",
+    "NetworkMention",
+    "NetworkPost",
+    "NetworkQueries",
+    "PushTarget",
+    "Spoken",
+    "WatchEvent",
+    "WatchQueries",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkMention:
+    """A paper a network post names: an arXiv id, ``doi:…`` or ``openreview:…``."""
+
+    paper: str
+    method: str
+    confidence: float
+    evidence: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkPost:
+    """A post (or a repost, or a quote) heard on the network that names a paper."""
+
+    uri: str
+    did: str
+    kind: str
+    time_us: int
+    mentions: tuple[NetworkMention, ...]
+    subject: str | None = None
+    text: str = ""
+    created_at: str | None = None
+    payload: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ListenCursor:
+    """Where a listener stopped, and what it has counted so far."""
+
+    name: str
+    time_us: int
+    events: int = 0
+    kept: int = 0
+    malformed: int = 0
+    unknown: int = 0
+    updated_at: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Spoken:
+    """One account speaking about one paper in a network post (a row of the Discussed count)."""
+
+    paper: str
+    did: str
+    kind: str
+    uri: str
+    created_at: str | None
+    time_us: int
+    handle: str
+    followers: int | None
+    bot: bool
+    method: str = ""
+    #: For a second-order mention, the article it came through.
+    evidence: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PushTarget:
+    kind: str
+    address: str
+    reader: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class WatchEvent:
+    """Something that happened to a paper; ``key`` is its idempotency key."""
+
+    key: str
+    arxiv_id: str
+    kind: str
+    summary: str
+    url: str | None
+    happened: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "arxiv_id": self.arxiv_id, "kind": self.kind,
+                "summary": self.summary, "url": self.url, "happened": self.happened}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """An event still to be delivered to one target."""
+
+    event: WatchEvent
+    target: PushTarget
+    attempts: int
+
+
+class _Base:
+    sql: Dialect
+
+    @property
+    def db(self) -> sqlite3.Connection:  # pragma: no cover - provided (one per thread)
+        raise NotImplementedError
+
+    def transaction(self) -> AbstractContextManager[None]:  # pragma: no cover - provided
+        raise NotImplementedError
+
+
+class NetworkQueries(_Base):
+    """Network posts, their mentions, the listener's cursors and the follow graph."""
+
+    def listen_cursor(self, name: str) -> ListenCursor | None:
+        row = self.db.execute(
+            "SELECT name, time_us, events, kept, malformed, unknown, updated_at "
+            "FROM listen_cursors WHERE name = ?",
+            (name,),
+        ).fetchone()
+        return ListenCursor(*row) if row else None
+
+    def save_network(
+        self,
+        posts: Sequence[NetworkPost],
+        deleted: Sequence[str],
+        cursor: ListenCursor,
+        now: str,
+    ) -> int:
+        """Store posts (each URI once), forget deleted ones, move the cursor: one transaction.
+
+        Returns how many posts were new. A post heard again (the listener
+        resumed from a cursor it had partly stored past) changes nothing.
+        """
+        new = 0
+        with self.transaction():
+            for post in posts:
+                row = self.db.execute(
+                    "INSERT INTO network_posts (uri, did, kind, subject, text, created_at, "
+                    "time_us, payload, first_seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT(uri) DO NOTHING RETURNING uri",
+                    (post.uri, post.did, post.kind, post.subject, post.text, post.created_at,
+                     post.time_us, post.payload, now),
+                ).fetchone()  # fmt: skip
+                if row is None:
+                    continue
+                new += 1
+                self.db.executemany(
+                    "INSERT INTO network_mentions (uri, paper, method, confidence, evidence) "
+                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT(uri, paper) DO NOTHING",
+                    [(post.uri, m.paper, m.method, m.confidence, m.evidence[:300])
+                     for m in post.mentions],
+                )  # fmt: skip
+            for uri in deleted:
+                self.db.execute("DELETE FROM network_mentions WHERE uri = ?", (uri,))
+                self.db.execute("DELETE FROM network_posts WHERE uri = ?", (uri,))
+            self.db.execute(
+                "INSERT INTO listen_cursors (name, time_us, events, kept, malformed, unknown, "
+                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(name) DO UPDATE SET "
+                "time_us = excluded.time_us, events = excluded.events, kept = excluded.kept, "
+                "malformed = excluded.malformed, unknown = excluded.unknown, "
+                "updated_at = excluded.updated_at",
+                (cursor.name, cursor.time_us, cursor.events, cursor.kept, cursor.malformed,
+                 cursor.unknown, now),
+            )  # fmt: skip
+        return new
+
+    def network_paper_posts(self, limit: int) -> dict[str, tuple[str, ...]]:
+        """The newest ``limit`` stored posts and the papers each names (quotes and reposts of
+        them name those papers too)."""
+        rows = self.db.execute(
+            f"SELECT p.uri, {self.sql.concat('m.paper')} FROM (SELECT uri FROM network_posts "
+            "ORDER BY time_us DESC LIMIT ?) AS p JOIN network_mentions m ON m.uri = p.uri "
+            "GROUP BY p.uri",
+            (limit,),
+        )
+        return {r[0]: tuple(str(r[1]).split()) for r in rows}
+
+    def article_papers(self, limit: int) -> list[tuple[str, str, tuple[str, ...]]]:
+        """``(url, "Source's “title”", papers)`` of the newest articles and notes naming papers
+        (a post linking one is about its papers: a second-order mention)."""
+        rows = self.db.execute(
+            "SELECT i.url, COALESCE(s.title, s.address), i.title, "
+            f"{self.sql.concat('p.arxiv_id')} FROM items i JOIN sources s ON s.id = i.source_id "
+            "JOIN mentions m ON m.item_id = i.id JOIN papers p ON p.id = m.paper_id "
+            "WHERE i.kind IN ('article', 'note') AND i.url IS NOT NULL "
+            "GROUP BY i.id, i.url, s.title, s.address, i.title ORDER BY i.id DESC LIMIT ?",
+            (limit,),
+        )
+        return [(r[0], f"{r[1]}’s “{r[2]}”" if r[2] else str(r[1]),
+                 tuple(dict.fromkeys(str(r[3]).split()))) for r in rows]  # fmt: skip
+
+    def network_authors(self, limit: int) -> list[str]:
+        """DIDs of the accounts heard most recently (whose handles are worth keeping)."""
+        rows = self.db.execute(
+            "SELECT did FROM network_posts GROUP BY did ORDER BY max(time_us) DESC LIMIT ?",
+            (limit,),
+        )
+        return [r[0] for r in rows]
+
+    def network_posts_of(
+        self, dids: Sequence[str], limit: int = 50
+    ) -> dict[str, list[tuple[str, str]]]:
+        """``(uri, record)`` of each account's newest ``limit`` posts (bots show in them)."""
+        found: dict[str, list[tuple[str, str]]] = {}
+        for did in dids:
+            rows = self.db.execute(
+                "SELECT uri, payload FROM network_posts WHERE did = ? AND kind != 'repost' "
+                "ORDER BY time_us DESC LIMIT ?",
+                (did, limit),
+            )
+            found[did] = [(r[0], r[1]) for r in rows]
+        return found
+
+    def network_post_counts(self, dids: Sequence[str]) -> dict[str, int]:
+        """How many posts (not reposts) of each account are stored."""
+        if not dids:
+            return {}
+        rows = self.db.execute(
+            "SELECT did, count(*) FROM network_posts WHERE kind != 'repost' AND "
+            f"{self.sql.in_list('did')} GROUP BY did",
+            (self.sql.list_param(dids),),
+        )
+        return {r[0]: int(r[1]) for r in rows}
+
+    def note_accounts(self, service: str, handles: dict[str, str], now: str) -> None:
+        """Make sure these accounts are known; a non-empty handle replaces the old."""
+        with self.transaction():
+            for did, handle in handles.items():
+                self.db.execute(
+                    "INSERT INTO accounts (service, id, handle, updated_at) "
+                    "VALUES (?, ?, ?, ?) ON CONFLICT(service, id) DO UPDATE SET "
+                    "handle = COALESCE(NULLIF(excluded.handle, ''), accounts.handle)",
+                    (service, did, handle, now),
+                )
+
+    def network_post_count(self) -> int:
+        return int(self.db.execute("SELECT count(*) FROM network_posts").fetchone()[0])
+
+    def spoken_since(self, service: str, since_us: int, limit: int = 200_000) -> list[Spoken]:
+        """Every account speaking about a paper since ``since_us``, with what is known of it."""
+        rows = self.db.execute(
+            "SELECT m.paper, p.did, p.kind, p.uri, p.created_at, p.time_us, "
+            "COALESCE(a.handle, '') AS handle, a.followers, COALESCE(a.bot, 0) AS bot, "
+            "m.method, m.evidence "
+            "FROM network_posts p JOIN network_mentions m ON m.uri = p.uri "
+            "LEFT JOIN accounts a ON a.service = ? AND a.id = p.did "
+            "WHERE p.time_us >= ? ORDER BY p.time_us LIMIT ?",
+            (service, since_us, limit),
+        )
+        return [
+            Spoken(r[0], r[1], r[2], r[3], r[4], int(r[5]), r[6],
+                   None if r[7] is None else int(r[7]), bool(r[8]), r[9], r[10])
+            for r in rows
+        ]  # fmt: skip
+
+    def spoken_about(self, service: str, papers: Sequence[str], since_us: int) -> list[Spoken]:
+        """:meth:`spoken_since` for some papers only (the feed's candidates)."""
+        if not papers:
+            return []
+        rows = self.db.execute(
+            "SELECT m.paper, p.did, p.kind, p.uri, p.created_at, p.time_us, "
+            "COALESCE(a.handle, '') AS handle, a.followers, COALESCE(a.bot, 0) AS bot, "
+            "m.method, m.evidence "
+            "FROM network_mentions m JOIN network_posts p ON p.uri = m.uri "
+            "LEFT JOIN accounts a ON a.service = ? AND a.id = p.did "
+            f"WHERE {self.sql.in_list('m.paper')} AND p.time_us >= ? ORDER BY p.time_us",
+            (service, self.sql.list_param(papers), since_us),
+        )
+        return [
+            Spoken(r[0], r[1], r[2], r[3], r[4], int(r[5]), r[6],
+                   None if r[7] is None else int(r[7]), bool(r[8]), r[9], r[10])
+            for r in rows
+        ]  # fmt: skip
+
+    def network_mentions_of(self, service: str, paper: str, limit: int = 200) -> list[Spoken]:
+        """Who spoke about one paper on the network, newest first."""
+        rows = self.db.execute(
+            "SELECT m.paper, p.did, p.kind, p.uri, p.created_at, p.time_us, "
+            "COALESCE(a.handle, '') AS handle, a.followers, COALESCE(a.bot, 0) AS bot, "
+            "m.method, m.evidence "
+            "FROM network_mentions m JOIN network_posts p ON p.uri = m.uri "
+            "LEFT JOIN accounts a ON a.service = ? AND a.id = p.did "
+            "WHERE m.paper = ? ORDER BY p.time_us DESC LIMIT ?",
+            (service, paper, limit),
+        )
+        return [
+            Spoken(r[0], r[1], r[2], r[3], r[4], int(r[5]), r[6],
+                   None if r[7] is None else int(r[7]), bool(r[8]), r[9], r[10])
+            for r in rows
+        ]  # fmt: skip
+
+    def save_follows(self, follower: str, follows: Iterable[str], now: str) -> int:
+        """Record that ``follower`` follows each of ``follows`` (idempotent)."""
+        rows = [(follower, f, now) for f in dict.fromkeys(follows) if f and f != follower]
+        with self.transaction():
+            self.db.executemany(
+                "INSERT INTO network_follows (follower, follows, seen_at) VALUES (?, ?, ?) "
+                "ON CONFLICT(follower, follows) DO NOTHING",
+                rows,
+            )
+        return len(rows)
+
+    def forget_follow(self, follower: str, follows: str) -> None:
+        with self.transaction():
+            self.db.execute(
+                "DELETE FROM network_follows WHERE follower = ? AND follows = ?",
+                (follower, follows),
+            )
+
+    def follows_of(self, followers: Sequence[str]) -> dict[str, set[str]]:
+        """Whom each of ``followers`` follows: ``followed DID -> {follower DIDs}``."""
+        if not followers:
+            return {}
+        rows = self.db.execute(
+            "SELECT follower, follows FROM network_follows WHERE "
+            + self.sql.in_list("follower"),
+            (self.sql.list_param(followers),),
+        )
+        found: dict[str, set[str]] = {}
+        for follower, follows in rows:
+            found.setdefault(follows, set()).add(follower)
+        return found
+
+
+class WatchQueries(_Base):
+    """What a reader watches, where they are told, and what they were told (per ``reader``)."""
+
+    def set_watch(self, reader: str, arxiv_id: str, now: str, watched: bool = True) -> bool:
+        """Watch (or stop watching) a paper; returns whether anything changed."""
+        with self.transaction():
+            if watched:
+                row = self.db.execute(
+                    "INSERT INTO watches (reader, arxiv_id, created_at) VALUES (?, ?, ?) "
+                    "ON CONFLICT(reader, arxiv_id) DO NOTHING RETURNING arxiv_id",
+                    (reader, arxiv_id, now),
+                ).fetchone()
+                return row is not None
+            cursor = self.db.execute(
+                "DELETE FROM watches WHERE reader = ? AND arxiv_id = ? RETURNING arxiv_id",
+                (reader, arxiv_id),
+            )
+            return cursor.fetchone() is not None
+
+    def watched(self, reader: str | None = None) -> dict[str, set[str]]:
+        """Watched papers and who watches each (every reader's when ``reader`` is None)."""
+        rows = (
+            self.db.execute("SELECT arxiv_id, reader FROM watches")
+            if reader is None
+            else self.db.execute("SELECT arxiv_id, reader FROM watches WHERE reader = ?", (reader,))
+        )
+        found: dict[str, set[str]] = {}
+        for arxiv_id, who in rows:
+            found.setdefault(arxiv_id, set()).add(who)
+        return found
+
+    def set_push_target(self, target: PushTarget, now: str, present: bool = True) -> None:
+        with self.transaction():
+            if present:
+                self.db.execute(
+                    "INSERT INTO push_targets (reader, kind, address, created_at) "
+                    "VALUES (?, ?, ?, ?) ON CONFLICT(reader, kind, address) DO NOTHING",
+                    (target.reader, target.kind, target.address, now),
+                )
+            else:
+                self.db.execute(
+                    "DELETE FROM push_targets WHERE reader = ? AND kind = ? AND address = ?",
+                    (target.reader, target.kind, target.address),
+                )
+
+    def push_targets(self, reader: str | None = None) -> list[PushTarget]:
+        rows = (
+            self.db.execute("SELECT kind, address, reader FROM push_targets ORDER BY 3, 1, 2")
+            if reader is None
+            else self.db.execute(
+                "SELECT kind, address, reader FROM push_targets WHERE reader = ? ORDER BY 1, 2",
+                (reader,),
+            )
+        )
+        return [PushTarget(*r) for r in rows]
+
+    def record_events(self, events: Sequence[WatchEvent], now: str) -> list[WatchEvent]:
+        """Keep events (each key once) and queue a delivery per watcher's target; the new ones."""
+        new: list[WatchEvent] = []
+        with self.transaction():
+            for event in events:
+                row = self.db.execute(
+                    "INSERT INTO watch_events (key, arxiv_id, kind, summary, url, happened, "
+                    "created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING "
+                    "RETURNING key",
+                    (event.key, event.arxiv_id, event.kind, event.summary, event.url,
+                     event.happened, now),
+                ).fetchone()  # fmt: skip
+                if row is None:
+                    continue
+                new.append(event)
+                self.db.execute(
+                    "INSERT INTO deliveries (event_key, reader, kind, address) "
+                    "SELECT ?, t.reader, t.kind, t.address FROM watches w JOIN push_targets t "
+                    "ON t.reader = w.reader WHERE w.arxiv_id = ? "
+                    "ON CONFLICT(event_key, reader, kind, address) DO NOTHING",
+                    (event.key, event.arxiv_id),
+                )
+        return new
+
+    def pending_deliveries(self, max_attempts: int = 10, limit: int = 500) -> list[Delivery]:
+        rows = self.db.execute(
+            "SELECT e.key, e.arxiv_id, e.kind, e.summary, e.url, e.happened, d.kind, d.address, "
+            "d.reader, d.attempts FROM deliveries d JOIN watch_events e ON e.key = d.event_key "
+            "WHERE d.sent_at IS NULL AND d.attempts < ? ORDER BY e.happened, e.key LIMIT ?",
+            (max_attempts, limit),
+        )
+        return [
+            Delivery(WatchEvent(*r[:6]), PushTarget(r[6], r[7], r[8]), int(r[9])) for r in rows
+        ]
+
+    def claim_delivery(self, delivery: Delivery) -> bool:
+        """Take a delivery for sending: False when another run sent it or holds it now."""
+        with self.transaction():
+            row = self.db.execute(
+                "UPDATE deliveries SET attempts = attempts + 1 WHERE event_key = ? AND "
+                "reader = ? AND kind = ? AND address = ? AND sent_at IS NULL AND attempts = ? "
+                "RETURNING event_key",
+                (delivery.event.key, delivery.target.reader, delivery.target.kind,
+                 delivery.target.address, delivery.attempts),
+            ).fetchone()  # fmt: skip
+        return row is not None
+
+    def finish_delivery(self, delivery: Delivery, now: str, error: str | None = None) -> None:
+        """Mark a delivery sent (only after the target took it), or record why it failed."""
+        with self.transaction():
+            self.db.execute(
+                "UPDATE deliveries SET sent_at = ?, last_error = ? WHERE event_key = ? AND "
+                "reader = ? AND kind = ? AND address = ?",
+                (None if error else now, error, delivery.event.key, delivery.target.reader,
+                 delivery.target.kind, delivery.target.address),
+            )  # fmt: skip
+
+    def watch_events(self, arxiv_id: str | None = None, limit: int = 100) -> list[WatchEvent]:
+        where, args = ("WHERE arxiv_id = ? ", [arxiv_id]) if arxiv_id else ("", [])
+        rows = self.db.execute(
+            "SELECT key, arxiv_id, kind, summary, url, happened FROM watch_events "
+            f"{where}ORDER BY happened DESC, key LIMIT ?",
+            (*args, limit),
+        )
+        return [WatchEvent(*r) for r in rows]

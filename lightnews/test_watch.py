@@ -1,0 +1,221 @@
+"""Watch a paper: mentions by scholars, new versions, code, each pushed once to every target.
+
+Push targets are real local servers counting what they receive: a webhook
+and an ntfy topic (HTTP) and an SMTP server (aiosmtpd).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import email
+import re
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from email.message import Message
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from aiosmtpd.controller import Controller
+from click.testing import CliRunner
+from starlette.testclient import TestClient
+
+from lightnews.listen import replay_file
+from lightnews.model import Account, Paper, Version
+from lightnews.settings import Settings
+from lightnews.sources.jetstream import POST, REPOST
+from lightnews.sources.jetstream_fixtures import commit_event, text_record
+from lightnews.store import Store
+from lightnews.store.network import PushTarget
+from lightnews.watch import code_event, notify, record, start_watching
+
+A = "2505.20295"
+SCHOLAR = "did:plc:ggectctbnnfbhajffo242o2o"
+BOT = "did:plc:bot1000000000000000000"
+STRANGER = "did:plc:stranger000000000000000"
+
+
+class Counter:
+    """An HTTP server taking POSTs: answers ``statuses`` in turn (the last repeating)."""
+
+    def __init__(self, *statuses: int) -> None:
+        self.statuses = list(statuses) or [200]
+        self.received: list[tuple[str, dict[str, str], bytes]] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                outer.received.append((self.path, {k.lower(): v for k, v in
+                                                   self.headers.items()}, body))  # fmt: skip
+                index = min(len(outer.received) - 1, len(outer.statuses) - 1)
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self.send_response(outer.statuses[index])
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}{path}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class Inbox:
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+
+    async def handle_DATA(self, server: object, session: object, envelope: object) -> str:
+        self.messages.append(email.message_from_bytes(envelope.content))  # type: ignore[attr-defined]
+        return "250 OK"
+
+
+@pytest.fixture
+def smtp() -> Iterator[tuple[Inbox, int]]:
+    inbox = Inbox()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    controller = Controller(inbox, hostname="127.0.0.1", port=port)
+    controller.start()
+    yield inbox, port
+    controller.stop()
+
+
+def _settings(port: int = 25) -> Settings:
+    return Settings(environ={}).with_overrides(
+        allow_private_addresses=True, smtp_host="127.0.0.1", smtp_port=port,
+        smtp_from="lightnews@example.org",
+    )  # fmt: skip
+
+
+def _library(store: Store) -> None:
+    now = "2026-12-03T08:00:00Z"
+    store.save_papers([Paper(A, title="SelfReflect", published="2026-12-01T00:00:00Z",
+                             versions=[Version(1, "2026-12-01T00:00:00Z")])], now)  # fmt: skip
+    scholar = store.create_scholar("Michael Kirchhof", now)
+    store.add_identity(scholar, "bluesky-did", SCHOLAR)
+    about = "Automated feed of every new arXiv cs.LG paper"
+    store.save_accounts([Account("bluesky", BOT, "arxiv-bot.example.org", "cs.LG bot", about)], now)
+    store.mark_bot("bluesky", BOT, "describes itself as automated")
+
+
+def _hear(store: Store, tmp_path: Path, events: list[dict[str, Any]], name: str) -> None:
+    path = tmp_path / name
+    path.write_bytes(b"\n".join(orjson.dumps(e) for e in events) + b"\n")
+    replay_file(store, Settings(environ={}), path)
+
+
+def _post(text: str) -> dict[str, Any]:
+    return text_record(f"{text} arxiv.org/abs/{A}", "2026-12-03T10:00:00.000Z")
+
+
+def test_each_event_reaches_each_target_once_across_runs(
+    store: Store, tmp_path: Path, smtp: tuple[Inbox, int]
+) -> None:
+    inbox, port = smtp
+    hook, topic = Counter(), Counter()
+    settings = _settings(port)
+    _library(store)
+    clock = iter(range(int(time.time() * 1e6), 1 << 62, 1000))
+    # Said before anyone watched: never pushed.
+    _hear(store, tmp_path, [commit_event(SCHOLAR, next(clock), POST, "3old", _post("Old:"))],
+          "before.jsonl")  # fmt: skip
+    assert start_watching(store, "", A) and not start_watching(store, "", A)
+    for target in (PushTarget("webhook", hook.url("/hook")), PushTarget("ntfy", topic.url("/t")),
+                   PushTarget("email", "reader@example.org")):  # fmt: skip
+        store.set_push_target(target, "2026-12-03T09:00:00Z")
+    try:
+        _hear(store, tmp_path, [
+            commit_event(SCHOLAR, next(clock), POST, "3new", _post("Now at the poster:")),
+            commit_event(BOT, next(clock), POST, "3bot", _post("[cs.LG] SelfReflect")),
+            commit_event(STRANGER, next(clock), POST, "3str", _post("cool")),
+            commit_event(SCHOLAR, next(clock), REPOST, "3rep", {
+                "$type": REPOST, "createdAt": "2026-12-03T10:00:00Z",
+                "subject": {"uri": f"at://{STRANGER}/{POST}/3str", "cid": "bafy"}}),
+        ], "after.jsonl")  # fmt: skip
+        store.save_papers([Paper(A, title="SelfReflect", published="2026-12-01T00:00:00Z",
+                                 versions=[Version(1, "2026-12-01T00:00:00Z"),
+                                           Version(2, "2026-12-05T00:00:00Z")])],
+                          "2026-12-05T01:00:00Z")  # fmt: skip
+        # Another part of Lightnews (code links) hands over what it learned.
+        record(store, [code_event(A, "https://github.com/apple/ml-selfreflect", "2026-12-05")])
+        first = notify(store, settings)
+        second = notify(store, settings)
+    finally:
+        hook.close()
+        topic.close()
+    # The scholar's post, the scholar's repost, version 2 (found by notify) and the code
+    # (handed over): 4 events x 3 targets.
+    assert (first.events, first.sent, first.failed) == (3, 12, 0), first.errors
+    assert (second.events, second.sent) == (0, 0)
+    kinds = sorted(orjson.loads(body)["event"]["kind"] for _, _, body in hook.received)
+    assert kinds == ["code", "mention", "mention", "version"]
+    keys = [headers["idempotency-key"] for _, headers, _ in hook.received]
+    assert len(set(keys)) == 4 and f"version:{A}:v2" in keys
+    assert not any("3bot" in k or "3old" in k or "v1" in k for k in keys)  # bots, old news
+    assert len(topic.received) == 4 and len(inbox.messages) == 4
+    said = {body.decode() for _, _, body in topic.received}
+    assert "Michael Kirchhof reposted a post about arXiv 2505.20295" in said
+    assert all(m["To"] == "reader@example.org" for m in inbox.messages)
+
+
+def test_a_delivery_is_marked_sent_only_once_the_target_took_it(store: Store) -> None:
+    hook = Counter(500, 200)
+    _library(store)
+    start_watching(store, "", A)
+    store.set_push_target(PushTarget("webhook", hook.url("/hook")), "2026-12-03T09:00:00Z")
+    record(store, [code_event(A, "https://github.com/apple/ml-selfreflect", "2026-12-05")])
+    try:
+        runs = [notify(store, _settings()) for _ in range(3)]
+    finally:
+        hook.close()
+    assert [(r.sent, r.failed) for r in runs] == [(0, 1), (1, 0), (0, 0)]
+    assert "HTTP 500" in runs[0].errors[0] and len(hook.received) == 2
+
+
+def test_watch_commands_and_button(tmp_path: Path) -> None:
+    from lightnews.cli import cli
+    from lightnews.serve.web import create_app
+    from lightnews.store import SQLiteStore
+
+    db = tmp_path / "watch.db"
+    with SQLiteStore(db) as store:
+        _library(store)
+    runner = CliRunner()
+    result = runner.invoke(cli, ["--db", str(db), "watch", f"https://arxiv.org/abs/{A}v2",
+                                 "--json"])  # fmt: skip
+    assert result.exit_code == 0 and orjson.loads(result.output)["watching"] == [A]
+    assert runner.invoke(cli, ["--db", str(db), "unwatch", A]).output.startswith("no longer")
+    bad = runner.invoke(cli, ["--db", str(db), "push", "add", "webhook", "ftp://x"])
+    assert bad.exit_code == 2 and "http(s) URL" in bad.output
+    added = runner.invoke(cli, ["--db", str(db), "push", "add", "ntfy", "https://ntfy.sh/t"])
+    assert added.exit_code == 0
+    listed = runner.invoke(cli, ["--db", str(db), "push", "list", "--json"])
+    assert orjson.loads(listed.output) == [{"kind": "ntfy", "address": "https://ntfy.sh/t"}]
+    app = create_app(db, Settings(environ={}))
+    with TestClient(app, base_url="http://localhost") as client:
+        page = client.get(f"/paper/{A}").text
+        token = re.search(r'name="csrf_token" value="([0-9a-f]+)"', page)
+        assert token and ">Watch</button>" in page
+        form = {"csrf_token": token.group(1), "paper": A, "action": "watch"}
+        done = client.post("/watch", data=form, follow_redirects=False)
+        assert done.status_code == 303 and done.headers["location"] == f"/paper/{A}"
+        assert ">Stop watching</button>" in client.get(f"/paper/{A}").text
+        refused = client.post("/watch", data={"paper": A, "action": "watch"})
+        assert refused.status_code == 403  # no token: refused like every other form
+        missing = client.post("/watch", data={**form, "paper": "2401.99999"})
+        assert missing.status_code == 404
+    with SQLiteStore(db) as store:
+        assert store.watched("") == {A: {""}}
