@@ -7,25 +7,20 @@ and an ntfy topic (HTTP) and an SMTP server (aiosmtpd).
 from __future__ import annotations
 
 import contextlib
-import email
 import re
-import socket
 import threading
 import time
-from collections.abc import Iterator
-from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import orjson
-import pytest
-from aiosmtpd.controller import Controller
 from click.testing import CliRunner
 from starlette.testclient import TestClient
 
 from lightnews.listen import replay_file
 from lightnews.model import Account, Paper, Version
+from lightnews.serve.test_digest import Inbox, smtp  # noqa: F401 - the SMTP server fixture
 from lightnews.settings import Settings
 from lightnews.sources.jetstream import POST, REPOST
 from lightnews.sources.jetstream_fixtures import commit_event, text_record
@@ -72,25 +67,6 @@ class Counter:
         self.server.server_close()
 
 
-class Inbox:
-    def __init__(self) -> None:
-        self.messages: list[Message] = []
-
-    async def handle_DATA(self, server: object, session: object, envelope: object) -> str:
-        self.messages.append(email.message_from_bytes(envelope.content))  # type: ignore[attr-defined]
-        return "250 OK"
-
-
-@pytest.fixture
-def smtp() -> Iterator[tuple[Inbox, int]]:
-    inbox = Inbox()
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    controller = Controller(inbox, hostname="127.0.0.1", port=port)
-    controller.start()
-    yield inbox, port
-    controller.stop()
 
 
 def _settings(port: int = 25) -> Settings:
@@ -122,7 +98,7 @@ def _post(text: str) -> dict[str, Any]:
 
 
 def test_each_event_reaches_each_target_once_across_runs(
-    store: Store, tmp_path: Path, smtp: tuple[Inbox, int]
+    store: Store, tmp_path: Path, smtp: tuple[Inbox, int]  # noqa: F811 - the fixture imported above
 ) -> None:
     inbox, port = smtp
     hook, topic = Counter(), Counter()

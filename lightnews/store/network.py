@@ -35,6 +35,19 @@ __all__ = [
 ]
 
 
+#: The columns of a :class:`Spoken` row, in its fields' order.
+_SPOKEN = (
+    "m.paper, p.did, p.kind, p.uri, p.created_at, p.time_us, COALESCE(a.handle, '') AS handle, "
+    "a.followers, COALESCE(a.bot, 0) AS bot, m.method, m.evidence"
+)
+
+
+def _spoken(r: Any) -> Spoken:
+    return Spoken(r[0], r[1], r[2], r[3], r[4], int(r[5]), r[6],
+                  None if r[7] is None else int(r[7]), bool(r[8]), r[9], r[10])  # fmt: skip
+
+
+
 @dataclass(frozen=True, slots=True)
 class NetworkMention:
     """A paper a network post names: an arXiv id, ``doi:…`` or ``openreview:…``."""
@@ -265,55 +278,37 @@ class NetworkQueries(_Base):
     def spoken_since(self, service: str, since_us: int, limit: int = 200_000) -> list[Spoken]:
         """Every account speaking about a paper since ``since_us``, with what is known of it."""
         rows = self.db.execute(
-            "SELECT m.paper, p.did, p.kind, p.uri, p.created_at, p.time_us, "
-            "COALESCE(a.handle, '') AS handle, a.followers, COALESCE(a.bot, 0) AS bot, "
-            "m.method, m.evidence "
+            f"SELECT {_SPOKEN} "
             "FROM network_posts p JOIN network_mentions m ON m.uri = p.uri "
             "LEFT JOIN accounts a ON a.service = ? AND a.id = p.did "
             "WHERE p.time_us >= ? ORDER BY p.time_us LIMIT ?",
             (service, since_us, limit),
         )
-        return [
-            Spoken(r[0], r[1], r[2], r[3], r[4], int(r[5]), r[6],
-                   None if r[7] is None else int(r[7]), bool(r[8]), r[9], r[10])
-            for r in rows
-        ]  # fmt: skip
+        return [_spoken(r) for r in rows]
 
     def spoken_about(self, service: str, papers: Sequence[str], since_us: int) -> list[Spoken]:
         """:meth:`spoken_since` for some papers only (the feed's candidates)."""
         if not papers:
             return []
         rows = self.db.execute(
-            "SELECT m.paper, p.did, p.kind, p.uri, p.created_at, p.time_us, "
-            "COALESCE(a.handle, '') AS handle, a.followers, COALESCE(a.bot, 0) AS bot, "
-            "m.method, m.evidence "
+            f"SELECT {_SPOKEN} "
             "FROM network_mentions m JOIN network_posts p ON p.uri = m.uri "
             "LEFT JOIN accounts a ON a.service = ? AND a.id = p.did "
             f"WHERE {self.sql.in_list('m.paper')} AND p.time_us >= ? ORDER BY p.time_us",
             (service, self.sql.list_param(papers), since_us),
         )
-        return [
-            Spoken(r[0], r[1], r[2], r[3], r[4], int(r[5]), r[6],
-                   None if r[7] is None else int(r[7]), bool(r[8]), r[9], r[10])
-            for r in rows
-        ]  # fmt: skip
+        return [_spoken(r) for r in rows]
 
     def network_mentions_of(self, service: str, paper: str, limit: int = 200) -> list[Spoken]:
         """Who spoke about one paper on the network, newest first."""
         rows = self.db.execute(
-            "SELECT m.paper, p.did, p.kind, p.uri, p.created_at, p.time_us, "
-            "COALESCE(a.handle, '') AS handle, a.followers, COALESCE(a.bot, 0) AS bot, "
-            "m.method, m.evidence "
+            f"SELECT {_SPOKEN} "
             "FROM network_mentions m JOIN network_posts p ON p.uri = m.uri "
             "LEFT JOIN accounts a ON a.service = ? AND a.id = p.did "
             "WHERE m.paper = ? ORDER BY p.time_us DESC LIMIT ?",
             (service, paper, limit),
         )
-        return [
-            Spoken(r[0], r[1], r[2], r[3], r[4], int(r[5]), r[6],
-                   None if r[7] is None else int(r[7]), bool(r[8]), r[9], r[10])
-            for r in rows
-        ]  # fmt: skip
+        return [_spoken(r) for r in rows]
 
     def save_follows(self, follower: str, follows: Iterable[str], now: str) -> int:
         """Record that ``follower`` follows each of ``follows`` (idempotent)."""
