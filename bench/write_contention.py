@@ -67,6 +67,8 @@ LOCKED = ("database is locked", "Traceback", "OperationalError")
 
 
 def scratch_copy(db: Path, to: Path) -> Path:
+    if db.resolve() == to.resolve():
+        raise SystemExit(f"{db} is the scratch copy itself: give the library it is made from")
     for suffix in ("", "-wal", "-shm", ".static.faiss", ".static.json"):
         target = Path(f"{to}{suffix}")
         target.unlink(missing_ok=True)
