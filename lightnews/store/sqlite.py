@@ -1062,10 +1062,14 @@ class SQLiteStore(
         rows = self.db.execute(
             "SELECT i.id, i.kind, i.title, i.text, i.url, i.author, "
             "COALESCE(i.published, i.first_seen) AS published, s.kind AS source_kind, "
+            # The thread's posts: those naming its root, and the root itself, counted as two
+            # lookups (an OR of the two would read every post of the source).
             "COALESCE(s.title, s.address) AS source, CASE WHEN i.kind = 'post' THEN ("
-            "SELECT count(*) FROM items t WHERE t.kind = 'post' AND t.source_id = i.source_id "
-            "AND (t.thread_root = COALESCE(i.thread_root, i.key) "
-            "OR t.key = COALESCE(i.thread_root, i.key))) ELSE 0 END AS thread_posts "
+            "(SELECT count(*) FROM items t WHERE t.thread_root = COALESCE(i.thread_root, i.key) "
+            "AND t.kind = 'post' AND t.source_id = i.source_id) + "
+            "(SELECT count(*) FROM items t WHERE t.key = COALESCE(i.thread_root, i.key) "
+            "AND t.kind = 'post' AND t.source_id = i.source_id AND (t.thread_root IS NULL "
+            "OR t.thread_root <> COALESCE(i.thread_root, i.key)))) ELSE 0 END AS thread_posts "
             f"FROM items i JOIN sources s ON s.id = i.source_id WHERE {self.sql.in_list('i.id')}",
             (self.sql.list_param(item_ids),),
         )
