@@ -176,6 +176,37 @@ def server() -> Iterator[RecordedServer]:
     running.close()
 
 
+@contextlib.contextmanager
+def _serving(app: Any) -> Iterator[str]:
+    import socket
+    import time
+
+    import uvicorn
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    for _ in range(200):
+        if server.started:
+            break
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=5)
+
+
+@pytest.fixture(scope="session")
+def serving() -> Callable[[Any], contextlib.AbstractContextManager[str]]:
+    """The real server (uvicorn) for an ASGI app, in a thread on a free loopback port:
+    ``with serving(app) as base_url: ...``."""
+    return _serving
+
+
 @pytest.fixture(scope="module")
 def demo_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A database built from the bundled demo snapshot (one per test module)."""

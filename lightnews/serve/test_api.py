@@ -12,13 +12,11 @@ why). Every other check runs on every route.
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from starlette.routing import Route
@@ -58,26 +56,12 @@ def test_every_api_route_of_the_app_is_described(tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def api_url(demo_library: str) -> Iterator[str]:
-    import uvicorn
-
+def api_url(demo_library: str, serving: Any) -> Iterator[str]:
     from lightnews.serve.web import create_app
 
     settings = Settings(environ={}).with_overrides(resolve_online=False)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(demo_library, settings), host="127.0.0.1",
-                                           port=port, log_level="warning"))  # fmt: skip
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    for _ in range(200):
-        if server.started:
-            break
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/api/openapi.json"
-    server.should_exit = True
-    thread.join(timeout=5)
+    with serving(create_app(demo_library, settings)) as url:
+        yield f"{url}/api/openapi.json"
 
 
 def _schemathesis(url: str, cwd: Path, *options: str) -> subprocess.CompletedProcess[str]:

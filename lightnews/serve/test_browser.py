@@ -10,9 +10,7 @@ repository. Other browser test modules reuse the fixtures here.
 from __future__ import annotations
 
 import shutil
-import socket
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,28 +29,12 @@ if not Path(CHROMIUM).exists():  # pragma: no cover - CI installs it
 
 
 @pytest.fixture(scope="module")
-def base_url(demo_library: str) -> Iterator[str]:
-    import uvicorn
-
+def base_url(demo_library: str, serving: Any) -> Iterator[str]:
     from lightnews.serve.web import create_app
 
     settings = Settings(environ={}).with_overrides(resolve_online=False)
-    db = demo_library
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(db, settings), host="127.0.0.1", port=port, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    for _ in range(100):
-        if server.started:
-            break
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=5)
+    with serving(create_app(demo_library, settings)) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

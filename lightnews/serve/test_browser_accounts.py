@@ -8,9 +8,7 @@ as in ``test_browser``; screenshots go to ``test-artifacts/screenshots``.
 from __future__ import annotations
 
 import http.server
-import socket
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,25 +23,11 @@ __all__ = ["browser", "library", "pg_demo_template", "pg_demo_url"]  # fixtures 
 
 
 @pytest.fixture
-def served(library: str) -> Iterator[str]:
-    import uvicorn
-
+def served(library: str, serving: Any) -> Iterator[str]:
     from lightnews.serve.web import create_app
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(library, SETTINGS), host="127.0.0.1",
-                                           port=port, log_level="warning"))  # fmt: skip
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    for _ in range(200):
-        if server.started:
-            break
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=5)
+    with serving(create_app(library, SETTINGS)) as url:
+        yield url
 
 
 def signed_in(browser: Any, base: str, name: str) -> Any:
