@@ -363,11 +363,12 @@ def create_app(
             source_kind=params.get("source_kind", "").strip() or None,
         )
         hits = SearchResults([], "lexical")
-        if wants_json(request) and _empty_range(typed):  # a range nothing falls in: no hits
-            note = "the start is after the end: nothing can match"
-            return JSONResponse({"query": query, "page": number, "mode": "lexical",
-                                 "note": note, "hits": []})  # fmt: skip
         try:
+            if wants_json(request) and _empty_range(typed):  # a range nothing falls in: no hits
+                search_filters(replace(typed, until=None))  # but the other filters are checked
+                note = "the start is after the end: nothing can match"
+                return JSONResponse({"query": query, "page": number, "mode": "lexical",
+                                     "note": note, "hits": []})  # fmt: skip
             filters = search_filters(typed)
             who = params.get("scholar", "").strip()
             if who:
@@ -782,6 +783,7 @@ def create_app(
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers)
     app.state.store = store
     first = current_settings()
+
     def takes(method: str, path: str) -> bool:
         """A route takes ``method`` at ``path`` (a form to check), else the router says 405."""
         return any(isinstance(r, Route) and method in (r.methods or ())
