@@ -17,7 +17,6 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -175,14 +174,10 @@ def _moment_typed(text: str) -> str:
     return text
 
 
-def library_now(settings: Settings) -> datetime:
-    """Now, or the library's ``clock`` setting (a demo library is set to its snapshot's time)."""
-    clock = str(settings.clock or "")
-    return datetime.fromisoformat(clock.replace("Z", "+00:00")) if clock else utc_now()
-
-
 def _search_date(text: str) -> str:
-    return validate.search_date(text, utc_now())
+    """A search date as typed, checked now and read later against the library's clock."""
+    validate.search_date(text, utc_now())
+    return text
 
 
 def _any_category(text: str) -> str:
@@ -812,6 +807,9 @@ def search(
     from lightnews.search import search_papers
 
     with errors_as_exit():
+        now = app.settings.now()  # "1w" is a week before the library's clock
+        since = validate.search_date(since, now) if since else None
+        until = validate.search_date(until, now) if until else None
         validate.date_range(since, until)
         filters = SearchFilters(
             subject=subject,
@@ -1367,7 +1365,7 @@ def digest(
     with errors_as_exit():
         settings = app.reader_settings
         reader = app.reader
-        now = library_now(settings)
+        now = settings.now()
         since = validate.moment(since_typed, now)
         to = None
         if email is not None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
-from datetime import datetime
 from pathlib import Path
 
 import click
@@ -37,8 +36,10 @@ from lightnews.normalize.times import utc_now
 __all__ = ["discussed", "listen", "push", "unwatch", "watch"]
 
 
-def _moment(text: str) -> datetime:
-    return validate.moment(text, utc_now())
+def _moment_typed(text: str) -> str:
+    """A moment as typed, checked now and read later against the library's clock."""
+    validate.moment(text, utc_now())
+    return text
 
 
 def _jetstream_url(text: str) -> str:
@@ -110,13 +111,13 @@ def listen(
 
 
 @cli.command()
-@click.option("--since", default="24h", show_default=True, callback=checked(_moment),
+@click.option("--since", default="24h", show_default=True, callback=checked(_moment_typed),
               help="How far back: 24h, 7d, today, yesterday or a date (2026-12-01).")  # fmt: skip
 @click.option("--limit", default=30, show_default=True, type=click.IntRange(1, 500),
               help="How many papers.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_app
-def discussed(app: App, since: datetime, limit: int, as_json: bool) -> None:
+def discussed(app: App, since: str, limit: int, as_json: bool) -> None:
     """Papers the network discusses now, by the people who post about them.
 
     Each account counts once per paper, weighed by its reach (followers,
@@ -127,7 +128,7 @@ def discussed(app: App, since: datetime, limit: int, as_json: bool) -> None:
     from lightnews.rank.discussed import discussed_papers
 
     with errors_as_exit():
-        moment = since
+        moment = validate.moment(since, app.settings.now())
         entries = discussed_papers(app.store, app.reader, moment, limit=limit,
                                    bot_weight=float(app.settings.discussed_bot_weight))  # fmt: skip
     if as_json:

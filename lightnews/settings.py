@@ -225,9 +225,10 @@ SETTINGS: tuple[Setting, ...] = (
         "clock",
         "",
         _moment_text,
-        "Treat this moment (ISO 8601, UTC) as now for `digest --since` (empty: the real "
-        "clock). The demo sets it to its snapshot's last moment, so `digest --since 1d` "
-        "shows the demo's day.",
+        "Treat this moment (ISO 8601, UTC) as now (empty: the real clock): relative times "
+        "on the web ('3 hours ago'), periods such as `digest --since 1d`, `--since 2w` of a "
+        "search and the Discussed page's 24 hours read it. The demo sets it to its "
+        "snapshot's last moment, so the demo reads as on its own day.",
     ),
     Setting("smtp_host", "", str, "SMTP server the digest is e-mailed through (empty: no e-mail)."),
     Setting("smtp_port", 25, _positive_int, "Port of the SMTP server."),
@@ -441,6 +442,13 @@ class Settings:
 
     def get(self, name: str) -> Any:
         return self._values[self.lookup(name).name]
+
+    def now(self) -> datetime:
+        """Now for this library: the ``clock`` setting when set (the demo sets it to its
+        snapshot's last moment), else the real clock. Relative times and periods
+        ("3 hours ago", ``--since 1d``, the Discussed page's 24 hours) read it."""
+        clock = str(self.clock or "")
+        return datetime.fromisoformat(clock.replace("Z", "+00:00")) if clock else datetime.now(UTC)
 
     def with_overrides(self, **values: Any) -> Settings:
         """A copy with some values replaced (tests, the demo)."""

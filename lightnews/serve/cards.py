@@ -20,6 +20,7 @@ from typing import Any
 
 from lightnews.errors import NotFound
 from lightnews.normalize.tex import tex_to_text
+from lightnews.normalize.times import utc_now
 from lightnews.rank import Reason, Story
 from lightnews.store import Store
 from lightnews.store.views import PaperAuthorship, PaperPage
@@ -183,10 +184,17 @@ def _moment(value: str | None) -> datetime | None:
 
 
 def relative_time(value: str | None, now: datetime) -> str:
-    """``just now``, ``5 minutes ago``, ``3 hours ago``, ``2 days ago``, ``1 year ago``."""
+    """``just now``, ``5 minutes ago``, ``3 hours ago``, ``2 days ago``, ``1 year ago``.
+
+    ``now`` is the library's now (its ``clock`` setting, else the real clock); a
+    moment after it, yet past, is the reader's own doing in a library whose clock
+    stands still (a save in the demo), and is told against the real clock.
+    """
     moment = _moment(value)
     if moment is None:
         return ""
+    if moment > now:
+        now = max(now, utc_now())
     seconds = (now - moment).total_seconds()
     future = seconds < 0
     seconds = abs(seconds)

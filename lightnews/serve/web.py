@@ -20,7 +20,9 @@ import os
 import secrets
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -88,6 +90,8 @@ from lightnews.store.views import ItemView
 __all__ = ["app_from_environment", "create_app", "site_secret"]
 
 PER_PAGE = 20
+#: The library's now while a page renders (its ``clock`` setting, else the real clock).
+_PAGE_NOW: ContextVar[datetime | None] = ContextVar("page_now", default=None)
 MAX_PAGE = 100_000
 #: Requests handled at once (the rest wait their turn): each holds a thread and a connection.
 THREADS = 16
@@ -154,7 +158,7 @@ def create_app(
     env.filters["kind_label"] = _kind_label
     env.filters["tex"] = tex_to_text
     env.filters["person"] = display_name
-    env.filters["ago"] = lambda value: relative_time(value, utc_now())
+    env.filters["ago"] = lambda value: relative_time(value, _PAGE_NOW.get() or utc_now())
     env.filters["exact"] = absolute_time
     env.globals["link"] = link
     env.globals["csrf_field"] = csrf_field
@@ -167,6 +171,7 @@ def create_app(
         return settings or Settings(store.saved_settings())
 
     def page(name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        _PAGE_NOW.set(current_settings().now())  # "3 hours ago" by the library's clock
         html = env.get_template(name).render(**context)
         if public_read_only:
             html = without_post_forms(html)
@@ -341,7 +346,8 @@ def create_app(
         from lightnews.rank.discussed import discussion_of
         from lightnews.watch import is_watching, reader_key
 
-        heard = discussion_of(store, reader, [data.arxiv_id], utc_now() - timedelta(days=7))
+        week = current_settings().now() - timedelta(days=7)
+        heard = discussion_of(store, reader, [data.arxiv_id], week)
         return page("paper.html", paper=data, groups=story_groups(data), related=related,
                     authors=story_authors(data, followed, current_settings().attribution_bar),
                     saved=saved_at is not None, read=read_at is not None,
@@ -364,12 +370,13 @@ def create_app(
         )
         hits = SearchResults([], "lexical")
         try:
-            if wants_json(request) and _empty_range(typed):  # a range nothing falls in: no hits
-                search_filters(replace(typed, until=None))  # but the other filters are checked
+            now = current_settings().now()  # "1w" is a week before the library's clock
+            if wants_json(request) and _empty_range(typed, now):  # nothing can fall in it
+                search_filters(replace(typed, until=None), now)  # the other filters are checked
                 note = "the start is after the end: nothing can match"
                 return JSONResponse({"query": query, "page": number, "mode": "lexical",
                                      "note": note, "hits": []})  # fmt: skip
-            filters = search_filters(typed)
+            filters = search_filters(typed, now)
             who = params.get("scholar", "").strip()
             if who:
                 filters = replace(filters, scholar_id=store.find_scholar(who))
@@ -632,7 +639,7 @@ def create_app(
 
         period = request.query_params.get("since", "24h").strip() or "24h"
         try:
-            since = validate.moment(period, utc_now())
+            since = validate.moment(period, current_settings().now())
             weight = float(current_settings().discussed_bot_weight)
             entries = discussed_papers(store, reader_of(request), since, limit=50,
                                        bot_weight=weight)  # fmt: skip
@@ -903,9 +910,8 @@ def thumbnail(url: str) -> Markup:
                   ).format(safe)  # fmt: skip
 
 
-def _empty_range(typed: SearchFilters) -> bool:
+def _empty_range(typed: SearchFilters, now: datetime) -> bool:
     """Both dates readable and the start after the end (the API answers "no hits")."""
-    now = utc_now()
     try:
         since = validate.search_date(typed.since, now) if typed.since else None
         until = validate.search_date(typed.until, now) if typed.until else None
@@ -931,9 +937,9 @@ def pages_for(total: int, per_page: int) -> int:
     return max(1, math.ceil(total / per_page))
 
 
-def search_filters(typed: SearchFilters) -> SearchFilters:
-    """The search's filters as typed, checked and in canonical form (UsageError if not)."""
-    now = utc_now()
+def search_filters(typed: SearchFilters, now: datetime) -> SearchFilters:
+    """The search's filters as typed, checked and in canonical form (UsageError if not);
+    relative dates ("1w") are read against ``now``."""
     since = validate.search_date(typed.since, now) if typed.since else None
     until = validate.search_date(typed.until, now) if typed.until else None
     validate.date_range(since, until)
