@@ -1855,6 +1855,12 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def proxy_options(settings: Settings) -> dict[str, Any]:
+    """uvicorn's options for the ``trusted_proxies`` setting: X-Forwarded-For and -Proto
+    believed from those addresses only (the client's own address otherwise)."""
+    return {"proxy_headers": True, "forwarded_allow_ips": list(settings.trusted_proxies)}
+
+
 def _serve(
     db_path: str | Path,
     host: str,
@@ -1896,7 +1902,7 @@ def _serve(
     if workers == 1:
         app = create_app(db_path, settings, public_read_only=public_read_only,
                          open_without_accounts=loopback)  # fmt: skip
-        uvicorn.run(app, host=host, port=port, log_level="warning")
+        uvicorn.run(app, host=host, port=port, log_level="warning", **proxy_options(settings))
         return
     # Each process builds its own application from the environment; the form key
     # is made once here, so that a form from one process is accepted by the others.
@@ -1911,7 +1917,7 @@ def _serve(
     os.environ["LIGHTNEWS_SERVE_LOOPBACK"] = "1" if loopback else ""
     uvicorn.run(
         "lightnews.serve.web:app_from_environment", factory=True, workers=workers, host=host,
-        port=port, log_level="warning",
+        port=port, log_level="warning", **proxy_options(settings),
     )  # fmt: skip
 
 

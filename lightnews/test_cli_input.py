@@ -183,3 +183,9 @@ def test_several_scholars_matching_are_listed(tmp_path: Path) -> None:
     assert run(db, "scholar", "mara o").exit_code == 0  # more of the name: one
     muted = run(db, "mute", "--scholar", "mara")  # every command that takes WHO
     assert muted.exit_code == 2 and "Mara Olsen" in muted.output
+
+
+def test_a_proxy_that_is_not_an_address_is_refused(demo_db: Path) -> None:
+    wrong = run(demo_db, "settings", "set", "trusted_proxies", "proxy.local")
+    assert wrong.exit_code == 2 and "addresses or networks" in wrong.output
+    assert run(demo_db, "settings", "set", "trusted_proxies", "10.0.0.0/8,::1").exit_code == 0
