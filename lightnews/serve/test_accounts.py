@@ -205,6 +205,62 @@ def test_behind_a_trusted_proxy_the_limit_counts_each_readers_address(
         assert _failed_sign_ins(base, "198.51.100.7", ["ada"]) == [401 if trusted else 429]
 
 
+def _account_form(client: TestClient, **fields: str) -> Any:
+    return client.post("/account", data=fields, follow_redirects=False)
+
+
+def test_a_reader_changes_their_password_on_the_web(library: str) -> None:
+    with client_for(library) as here, client_for(library) as elsewhere:
+        sign_in(here, "bob")
+        sign_in(elsewhere, "bob")
+        tries = {
+            ("guess", "new password 1", "new password 1"): "current password is not that",
+            ("bob's password", "new password 1", "new password 2"): "differ",
+            ("bob's password", "short", "short"): "at least 8 characters",
+        }
+        for (current, new, again), words in tries.items():
+            refused = _account_form(here, action="password", current=current, new=new,
+                                    again=again)  # fmt: skip
+            assert refused.status_code == 400 and words in refused.text, refused.text
+            assert 'name="current"' in refused.text  # the form, to try again
+        done = _account_form(here, action="password", current="bob's password",
+                             new="a better one", again="a better one")  # fmt: skip
+        assert done.status_code == 303 and done.headers["location"] == "/account?changed=password"
+        page = here.get(done.headers["location"])  # this session goes on (renewed) ...
+        assert page.status_code == 200 and "every other session has ended" in page.text
+        assert elsewhere.get("/", follow_redirects=False).status_code == 303  # ... not the other
+    with client_for(library) as again:
+        sign_in(again, "bob", "a better one")
+    with open_store(library) as store:
+        assert ("bob", "users.passwd", "bob") in [(e.actor, e.action, e.target)
+                                                   for e in store.audit_log()]  # fmt: skip
+
+
+def test_a_reader_makes_and_revokes_api_tokens_on_the_web(library: str) -> None:
+    body = {"action": "save", "story": "2511.18342"}
+    with client_for(library) as bob:
+        sign_in(bob, "bob")
+        unnamed = _account_form(bob, action="token-create", name="  ")
+        assert unnamed.status_code == 400 and "Name the token" in unnamed.text
+        made = _account_form(bob, action="token-create", name="my laptop")
+        token = re.search(r"shown once: copy it now\): <code>([^<]+)</code>", made.text)
+        assert made.status_code == 200 and token, made.text
+        assert token[1] not in bob.get("/account").text  # shown once only
+        token_id = re.search(r'name="token" value="(\d+)"', made.text)[1]  # type: ignore[index]
+        with client_for(library) as script:
+            bearer = {"authorization": f"Bearer {token[1]}"}
+            assert script.post("/api/mark", json=body, headers=bearer).status_code == 200
+            foreign = sign_in(script, "ada")
+            assert foreign
+            stolen = _account_form(script, action="token-revoke", token=token_id)
+            assert stolen.status_code == 400 and "no token" in stolen.text  # not ada's to revoke
+        revoked = _account_form(bob, action="token-revoke", token=token_id)
+        assert revoked.status_code == 303
+        with client_for(library) as script:
+            bearer = {"authorization": f"Bearer {token[1]}"}
+            assert script.post("/api/mark", json=body, headers=bearer).status_code == 401
+
+
 def test_sessions_expire_and_end_everywhere(library: str) -> None:
     short = SETTINGS.with_overrides(session_hours=5 / 3600)  # 5 seconds
     with client_for(library, short) as client:
