@@ -159,7 +159,12 @@ def test_a_title_is_aligned_with_its_own_words_not_an_earlier_mention(
 def test_features_for_a_word_only_one_title_has_and_a_coined_name(store: SQLiteStore) -> None:
     store_with_papers(store)
     store.save_papers(
-        [Paper("2412.13303", title="FastVLM: Efficient Vision Encoding for Vision Language")],
+        [
+            Paper(
+                "2412.13303",
+                title="FastVLM: Efficient Vision Encoding for Vision Language Models",
+            )
+        ],
         "2025-01-01T00:00:00Z",
     )
 
