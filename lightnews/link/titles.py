@@ -706,9 +706,14 @@ def _surname_near(tokens: _Tokens, start: int, end: int, surnames: Sequence[str]
 @lru_cache(maxsize=131072)
 def _coined_name(title: str) -> re.Pattern[str] | None:
     """The name a title coins before its colon, one token ("FastVLM", "AM-Thinking-v1",
-    "VGGT"), as a pattern that finds it written as such (not "FastVLM2", "VGGT v2")."""
+    "SeedVR2"), as a pattern that finds it written as such (not "FastVLM2", "SeedVR2 v2").
+
+    Not a word in capitals alone ("DARE", "SAGE", "VGGT"): such acronyms are
+    reused for unrelated methods ("DARE" the 2023 merging method is not "DARE:
+    Diffusion Large Language Models Alignment..."), so writing one is no sign.
+    """
     head = title.split(":", 1)[0].strip() if ":" in title else ""
-    if len(head) < 3 or " " in head:
+    if len(head) < 3 or " " in head or (head.isalpha() and head.isupper()):
         return None
     if not (re.search(r"[A-Z]", head[1:]) or re.search(r"\d", head)):
         return None
@@ -717,7 +722,7 @@ def _coined_name(title: str) -> re.Pattern[str] | None:
 
 def _names_coined(text: str, title: str, weight: _Weights) -> bool:
     """Whether ``text`` writes the name the title coins, a name rare among titles: a
-    post about "VGGT" is about "VGGT: Visual Geometry Grounded Transformer"."""
+    post about "FastVLM" is about "FastVLM: Efficient Vision Encoding for Vision..."."""
     pattern = _coined_name(title)
     if pattern is None or not pattern.search(text):
         return False
