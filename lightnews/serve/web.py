@@ -695,6 +695,16 @@ def create_app(
         return page("scholars.html", scholars=rows, muted=muted_scholars(store, reader),
                     title="Scholars")  # fmt: skip
 
+    def suggestions(request: Request) -> Response:
+        """Accounts the reader might follow, each with its reasons and a Follow button."""
+        from lightnews.rank.suggest import follow_suggestions
+
+        found = follow_suggestions(store, reader_of(request), limit=50,
+                                   bar=current_settings().attribution_bar)  # fmt: skip
+        if wants_json(request):
+            return JSONResponse({"suggestions": [s.to_json() for s in found]})
+        return page("suggestions.html", suggestions=found, title="Whom to follow")
+
     def manage_scholar(request: Request) -> Response:
         """Follow or unfollow a scholar; confirm, reject or undecide an attributed paper."""
         form = read_form(request)
@@ -742,6 +752,7 @@ def create_app(
         Route("/saved", saved), Route("/api/saved", saved),
         Route("/scholars", scholars), Route("/api/scholars", scholars),
         Route("/scholars/manage", manage_scholar, methods=["POST"]),
+        Route("/suggestions", suggestions), Route("/api/suggestions", suggestions),
         Route("/follow", follow, methods=["POST"]),
         Route("/mark", mark, methods=["POST"]), Route("/api/mark", mark, methods=["POST"]),
         Route("/watch", watch, methods=["POST"]),

@@ -30,6 +30,7 @@ from lightnews.store.network import (
     WatchEvent,
 )
 from lightnews.store.readers import AuditEntry, GroupSave, ReaderId, TokenView, UserView
+from lightnews.store.suggest import NetworkShare, PaperAuthor, SocialIdentity
 from lightnews.store.views import (
     AccountView,
     AuthorshipCandidate,
@@ -620,6 +621,33 @@ class Store(Protocol):
 
     def follows_of(self, followers: Sequence[str]) -> dict[str, set[str]]:
         """``followed DID -> {follower DIDs}`` for these followers."""
+        ...
+
+    # -- follow suggestions -----------------------------------------------------------------
+
+    def social_identities(self) -> list[SocialIdentity]:
+        """Every scholar's social accounts (DIDs and handles)."""
+        ...
+
+    def network_shares(self, dids: Sequence[str], limit: int = 5_000) -> list[NetworkShare]:
+        """The newest reposts and quotes these accounts made on the network."""
+        ...
+
+    def scholars_paper_ids(
+        self, scholar_ids: Sequence[int], bar: float, limit: int = 2_000
+    ) -> dict[int, list[str]]: ...
+
+    def paper_authors(self, arxiv_ids: Sequence[str], bar: float) -> list[PaperAuthor]: ...
+
+    def accounts_matching(
+        self,
+        service: str,
+        *,
+        ids: Sequence[str] = (),
+        handles: Sequence[str] = (),
+        names: Sequence[str] = (),
+    ) -> list[AccountView]:
+        """Accounts known by one of these ids, handles or display names (caseless)."""
         ...
 
     # -- watches (per reader; '' is the local reader) --------------------------------------
