@@ -328,9 +328,13 @@ def create_app(
         if not data.stub:
             related = related_papers(store, data.arxiv_id, limit=5,
                                      settings=current_settings(), paper=data)  # fmt: skip
+        from lightnews.rank.discussed import second_order_of
+
+        chain = second_order_of(store, data.arxiv_id)
         if wants_json(request):
             hits = [h.to_json() for h in related]
-            return JSONResponse({**data.to_json(), "related": {**related.about(), "hits": hits}})
+            return JSONResponse({**data.to_json(), "related": {**related.about(), "hits": hits},
+                                 "second_order": [c.to_json() for c in chain]})  # fmt: skip
         if request.query_params.get("format") == "bibtex":
             return Response(bibtex([data]), media_type="application/x-bibtex")
         reader = reader_of(request)
@@ -347,6 +351,7 @@ def create_app(
                     saved=saved_at is not None, read=read_at is not None,
                     watching=is_watching(store, reader_key(reader), data.arxiv_id),
                     discussion=heard.get(data.arxiv_id),
+                    chain=chain,
                     title=tex_to_text(data.title) or data.arxiv_id)  # fmt: skip
 
     def search(request: Request) -> Response:

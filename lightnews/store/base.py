@@ -593,6 +593,10 @@ class Store(Protocol):
         """``(url, label, papers)`` of articles and notes naming papers (second-order)."""
         ...
 
+    def articles_about(self, arxiv_id: str, limit: int = 200) -> list[tuple[str, int, str]]:
+        """``(label, item id, url)`` of articles and notes naming a paper (as labelled there)."""
+        ...
+
     def network_authors(self, limit: int) -> list[str]: ...
 
     def network_posts_of(

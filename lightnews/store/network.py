@@ -32,6 +32,7 @@ __all__ = [
     "Spoken",
     "WatchEvent",
     "WatchQueries",
+    "article_label",
 ]
 
 
@@ -40,6 +41,11 @@ _SPOKEN = (
     "m.paper, p.did, p.kind, p.uri, p.created_at, p.time_us, COALESCE(a.handle, '') AS handle, "
     "a.followers, COALESCE(a.bot, 0) AS bot, m.method, m.evidence"
 )
+
+
+def article_label(source: object, title: object) -> str:
+    """How a second-order mention names its article: ``Source’s “Title”``."""
+    return f"{source}’s “{title}”" if title else str(source)
 
 
 def _spoken(r: Any) -> Spoken:
@@ -225,8 +231,20 @@ class NetworkQueries(_Base):
             "GROUP BY i.id, i.url, s.title, s.address, i.title ORDER BY i.id DESC LIMIT ?",
             (limit,),
         )
-        return [(r[0], f"{r[1]}’s “{r[2]}”" if r[2] else str(r[1]),
+        return [(r[0], article_label(r[1], r[2]),
                  tuple(dict.fromkeys(str(r[3]).split()))) for r in rows]  # fmt: skip
+
+    def articles_about(self, arxiv_id: str, limit: int = 200) -> list[tuple[str, int, str]]:
+        """``(label, item id, url)`` of the articles and notes naming a paper, labelled as
+        :meth:`article_papers` labels them (a second-order mention's evidence)."""
+        rows = self.db.execute(
+            "SELECT COALESCE(s.title, s.address), i.title, i.id, i.url FROM items i "
+            "JOIN sources s ON s.id = i.source_id JOIN mentions m ON m.item_id = i.id "
+            "JOIN papers p ON p.id = m.paper_id WHERE p.arxiv_id = ? AND "
+            "i.kind IN ('article', 'note') AND i.url IS NOT NULL ORDER BY i.id DESC LIMIT ?",
+            (arxiv_id, limit),
+        )
+        return [(article_label(r[0], r[1]), int(r[2]), r[3]) for r in rows]
 
     def network_authors(self, limit: int) -> list[str]:
         """DIDs of the accounts heard most recently (whose handles are worth keeping)."""
