@@ -474,6 +474,29 @@ class WatchQueries(_Base):
                  delivery.target.kind, delivery.target.address),
             )  # fmt: skip
 
+    def undigested_events(self, reader: str, limit: int = 200) -> list[WatchEvent]:
+        """Events of papers ``reader`` watches, recorded since they began watching, that no
+        digest of theirs has told yet (those known when the watch began are marked told
+        then: see ``lightnews.watch.start_watching``); oldest first."""
+        rows = self.db.execute(
+            "SELECT e.key, e.arxiv_id, e.kind, e.summary, e.url, e.happened FROM watch_events e "
+            "JOIN watches w ON w.arxiv_id = e.arxiv_id AND w.reader = ? "
+            "WHERE e.created_at >= w.created_at AND NOT EXISTS (SELECT 1 FROM "
+            "digest_watch_events d WHERE d.reader = w.reader AND d.event_key = e.key) "
+            "ORDER BY e.happened, e.key LIMIT ?",
+            (reader, limit),
+        )
+        return [WatchEvent(*r) for r in rows]
+
+    def mark_events_digested(self, reader: str, keys: Sequence[str], now: str) -> None:
+        """Record that ``reader``'s digest told these events (call once it was delivered)."""
+        with self.transaction():
+            self.db.executemany(
+                "INSERT INTO digest_watch_events (reader, event_key, digested_at) "
+                "VALUES (?, ?, ?) ON CONFLICT(reader, event_key) DO NOTHING",
+                [(reader, key, now) for key in dict.fromkeys(keys)],
+            )
+
     def watch_events(self, arxiv_id: str | None = None, limit: int = 100) -> list[WatchEvent]:
         where, args = ("WHERE arxiv_id = ? ", [arxiv_id]) if arxiv_id else ("", [])
         rows = self.db.execute(
