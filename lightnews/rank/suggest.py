@@ -57,6 +57,11 @@ KINDS: dict[str, float] = {
 ITEMS = 2_000
 #: More occurrences of one kind than this count no more (one fan is not ten voices).
 CAP = 10
+#: Scholars named in a reason; the rest are counted ("A, B, C and 7 others").
+NAMED = 3
+#: Candidates kept for the account lookups and reasons, per suggestion asked for (the
+#: rest, ranked lower by their evidence alone, could not reach the list).
+KEEP = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +82,9 @@ class SuggestionReason:
     @property
     def reason(self) -> Reason:
         """The words, with each scholar and paper linked to its page."""
-        who = [Part(s.name, f"/scholar/{s.id}") for s in self.by]
+        who = [Part(s.name, f"/scholar/{s.id}") for s in self.by[:NAMED]]
+        if len(self.by) > NAMED:
+            who.append(Part(f"{len(self.by) - NAMED} others"))
         times = "once" if self.count == 1 else f"{self.count} times"
         papers = f"{self.count} paper{'' if self.count == 1 else 's'}"
         if self.kind in ("repost", "quote", "reply"):
@@ -162,13 +169,23 @@ class _Tally:
         self.found: dict[str, _Candidate] = {}
 
     def add(self, did: str, handle: str, name: str, kind: str, by: int, occurrence: str) -> None:
-        handle = handle.removeprefix("@").lower()
-        if not did and not handle:
+        if handle:
+            handle = handle.removeprefix("@").lower()
+        elif not did:
             return
         key = did or f"handle:{handle}"
-        got = self.found.setdefault(key, _Candidate(did))
-        got.handle, got.name = got.handle or handle, got.name or name
-        got.add(kind, by, occurrence)
+        got = self.found.get(key)
+        if got is None:
+            got = self.found[key] = _Candidate(did, handle, name)
+        elif (handle and not got.handle) or (name and not got.name):
+            got.handle, got.name = got.handle or handle, got.name or name
+        kinds = got.seen.get(kind)
+        if kinds is None:
+            got.seen[kind] = {by: {occurrence}}
+        elif by in kinds:
+            kinds[by].add(occurrence)
+        else:
+            kinds[by] = {occurrence}
 
 
 def _author_did(uri: str | None) -> str:
@@ -263,6 +280,16 @@ def _from_papers(
             tally.add(spoken.did, spoken.handle, "", "discussed", 0, spoken.paper)
 
 
+def _strength(candidate: _Candidate) -> float:
+    """The score of a candidate's evidence before reach and names (to cut the list early)."""
+    total, scholars = 0.0, set[int]()
+    for kind, by in candidate.seen.items():
+        count = len(by) if kind == "follow" else len(set().union(*by.values()))
+        total += KINDS[kind] * min(count, CAP)
+        scholars.update(s for s in by if s)
+    return total * (1 + 0.25 * max(len(scholars) - 1, 0))
+
+
 def _reasons(candidate: _Candidate, names: dict[int, str]) -> tuple[SuggestionReason, ...]:
     found = []
     for kind, by in candidate.seen.items():
@@ -293,6 +320,12 @@ def follow_suggestions(
     _from_papers(store, tally, reader, bar, saved)
     if not tally.found:
         return []
+    # The strongest candidates by their evidence alone go on (a large network gives tens of
+    # thousands of accounts; reach and exclusions reorder only the top ones).
+    if len(tally.found) > KEEP * limit:
+        strength = {key: _strength(c) for key, c in tally.found.items()}
+        top = sorted(strength, key=lambda k: (-strength[k], k))[: KEEP * limit]
+        tally.found = {key: tally.found[key] for key in top}
     # What is known of each account: its DID for a handle, its name, reach, whether a bot.
     dids = [c.did for c in tally.found.values() if c.did]
     handles = [c.handle for c in tally.found.values() if c.handle]
@@ -331,8 +364,7 @@ def follow_suggestions(
         if candidate.did in followed:
             continue
         reasons = _reasons(candidate, names)
-        breadth = len({s for r in reasons for s in r.by})
-        score = sum(r.weight for r in reasons) * (1 + 0.25 * max(breadth - 1, 0))
+        score = _strength(candidate)
         followers = account.followers if account is not None else None
         score *= 1 + 0.05 * math.log10((followers or 0) + 1)  # reach breaks ties, no more
         found.append(Suggestion(candidate.did, candidate.handle, candidate.name, followers,

@@ -52,6 +52,12 @@ class PaperAuthor:
     scholar_id: int | None
 
 
+_ACCOUNT_COLUMNS = (
+    "service, id, handle, name, description, avatar, followers, following, posts, pinned, "
+    "created, bot, bot_reason"
+)
+
+
 def _account(row: Any) -> AccountView:
     return AccountView(row[0], row[1], row[2] or "", row[3] or "", row[4] or "", row[5],
                        None if row[6] is None else int(row[6]),
@@ -128,16 +134,20 @@ class SuggestQueries:
         handles: Sequence[str] = (),
         names: Sequence[str] = (),
     ) -> list[AccountView]:
-        """Accounts known by one of these ids, handles or display names (caseless)."""
-        if not (ids or handles or names):
-            return []
-        rows = self.db.execute(
-            "SELECT service, id, handle, name, description, avatar, followers, following, "
-            "posts, pinned, created, bot, bot_reason FROM accounts WHERE service = ? AND ("
-            f"{self.sql.in_list('id')} OR {self.sql.in_list('lower(handle)')} OR "
-            f"{self.sql.in_list('lower(name)')})",
-            (service, self.sql.list_param(ids),
-             self.sql.list_param(h.lower() for h in handles),
-             self.sql.list_param(n.lower() for n in names)),
-        )  # fmt: skip
-        return [_account(r) for r in rows]
+        """Accounts known by one of these ids, handles or display names (caseless).
+
+        One indexed lookup each (the network's accounts table holds everyone heard).
+        """
+        found: dict[str, AccountView] = {}
+        for where, values in (("id", list(ids)), ("handle", [h.lower() for h in handles]),
+                              ("lower(name)", [n.lower() for n in names])):  # fmt: skip
+            if not values:
+                continue
+            rows = self.db.execute(
+                f"SELECT {_ACCOUNT_COLUMNS} FROM accounts WHERE service = ? AND "
+                f"{self.sql.in_list(where)}",
+                (service, self.sql.list_param(values)),
+            )
+            for row in rows:
+                found.setdefault(row[1], _account(row))
+        return list(found.values())

@@ -8,3 +8,7 @@ CREATE TABLE digest_watch_events (
     digested_at TEXT NOT NULL,
     PRIMARY KEY (reader, event_key)
 );
+
+-- Follow suggestions find a co-author's account by its display name (the accounts
+-- table holds every account the listener heard).
+CREATE INDEX accounts_name ON accounts(service, lower(name));
