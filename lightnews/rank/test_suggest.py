@@ -179,3 +179,35 @@ def test_the_command_prints_reasons_and_json(store: Store) -> None:
     result = runner.invoke(cli, ["--db", location, "suggest", "--json", "--limit", "1"])
     data = orjson.loads(result.output)["suggestions"]
     assert len(data) == 1 and data[0]["did"] == CLARA and data[0]["reasons"][0]["count"] >= 1
+
+
+def test_the_page_follows_a_known_scholar_with_the_scholars_form(store: Store) -> None:
+    import re
+
+    from starlette.testclient import TestClient
+
+    from lightnews.serve.web import create_app
+    from lightnews.settings import Settings
+
+    ids = _world(store)
+    location = getattr(store, "url", None) or str(store.path)
+    app = create_app(location, Settings(environ={}).with_overrides(resolve_online=False))
+    with TestClient(app, base_url="http://localhost") as client:
+        page = client.get("/suggestions").text
+        assert "reposted 4 times by" in page and 'href="/scholar/' in page
+        # Gina is a known scholar: her button is the scholars page's follow form.
+        form = re.search(r'<form action="/scholars/manage" method="post">.*?</form>', page, re.S)
+        assert form and f'name="scholar" value="{ids["gina"]}"' in form.group(0)
+        token = re.search(r'name="csrf_token" value="([0-9a-f]+)"', page)
+        assert token
+        done = client.post("/scholars/manage", follow_redirects=False, data={
+            "csrf_token": token.group(1), "scholar": str(ids["gina"]), "action": "follow",
+            "back": "/suggestions"})  # fmt: skip
+        assert done.status_code == 303 and done.headers["location"] == "/suggestions"
+        after = client.get("/suggestions").text
+        assert 'aria-label="Follow Gina Grace"' not in after
+        # Following her made her co-author Eve's suggestion stronger, and it says so.
+        assert "co-author of 3 papers with <a" in after and ">Gina Grace</a> you follow" in after
+        data = client.get("/api/suggestions").json()["suggestions"]
+        assert CLARA in {s["did"] for s in data} and GINA not in {s["did"] for s in data}
+    assert ids["gina"] in store.follows(LOCAL_READER)
