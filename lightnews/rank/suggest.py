@@ -207,8 +207,8 @@ def _from_feeds(store: Store, tally: _Tally, followed: dict[str, int]) -> None:
         if item.kind == "repost":
             by = followed.get(_reposter(item.key) or "")
             if by is not None and item.account and post is not None:
-                tally.add(item.account, post.handle, item.author or "", "repost", by,
-                          f"repost:{by}:{post.uri}")  # fmt: skip
+                tally.add(item.account, post.handle, item.author or "", item.kind, by,
+                          f"{item.kind}:{by}:{post.uri}")  # fmt: skip
             continue
         by = followed.get(item.account or "")
         if by is None or post is None:
