@@ -1357,10 +1357,19 @@ def digest(
 
     Once the digest is delivered (printed, or accepted by the SMTP server), its
     stories count as read everywhere (feed, web, feeds out) until something
-    material happens to them. A digest that could not be delivered marks
-    nothing: the next run brings the same stories. --dry-run previews.
+    material happens to them, and what happened to the papers you watch (its
+    "Watched papers" section) is told once. A digest that could not be
+    delivered marks nothing: the next run brings the same. --dry-run previews.
     """
-    from lightnews.serve.digest import digest_stories, render_html, render_markdown, send_digest
+    from lightnews.serve.digest import (
+        digest_events,
+        digest_stories,
+        digest_subject,
+        mark_digested,
+        render_html,
+        render_markdown,
+        send_digest,
+    )
 
     with errors_as_exit():
         settings = app.reader_settings
@@ -1375,8 +1384,10 @@ def digest(
             if not settings.smtp_host and not dry_run:
                 raise UsageError("set smtp_host (and smtp_from) to send the digest by e-mail")
         stories = digest_stories(app.store, reader, settings, since, limit=limit, now=now)
-        markdown, html = render_markdown(stories, since), render_html(stories, since)
-        subject = f"Lightnews digest: {len(stories)} stories"
+        events = digest_events(app.store, reader, refresh=not dry_run)
+        markdown = render_markdown(stories, since, events)
+        html = render_html(stories, since, events)
+        subject = digest_subject(stories, events)
         if dry_run:
             if to is not None:
                 err.print(f"[dim]dry run: would send “{subject}” to {to}; nothing sent, "
@@ -1390,12 +1401,12 @@ def digest(
         else:
             click.echo(markdown if fmt == "md" else html, nl=False)
             sys.stdout.flush()
-        # Delivered: seen in the digest is seen, until something new happens.
-        stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
-        for story in stories:
-            app.store.mark_story(reader, story.key, stamp, read=True)
+        # Delivered: seen in the digest is seen, until something new happens; the watched
+        # papers' events are told once.
+        mark_digested(app.store, reader, stories, events, now.strftime("%Y-%m-%dT%H:%M:%SZ"))
     if to is not None:
-        out.print(f"sent {len(stories)} stories to {to}")
+        told = f" and {len(events)} events on papers you watch" if events else ""
+        out.print(f"sent {len(stories)} stories{told} to {to}")
 
 
 @cli.command()

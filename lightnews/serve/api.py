@@ -229,6 +229,8 @@ ROUTES: tuple[ApiRoute, ...] = (
              DiscussedParams, dict[str, Any], (400,)),
     ApiRoute("/api/group", "Stories saved by two or more members who share, with who.",
              NoParams, list[dict[str, Any]], ()),
+    ApiRoute("/api/suggestions", "Accounts the reader might follow, each with its reasons "
+             "(who and how many).", NoParams, dict[str, Any], ()),
 )  # fmt: skip
 
 

@@ -333,9 +333,13 @@ def create_app(
         if not data.stub:
             related = related_papers(store, data.arxiv_id, limit=5,
                                      settings=current_settings(), paper=data)  # fmt: skip
+        from lightnews.rank.discussed import second_order_of
+
+        chain = second_order_of(store, data.arxiv_id)
         if wants_json(request):
             hits = [h.to_json() for h in related]
-            return JSONResponse({**data.to_json(), "related": {**related.about(), "hits": hits}})
+            return JSONResponse({**data.to_json(), "related": {**related.about(), "hits": hits},
+                                 "second_order": [c.to_json() for c in chain]})  # fmt: skip
         if request.query_params.get("format") == "bibtex":
             return Response(bibtex([data]), media_type="application/x-bibtex")
         reader = reader_of(request)
@@ -353,6 +357,7 @@ def create_app(
                     saved=saved_at is not None, read=read_at is not None,
                     watching=is_watching(store, reader_key(reader), data.arxiv_id),
                     discussion=heard.get(data.arxiv_id),
+                    chain=chain,
                     title=tex_to_text(data.title) or data.arxiv_id)  # fmt: skip
 
     def search(request: Request) -> Response:
@@ -703,6 +708,16 @@ def create_app(
         return page("scholars.html", scholars=rows, muted=muted_scholars(store, reader),
                     title="Scholars")  # fmt: skip
 
+    def suggestions(request: Request) -> Response:
+        """Accounts the reader might follow, each with its reasons and a Follow button."""
+        from lightnews.rank.suggest import follow_suggestions
+
+        found = follow_suggestions(store, reader_of(request), limit=50,
+                                   bar=current_settings().attribution_bar)  # fmt: skip
+        if wants_json(request):
+            return JSONResponse({"suggestions": [s.to_json() for s in found]})
+        return page("suggestions.html", suggestions=found, title="Whom to follow")
+
     def manage_scholar(request: Request) -> Response:
         """Follow or unfollow a scholar; confirm, reject or undecide an attributed paper."""
         form = read_form(request)
@@ -750,6 +765,7 @@ def create_app(
         Route("/saved", saved), Route("/api/saved", saved),
         Route("/scholars", scholars), Route("/api/scholars", scholars),
         Route("/scholars/manage", manage_scholar, methods=["POST"]),
+        Route("/suggestions", suggestions), Route("/api/suggestions", suggestions),
         Route("/follow", follow, methods=["POST"]),
         Route("/mark", mark, methods=["POST"]), Route("/api/mark", mark, methods=["POST"]),
         Route("/watch", watch, methods=["POST"]),

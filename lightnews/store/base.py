@@ -30,6 +30,7 @@ from lightnews.store.network import (
     WatchEvent,
 )
 from lightnews.store.readers import AuditEntry, GroupSave, ReaderId, TokenView, UserView
+from lightnews.store.suggest import NetworkShare, PaperAuthor, SocialIdentity
 from lightnews.store.views import (
     AccountView,
     AuthorshipCandidate,
@@ -592,6 +593,10 @@ class Store(Protocol):
         """``(url, label, papers)`` of articles and notes naming papers (second-order)."""
         ...
 
+    def articles_about(self, arxiv_id: str, limit: int = 200) -> list[tuple[str, int, str]]:
+        """``(label, item id, url)`` of articles and notes naming a paper (as labelled there)."""
+        ...
+
     def network_authors(self, limit: int) -> list[str]: ...
 
     def network_posts_of(
@@ -622,6 +627,33 @@ class Store(Protocol):
         """``followed DID -> {follower DIDs}`` for these followers."""
         ...
 
+    # -- follow suggestions -----------------------------------------------------------------
+
+    def social_identities(self) -> list[SocialIdentity]:
+        """Every scholar's social accounts (DIDs and handles)."""
+        ...
+
+    def network_shares(self, dids: Sequence[str], limit: int = 5_000) -> list[NetworkShare]:
+        """The newest reposts and quotes these accounts made on the network."""
+        ...
+
+    def scholars_paper_ids(
+        self, scholar_ids: Sequence[int], bar: float, limit: int = 2_000
+    ) -> dict[int, list[str]]: ...
+
+    def paper_authors(self, arxiv_ids: Sequence[str], bar: float) -> list[PaperAuthor]: ...
+
+    def accounts_matching(
+        self,
+        service: str,
+        *,
+        ids: Sequence[str] = (),
+        handles: Sequence[str] = (),
+        names: Sequence[str] = (),
+    ) -> list[AccountView]:
+        """Accounts known by one of these ids, handles or display names (caseless)."""
+        ...
+
     # -- watches (per reader; '' is the local reader) --------------------------------------
 
     def set_watch(self, reader: str, arxiv_id: str, now: str, watched: bool = True) -> bool: ...
@@ -641,5 +673,13 @@ class Store(Protocol):
     def claim_delivery(self, delivery: Delivery) -> bool: ...
 
     def finish_delivery(self, delivery: Delivery, now: str, error: str | None = None) -> None: ...
+
+    def undigested_events(self, reader: str, limit: int = 200) -> list[WatchEvent]:
+        """Events of papers ``reader`` watches that no digest of theirs has told yet."""
+        ...
+
+    def mark_events_digested(self, reader: str, keys: Sequence[str], now: str) -> None:
+        """Record that ``reader``'s digest told these events (once it was delivered)."""
+        ...
 
     def watch_events(self, arxiv_id: str | None = None, limit: int = 100) -> list[WatchEvent]: ...

@@ -56,7 +56,7 @@ READER_SETTINGS = ("digest_to", "half_life_hours")
 #: Tables of per-reader state, each with a ``user_id`` column.
 _READER_TABLES = ("follows", "mutes", "story_state", "user_settings", "feed_keys")
 #: Tables that name their reader by key ('' the local reader, ``user:N``): see watch.py.
-_KEYED_READER_TABLES = ("watches", "push_targets")
+_KEYED_READER_TABLES = ("watches", "push_targets", "digest_watch_events")
 
 
 @dataclass(frozen=True, slots=True)

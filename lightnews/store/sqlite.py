@@ -65,6 +65,7 @@ from lightnews.store.network import NetworkQueries, WatchQueries
 from lightnews.store.readers import ReaderQueries
 from lightnews.store.revisions import Revision, changes_between
 from lightnews.store.scholars import ScholarQueries
+from lightnews.store.suggest import SuggestQueries
 from lightnews.store.texts import TextQueries
 from lightnews.store.vectors import VectorQueries
 from lightnews.store.views import (
@@ -227,6 +228,7 @@ class SQLiteStore(
     NetworkQueries,
     WatchQueries,
     DigestQueries,
+    SuggestQueries,
 ):
     """All reads and writes of one Lightnews SQLite database."""
 
