@@ -281,6 +281,21 @@ def _tsquery(terms: Sequence[QueryTerm]) -> tuple[str, list[str]] | None:
     return "(" + " && ".join(parts) + ")", args
 
 
+@contextmanager
+def _bitmap_scans(db: Any) -> Iterator[None]:
+    """Plain index scans off on this connection meanwhile: the planner would read the
+    primary key backwards testing every paper's words (it does not price ``@@``),
+    520 ms against 86 ms for the GIN index and the key together (docs/benchmarks.md)."""
+    local = db.in_transaction
+    db.execute(f"SET {'LOCAL ' if local else ''}enable_indexscan = off")
+    try:
+        yield
+    finally:
+        if not local and not db.conn.closed:
+            with suppress(Exception):  # a broken connection is not taken again
+                db.execute("RESET enable_indexscan")
+
+
 class PostgresStore(SQLiteStore):
     """The store on PostgreSQL: the shared queries, PostgreSQL's own search, vectors and locks.
 
@@ -517,37 +532,39 @@ class PostgresStore(SQLiteStore):
 
         That plain query reads every match from the table to find the newest
         ``window`` (48,910 rows for "model" at 60,000 papers) before ranking
-        them. Here each attempt asks only for matches above an id (``id > lo``,
-        the GIN index and the primary key together, or the primary key read
-        backwards), ranks them as it reads (so no full-text vector is sorted
+        them. Here each attempt asks only for matches above an id (``id > lo``:
+        a bitmap of the GIN index and the primary key together, so only those
+        matches are read from the table), ranks them as it reads (so no full-text vector is sorted
         or read twice) and counts them: when the attempt holds ``window``
         matches, every newer match is in it, so its newest ``window`` are the
         window. Otherwise the span grows by what the matches' density says
         it needs, until it covers the whole library (then no id bound at all:
         exactly the plain query).
         """
-        bounds = self.db.execute("SELECT min(id), max(id) FROM papers").fetchone()
+        db = self.db
+        bounds = db.execute("SELECT min(id), max(id) FROM papers").fetchone()
         if bounds[1] is None:
             return []
         low, high = int(bounds[0]), int(bounds[1])
         span = 2 * window
-        while True:
-            bounded = high - span >= low
-            edge = "AND p.id > ? " if bounded else ""
-            rows = self.db.execute(
-                "WITH m AS (SELECT p.id, p.arxiv_id, p.title, p.published, p.primary_category, "
-                f"ts_rank('{_RANK_WEIGHTS}', p.search, {tsquery}) AS score FROM papers p "
-                f"WHERE p.search @@ {tsquery} {edge}ORDER BY p.id DESC LIMIT ?) "
-                "SELECT m.arxiv_id, m.title, m.published, m.primary_category, m.score, "
-                "count(*) OVER () AS found FROM m "
-                "ORDER BY m.score DESC, m.id DESC LIMIT ? OFFSET ?",
-                (*args, *args, *([high - span] if bounded else []), window, limit, offset),
-            ).fetchall()
-            found = int(rows[0][5]) if rows else 0
-            if not bounded or found >= window:
-                return [PaperHit(r[0], r[1], r[2], r[3], float(r[4])) for r in rows]
-            # Grow by the density seen, a quarter more so that the next try fills it.
-            span = int(span * min(max(2.0, 1.25 * window / found if found else 64.0), 64.0))
+        with _bitmap_scans(db):
+            while True:
+                bounded = high - span >= low
+                edge = "AND p.id > ? " if bounded else ""
+                rows = db.execute(
+                    "WITH m AS (SELECT p.id, p.arxiv_id, p.title, p.published, p.primary_category, "
+                    f"ts_rank('{_RANK_WEIGHTS}', p.search, {tsquery}) AS score FROM papers p "
+                    f"WHERE p.search @@ {tsquery} {edge}ORDER BY p.id DESC LIMIT ?) "
+                    "SELECT m.arxiv_id, m.title, m.published, m.primary_category, m.score, "
+                    "count(*) OVER () AS found FROM m "
+                    "ORDER BY m.score DESC, m.id DESC LIMIT ? OFFSET ?",
+                    (*args, *args, *([high - span] if bounded else []), window, limit, offset),
+                ).fetchall()
+                found = int(rows[0][5]) if rows else 0
+                if not bounded or found >= window:
+                    return [PaperHit(r[0], r[1], r[2], r[3], float(r[4])) for r in rows]
+                # Grow by the density seen, a quarter more so that the next try fills it.
+                span = int(span * min(max(2.0, 1.25 * window / found if found else 64.0), 64.0))
 
     def search_items(
         self, terms: Sequence[QueryTerm], limit: int, filters: SearchFilters | None = None
