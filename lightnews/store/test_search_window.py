@@ -31,9 +31,12 @@ PAPERS = 400
 
 def _paper(n: int) -> dict[str, Any]:
     """Paper ``n``: 'alpha' everywhere, 'beta' in every third title, 'gamma' in every
-    fiftieth abstract, 'delta' only in the oldest paper's title; lengths vary."""
+    fiftieth abstract, 'delta' only in the oldest paper's title, 'zeta' in the older
+    half's abstracts (the planner's estimate of it is wrong for the newest papers);
+    lengths vary."""
     title = f"Paper {n} on alpha" + (" beta" if n % 3 == 0 else "") + (" delta" if n == 1 else "")
     abstract = f"We study alpha {'alpha ' * (n % 5)}here." + (" gamma" if n % 50 == 0 else "")
+    abstract += " zeta" if n <= PAPERS // 2 else ""
     return _record(n, title=title, abstract=abstract)
 
 
@@ -115,6 +118,7 @@ QUERIES = [
     [QueryTerm("gamma")],  # eight, spread out: fewer than the window, the whole library read
     [QueryTerm("delta")],  # the oldest paper alone
     [QueryTerm("epsilon")],  # none
+    [QueryTerm("zeta")],  # half, none of them among the newest: the first span is too short
     [QueryTerm("alp", prefix=True)],
     [QueryTerm("alpha"), QueryTerm("beta", exclude=True)],
     [QueryTerm("on alpha")],  # a phrase
