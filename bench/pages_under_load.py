@@ -52,7 +52,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _loopback import ROOT, Timings, env_for, get_loop, percentile, server
+from _loopback import ROOT, Timings, env_for, percentile, server, timed
 from _measure import OUT, machine
 
 DEMO_FEED = ROOT / "lightnews" / "demo" / "snapshot" / "blog-lab.rss.xml"
@@ -94,6 +94,25 @@ def feed_server(address: str, delay: float, served: list[int]) -> ThreadingHTTPS
     httpd.daemon_threads = True
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     return httpd
+
+
+def reader(base: str, paths: list[str], stop: threading.Event, timings: Timings,
+           pause: float) -> threading.Thread:  # fmt: skip
+    """A reader: GETs ``paths`` in turn until ``stop``, each timed under its whole path."""
+    import httpx
+
+    def run() -> None:
+        with httpx.Client(timeout=60) as client:
+            n = 0
+            while not stop.is_set():
+                path = paths[n % len(paths)]
+                timed(timings, path, lambda u=base + path: client.get(u))
+                n += 1
+                stop.wait(pause)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
 
 
 def scratch_copy(db: Path, to: Path) -> Path:
@@ -228,7 +247,7 @@ def run_backend(
 
     items_before = item_count(where)
     paths = list(pages.values())
-    names = {path.split("?")[0]: name for name, path in pages.items()}
+    names = {path: name for name, path in pages.items()}
     location = where if where.startswith("postgresql://") else Path(where)
     with server(location, ROOT, "--workers", "2", **ENV) as base:
         warm: dict[str, float] = {}
@@ -245,8 +264,8 @@ def run_backend(
         with writer(where, ids, args.every, stop) as refreshes:
             began = time.monotonic()
             readers = [
-                get_loop(base, paths[i % len(paths):] + paths[: i % len(paths)], stop, timings,
-                         pause=args.pause, timeout=60)
+                reader(base, paths[i % len(paths):] + paths[: i % len(paths)], stop, timings,
+                       args.pause)
                 for i in range(args.readers)
             ]  # fmt: skip
             stop.wait(args.seconds)
