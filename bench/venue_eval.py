@@ -191,6 +191,7 @@ def main() -> None:
     parser.add_argument("--sample-api", action="store_true")
     parser.add_argument("--errors", choices=["dev", "test"])
     parser.add_argument("--source", choices=["abs", "api-2026"])
+    parser.add_argument("--split", choices=["dev", "test"], help="figures of one split only")
     args = parser.parse_args()
     if args.sample or args.sample_api:
         for row in sample(args.sample, args.seed) if args.sample else sample_api():
@@ -204,7 +205,8 @@ def main() -> None:
     if args.errors:
         errors([r for r in rows if r["split"] == args.errors])
         return
-    groups = [(s, sp) for s in ("abs", "api-2026") for sp in ("dev", "test")]
+    splits = [args.split] if args.split else ["dev", "test"]
+    groups = [(s, sp) for s in ("abs", "api-2026") for sp in splits]
     for source, split in groups:
         chosen = [r for r in rows if r["source"] == source and r["split"] == split]
         if not chosen:
