@@ -211,7 +211,7 @@ def relink_retitled(store: Store, *, bar: float, limit: int = RELINK_PAPERS) -> 
                 continue
             try:
                 found.update(m.item_id for m in store.search_items(terms, RELINK_CANDIDATES))
-            except LightnewsError:
+            except UsageError:
                 continue  # a search too expensive here: the links by title are still checked
         items.update(store.items_to_relink(sorted(found - set(items))))
         for item in items.values():
