@@ -18,7 +18,16 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from lightnews.link.titles import TitleCandidate
-from lightnews.model import Account, Batch, Item, Paper, QueryTerm, SearchFilters, SourceState
+from lightnews.model import (
+    Account,
+    Batch,
+    Item,
+    Mention,
+    Paper,
+    QueryTerm,
+    SearchFilters,
+    SourceState,
+)
 from lightnews.store.digests import DigestDelivery
 from lightnews.store.merge import PreparedPaper
 from lightnews.store.network import (
@@ -30,6 +39,7 @@ from lightnews.store.network import (
     WatchEvent,
 )
 from lightnews.store.readers import AuditEntry, GroupSave, ReaderId, TokenView, UserView
+from lightnews.store.relink import Retitled
 from lightnews.store.suggest import NetworkShare, PaperAuthor, SocialIdentity
 from lightnews.store.views import (
     AccountView,
@@ -445,6 +455,28 @@ class Store(Protocol):
         self, reader: ReaderId, model: str, bar: float, limit: int = 2000
     ) -> list[tuple[int, int | None, bytes]]:
         """``(paper id, scholar id, vector)`` of the papers that say what the reader cares about."""
+        ...
+
+    # -- links by title re-made after a title change (lightnews.store.relink) ------------
+
+    def retitled_papers(self, limit: int) -> list[Retitled]:
+        """Papers waiting for their links by title to be checked, in id order."""
+        ...
+
+    def title_linked_items(self, paper_ids: Sequence[int]) -> list[tuple[int, Item]]:
+        """``(item id, item)`` of every item linked to one of ``paper_ids`` by title."""
+        ...
+
+    def items_to_relink(self, item_ids: Sequence[int]) -> list[tuple[int, Item]]:
+        """Stored items as the linker reads them, with the mentions they hold now."""
+        ...
+
+    def replace_title_links(self, item_id: int, mentions: Sequence[Mention]) -> tuple[int, int]:
+        """Replace an item's links by title (and DOI) with ``mentions``: (removed, added)."""
+        ...
+
+    def relinked(self, paper_ids: Sequence[int]) -> None:
+        """Take papers off the relink queue."""
         ...
 
     # -- vectors -------------------------------------------------------------------------

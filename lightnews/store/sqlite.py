@@ -63,6 +63,7 @@ from lightnews.store.merge import (
 )
 from lightnews.store.network import NetworkQueries, WatchQueries
 from lightnews.store.readers import ReaderQueries
+from lightnews.store.relink import RelinkQueries
 from lightnews.store.revisions import Revision, changes_between
 from lightnews.store.scholars import ScholarQueries
 from lightnews.store.suggest import SuggestQueries
@@ -224,6 +225,7 @@ class SQLiteStore(
     ScholarQueries,
     ReaderQueries,
     VectorQueries,
+    RelinkQueries,
     TextQueries,
     NetworkQueries,
     WatchQueries,
