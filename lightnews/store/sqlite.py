@@ -68,6 +68,7 @@ from lightnews.store.scholars import ScholarQueries
 from lightnews.store.texts import TextQueries
 from lightnews.store.vectors import VectorQueries
 from lightnews.store.views import (
+    CardPaper,
     CodeLink,
     FeedCandidate,
     ItemMatch,
@@ -1351,6 +1352,55 @@ class SQLiteStore(
             (self.sql.list_param(arxiv_ids),),
         )
         return {r["arxiv_id"]: self._summary(r) for r in rows}
+
+    def card_papers(self, arxiv_ids: Sequence[str]) -> dict[str, CardPaper]:
+        """What feed cards show of these stored papers (stubs too), in three queries."""
+        if not arxiv_ids:
+            return {}
+        papers = self.db.execute(
+            "SELECT id, arxiv_id, abstract, latest_version, versions, withdrawn FROM papers "
+            f"WHERE {self.sql.in_list('arxiv_id')}",
+            (self.sql.list_param(arxiv_ids),),
+        ).fetchall()
+        if not papers:
+            return {}
+        ids = self.sql.list_param([r["id"] for r in papers])
+        authors: dict[int, list[PaperAuthorship]] = {}
+        for r in self.db.execute(
+            "SELECT paper_id, position, name, keyname, forenames, affiliations, scholar_id, "
+            f"confidence FROM authorships WHERE {self.sql.in_list('paper_id')} "
+            "ORDER BY paper_id, position",
+            (ids,),
+        ):
+            authors.setdefault(r["paper_id"], []).append(PaperAuthorship(**r))
+        code: dict[int, list[str]] = {}
+        for r in self.db.execute(
+            "SELECT paper_id, url FROM paper_links WHERE kind = 'code' "
+            f"AND {self.sql.in_list('paper_id')}",
+            (ids,),
+        ):
+            code.setdefault(r[0], []).append(r[1])
+        found = {}
+        for r in papers:
+            versions = orjson.loads(r["versions"] or "[]")
+            found[r["arxiv_id"]] = CardPaper(
+                arxiv_id=r["arxiv_id"], abstract=r["abstract"] or "",
+                authorships=tuple(authors.get(r["id"], ())),
+                code=tuple(sorted(code.get(r["id"], ()))), latest_version=r["latest_version"],
+                last_version_date=versions[-1][1] if versions else None,
+                withdrawn=bool(r["withdrawn"]),
+            )  # fmt: skip
+        return found
+
+    def item_texts(self, item_ids: Sequence[int]) -> dict[int, str]:
+        """The texts of these items (an empty text for an item without one)."""
+        if not item_ids:
+            return {}
+        rows = self.db.execute(
+            f"SELECT id, text FROM items WHERE {self.sql.in_list('id')}",
+            (self.sql.list_param(item_ids),),
+        )
+        return {int(r[0]): r[1] or "" for r in rows}
 
     def recent_changes(self, limit: int) -> list[PaperChange]:
         """Papers whose newest stored version changed their text, newest change first."""
