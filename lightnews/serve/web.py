@@ -15,6 +15,7 @@ page that says to try again (JSON under ``/api``), never a 500.
 
 from __future__ import annotations
 
+import gc
 import math
 import os
 import secrets
@@ -93,6 +94,10 @@ MAX_PAGE = 100_000
 THREADS = 16
 #: Seconds a client is asked to wait before retrying when the database is busy.
 RETRY_AFTER = 5
+#: Python's cyclic collector while serving: a feed request holds some 100,000 objects
+#: for a moment, which at the default threshold (700) ran about 8 collections a request
+#: and a full one (80-115 ms, every thread stopped) every 30 requests on a 150k library.
+GC_THRESHOLD = (20_000, 10, 10)
 
 
 KIND_LABELS = {
@@ -754,6 +759,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         anyio.to_thread.current_default_thread_limiter().total_tokens = THREADS
+        quiet_collector()
         yield
         store.close()
 
@@ -793,6 +799,18 @@ def create_app(
         open_without_accounts=open_without_accounts, on_error=busy, takes=takes,
     )  # fmt: skip
     return app
+
+
+def quiet_collector() -> None:
+    """Set the cyclic collector for serving: what exists at startup (modules, templates,
+    the store) is frozen out of every collection, and collections come less often.
+
+    Request garbage is freed by reference counting as the request ends; the
+    collector only finds cycles, so fewer passes cost nothing but a little memory.
+    """
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLD)
 
 
 def reader_of(request: Request) -> ReaderId:
