@@ -95,9 +95,9 @@ MAX_PAGE = 100_000
 THREADS = 16
 #: Seconds a client is asked to wait before retrying when the database is busy.
 RETRY_AFTER = 5
-#: Python's cyclic collector while serving: a feed request holds some 100,000 objects
-#: for a moment, which at the default threshold (700) ran about 8 collections a request
-#: and a full one (80-115 ms, every thread stopped) every 30 requests on a 150k library.
+#: Python's cyclic collector while serving: at the default threshold (700) the pages of a
+#: 150k-paper library ran about 8 young collections a request, and a full one (80-115 ms,
+#: every thread stopped) every 30 requests.
 GC_THRESHOLD = (20_000, 10, 10)
 
 
