@@ -15,7 +15,6 @@ page that says to try again (JSON under ``/api``), never a 500.
 
 from __future__ import annotations
 
-import gc
 import math
 import os
 import secrets
@@ -95,10 +94,6 @@ MAX_PAGE = 100_000
 THREADS = 16
 #: Seconds a client is asked to wait before retrying when the database is busy.
 RETRY_AFTER = 5
-#: Python's cyclic collector while serving: at the default threshold (700) the pages of a
-#: 150k-paper library ran about 8 young collections a request, and a full one (80-115 ms,
-#: every thread stopped) every 30 requests.
-GC_THRESHOLD = (20_000, 10, 10)
 
 
 KIND_LABELS = {
@@ -760,7 +755,6 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         anyio.to_thread.current_default_thread_limiter().total_tokens = THREADS
-        quiet_collector()
         catch_up_in_background(True)
         yield
         catch_up_in_background(False)
@@ -802,18 +796,6 @@ def create_app(
         open_without_accounts=open_without_accounts, on_error=busy, takes=takes,
     )  # fmt: skip
     return app
-
-
-def quiet_collector() -> None:
-    """Set the cyclic collector for serving: what exists at startup (modules, templates,
-    the store) is frozen out of every collection, and collections come less often.
-
-    Request garbage is freed by reference counting as the request ends; the
-    collector only finds cycles, so fewer passes cost nothing but a little memory.
-    """
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(*GC_THRESHOLD)
 
 
 def reader_of(request: Request) -> ReaderId:
