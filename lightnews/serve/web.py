@@ -38,6 +38,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from lightnews.embed.lexical import catch_up_in_background
 from lightnews.errors import (
     Ambiguous,
     LightnewsError,
@@ -778,7 +779,9 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         anyio.to_thread.current_default_thread_limiter().total_tokens = THREADS
+        catch_up_in_background(True)
         yield
+        catch_up_in_background(False)
         store.close()
 
     async def no_route(request: Request, exc: Exception) -> Response:

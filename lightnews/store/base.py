@@ -44,6 +44,7 @@ from lightnews.store.suggest import NetworkShare, PaperAuthor, SocialIdentity
 from lightnews.store.views import (
     AccountView,
     AuthorshipCandidate,
+    CardPaper,
     CodeLink,
     FeedCandidate,
     ItemMatch,
@@ -261,6 +262,14 @@ class Store(Protocol):
         ...
 
     def papers_by_ids(self, arxiv_ids: Sequence[str]) -> dict[str, PaperSummary]: ...
+
+    def card_papers(self, arxiv_ids: Sequence[str]) -> dict[str, CardPaper]:
+        """What feed cards show of these stored papers (stubs too), in a fixed few queries."""
+        ...
+
+    def item_texts(self, item_ids: Sequence[int]) -> dict[int, str]:
+        """The texts of these items (an empty text for an item without one)."""
+        ...
 
     def code_links(self, arxiv_ids: Sequence[str]) -> dict[str, list[CodeLink]]:
         """The code links of these papers with when each first appeared, earliest first."""
