@@ -177,7 +177,7 @@ def server() -> Iterator[RecordedServer]:
 
 
 @contextlib.contextmanager
-def _serving(app: Any) -> Iterator[str]:
+def _serving(app: Any, **options: Any) -> Iterator[str]:
     import socket
     import time
 
@@ -186,7 +186,8 @@ def _serving(app: Any) -> Iterator[str]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **options)
+    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     for _ in range(200):
@@ -201,9 +202,9 @@ def _serving(app: Any) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def serving() -> Callable[[Any], contextlib.AbstractContextManager[str]]:
+def serving() -> Callable[..., contextlib.AbstractContextManager[str]]:
     """The real server (uvicorn) for an ASGI app, in a thread on a free loopback port:
-    ``with serving(app) as base_url: ...``."""
+    ``with serving(app, **uvicorn_options) as base_url: ...``."""
     return _serving
 
 

@@ -22,6 +22,7 @@ import sys
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import orjson
@@ -186,32 +187,98 @@ class Case:
         return self.kind.startswith("negative:")
 
 
-def names_paper(text: str, title: str) -> bool:
-    """Whether a text taken to name no paper names this one in so many words after all.
+def _name_pattern(name: str) -> re.Pattern[str]:
+    version = r"(?![\w-]|\.\d|\s+v?\d)"  # "Wan-Streamer v0.3" is not "Wan-Streamer"
+    return re.compile(rf"(?<![\w.]){re.escape(name)}{version}")
+
+
+def coined_name(title: str) -> str | None:
+    """The name a title coins before its colon: a capital past its first letter or a
+    digit ("AM-Thinking-v1", "VGGT", "Gemini 2.5"), at least three characters."""
+    whole = " ".join(title.split())
+    if ":" not in whole:
+        return None
+    name = whole.split(":", 1)[0].strip()
+    coined = len(name) >= 3 and bool(re.search(r"[A-Z]", name[1:]) or re.search(r"\d", name))
+    return name if coined else None
+
+
+#: Days before a paper appeared from which a text using its name shows the name is older.
+NAME_BEFORE_DAYS = 30
+
+
+class Names:
+    """Which coined names are a paper's own: no other title starts with the name, and no
+    abstract written a month or more before the paper appeared used it ("SAGE" heads
+    several titles; "BERT", "SAM", "Deep Research", "Gemini 2.5" were in use before the
+    paper titled after them). Judged once per name, lazily."""
+
+    def __init__(self, papers: dict[str, Paper]) -> None:
+        self.papers = papers
+        self.heads: dict[str, list[str]] = {}
+        for paper in papers.values():
+            name = coined_name(paper.title)
+            if name:
+                self.heads.setdefault(name, []).append(paper.arxiv_id)
+        self.known: dict[str, bool] = {}
+
+    def own(self, name: str, paper: Paper) -> bool:
+        known = self.known.get(name)
+        if known is None:
+            known = len(self.heads.get(name, ())) <= 1 and not self._used_before(name, paper)
+            self.known[name] = known
+        return known
+
+    def _used_before(self, name: str, paper: Paper) -> bool:
+        if not paper.published:
+            return False
+        when = datetime.fromisoformat(paper.published[:10]) - timedelta(days=NAME_BEFORE_DAYS)
+        cutoff = when.date().isoformat()
+        pattern = _name_pattern(name)
+        return any(
+            other.published
+            and other.published[:10] < cutoff
+            and name in other.abstract
+            and pattern.search(" ".join(other.abstract.split()))
+            for other in self.papers.values()
+        )
+
+
+_NAMES: dict[int, Names] = {}
+
+
+def names_paper(text: str, paper: Paper, papers: dict[str, Paper] | None = None) -> str | None:
+    """How a text taken to name no paper names this one in so many words after all
+    (``title``, ``name``, ``subtitle``), or None.
 
     Abstracts name other papers' models and methods by the names those papers
     coined ("teacher models AM-Thinking-v1, Qwen3 and DeepSeek-R1"; "Visual
     Geometry Grounded Transformer (VGGT)"): a link there is a real mention, not
     a false link. It does when the text holds the paper's whole title, the
-    coined name before its colon (a capital past its first letter or a digit:
-    "AM-Thinking-v1", "LLaMA", not "Wan-Streamer v0.3" for "Wan-Streamer
-    v0.2"), or the Title-Case words after the colon as written (two or more).
-    The same rule on both splits; ``bench/linking_eval.py`` reports the count
-    with and without it.
+    coined name before its colon (:func:`coined_name`; not "Wan-Streamer v0.3"
+    for "Wan-Streamer v0.2") when that name is the paper's own (:class:`Names`,
+    when ``papers`` is given), or three or more Title-Case words after the
+    colon as written. The same rule on both splits; ``bench/linking_eval.py``
+    reports the count with and without it.
     """
     flat = " ".join(text.split())
-    whole = " ".join(title.split())
+    whole = " ".join(paper.title.split())
     if whole.lower() in flat.lower():
-        return True
+        return "title"
     if ":" not in whole:
-        return False
-    name, rest = (part.strip() for part in whole.split(":", 1))
-    coined = len(name) >= 3 and bool(re.search(r"[A-Z]", name[1:]) or re.search(r"\d", name))
-    version = r"(?![\w-]|\.\d|\s+v?\d)"  # "Wan-Streamer v0.3" is not "Wan-Streamer"
-    if coined and re.search(rf"(?<![\w.]){re.escape(name)}{version}", flat):
-        return True
+        return None
+    name = coined_name(whole)
+    if name and _name_pattern(name).search(flat):
+        if papers is None:
+            return "name"
+        names = _NAMES.get(id(papers))
+        if names is None:
+            names = _NAMES[id(papers)] = Names(papers)
+        if names.own(name, paper):
+            return "name"
+    rest = whole.split(":", 1)[1].strip()
     capitals = [w for w in rest.split() if w[:1].isupper()]
-    return len(rest.split()) >= 2 and len(capitals) >= 2 and rest in flat
+    return "subtitle" if len(capitals) >= 3 and rest in flat else None
 
 
 def is_right(case: Case, arxiv_id: str, papers: dict[str, Paper]) -> bool:
@@ -220,7 +287,11 @@ def is_right(case: Case, arxiv_id: str, papers: dict[str, Paper]) -> bool:
     if arxiv_id in case.truth or arxiv_id in case.also_right:
         return True
     paper = papers.get(arxiv_id)
-    return case.negative and paper is not None and names_paper(case.text or case.title, paper.title)
+    return (
+        case.negative
+        and paper is not None
+        and names_paper(case.text or case.title, paper, papers) is not None
+    )
 
 
 def load_corpus() -> dict[str, Paper]:

@@ -34,14 +34,15 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def lightnews(code: Path, db: Path, *args: str) -> list[str]:
-    """The command line that runs ``lightnews --db DB ARGS`` from the checkout ``code``."""
+def lightnews(code: Path, db: Path | str, *args: str) -> list[str]:
+    """The command line that runs ``lightnews --db DB ARGS`` from the checkout ``code``
+    (``db`` a file, or a PostgreSQL URL)."""
     return [
         sys.executable,
         "-c",
         "from lightnews.cli import main; main()",
         "--db",
-        str(db.resolve()),
+        db if isinstance(db, str) else str(db.resolve()),
         *args,
     ]
 
@@ -53,11 +54,11 @@ def env_for(code: Path, **extra: str) -> dict[str, str]:
 
 
 @contextmanager
-def server(db: Path, code: Path = ROOT, **env: str) -> Iterator[str]:
-    """``lightnews serve`` on a free loopback port; yields its base URL."""
+def server(db: Path | str, code: Path = ROOT, *options: str, **env: str) -> Iterator[str]:
+    """``lightnews serve [OPTIONS]`` on a free loopback port; yields its base URL."""
     port = free_port()
     process = subprocess.Popen(
-        lightnews(code, db, "serve", "--port", str(port), "--host", "127.0.0.1"),
+        lightnews(code, db, "serve", "--port", str(port), "--host", "127.0.0.1", *options),
         env=env_for(code, **env),
         cwd=code,
         stdout=subprocess.DEVNULL,

@@ -16,12 +16,19 @@ pages are those that do the most work there, the busiest followed scholar's
 posts, the most-mentioned paper's story, the article naming the most papers,
 a post, the newest Daily Papers day, and their ``/api`` twins. ``--profile``
 prints where the time goes (cProfile) for every page over ``--budget`` ms.
+``--contention-pages`` measures the pages the readers of
+``bench/write_contention.py`` ask for instead.
+
+Beside the wall time, each row gives the CPU time the process spent on the
+request (every thread's): on a machine other programs keep busy, wall time
+says how long the page waited for a core, CPU time what the page costs.
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import inspect
 import io
 import pstats
 import statistics
@@ -32,6 +39,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 from starlette.testclient import TestClient  # noqa: E402
 
@@ -132,38 +140,55 @@ def social_pages(store: SQLiteStore) -> tuple[dict[str, str], list[str]]:
     return pages, picked
 
 
-def timed(client: TestClient, path: str, repeat: int) -> list[float]:
+def timed(client: TestClient, path: str, repeat: int) -> tuple[list[float], list[float]]:
+    """Wall and CPU milliseconds of ``repeat`` requests, each sorted.
+
+    CPU is the process's (every thread: the handler runs in the application's
+    thread pool), so on a machine other programs keep busy it still says what
+    the page costs, where wall time says how long the page waited for a core.
+    """
     assert client.get(path).status_code == 200, path  # warm-up
-    times = []
+    times, cpu = [], []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         client.get(path)
         times.append((time.perf_counter() - start) * 1000)
-    return sorted(times)
+        cpu.append((time.process_time() - start_cpu) * 1000)
+    return sorted(times), sorted(cpu)
 
 
 class Profiled:
-    """The application, profiled while ``profiler`` is set.
+    """The application, its handlers profiled while ``profiler`` is set.
 
-    The test client runs the application in a thread of its own, where a
-    profiler started by the caller sees nothing: this one runs around each
-    request in the application's thread.
+    Handlers run in the application's thread pool, where a profiler started
+    by the caller (or around the ASGI call) sees nothing: each plain handler
+    is wrapped to run under the profiler in its own thread.
     """
 
     def __init__(self, app: Any) -> None:
+        from starlette.routing import Route, request_response
+
         self.app = app
         self.profiler: cProfile.Profile | None = None
+        for route in app.router.routes:
+            if isinstance(route, Route) and not inspect.iscoroutinefunction(route.endpoint):
+                route.app = request_response(self._wrap(route.endpoint))
+
+    def _wrap(self, endpoint: Any) -> Any:
+        def handler(request: Any) -> Any:
+            profiler = self.profiler
+            if profiler is None:
+                return endpoint(request)
+            profiler.enable()
+            try:
+                return endpoint(request)
+            finally:
+                profiler.disable()
+
+        return handler
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        profiler = self.profiler if scope["type"] == "http" else None
-        if profiler is None:
-            await self.app(scope, receive, send)
-            return
-        profiler.enable()
-        try:
-            await self.app(scope, receive, send)
-        finally:
-            profiler.disable()
+        await self.app(scope, receive, send)
 
 
 def profile(client: TestClient, app: Profiled, path: str, lines: int) -> str:
@@ -185,6 +210,8 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=100.0, help="ms, the target")
     parser.add_argument("--profile", action="store_true",
                         help="print a cProfile of every page over the budget")  # fmt: skip
+    parser.add_argument("--contention-pages", action="store_true",
+                        help="the pages of bench/write_contention.py's readers")  # fmt: skip
     args = parser.parse_args()
     with SQLiteStore(args.db) as store:
         papers = store.paper_count()
@@ -192,6 +219,11 @@ def main() -> None:
         mentions = store.db.execute("SELECT count(*) FROM mentions").fetchone()[0]
         social = store.db.execute("SELECT EXISTS (SELECT 1 FROM accounts)").fetchone()[0]
         pages, picked = social_pages(store) if social else (papers_only_pages(store), [])
+    if args.contention_pages:
+        from search_bounds import pages as contention_pages
+
+        pages = {path: path for path in contention_pages(args.db)}
+        picked = ["the readers' pages of bench/write_contention.py"]
     pages["ceiling: openapi.json"] = "/api/openapi.json"
     settings = Settings(environ={}).with_overrides(resolve_online=False)
     size = args.db.stat().st_size / 1e6
@@ -199,16 +231,17 @@ def main() -> None:
           f"({size:,.0f} MB)\n")  # fmt: skip
     for line in picked:
         print(f"- {line}")
-    print("\n| page | median ms | p95 ms | max ms |")
-    print("| --- | ---: | ---: | ---: |")
+    print("\n| page | median ms | p95 ms | max ms | CPU median ms |")
+    print("| --- | ---: | ---: | ---: | ---: |")
     slow = []
     app = Profiled(create_app(args.db, settings))
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://localhost") as client:  # a loopback host name
         for name, path in pages.items():
-            times = timed(client, path, args.repeat)
+            times, cpu = timed(client, path, args.repeat)
             p95 = times[min(len(times) - 1, int(0.95 * len(times)))]
             median = statistics.median(times)
-            print(f"| {name} | {median:.1f} | {p95:.1f} | {times[-1]:.1f} |", flush=True)
+            print(f"| {name} | {median:.1f} | {p95:.1f} | {times[-1]:.1f} | "
+                  f"{statistics.median(cpu):.1f} |", flush=True)  # fmt: skip
             if p95 > args.budget:
                 slow.append((name, path))
         if slow:

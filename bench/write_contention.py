@@ -69,7 +69,9 @@ LOCKED = ("database is locked", "Traceback", "OperationalError")
 def scratch_copy(db: Path, to: Path) -> Path:
     if db.resolve() == to.resolve():
         raise SystemExit(f"{db} is the scratch copy itself: give the library it is made from")
-    for suffix in ("", "-wal", "-shm", ".static.faiss", ".static.json"):
+    # The word index too: a copy left from an earlier run (whose writers merged other
+    # texts) would otherwise be taken for this library's.
+    for suffix in ("", "-wal", "-shm", ".static.faiss", ".static.json", ".lexical"):
         target = Path(f"{to}{suffix}")
         target.unlink(missing_ok=True)
         if Path(f"{db}{suffix}").exists():

@@ -17,7 +17,6 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -175,14 +174,10 @@ def _moment_typed(text: str) -> str:
     return text
 
 
-def library_now(settings: Settings) -> datetime:
-    """Now, or the library's ``clock`` setting (a demo library is set to its snapshot's time)."""
-    clock = str(settings.clock or "")
-    return datetime.fromisoformat(clock.replace("Z", "+00:00")) if clock else utc_now()
-
-
 def _search_date(text: str) -> str:
-    return validate.search_date(text, utc_now())
+    """A search date as typed, checked now and read later against the library's clock."""
+    validate.search_date(text, utc_now())
+    return text
 
 
 def _any_category(text: str) -> str:
@@ -812,6 +807,9 @@ def search(
     from lightnews.search import search_papers
 
     with errors_as_exit():
+        now = app.settings.now()  # "1w" is a week before the library's clock
+        since = validate.search_date(since, now) if since else None
+        until = validate.search_date(until, now) if until else None
         validate.date_range(since, until)
         filters = SearchFilters(
             subject=subject,
@@ -1359,15 +1357,24 @@ def digest(
 
     Once the digest is delivered (printed, or accepted by the SMTP server), its
     stories count as read everywhere (feed, web, feeds out) until something
-    material happens to them. A digest that could not be delivered marks
-    nothing: the next run brings the same stories. --dry-run previews.
+    material happens to them, and what happened to the papers you watch (its
+    "Watched papers" section) is told once. A digest that could not be
+    delivered marks nothing: the next run brings the same. --dry-run previews.
     """
-    from lightnews.serve.digest import digest_stories, render_html, render_markdown, send_digest
+    from lightnews.serve.digest import (
+        digest_events,
+        digest_stories,
+        digest_subject,
+        mark_digested,
+        render_html,
+        render_markdown,
+        send_digest,
+    )
 
     with errors_as_exit():
         settings = app.reader_settings
         reader = app.reader
-        now = library_now(settings)
+        now = settings.now()
         since = validate.moment(since_typed, now)
         to = None
         if email is not None:
@@ -1377,8 +1384,10 @@ def digest(
             if not settings.smtp_host and not dry_run:
                 raise UsageError("set smtp_host (and smtp_from) to send the digest by e-mail")
         stories = digest_stories(app.store, reader, settings, since, limit=limit, now=now)
-        markdown, html = render_markdown(stories, since), render_html(stories, since)
-        subject = f"Lightnews digest: {len(stories)} stories"
+        events = digest_events(app.store, reader, refresh=not dry_run)
+        markdown = render_markdown(stories, since, events)
+        html = render_html(stories, since, events)
+        subject = digest_subject(stories, events)
         if dry_run:
             if to is not None:
                 err.print(f"[dim]dry run: would send “{subject}” to {to}; nothing sent, "
@@ -1392,12 +1401,12 @@ def digest(
         else:
             click.echo(markdown if fmt == "md" else html, nl=False)
             sys.stdout.flush()
-        # Delivered: seen in the digest is seen, until something new happens.
-        stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
-        for story in stories:
-            app.store.mark_story(reader, story.key, stamp, read=True)
+        # Delivered: seen in the digest is seen, until something new happens; the watched
+        # papers' events are told once.
+        mark_digested(app.store, reader, stories, events, now.strftime("%Y-%m-%dT%H:%M:%SZ"))
     if to is not None:
-        out.print(f"sent {len(stories)} stories to {to}")
+        told = f" and {len(events)} events on papers you watch" if events else ""
+        out.print(f"sent {len(stories)} stories{told} to {to}")
 
 
 @cli.command()
@@ -1857,6 +1866,12 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def proxy_options(settings: Settings) -> dict[str, Any]:
+    """uvicorn's options for the ``trusted_proxies`` setting: X-Forwarded-For and -Proto
+    believed from those addresses only (the client's own address otherwise)."""
+    return {"proxy_headers": True, "forwarded_allow_ips": list(settings.trusted_proxies)}
+
+
 def _serve(
     db_path: str | Path,
     host: str,
@@ -1898,7 +1913,7 @@ def _serve(
     if workers == 1:
         app = create_app(db_path, settings, public_read_only=public_read_only,
                          open_without_accounts=loopback)  # fmt: skip
-        uvicorn.run(app, host=host, port=port, log_level="warning")
+        uvicorn.run(app, host=host, port=port, log_level="warning", **proxy_options(settings))
         return
     # Each process builds its own application from the environment; the form key
     # is made once here, so that a form from one process is accepted by the others.
@@ -1913,7 +1928,7 @@ def _serve(
     os.environ["LIGHTNEWS_SERVE_LOOPBACK"] = "1" if loopback else ""
     uvicorn.run(
         "lightnews.serve.web:app_from_environment", factory=True, workers=workers, host=host,
-        port=port, log_level="warning",
+        port=port, log_level="warning", **proxy_options(settings),
     )  # fmt: skip
 
 

@@ -1,10 +1,11 @@
-"""Commands of the whole conversation: ``listen``, ``discussed``, ``watch``, ``push``.
+"""Commands of the whole conversation: ``listen``, ``discussed``, ``watch``, ``push``, ``suggest``.
 
 Registered on the ``lightnews`` command group by :mod:`lightnews.cli` (which
 imports this module), kept apart because they share one job: hearing the
 whole Bluesky network (:mod:`lightnews.listen`), ranking what it discusses
 (:mod:`lightnews.rank.discussed`) and telling a reader what happens to the
-papers they watch (:mod:`lightnews.watch`).
+papers they watch (:mod:`lightnews.watch`), and whom else to follow
+(:mod:`lightnews.rank.suggest`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
-from datetime import datetime
 from pathlib import Path
 
 import click
@@ -34,11 +34,13 @@ from lightnews.normalize import validate
 from lightnews.normalize.arxiv_ids import ArxivId
 from lightnews.normalize.times import utc_now
 
-__all__ = ["discussed", "listen", "push", "unwatch", "watch"]
+__all__ = ["discussed", "listen", "push", "suggest", "unwatch", "watch"]
 
 
-def _moment(text: str) -> datetime:
-    return validate.moment(text, utc_now())
+def _moment_typed(text: str) -> str:
+    """A moment as typed, checked now and read later against the library's clock."""
+    validate.moment(text, utc_now())
+    return text
 
 
 def _jetstream_url(text: str) -> str:
@@ -110,13 +112,13 @@ def listen(
 
 
 @cli.command()
-@click.option("--since", default="24h", show_default=True, callback=checked(_moment),
+@click.option("--since", default="24h", show_default=True, callback=checked(_moment_typed),
               help="How far back: 24h, 7d, today, yesterday or a date (2026-12-01).")  # fmt: skip
 @click.option("--limit", default=30, show_default=True, type=click.IntRange(1, 500),
               help="How many papers.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_app
-def discussed(app: App, since: datetime, limit: int, as_json: bool) -> None:
+def discussed(app: App, since: str, limit: int, as_json: bool) -> None:
     """Papers the network discusses now, by the people who post about them.
 
     Each account counts once per paper, weighed by its reach (followers,
@@ -127,7 +129,7 @@ def discussed(app: App, since: datetime, limit: int, as_json: bool) -> None:
     from lightnews.rank.discussed import discussed_papers
 
     with errors_as_exit():
-        moment = since
+        moment = validate.moment(since, app.settings.now())
         entries = discussed_papers(app.store, app.reader, moment, limit=limit,
                                    bot_weight=float(app.settings.discussed_bot_weight))  # fmt: skip
     if as_json:
@@ -139,6 +141,38 @@ def discussed(app: App, since: datetime, limit: int, as_json: bool) -> None:
     for entry in entries:
         out.print(f"[bold]{escape(entry.title or entry.paper)}[/bold]  {escape(entry.paper)}")
         out.print(f"  {entry.score:.1f} · {escape(entry.why)}")
+
+
+@cli.command()
+@click.option("--limit", default=30, show_default=True, type=click.IntRange(1, 500),
+              help="How many accounts.")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_app
+def suggest(app: App, limit: int, as_json: bool) -> None:
+    """Accounts you might follow, each with why.
+
+    Accounts the scholars you follow repost, quote, reply to or follow,
+    co-authors of their papers and authors of papers you saved whose Bluesky
+    account is known, and accounts discussing papers you saved. Accounts you
+    follow or muted, bots and mirrors are left out. Follow one with
+    `lightnews follow HANDLE`.
+    """
+    from lightnews.rank.suggest import follow_suggestions
+
+    with errors_as_exit():
+        found = follow_suggestions(app.store, app.reader, limit=limit,
+                                   bar=float(app.settings.attribution_bar))  # fmt: skip
+    if as_json:
+        emit_json({"suggestions": [s.to_json() for s in found]})
+        return
+    if not found:
+        out.print("no suggestions yet: follow a scholar, save papers, or run `lightnews listen`")
+        return
+    for entry in found:
+        handle = f"  @{entry.handle}" if entry.handle and entry.name else ""
+        out.print(f"[bold]{escape(entry.label)}[/bold]{escape(handle)}  {escape(entry.did)}")
+        out.print(f"  {escape(' · '.join(r.text for r in entry.reasons))}")
+        out.print(f"  lightnews follow {escape(entry.follow_as)}")
 
 
 def _reader(app: App) -> str:

@@ -35,7 +35,16 @@ from lightnews.errors import FetchError, LightnewsError, ParseError, Unavailable
 from lightnews.link import link_titles
 from lightnews.link.attribution import attribute_all, attribute_scholar, parse_name
 from lightnews.link.bots import bot_reason
-from lightnews.model import Account, Batch, Item, Mention, Reference, Request, SourceState
+from lightnews.model import (
+    Account,
+    Batch,
+    Item,
+    Mention,
+    QueryTerm,
+    Reference,
+    Request,
+    SourceState,
+)
 from lightnews.normalize.times import iso, utc_now
 from lightnews.settings import Settings
 from lightnews.sources import Source, get_source_class
@@ -43,8 +52,10 @@ from lightnews.sources.arxiv_api import ArxivApiSource
 from lightnews.sources.http import HttpClient
 from lightnews.store import BACKEND_ERRORS, SaveResult, SourceRow, Store, unavailable
 from lightnews.store.readers import LOCAL_READER, ReaderId
+from lightnews.store.relink import RELINKED_METHODS
 
 __all__ = [
+    "RelinkReport",
     "Resolved",
     "RunReport",
     "due_for_refresh",
@@ -54,6 +65,7 @@ __all__ = [
     "refresh",
     "refresh_one",
     "refresh_source",
+    "relink_retitled",
     "resolve_bytes",
     "sniff_kind",
     "utc_now",
@@ -68,6 +80,9 @@ TITLE_LOOKUP_BATCH = 5
 STUBS = ("arxiv-api", "stubs")
 STUB_BATCH = 50
 STUB_LIMIT = 500
+#: Retitled papers one relinking round takes, and items a new title's words may find.
+RELINK_PAPERS = 50
+RELINK_CANDIDATES = 200
 #: Addresses of sources made by replaying files; ``refresh`` leaves them alone.
 REPLAY_PREFIXES = ("file://", "demo:")
 
@@ -140,6 +155,7 @@ def _store_page(
     each decision written on its own.
     """
     report.saved.add(store.save_papers(batch.papers, now))
+    relink_retitled(store, bar=settings.link_bar)
     link_titles(batch.items, store, bar=settings.link_bar)
     with store.transaction():
         report.saved.add(store.save_items(row.id, batch.items, now, well_formed=batch.well_formed))
@@ -158,6 +174,67 @@ def _store_page(
     _classify_accounts(store, {i.account for i in batch.items if i.account})
     report.saved.warnings.extend(batch.warnings)
     report.saved.warnings.extend(str(problem) for problem in batch.problems)
+
+
+@dataclass(slots=True)
+class RelinkReport:
+    """What one relinking pass did: papers checked, items read, links dropped and made."""
+
+    papers: int = 0
+    items: int = 0
+    unlinked: int = 0
+    linked: int = 0
+
+
+def relink_retitled(store: Store, *, bar: float, limit: int = RELINK_PAPERS) -> RelinkReport:
+    """Links by title made again for papers whose title changed (``relink_queue``).
+
+    A new version that changes a paper's title queues the paper (a trigger, as
+    for re-embedding; :mod:`lightnews.store.relink`). Each item linked to it by
+    title, and each item whose text holds the new title's telling words, is read
+    by the one linker again (:func:`~lightnews.link.link_titles`) against the
+    library as it is now: a mention whose text no longer names the paper, and
+    names no other, is dropped; one that names another paper now is linked to
+    it; one that still names it records the new version; an item naming the new
+    title is linked. Reading happens outside the write transaction (it reads the
+    library's titles); the rewrite of each item's links by title and the
+    queue's removal are one short transaction per round. Costs a one-row
+    lookup when no title changed.
+    """
+    report = RelinkReport()
+    while queued := store.retitled_papers(limit):
+        items = dict(store.title_linked_items([p.paper_id for p in queued]))
+        found: set[int] = set()
+        for paper in queued:
+            terms = _telling_terms(paper.title)
+            if not terms:
+                continue
+            try:
+                found.update(m.item_id for m in store.search_items(terms, RELINK_CANDIDATES))
+            except UsageError:
+                continue  # a search too expensive here: the links by title are still checked
+        items.update(store.items_to_relink(sorted(found - set(items))))
+        for item in items.values():
+            item.mentions = [m for m in item.mentions if m.method not in RELINKED_METHODS]
+        link_titles(list(items.values()), store, bar=bar)
+        with store.transaction():
+            for item_id, item in sorted(items.items()):
+                removed, added = store.replace_title_links(item_id, item.mentions)
+                report.unlinked += removed
+                report.linked += added
+            store.relinked([p.paper_id for p in queued])
+        report.papers += len(queued)
+        report.items += len(items)
+    return report
+
+
+def _telling_terms(title: str) -> list[QueryTerm]:
+    """The longest words of a title (up to three), each a term a text naming it must hold."""
+    words = sorted(
+        {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]{3,}", title)},
+        key=lambda w: (-len(w), w),
+    )
+    return [QueryTerm(w) for w in words[:3]]
 
 
 def _link_accounts(store: Store, row: SourceRow, batch: Batch, now: str) -> None:

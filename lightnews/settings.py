@@ -70,6 +70,23 @@ def _moment_text(raw: str) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _proxy_list(raw: str) -> tuple[str, ...]:
+    """Addresses or networks (or ``*``), each checked: a typo would trust nobody, or anybody."""
+    import ipaddress
+
+    items = tuple(p.strip() for p in raw.split(",") if p.strip())
+    for item in items:
+        if item == "*":
+            continue
+        try:
+            ipaddress.ip_network(item, strict=False)
+        except ValueError:
+            raise ValueError(
+                f"{item[:60]!r} is not an address or network (127.0.0.1, 10.0.0.0/8, or *)"
+            ) from None
+    return items
+
+
 def _host_list(raw: str) -> tuple[str, ...]:
     hosts = tuple(h.strip().lower() for h in raw.split(",") if h.strip())
     if not hosts or any(" " in h or "/" in h for h in hosts):
@@ -97,6 +114,7 @@ _KIND_WORDS: dict[Callable[[str], Any], str] = {
     _positive_float: "a positive number",
     _boolean: "true or false",
     _host_list: "host names separated by commas",
+    _proxy_list: "addresses or networks separated by commas (127.0.0.1, 10.0.0.0/8), or *",
     _digest_schedule: "off, `daily HH:MM` or `weekly DAY HH:MM` (UTC)",
     _moment_text: "a moment (2025-11-28T12:00:00Z) or nothing",
     str: "text",
@@ -225,9 +243,10 @@ SETTINGS: tuple[Setting, ...] = (
         "clock",
         "",
         _moment_text,
-        "Treat this moment (ISO 8601, UTC) as now for `digest --since` (empty: the real "
-        "clock). The demo sets it to its snapshot's last moment, so `digest --since 1d` "
-        "shows the demo's day.",
+        "Treat this moment (ISO 8601, UTC) as now (empty: the real clock): relative times "
+        "on the web ('3 hours ago'), periods such as `digest --since 1d`, `--since 2w` of a "
+        "search and the Discussed page's 24 hours read it. The demo sets it to its "
+        "snapshot's last moment, so the demo reads as on its own day.",
     ),
     Setting("smtp_host", "", str, "SMTP server the digest is e-mailed through (empty: no e-mail)."),
     Setting("smtp_port", 25, _positive_int, "Port of the SMTP server."),
@@ -276,6 +295,16 @@ SETTINGS: tuple[Setting, ...] = (
         "Host names the web server answers to, separated by commas (a request naming any "
         "other host gets 400, which stops DNS-rebinding pages); add the public name when "
         "serving beyond this machine, or * for any.",
+    ),
+    Setting(
+        "trusted_proxies",
+        ("127.0.0.1", "::1"),
+        _proxy_list,
+        "Addresses (or networks, 10.0.0.0/8) of the reverse proxies in front of `serve`, "
+        "separated by commas, or * for any. From these only, X-Forwarded-For and "
+        "X-Forwarded-Proto are believed: the sign-in limit counts the reader's own address, "
+        "and cookies are marked Secure behind a TLS proxy. A proxy on another machine (a "
+        "container network) must be named here.",
     ),
     Setting(
         "session_hours",
@@ -441,6 +470,13 @@ class Settings:
 
     def get(self, name: str) -> Any:
         return self._values[self.lookup(name).name]
+
+    def now(self) -> datetime:
+        """Now for this library: the ``clock`` setting when set (the demo sets it to its
+        snapshot's last moment), else the real clock. Relative times and periods
+        ("3 hours ago", ``--since 1d``, the Discussed page's 24 hours) read it."""
+        clock = str(self.clock or "")
+        return datetime.fromisoformat(clock.replace("Z", "+00:00")) if clock else datetime.now(UTC)
 
     def with_overrides(self, **values: Any) -> Settings:
         """A copy with some values replaced (tests, the demo)."""

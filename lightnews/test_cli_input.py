@@ -155,6 +155,15 @@ def test_search_since_a_date_filters(demo_db: Path) -> None:
     assert all(h["published"] >= "2025-11-20" for h in recent)
 
 
+def test_relative_dates_count_from_the_librarys_clock(demo_db: Path) -> None:
+    """The demo's clock stands at its snapshot: "2w" is two weeks before it, not before today."""
+    week = json.loads(run(demo_db, "search", "attention", "--since", "2w", "--json").stdout)
+    assert week and all(h["published"] >= "2025-11" for h in week)
+    discussed = run(demo_db, "discussed", "--since", "24h", "--json")
+    assert discussed.exit_code == 0, discussed.output
+    assert json.loads(discussed.stdout)["since"].startswith("2025-")
+
+
 @pytest.mark.parametrize("who", ["mara", "Lindqvist", "maralind", "@maralindqvist.bsky.social"])
 def test_scholar_by_part_of_a_name_or_handle(demo_db: Path, who: str) -> None:
     result = run(demo_db, "scholar", who, "--json")
@@ -174,3 +183,9 @@ def test_several_scholars_matching_are_listed(tmp_path: Path) -> None:
     assert run(db, "scholar", "mara o").exit_code == 0  # more of the name: one
     muted = run(db, "mute", "--scholar", "mara")  # every command that takes WHO
     assert muted.exit_code == 2 and "Mara Olsen" in muted.output
+
+
+def test_a_proxy_that_is_not_an_address_is_refused(demo_db: Path) -> None:
+    wrong = run(demo_db, "settings", "set", "trusted_proxies", "proxy.local")
+    assert wrong.exit_code == 2 and "addresses or networks" in wrong.output
+    assert run(demo_db, "settings", "set", "trusted_proxies", "10.0.0.0/8,::1").exit_code == 0

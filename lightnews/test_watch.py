@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -195,3 +196,99 @@ def test_watch_commands_and_button(tmp_path: Path) -> None:
         assert missing.status_code == 404
     with SQLiteStore(db) as store:
         assert store.watched("") == {A: {""}}
+
+
+def _parts(message: Any) -> tuple[str, str]:
+    """The decoded plain-text and HTML parts of an e-mail."""
+    found = {p.get_content_type(): p.get_payload(decode=True).decode() for p in message.walk()
+             if p.get_content_type() in ("text/plain", "text/html")}  # fmt: skip
+    return found["text/plain"], found["text/html"]
+
+
+def test_watch_events_go_into_the_next_digest_once(
+    store: Store, tmp_path: Path, smtp: tuple[Inbox, int]  # noqa: F811 - the fixture imported above
+) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    import pytest
+    from aiosmtpd.controller import Controller
+
+    from lightnews.cli import cli
+    from lightnews.errors import FetchError
+    from lightnews.serve.digest import deliver_due_digest, digest_events, library_recipient
+    from lightnews.serve.test_digest import Refusing
+    from lightnews.store.readers import LOCAL_READER
+    from lightnews.watch import venue_event
+
+    inbox, port = smtp
+    settings = _settings(port).with_overrides(
+        digest_to="reader@example.org", digest_schedule="daily 07:00", semantic="off"
+    )
+    recipient = library_recipient(settings)
+    assert recipient is not None
+    _library(store)
+    clock = iter(range(int(time.time() * 1e6), 1 << 62, 1000))
+    _hear(store, tmp_path, [commit_event(SCHOLAR, next(clock), POST, "3old", _post("Old:"))],
+          "before.jsonl")  # fmt: skip
+    assert start_watching(store, "", A)
+    assert digest_events(store, LOCAL_READER) == []  # what was known is not news
+    _hear(store, tmp_path, [
+        commit_event(SCHOLAR, next(clock), POST, "3new", _post("Now at the poster:")),
+        commit_event(BOT, next(clock), POST, "3bot", _post("[cs.LG] SelfReflect")),
+    ], "after.jsonl")  # fmt: skip
+    store.save_papers([Paper(A, title="SelfReflect", published="2026-12-01T00:00:00Z",
+                             versions=[Version(1, "2026-12-01T00:00:00Z"),
+                                       Version(2, "2026-12-05T00:00:00Z")])],
+                      "2026-12-05T01:00:00Z")  # fmt: skip
+    record(store, [code_event(A, "https://github.com/apple/ml-selfreflect", "2026-12-05")])
+    now = datetime.now(UTC)
+    # A digest the SMTP server refused tells nothing: its events wait for the next.
+    refusing = Refusing()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        refused_port = probe.getsockname()[1]
+    controller = Controller(refusing, hostname="127.0.0.1", port=refused_port)
+    controller.start()
+    try:
+        with pytest.raises(FetchError):
+            deliver_due_digest(store, settings.with_overrides(smtp_port=refused_port), recipient,
+                               now)  # fmt: skip
+    finally:
+        controller.stop()
+    assert refusing.tried == 1
+    waiting = digest_events(store, LOCAL_READER)
+    assert sorted(e.kind for e in waiting) == ["code", "mention", "version"]
+    # Delivered: the "Watched papers" section has each event, once.
+    outcome = deliver_due_digest(store, settings, recipient, now)
+    assert (outcome.status, outcome.events) == ("delivered", 3)
+    (message,) = inbox.messages
+    assert "3 on papers you watch" in message["Subject"]
+    text, html = _parts(message)
+    assert "## Watched papers" in text and "<h2>Watched papers</h2>" in html
+    assert "Michael Kirchhof posted about arXiv 2505.20295" in text
+    assert f"arXiv {A} has a new version (v2)" in text
+    assert "https://github.com/apple/ml-selfreflect" in text
+    assert "3old" not in text and "3bot" not in text and "cs.LG bot" not in text
+    assert digest_events(store, LOCAL_READER) == []
+    # The next digest does not repeat them; a new event goes into the one after.
+    second = deliver_due_digest(store, settings, recipient, now + timedelta(days=1))
+    assert second.events == 0
+    assert all("Watched papers" not in "".join(_parts(m)) for m in inbox.messages[1:])
+    record(store, [venue_event(A, "ICLR 2026", "accepted", "2026-12-06")])
+    third = deliver_due_digest(store, settings, recipient, now + timedelta(days=2))
+    assert (third.status, third.events) == ("delivered", 1)
+    last = "".join(_parts(inbox.messages[-1]))
+    assert f"arXiv {A} at ICLR 2026: accepted" in last and "(v2)" not in last
+    # The printed digest: a dry run tells nothing; a printed one tells each event once.
+    record(store, [venue_event(A, "ICLR 2026", "oral", "2026-12-07")])
+    location = getattr(store, "url", None) or str(store.path)
+    runner = CliRunner(env={"LIGHTNEWS_RESOLVE_ONLINE": "0", "LIGHTNEWS_SEMANTIC": "off"})
+    digest = ["--db", location, "digest", "--since", "1d"]
+    preview = runner.invoke(cli, [*digest, "--dry-run"])
+    assert preview.exit_code == 0 and "ICLR 2026: oral" in preview.stdout
+    printed = runner.invoke(cli, digest)
+    assert printed.exit_code == 0 and "ICLR 2026: oral" in printed.stdout
+    again = runner.invoke(cli, digest)
+    assert again.exit_code == 0 and "Watched papers" not in again.stdout
+    # Another reader watching nothing is told nothing.
+    assert store.undigested_events("user:99") == []

@@ -100,12 +100,18 @@ def reader_key(reader: ReaderId) -> str:
 
 
 def start_watching(store: Store, reader: str, arxiv_id: str) -> bool:
-    """Watch a paper; what is already known of it is recorded first, so only news is told.
+    """Watch a paper; what is already known of it is recorded first, so only news is told
+    (by push, and in the reader's digest).
 
     Returns False when the reader already watched it.
     """
     record(store, find_events(store, [arxiv_id]))
-    return store.set_watch(reader, arxiv_id, now_iso())
+    now = now_iso()
+    started = store.set_watch(reader, arxiv_id, now)
+    if started:  # known before the watch began: not news for this reader's digest
+        known = [e.key for e in store.watch_events(arxiv_id, limit=100_000)]
+        store.mark_events_digested(reader, known, now)
+    return started
 
 
 def stop_watching(store: Store, reader: str, arxiv_id: str) -> bool:

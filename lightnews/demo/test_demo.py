@@ -192,7 +192,7 @@ def test_demo_bot_daily_notes_and_code(store: SQLiteStore, settings: Settings) -
     assert extras["NeurIPS2025 Lindqvist: sparse ring attention"]["section"] == "Efficiency"
     linked = {
         arxiv_id: {m.title for m in store.get_paper(arxiv_id).mentions
-                   if m.kind == "note" and m.method == "surname-title"}
+                   if m.kind == "note" and m.method in ("surname-title", "fuzzy-title")}
         for arxiv_id in ("2511.18342", "2511.15577", "2511.10268", "2510.18421", "2510.22980")
     }  # fmt: skip
     assert linked["2511.18342"] == {

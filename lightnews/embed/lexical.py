@@ -44,12 +44,14 @@ and the common words the paper uses once, the ones BM25 weighs least.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import mmap
 import os
 import re
 import threading
+import time
 import unicodedata
 from array import array
 from collections import Counter
@@ -75,6 +77,7 @@ __all__ = [
     "LexicalIndex",
     "WordScores",
     "analyze",
+    "catch_up_in_background",
     "forget_lexical",
     "keep_lexical_current",
     "open_lexical",
@@ -115,8 +118,18 @@ _STOP = frozenset(
 )
 _TOKEN = re.compile(r"[a-z][a-z0-9]+")
 _STEMMER = snowballstemmer.stemmer("porter")
+#: Papers counted and put in the delta at a time (the index answers between two batches).
+_APPLY = 500
+#: How far behind (papers stored plus vectors made since it looked) a serving process's
+#: index may be and still catch up inside the request; further behind, a thread of its
+#: own catches up (see :func:`catch_up_in_background`).
+CATCH_UP_INLINE = 2_000
+#: Seconds that thread rests between two batches, so that requests keep their pace.
+BACKGROUND_PAUSE = 0.02
+
 _cache: dict[str, LexicalIndex] = {}
 _lock = threading.Lock()
+_background = False
 
 
 @lru_cache(maxsize=500_000)
@@ -257,6 +270,8 @@ class LexicalIndex:
         self._seen_paper = base.seen_paper
         self._seen_vector = base.seen_vector
         self._lock = threading.Lock()
+        self._catching = threading.Lock()
+        self._worker: threading.Thread | None = None
 
     # -- size -------------------------------------------------------------------
 
@@ -280,28 +295,72 @@ class LexicalIndex:
         index.catch_up(store)
         return index
 
-    def catch_up(self, store: Store) -> int:
-        """Read the papers stored or revised since this index last looked; how many."""
+    def catch_up(self, store: Store, pause: float = 0.0) -> int:
+        """Read the papers stored or revised since this index last looked; how many.
+
+        Words are counted outside the index's lock and put in ``_APPLY`` papers
+        at a time, so a query meanwhile is answered from what the index had;
+        ``pause`` seconds between batches leave the processor to other threads.
+        """
         newest_paper, newest_vector = store.text_marks()
         if newest_paper <= self._seen_paper and newest_vector <= self._seen_vector:
             return 0
-        with self._lock:
+        with self._catching:  # one catch-up at a time
+            seen_paper, seen_vector = self._seen_paper, self._seen_vector
+            if newest_paper <= seen_paper and newest_vector <= seen_vector:
+                return 0  # another thread caught up while this one waited
             rows: list[tuple[int, str, str]] = []
-            if newest_vector > self._seen_vector:
-                revised = store.revised_papers(self._seen_vector, self._seen_paper)
+            if newest_vector > seen_vector:
+                revised = store.revised_papers(seen_vector, seen_paper)
                 for start in range(0, len(revised), 10_000):
                     rows += store.paper_texts_of(revised[start : start + 10_000])
-            after = self._seen_paper
+            after = seen_paper
             while after < newest_paper:
                 batch = store.paper_texts_after(after, _BATCH)
                 rows += [row for row in batch if row[0] <= newest_paper]
                 if not batch or batch[-1][0] >= newest_paper:
                     break
                 after = batch[-1][0]
-            for paper_id, title, abstract in rows:
-                self._add(paper_id, analyze(title, abstract))
-            self._seen_paper, self._seen_vector = newest_paper, newest_vector
+            for start in range(0, len(rows), _APPLY):
+                counted = [(p, analyze(title, abstract)) for p, title, abstract in
+                           rows[start : start + _APPLY]]  # fmt: skip
+                with self._lock:
+                    for paper_id, counts in counted:
+                        self._add(paper_id, counts)
+                if pause:
+                    time.sleep(pause)
+            with self._lock:
+                self._seen_paper, self._seen_vector = newest_paper, newest_vector
         return len(rows)
+
+    def keep_up(self, store: Store) -> None:
+        """Catch up before a query: inline, unless this process serves pages
+        (:func:`catch_up_in_background`) and the index is far behind; then a
+        thread of its own catches up, and queries meanwhile are answered from the
+        index as it was (the words of papers revised since: their earlier ones).
+        """
+        worker = self._worker
+        if worker is not None and worker.is_alive():
+            return
+        if _background:
+            newest_paper, newest_vector = store.text_marks()
+            behind = max(0, newest_paper - self._seen_paper)
+            behind += max(0, newest_vector - self._seen_vector)
+            if behind > CATCH_UP_INLINE:
+                with self._lock:
+                    if self._worker is None or not self._worker.is_alive():
+                        self._worker = threading.Thread(
+                            target=self._catch_up_quietly, args=(store,), daemon=True,
+                            name="lexical-catch-up",
+                        )  # fmt: skip
+                        self._worker.start()
+                return
+        self.catch_up(store)
+
+    def _catch_up_quietly(self, store: Store) -> None:
+        # The store was closed, or could not answer: a later query tries again.
+        with contextlib.suppress(Exception):
+            self.catch_up(store, pause=BACKGROUND_PAUSE)
 
     def _add(self, paper_id: int, counts: Counter[str]) -> None:
         old = self._papers.pop(paper_id, None)
@@ -484,8 +543,20 @@ def open_lexical(
                 if _on_disk(store):
                     index.save(store.path)
             _cache[key] = index
-    index.catch_up(store)
+    index.keep_up(store)
     return index
+
+
+def catch_up_in_background(on: bool) -> None:
+    """In this process (a web server), an index far behind the library catches up in a
+    thread of its own instead of inside the request that found it behind.
+
+    A snapshot merge re-embeds tens of thousands of papers; counting their words
+    took a story page 6 s of processor time on the 150k-paper library (and every
+    other request of the process waited for its turn at the interpreter).
+    """
+    global _background
+    _background = on
 
 
 def keep_lexical_current(store: Store) -> LexicalIndex | None:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -170,3 +171,44 @@ def test_related_papers_by_the_word_index_and_by_telling_words_without_it(
     monkeypatch.setattr(lexical, "open_lexical", lambda store, build_up_to=None: None)
     fallback = related_papers(library, "2501.00003", limit=3)
     assert [(h.arxiv_id, h.matched) for h in fallback] == [("2501.00004", ("words",))]
+
+
+def test_a_serving_process_far_behind_catches_up_in_a_thread_of_its_own(
+    library: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page request never counts the words of a whole merge: it answers from the index
+    as it was while a thread catches up; a command (not serving) still catches up inline."""
+    index = open_lexical(library)
+    assert index is not None
+    newer = [(f"2502.{n:05d}", f"Zebrafish topic {n}", "zebrafish gills") for n in range(4)]
+    import_snapshot(library, _snapshot(tmp_path / "g.jsonl", newer), workers=0)
+    monkeypatch.setattr(lexical, "CATCH_UP_INLINE", 2)  # 4 new papers: far behind
+    lexical.catch_up_in_background(True)
+    try:
+        started = threading.Event()
+        go_on = threading.Event()
+        real = LexicalIndex.catch_up
+
+        def slow(self: LexicalIndex, store: Store, pause: float = 0.0) -> int:
+            started.set()
+            assert go_on.wait(10)
+            return real(self, store, pause)
+
+        monkeypatch.setattr(LexicalIndex, "catch_up", slow)
+        assert open_lexical(library) is index  # returns at once: the thread catches up
+        assert started.wait(10) and index.delta_size == 0
+        assert index.scores(analyze("zebrafish", ""), None, 10).top == []  # as it was
+        assert open_lexical(library) is index  # a second request starts no second thread
+        go_on.set()
+        worker = index._worker
+        assert worker is not None
+        worker.join(10)
+        assert index.delta_size == 4
+        assert len(index.scores(analyze("zebrafish", ""), None, 10).top) == 4
+    finally:
+        lexical.catch_up_in_background(False)
+    monkeypatch.setattr(LexicalIndex, "catch_up", real)
+    more = [("2503.00001", "Zebrafish again", "zebrafish")]
+    import_snapshot(library, _snapshot(tmp_path / "h.jsonl", more), workers=0)
+    monkeypatch.setattr(lexical, "CATCH_UP_INLINE", 0)
+    assert open_lexical(library) is index and index.delta_size == 5  # not serving: inline

@@ -51,6 +51,8 @@ TITLE_FEATURES = (
     "surname",  # an author's surname (any position, typos tolerated) named nearby
     "late",  # the paper appeared well after the text was written
     "whole",  # the text is a title by itself (a heading, a link's words)
+    "unique",  # a word found that only this paper's title has ("AdEMAMix")
+    "named",  # the text writes the rare name the title coins ("FastVLM", "VGGT")
     "own_line",  # the stretch is a line of its own
     "quoted",  # in quotes or emphasis
     "title_case",  # share of its words capitalised

@@ -6,6 +6,7 @@ from lightnews.link.titles import (
     Reference,
     find_title_mentions,
     match_reference,
+    score_titles,
     stems,
     version_clash,
 )
@@ -138,3 +139,46 @@ def test_a_version_sibling_is_not_the_paper_named() -> None:
     assert not clash("AM-Thinking-v1, Qwen3-235B and R1", "AM-Thinking-v1: Reasoning at 32B")
     assert not clash("Depth Pro gives sharp depth", "Depth Pro: Sharp Monocular Metric Depth")
     assert not clash("GPT-4o answers", "Sparse Attention Across 4 Scales")  # no coined name
+
+
+def test_a_title_is_aligned_with_its_own_words_not_an_earlier_mention(
+    store: SQLiteStore,
+) -> None:
+    store_with_papers(store)
+    text = (
+        "The work reveals limits of a mathematical reasoning benchmark and introduces a more "
+        "rigorous reasoning evaluation for LLMs. In GSM-Symbolic: Understanding the "
+        "Limitations of Mathematical Reasoning in Giant Language Fashions, they show it."
+    )
+    found = {m.arxiv_id: m for m in score_titles(text, store)}
+    # The stretch starts at the title (the "LLMs" just before it credits its last words),
+    # not back at the sentence before that shares two of its words.
+    assert found["2410.05229"].evidence.startswith("LLMs. In GSM-Symbolic")
+
+
+def test_features_for_a_word_only_one_title_has_and_a_coined_name(store: SQLiteStore) -> None:
+    store_with_papers(store)
+    store.save_papers(
+        [
+            Paper(
+                "2412.13303",
+                title="FastVLM: Efficient Vision Encoding for Vision Language Models",
+            )
+        ],
+        "2025-01-01T00:00:00Z",
+    )
+
+    def features(text: str, arxiv_id: str) -> dict[str, float]:
+        found = {m.arxiv_id: dict(m.features) for m in score_titles(text, store)}
+        return found[arxiv_id]
+
+    adem = features("They present The AdEMAMix Optimizer: Higher, Sooner, Older.", "2409.03137")
+    assert adem["unique"] == 1.0 and adem["named"] == 0.0
+    fast = features("FastVLM encodes images for vision language models quickly.", "2412.13303")
+    assert fast["named"] == 1.0 and fast["unique"] == 1.0
+    # Another version is not the name written.
+    other = {m.arxiv_id: dict(m.features) for m in score_titles("FastVLM2 encodes images.", store)}
+    assert other.get("2412.13303", {"named": 0.0})["named"] == 0.0
+    assert features("Monocular depth in less than a second, with transformers.", "2410.02073")[
+        "unique"
+    ] == 0.0

@@ -278,6 +278,7 @@ class TitleMatch:
     partial: bool = False
     coined: bool = False
     content: int = 0
+    unique: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,6 +334,12 @@ class _Weights:
         if not self.total:
             self.total = max(self.lookup.paper_count(), 1)
         return math.log((self.total + 1) / 3.5)
+
+    def only(self) -> float:
+        """The weight of a word in one paper's title alone."""
+        if not self.total:
+            self.total = max(self.lookup.paper_count(), 1)
+        return math.log((self.total + 1) / 1.5)
 
     def min_information(self) -> float:
         """Nats a fuzzy match must carry: less in a small library, where every word looks rare."""
@@ -412,6 +419,7 @@ def _align(title: Sequence[str], text: Sequence[str], weight: _Weights) -> _Stre
         return None
     longest = int(len(title) * 1.5) + 4
     best: tuple[float, int, int] = (0.0, 0, 0)
+    shortest = 0
     for a, (start, _, _) in enumerate(credits):
         got: dict[str, float] = {}
         found = 0.0
@@ -423,8 +431,13 @@ def _align(title: Sequence[str], text: Sequence[str], weight: _Weights) -> _Stre
             if credit > known:
                 got[stem] = credit
                 found += credit - known
-            if found > best[0] + 1e-9:
-                best = (found, a, b)
+            # The most of the title; of stretches holding as much, the shortest (the
+            # earliest start is not it: a stretch reaching back over a sentence to an
+            # earlier title word holds no more than the title's own words).
+            if found > best[0] + 1e-9 or (
+                found > best[0] - 1e-9 and end - start < shortest
+            ):
+                best, shortest = (found, a, b), end - start
     found, a, b = best
     if found <= 0:
         return None
@@ -489,6 +502,7 @@ def match_title(
     present_all = set(text_stems)
     folded = " ".join(tokens.words)
     text_info = sum(weight(s) for s in present_all) or 1.0
+    only = weight.only() - 1e-9
     matches = []
     for candidate in candidates:
         title_stems = _title_stems(candidate.title)
@@ -562,6 +576,9 @@ def match_title(
                 partial=partial,
                 coined=coined,
                 content=len(content),
+                unique=any(
+                    text_stems[i] == s and weight(s) >= only for i, s, _ in stretch.credits
+                ),
             )
             # The form that carries the most of the title wins, when it fits well:
             # a subtitle found too must not lose to the bare head it contains.
@@ -686,6 +703,33 @@ def _surname_near(tokens: _Tokens, start: int, end: int, surnames: Sequence[str]
     return False
 
 
+@lru_cache(maxsize=131072)
+def _coined_name(title: str) -> re.Pattern[str] | None:
+    """The name a title coins before its colon, one token ("FastVLM", "AM-Thinking-v1",
+    "SeedVR2"), as a pattern that finds it written as such (not "FastVLM2", "SeedVR2 v2").
+
+    Not a word in capitals alone ("DARE", "SAGE", "VGGT"): such acronyms are
+    reused for unrelated methods ("DARE" the 2023 merging method is not "DARE:
+    Diffusion Large Language Models Alignment..."), so writing one is no sign.
+    """
+    head = title.split(":", 1)[0].strip() if ":" in title else ""
+    if len(head) < 3 or " " in head or (head.isalpha() and head.isupper()):
+        return None
+    if not (re.search(r"[A-Z]", head[1:]) or re.search(r"\d", head)):
+        return None
+    return re.compile(rf"(?<![\w.-]){re.escape(head)}(?![\w-]|\.\d|\s+v?\d)")
+
+
+def _names_coined(text: str, title: str, weight: _Weights) -> bool:
+    """Whether ``text`` writes the name the title coins, a name rare among titles: a
+    post about "FastVLM" is about "FastVLM: Efficient Vision Encoding for Vision..."."""
+    pattern = _coined_name(title)
+    if pattern is None or not pattern.search(text):
+        return False
+    stems = [s for s in _title_stems(title.split(":", 1)[0]) if s]
+    return bool(stems) and max(weight(s) for s in stems) >= weight.rare()
+
+
 def _title_features(
     match: TitleMatch,
     rival: TitleMatch | None,
@@ -715,6 +759,8 @@ def _title_features(
         "surname": float(_surname_near(tokens, start, end, match.candidate.surnames)),
         "late": float(_late(published, match.candidate)),
         "whole": float(whole),
+        "unique": float(match.unique),
+        "named": float(_names_coined(tokens.text, match.candidate.title, weight)),
     }
     if whole:
         features.update(own_line=1.0, quoted=0.0, title_case=0.0, after_colon=0.0, prose=0.0)

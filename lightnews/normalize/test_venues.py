@@ -72,3 +72,79 @@ def test_proceedings_dois() -> None:
 def test_openreview_post() -> None:
     venue = venue_from_text("Our paper got accepted at ICLR 2025! openreview.net/forum?id=abc")
     assert venue is not None and venue.label == "ICLR 2025" and venue.source == "openreview"
+
+
+@pytest.mark.parametrize(
+    ("comments", "name"),
+    [
+        # A list inside a name goes on past its commas.
+        ("4 pages, to appear in Proceedings of the 2007 International Conference on Acoustics, "
+         "Speech, and Signal Processing in Honolulu, HI",
+         "Proceedings of the 2007 International Conference on Acoustics, Speech, and Signal "
+         "Processing"),
+        ("To appear at the IEEE International Conference on Software Testing, Verification, and "
+         "Validation (ICST 2022)",
+         "IEEE International Conference on Software Testing, Verification, and Validation"),
+        # "Proc." goes on; a month with a day ends the name.
+        ("To appear in the Proc. of the IEEE Conference on Software Testing (ICST) 2021",
+         "Proc. of the IEEE Conference on Software Testing"),
+        ("In Proceedings of the 30th ACM SIGSOFT Symposium on Testing July 11 to 17, 2021",
+         "Proceedings of the 30th ACM SIGSOFT Symposium on Testing"),
+        # A quoted title keeps its "in ...,".
+        ("to appear in the proceedings of the conference `Traces in Geometry, Number Theory and "
+         "Quantum Fields' held in MPI (Bonn), 2005.",
+         "proceedings of the conference Traces in Geometry, Number Theory and Quantum Fields"),
+        # A track is its conference's; a venue standing alone is the venue.
+        ("This paper is accepted on the Industry Track of the 18th IEEE International Conference "
+         "on Software Testing (ICST 2025)",
+         "18th IEEE International Conference on Software Testing"),
+        ("8 pages, First IEEE International Conference On Artificial Intelligence Testing",
+         "First IEEE International Conference On Artificial Intelligence Testing"),
+        ("MET'24: 9th ACM International Workshop on Metamorphic Testing",
+         "9th ACM International Workshop on Metamorphic Testing"),
+        ("Journal of Software: Testing, Verification and Reliability (2022)",
+         "Journal of Software: Testing, Verification and Reliability"),
+        # ML phrasings: the Findings volume is not the main conference.
+        ("Findings of EMNLP 2023", "Findings of EMNLP 2023"),
+        ("Published as a conference paper at ICLR 2024", "ICLR 2024"),
+        ("Accepted to ACL 2024 main conference. 9 pages", "ACL 2024"),
+        ("Accepted at the Workshop on Efficient Systems at ICML 2023",
+         "Workshop on Efficient Systems at ICML 2023"),
+    ],
+)  # fmt: skip
+def test_names_read_whole(comments: str, name: str) -> None:
+    venue = venue_from_comments(comments)
+    assert venue is not None and venue.name == name
+
+
+@pytest.mark.parametrize(
+    "comments",
+    [
+        "44 pages, editors for the proceedings: Yanling Chen and A. J. Han Vinck",
+        "Extended version of our ICLR 2024 paper",
+        "Full version of the conference paper appearing in proceedings of the 47th Allerton "
+        "Conference on Communication, Control, and Computing, 2009",
+        "UCSC-NASA Ames Research Center Workshop on Stellar and Planets Formation March 29, 2007",
+        "Software Testing, Petri Net, UML, High Level Petri Nets, Test Cases",
+        "Conference was held in Kobe, JAPAN 29th of May to 2nd of June 2005",
+    ],
+)
+def test_no_venue_of_another_version_or_a_meeting(comments: str) -> None:
+    assert venue_from_comments(comments) is None
+
+
+@pytest.mark.parametrize(
+    ("journal_ref", "name"),
+    [
+        ("JHEP0707:002,2007", "JHEP"),
+        ("2023 IEEE International Conference on Software Testing, Verification and Validation "
+         "Workshops (ICSTW)",
+         "2023 IEEE International Conference on Software Testing, Verification and Validation "
+         "Workshops"),
+        ("Proceedings of 34th Symposium on Transformation Groups, Edited by T. Kawakami, Wing Co., "
+         "Ltd., 2007 (p.31 - 55).", "Proceedings of 34th Symposium on Transformation Groups"),
+    ],
+)  # fmt: skip
+def test_journal_ref_names(journal_ref: str, name: str) -> None:
+    venue = venue_from_journal_ref(journal_ref)
+    assert venue is not None and venue.name == name

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 __all__ = ["tex_to_text", "tex_to_unicode"]
 
@@ -121,8 +122,13 @@ def _script(match: re.Match[str]) -> str:
     return match[0]
 
 
+@lru_cache(maxsize=4096)
 def _math_text(math: str) -> str:
-    """One ``$...$`` span as plain text: ``$\\ell_1$`` → ``ℓ₁``, ``$O(n^2)$`` → ``O(n²)``."""
+    """One ``$...$`` span as plain text: ``$\\ell_1$`` → ``ℓ₁``, ``$O(n^2)$`` → ``O(n²)``.
+
+    Remembered by its text: pylatexenc builds a parser per call (about 1 ms),
+    and the feed shows the same titles request after request.
+    """
     from pylatexenc.latex2text import LatexNodes2Text
 
     body = _SCRIPT_RE.sub(_script, math)  # scripts first: pylatexenc drops their braces
@@ -135,8 +141,12 @@ def _math_text(math: str) -> str:
     return " ".join(text.split()) or math
 
 
+@lru_cache(maxsize=16_384)
 def tex_to_text(text: str) -> str:
     """A title as people read it: markup resolved and math rendered as text.
+
+    Remembered by its text (the feed renders the same 1,200 candidate titles
+    on every request).
 
     >>> tex_to_text(r"Beyond $\\ell_1$: sparse $O(n^2)$ attention, 100% faster")
     'Beyond ℓ₁: sparse O(n²) attention, 100% faster'

@@ -66,12 +66,13 @@ _ACCEPT = re.compile(
 )
 _NOT_ACCEPTED = re.compile(
     r"\b(submitted|submission|under\s+review|rejected|withdrawn|preprint\s+of|invited\s+talk|"
-    r"talk\s+(?:given|presented|at)|presented\s+at|poster\s+presented)\b",
+    r"talk\s+(?:given|presented|at)|presented\s+at|poster\s+presented|"
+    r"(?:full|extended|long|longer|journal)\s+version\s+of)\b",
     re.I,
 )
 _IN_PRESS = re.compile(r"^(?P<rest>[^;:]+?)[,.]?\s*(?:\d{4},?\s*)?\(?\bin\s+press\b", re.I)
 _PROCEEDINGS = re.compile(
-    r"(?:^|,\s*|\b(?:for|in|to)\s+)(?:the\s+)?(?P<rest>proceedings?\b\s*(?:of\s+)?.+)", re.I
+    r"(?:^|,\s*|\b(?:for|in|to)\s+)(?:the\s+)?(?P<rest>proceedings?\b(?!\s*:)\s*(?:of\s+)?.+)", re.I
 )  # fmt: skip
 #: A venue named before the word that says so: "Phys. Rev. B, accepted", "A&A accepted".
 _NAME_FIRST = re.compile(
@@ -87,7 +88,9 @@ _COUNTS = re.compile(
 #: Where a venue's name ends in a comment.
 _END = re.compile(
     r"\s*(?:;|!|\?|\(|\)|\[|,\s|\s-\s|\s+--?\s|\s+(?:as|after|but|where|which|see|"
-    r"plus|including|some|for\s+high|held|to\s+be|on\s+(?:\w+\s+)?\d)\s|\s+in\s+(?=[A-Z][a-z]+,)|$)"
+    r"plus|including|some|for\s+high|held|to\s+be|on\s+(?:\w+\s+)?\d)\s|\s+in\s+(?=[A-Z][a-z]+,)|"
+    r"\s+(?=(?:January|February|March|April|May|June|July|August|September|October|November|"
+    r"December)\s+\d)|$)"
     r"|\.\s+(?=[A-Z][a-z]{3,}\b(?!\.)|\d|v\d|[a-z])|\.$",
 )
 #: Words that continue a journal's name after an abbreviation's period.
@@ -103,8 +106,14 @@ _NAME_WORDS = re.compile(
 )
 #: Where a reference's name may end: a volume, number or page marker, or a number.
 _VOLUME = re.compile(
-    r"\b(?:vol|volume|no|nr|pp|p|v(?=\.\s*\d))\b\.?|p(?=\d)|\d+(?:st|nd|rd|th)?", re.I
+    r"\b(?:vol|volume|no|nr|pp|p|v(?=\.\s*\d))\b\.?|(?<![A-Za-z])p(?=\d)|\d+(?:st|nd|rd|th)?",
+    re.I,
 )
+#: The words of a list in a name go on after a comma: "Acoustics, Speech, and Signal
+#: Processing", "Testing, Verification and Validation".
+_LIST_GOES_ON = re.compile(r"(?:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*,?\s+)?(?:and|&)\s+[A-Z]")
+#: An abbreviation whose period ends no name ("Proc. of the ...", "Int. Conf. on ...").
+_ABBREVIATION_END = re.compile(r"\b(?:Proc|Conf|Int|Intl|Symp|Trans|Natl|Ann)$")
 #: A month cut short ("Jan. 2007"): its period ends no name.
 _MONTH_END = re.compile(r"\b(?:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)$")
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
@@ -176,7 +185,7 @@ def venue_key(name: str) -> str:
 def _clean(text: str) -> str:
     """TeX markup and quotes out of a venue's name."""
     text = re.sub(r"\\(?:em|it|bf|sl|sc|rm|textit|emph|textbf)\b\s*", "", text)
-    text = tex_to_unicode(text).replace("``", "").replace("''", "")
+    text = tex_to_unicode(text).replace("``", "").replace("''", "").replace("`", "")
     return " ".join(text.strip(" \t,.;:-'\"`“”‘’").split())
 
 
@@ -226,13 +235,13 @@ def _journal_name(text: str) -> str:
         following = text[match.end() :]
         if (
             match[0][0].isdigit()
-            and re.match(r"[\s'-]+[A-Za-z][a-z]", following)
+            and re.match(r"[\s'-]+(?:[A-Za-z][a-z]|[A-Z]{2})", following)
             and not re.match(r"[\s'-]+(?:no|vol|pp|issue|number)\b", following, re.I)
         ):
             continue
         text = text[: match.start()]
         break
-    text = re.split(r"\s*[(;]|\s+(?:published|edited|eds?)\b", text)[0]
+    text = re.split(r"\s*[(;]|,?\s+(?:published|edited|eds?)\b", text, flags=re.I)[0]
     return text.rstrip(" ,.:-")
 
 
@@ -249,22 +258,37 @@ def _name_until_end(rest: str) -> str:
         end = _END.search(rest, position)
         if end is None:
             return rest
+        if end.end() < len(rest) and _inside_quote(rest, end.start()):
+            position = max(end.end(), end.start() + 1)  # `Traces in Geometry, ...'
+            continue
         if end.group().startswith(".") and end.end() < len(rest):
             following = rest[end.end() :]
             if (
                 _NAME_WORDS.match(following)
                 or _MONTH_END.search(rest[: end.start()])
+                or _ABBREVIATION_END.search(rest[: end.start()])
                 or re.match(r"[A-Z]\b", following)
                 or re.match(r"[A-Z][a-z]{0,4}(?:\.|\s*$|\s+[A-Z])", following)
             ):
                 position = end.end()  # "Phys. Rev. D", "J. Math. Phys.": the name goes on
                 continue
-        if end.group().startswith(", ") and re.match(
-            r",\s+(?:Ser|Vol|Part)\b", rest[end.start() :]
+        if end.group().startswith(", ") and (
+            re.match(r",\s+(?:Ser|Vol|Part)\b", rest[end.start() :])
+            or _LIST_GOES_ON.match(rest[end.end() :])
         ):
-            position = end.end()
+            position = end.end()  # "Software Testing, Verification, and Validation"
             continue
         return rest[: end.start()]
+
+
+def _inside_quote(text: str, position: int) -> bool:
+    """Whether ``position`` is inside a quoted title that is closed later in ``text``."""
+    before, after = text[:position], text[position:]
+    if before.count('"') % 2 == 1 and '"' in after:
+        return True
+    opened = max(before.rfind("`"), before.rfind("“"))
+    closed = max(before.rfind("'"), before.rfind("”"))
+    return opened > closed and bool(re.search(r"['”]", after))
 
 
 def _from_phrase(comment: str) -> Venue | None:
@@ -284,9 +308,13 @@ def _from_phrase(comment: str) -> Venue | None:
         return None  # "to be published by Springer": a publisher, not a venue
     rest = re.sub(r"^(?:the\s+)?(?:published\s+)?(?:version|form)\s+(?:in|at|of)\s+", "",
                   match["rest"], flags=re.I)  # fmt: skip
-    rest = re.sub(r"^(?:as\s+an?|in:|(?:an?\s+)?special\s+issue\s+(?:of|in))\s+", "", rest,
-                  flags=re.I)  # fmt: skip
+    # "as a conference paper at ICLR 2024", "the Industry Track of the ...": the venue after.
+    rest = re.sub(r"^(?:(?:as\s+an?|in:|(?:an?\s+)?special\s+issue\s+(?:of|in)|"
+                  r"(?:the\s+)?[\w-]+\s+track\s+(?:of|at)(?:\s+the)?|(?:an?\s+)?(?:conference|"
+                  r"workshop|journal|full|short|long|regular)\s+(?:paper|track)\s+(?:at|in|of))\s+)+",
+                  "", rest, flags=re.I)  # fmt: skip
     name = _clean(_name_until_end(rest))
+    name = re.sub(r"\s+\(?main\s+(?:conference|track)\)?$", "", name, flags=re.I)
     if not _acceptable(name):
         return None
     status = "published" if re.search(r"publish|appear", verb) and not re.search(
@@ -321,7 +349,7 @@ def venue_from_comments(comments: str | None, source: str = "comments") -> Venue
             continue
         found = (
             _name_first(clause) or _from_phrase(clause) or _in_press(clause)
-            or _bare_conference(clause)
+            or _bare_conference(clause) or _bare_venue(clause)
         )  # fmt: skip
         if found is not None:
             return Venue(found.name, found.year, found.kind, found.status, found.workshop,
@@ -396,6 +424,8 @@ def _bare_conference(clause: str) -> Venue | None:
     workshop_match = re.match(r"\s*(?:workshop\b.*|[\w\s-]{0,40}workshop\b)", after, re.I)
     before_workshop = re.search(r"workshop\b[^.;]*$", clause[: match.start()], re.I)
     name = f"{match['name']} {year}"
+    if re.search(r"\bfindings\s+of\s+(?:the\s+)?$", clause[: match.start()], re.I):
+        name = f"Findings of {name}"  # the Findings volume, not the main conference
     workshop = bool(workshop_match or before_workshop)
     if workshop_match:
         name = _clean(name + " " + _name_until_end(after))
@@ -406,6 +436,40 @@ def _bare_conference(clause: str) -> Venue | None:
     kind = "journal" if match["name"] in _JOURNAL_ONLY else "conference"
     return Venue(name, int(year), kind, "accepted", workshop,
                  style[1].lower() if style else "", "comments")  # fmt: skip
+
+
+#: A venue's name standing alone: "2021 IEEE Conference on ...", "MET'24: 9th ACM
+#: International Workshop on ...", "Journal of Software: Testing, ...".
+_VENUE_WORD = re.compile(r"\b(?:Conference|Workshop|Symposium|Journal|Transactions)\b")
+_SMALL_WORDS = frozenset(
+    "of on and for in the at to with de du der des la le & a an".split()
+)  # fmt: skip
+
+
+def _bare_venue(clause: str) -> Venue | None:
+    """A clause that is only a venue's name in title case, as computer science writes it.
+
+    "2023 IEEE International Conference on Software Testing, Verification and
+    Validation Workshops (ICSTW)" or "The 36th ACM/SIGAPP Symposium on Applied
+    Computing": every word capitalised or a small word, a venue word among them,
+    and no date after the name (a meeting's date is a talk's, not a venue's).
+    """
+    text = clause.strip(" ,.;:-")
+    text = re.sub(r"^[A-Z][\w-]*'\d\d\s*:\s*", "", text)  # "MET'24: "
+    name = _clean(_name_until_end(text))
+    if not _VENUE_WORD.search(name) or len(name.split()) < 3:
+        return None
+    rest = text[len(name) :] if text.startswith(name) else ""
+    if re.match(r"\s*(?:January|February|March|April|May|June|July|August|September|October|"
+                r"November|December)\b", rest):  # fmt: skip
+        return None
+    for word in name.split():
+        bare = word.strip("(),:'\"")
+        if not bare or bare.lower() in _SMALL_WORDS or bare[0].isupper() or bare[0].isdigit():
+            continue
+        return None
+    kind, workshop = _kind(name)
+    return Venue(name, _year(clause), kind, "accepted", workshop, "", "comments")
 
 
 def venue_from_doi(doi: str | None) -> Venue | None:

@@ -247,6 +247,8 @@ def scholars_discussing(story: Story, context: Context) -> tuple[float, list[Rea
 
 def engagement(story: Story, context: Context) -> tuple[float, list[Reason]]:
     """Engagement normalized per source: likes and reposts are not upvotes."""
+    if not story.items:  # a paper no item is about (most of the newest papers)
+        return 0.0, []
     social = [i for i in story.items if kind_traits(i.source_kind).social]
     likes = sum(
         (i.engagement.get("likes") or 0) + 2 * (i.engagement.get("reposts") or 0) for i in social
@@ -303,6 +305,8 @@ def close_to_your_papers(story: Story, context: Context) -> tuple[float, list[Re
 
 def coverage(story: Story, context: Context) -> tuple[float, list[Reason]]:
     """Written about in articles or notes (which blog, whose notes), or on Daily Papers."""
+    if not story.items:
+        return 0.0, []
     kinds = {i.kind for i in story.items}
     why = []
     articles = {i.source_id: i for i in story.items if i.kind == "article"}

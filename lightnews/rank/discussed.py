@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from lightnews.sources.bluesky import post_url
 from lightnews.sources.jetstream import SERVICE
 from lightnews.store import Store
 from lightnews.store.network import Spoken
@@ -32,12 +33,14 @@ from lightnews.store.readers import ReaderId
 
 __all__ = [
     "DiscussedPaper",
+    "SecondOrder",
     "Speaker",
     "account_weight",
     "discussed_papers",
     "discussion_of",
     "rank_discussion",
     "reach",
+    "second_order_of",
 ]
 
 #: Most rows read for one ranking (a busy day on the network is far below it).
@@ -240,3 +243,41 @@ def discussion_of(
         return {}
     followed, friends = _graph(store, reader)
     return {d.paper: d for d in rank_discussion(rows, followed, friends, bot_weight=bot_weight)}
+
+
+@dataclass(frozen=True, slots=True)
+class SecondOrder:
+    """A network post about a paper through an article about it: the chain a story shows."""
+
+    did: str
+    handle: str
+    post_url: str | None
+    created_at: str | None
+    #: The article as the listener named it (``Source’s “Title”``), its item and address.
+    via: str
+    item_id: int | None
+    article_url: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"did": self.did, "handle": self.handle or None, "post": self.post_url,
+                "created_at": self.created_at, "via": self.via, "item_id": self.item_id,
+                "article": self.article_url}  # fmt: skip
+
+
+def second_order_of(store: Store, arxiv_id: str, limit: int = 50) -> list[SecondOrder]:
+    """Posts that named ``arxiv_id`` only by linking an article about it, newest first,
+    each with the article it came through (bots left out)."""
+    rows = [r for r in store.network_mentions_of(SERVICE, arxiv_id, limit * 4)
+            if r.method == "via-article" and not r.bot][:limit]  # fmt: skip
+    if not rows:
+        return []
+    articles: dict[str, tuple[int | None, str | None]] = {}
+    for label, number, address in store.articles_about(arxiv_id):
+        articles.setdefault(label, (number, address))
+    found = []
+    for row in rows:
+        item_id, url = articles.get(row.evidence, (None, None))
+        link = post_url(row.uri, row.handle)
+        via = row.evidence or "an article"
+        found.append(SecondOrder(row.did, row.handle, link, row.created_at, via, item_id, url))
+    return found

@@ -205,3 +205,23 @@ def test_a_post_linking_an_article_about_a_paper_joins_its_discussion(
     assert (spoken.method, spoken.evidence) == ("via-article", via)
     (entry,) = discussed_papers(store, LOCAL_READER, utc_now() - timedelta(hours=1))
     assert entry.why == f"1 person · via {via}"
+
+    # The story shows the chain: the post, and the article it came through (its page).
+    from lightnews.rank.discussed import second_order_of
+    from lightnews.serve.web import create_app
+
+    (chain,) = second_order_of(store, A)
+    (article,) = store.articles_about(A)
+    assert (chain.did, chain.via, chain.item_id) == (PEOPLE[0], via, article[1])
+    assert chain.article_url == "https://lab.example.org/blog/selfreflect"
+    assert chain.post_url == f"https://bsky.app/profile/{PEOPLE[0]}/post/3v1"
+    location = getattr(store, "url", None) or str(store.path)
+    with TestClient(create_app(location, settings), base_url="http://localhost") as client:
+        page = client.get(f"/paper/{A}")
+        assert page.status_code == 200
+        assert "Posts that link an article about it" in page.text
+        assert f'· via <a href="/item/{article[1]}">{via}</a>' in page.text
+        assert f'href="https://bsky.app/profile/{PEOPLE[0]}/post/3v1"' in page.text
+        (data,) = client.get(f"/api/paper/{A}").json()["second_order"]
+        assert data["via"] == via and data["item_id"] == article[1]
+        assert "Posts that link an article" not in client.get(f"/paper/{B}").text

@@ -12,11 +12,13 @@ phrases"``, a trailing ``*`` for a prefix, ``-word`` to exclude); the store
 turns them into its own full-text syntax, so no query can be a syntax error
 on any backend.
 
-Every search is bounded: repeated terms count once, a query has at most
+Every search is bounded: repeated terms count once, a query searches at most
 ``MAX_TERMS`` terms and ``MAX_PREFIXES`` prefixes of at least ``MIN_PREFIX``
 characters (``a*`` alone reads the postings of every word starting with a:
-seconds on a large library), and the store stops a search that reads for
-longer than the ``search_budget_ms`` setting. Past any of these the answer is
+seconds on a large library). A query past these is narrowed, not refused, and
+the results' note says how, so a well-formed query always answers (the API
+description can promise it). The store stops a search that still reads for
+longer than the ``search_budget_ms`` setting:
 :class:`~lightnews.errors.TooExpensive` ("narrow it"), never a stalled server.
 """
 
@@ -30,7 +32,6 @@ from typing import Any
 
 from lightnews.embed import Semantic, SemanticUnavailable, open_semantic
 from lightnews.embed.index import to_blob
-from lightnews.errors import TooExpensive
 from lightnews.link import find_arxiv_mentions
 from lightnews.model import QueryTerm, SearchFilters
 from lightnews.search.fusion import fuse
@@ -46,6 +47,7 @@ __all__ = [
     "MAX_TERMS",
     "MEANING_FLOOR",
     "MIN_PREFIX",
+    "BoundedQuery",
     "ItemHit",
     "SearchHit",
     "SearchResults",
@@ -158,25 +160,40 @@ def parse_query(query: str) -> list[QueryTerm]:
     return terms
 
 
-def bounded_terms(terms: Sequence[QueryTerm]) -> list[QueryTerm]:
-    """``terms`` once each, or :class:`TooExpensive` when they ask too much of the index."""
+@dataclass(frozen=True, slots=True)
+class BoundedQuery:
+    """A query's terms within what one search may ask of the index, and how it was narrowed."""
+
+    terms: tuple[QueryTerm, ...]
+    note: str | None = None  # what was narrowed, said to the user beside the results
+
+
+def bounded_terms(terms: Sequence[QueryTerm]) -> BoundedQuery:
+    """``terms`` once each, narrowed to what one search may ask of the full-text index.
+
+    A prefix shorter than ``MIN_PREFIX`` is searched as the whole word, prefixes past
+    ``MAX_PREFIXES`` likewise, and terms past ``MAX_TERMS`` are left out: the search
+    answers, within its bounds, and its note says what was narrowed. A well-formed query
+    is never refused for its shape; only a read past the time budget is.
+    """
     unique = list(dict.fromkeys(terms))
-    prefixes = [t for t in unique if t.prefix]
-    short = next((t for t in prefixes if len(t.words) < MIN_PREFIX), None)
-    if short is not None:
-        raise TooExpensive(
-            f"{short.words}* matches too many words: give at least {MIN_PREFIX} characters "
-            "before a *"
-        )
+    said: list[str] = []
+    short = [t for t in unique if t.prefix and len(t.words) < MIN_PREFIX]
+    prefixes = [t for t in unique if t.prefix and len(t.words) >= MIN_PREFIX]
+    whole = set(short) | set(prefixes[MAX_PREFIXES:])
+    if short:
+        shown = ", ".join(f"{t.words}*" for t in short[:3]) + (", …" if len(short) > 3 else "")
+        said.append(f"{shown} searched as whole words: a * needs {MIN_PREFIX} characters before it")
     if len(prefixes) > MAX_PREFIXES:
-        raise TooExpensive(
-            f"this search has {len(prefixes)} prefixes (word*): at most {MAX_PREFIXES}, narrow it"
-        )
-    if len(unique) > MAX_TERMS:
-        raise TooExpensive(
-            f"this search has {len(unique)} different terms: at most {MAX_TERMS}, narrow it"
-        )
-    return unique
+        said.append(f"the first {MAX_PREFIXES} of {len(prefixes)} prefixes (word*) searched as "
+                    "prefixes, the rest as whole words")  # fmt: skip
+    narrowed = list(dict.fromkeys(
+        QueryTerm(t.words, prefix=False, exclude=t.exclude) if t in whole else t for t in unique
+    ))  # fmt: skip
+    if len(narrowed) > MAX_TERMS:
+        said.append(f"searched the first {MAX_TERMS} of {len(narrowed)} different terms")
+        narrowed = narrowed[:MAX_TERMS]
+    return BoundedQuery(tuple(narrowed), "; ".join(said) or None)
 
 
 def _budget(settings: Settings | None) -> float:
@@ -248,8 +265,8 @@ def search_papers(
 
     With ``items``, also the posts, threads, articles and notes the query's
     words find (``SearchResults.items``, paged as the papers are).
-    Bounded (see the module's docstring): :class:`TooExpensive` when the query
-    asks too much.
+    Bounded (see the module's docstring): a query asking too much of the index is
+    narrowed and the note says how; :class:`TooExpensive` when it still reads too long.
     """
     hits: list[SearchHit] = []
     deadline = time.monotonic() + _budget(settings)
@@ -259,10 +276,11 @@ def search_papers(
             hits.append(SearchHit.from_row(row, 1000.0, ("id",)))
         if hits and len(query.split()) == 1:
             return SearchResults(hits, "id")
-    terms = bounded_terms(parse_query(query))
+    bounded = bounded_terms(parse_query(query))
+    terms = list(bounded.terms)
     wanted = [t for t in terms if not t.exclude]
     if not wanted:
-        return SearchResults(hits, "lexical")
+        return SearchResults(hits, "lexical", bounded.note)
     depth = max(50, 2 * (offset + limit))
     with store.time_budget(deadline - time.monotonic(), "this search"):
         lexical = store.search_papers(terms, depth, 0, filters)
@@ -290,6 +308,7 @@ def search_papers(
         said = search_said(store, terms, limit=limit, offset=offset, filters=filters, seconds=left)
         if said and note and note.startswith("no results"):
             note = note.replace("no results", "no papers", 1)
+    note = "; ".join(n for n in (note, bounded.note) if n) or None
     return SearchResults(hits[:limit], "hybrid" if semantic else "lexical", note, said)
 
 

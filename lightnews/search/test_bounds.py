@@ -1,4 +1,4 @@
-"""Search is bounded: too many terms or prefixes, or too long a read, give "narrow it"."""
+"""Search is bounded: too many terms or prefixes are narrowed, saying so; a long read is refused."""
 
 from __future__ import annotations
 
@@ -46,17 +46,30 @@ def lexical(**overrides: object) -> Settings:
     return Settings(environ={}).with_overrides(semantic="off", **overrides)
 
 
-def test_sixty_prefix_terms_get_a_clear_bounded_answer(library: SQLiteStore) -> None:
+def test_sixty_prefix_terms_get_a_quick_narrowed_answer_that_says_so(library: SQLiteStore) -> None:
     began = time.monotonic()
-    with pytest.raises(TooExpensive, match=r"a\* matches too many words.*at least 3"):
-        search_papers(library, " ".join(["a*"] * 60), settings=lexical())
+    short = search_papers(library, " ".join(["a*"] * 60), settings=lexical())
+    assert short.note and "a* searched as whole words" in short.note
+    assert "3 characters" in short.note
     many = " ".join(f"{a}{b}{c}*" for a, b, c in list(product("abcd", repeat=3))[:60])
-    with pytest.raises(TooExpensive, match=f"60 prefixes.*at most {MAX_PREFIXES}"):
-        search_papers(library, many, settings=lexical())
+    narrowed = search_papers(library, many, settings=lexical())
+    assert narrowed.note and f"first {MAX_PREFIXES} of 60 prefixes" in narrowed.note
     words = " ".join(f"word{n}" for n in range(MAX_TERMS + 1))
-    with pytest.raises(TooExpensive, match=f"{MAX_TERMS + 1} different terms"):
-        search_papers(library, words, settings=lexical())
+    cut = search_papers(library, words, settings=lexical())
+    assert cut.note and f"first {MAX_TERMS} of {MAX_TERMS + 1} different terms" in cut.note
     assert time.monotonic() - began < 1.0
+
+
+def test_narrowing_keeps_the_first_terms_and_says_nothing_when_within_bounds() -> None:
+    plain = bounded_terms(parse_query("sparse attention cont*"))
+    assert plain.note is None and [t.prefix for t in plain.terms] == [False, False, True]
+    many = bounded_terms(parse_query("abc* abd* abe* abf* abg* ab* -xyz*"))
+    assert [t.words for t in many.terms if t.prefix] == ["abc", "abd", "abe", "abf"]
+    assert [t.words for t in many.terms if not t.prefix] == ["abg", "ab", "xyz"]
+    assert many.terms[-1].exclude  # an exclusion stays one
+    over = bounded_terms(parse_query(" ".join(f"w{n}" for n in range(40))))
+    assert [t.words for t in over.terms] == [f"w{n}" for n in range(MAX_TERMS)]
+    assert bounded_terms(parse_query("ab* ab")).terms == tuple(parse_query("ab"))  # once
 
 
 def test_a_term_given_many_times_counts_once(library: SQLiteStore) -> None:
@@ -64,7 +77,7 @@ def test_a_term_given_many_times_counts_once(library: SQLiteStore) -> None:
     assert once
     again = search_papers(library, " ".join(["cont*", "attention"] * 30), settings=lexical())
     assert [h.arxiv_id for h in again] == [h.arxiv_id for h in once]
-    assert len(bounded_terms(parse_query("attention attention -noise -noise"))) == 2
+    assert len(bounded_terms(parse_query("attention attention -noise -noise")).terms) == 2
     expression = SQLiteStore._fts_expression(parse_query("a* a* a* b b -c -c"))
     assert expression == '"a"* "b" NOT "c"'
 

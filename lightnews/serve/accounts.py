@@ -33,16 +33,19 @@ from starlette.responses import JSONResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Route
 
 from lightnews.accounts import (
+    check_password,
     check_user_name,
     digest,
     hash_password,
     needs_rehash,
     new_feed_key,
+    new_token,
     verify_password,
 )
 from lightnews.errors import LightnewsError, NotFound, UsageError
 from lightnews.normalize.arxiv_ids import parse_arxiv_id
 from lightnews.normalize.times import now_iso
+from lightnews.normalize.validate import whole_number
 from lightnews.rank import rank_stories
 from lightnews.serve.export import FeedEntry, atom_feed, bibtex, json_feed
 from lightnews.serve.security import (
@@ -166,13 +169,64 @@ def account_routes(
             response.headers.append("set-cookie", cookie)
         return response
 
+    def account_page(user: UserView, status: int = 200, **shown: Any) -> Response:
+        context: dict[str, Any] = {"new_feed": None, "new_token": None, "message": "",
+                                   "changed": "", "token_name": ""}  # fmt: skip
+        context.update(shown)
+        return page("account.html", status=status, title="Your account", user=user,
+                    tokens=store.list_tokens(user.id), **context)  # fmt: skip
+
     def account(request: Request) -> Response:
         visitor = visitor_of(request)
         user = visitor.user
         if user is None:
             return denied("Accounts are not in use on this instance: there is one local reader.")
-        return page("account.html", title="Your account", user=user, new_feed=None,
-                    tokens=store.list_tokens(user.id))  # fmt: skip
+        return account_page(user, changed=request.query_params.get("changed", "")[:20])
+
+    def change_password(request: Request, user: UserView, form: Any) -> Response:
+        """The reader's own password: the current one first (counted as a sign-in try)."""
+        address = request.client.host if request.client else "unknown"
+        now = datetime.now(UTC)
+        since = _stamp(now - FAILURE_WINDOW)
+        limit = int(current_settings().sign_in_attempts)
+        if max(store.sign_in_failures(user.name, address, since)) >= limit:
+            return account_page(user, 429, message="Too many wrong passwords: wait 15 minutes.")
+        found = store.password_hash(user.name)
+        if found is None or not verify_password(found[1], str(form.get("current") or "")):
+            store.record_sign_in_failure(user.name, address, _stamp(now))
+            return account_page(user, 400, message="Your current password is not that.")
+        new = str(form.get("new") or "")
+        if new != str(form.get("again") or ""):
+            return account_page(user, 400, message="The new password and its repeat differ.")
+        try:
+            check_password(new)
+        except UsageError as error:
+            return account_page(user, 400, message=f"Not changed: {error}.")
+        store.set_password(user.id, hash_password(new))  # every session of it ends...
+        store.audit(user.name, "users.passwd", user.name, now_iso())
+        response = RedirectResponse("/account?changed=password", status_code=303)
+        max_age = int(float(current_settings().session_hours) * 3600)
+        renewed = store.get_user(user.name)  # ...but this one, renewed
+        for cookie in session_cookies(secret(), renewed, secure=secure(request), max_age=max_age):
+            response.headers.append("set-cookie", cookie)
+        return response
+
+    def change_tokens(user: UserView, action: str, form: Any) -> Response:
+        """API tokens made (shown once) and revoked on the web, as `lightnews tokens` does."""
+        if action == "token-revoke":
+            try:
+                store.revoke_token(user.id, whole_number(str(form.get("token") or ""), "token"),
+                                   now_iso())  # fmt: skip
+            except (NotFound, UsageError) as error:
+                return account_page(user, 400, message=f"Not revoked: {error}.")
+            return RedirectResponse("/account?changed=token", status_code=303)
+        label = str(form.get("name") or "").strip()
+        if not label or len(label) > 64 or any(c < " " for c in label):
+            return account_page(user, 400, token_name=label[:64],
+                                message="Name the token (where it is used: 1-64 characters).")
+        token = new_token()
+        store.create_token(user.id, label, digest(token), now_iso())
+        return account_page(user, new_token=token)
 
     def account_change(request: Request) -> Response:
         visitor = visitor_of(request)
@@ -186,13 +240,17 @@ def account_routes(
             store.set_feed_key(user.reader, digest(key), now_iso())
             base = str(request.base_url).rstrip("/")
             urls = {name: f"{base}/feeds/{key}/{name}" for name in FEED_FILES}
-            return page("account.html", title="Your account", user=user, new_feed=urls,
-                        tokens=store.list_tokens(user.id))  # fmt: skip
+            return account_page(user, new_feed=urls)
         if action in ("share", "private"):
             store.set_sharing(user.reader, action == "share")
             return RedirectResponse("/account", status_code=303)
+        if action == "password":
+            return change_password(request, user, form)
+        if action in ("token-create", "token-revoke"):
+            return change_tokens(user, action, form)
         return page("error.html", status=400, title="Cannot do that",
-                    message="nothing to do: make a feed URL, or share or stop sharing")  # fmt: skip
+                    message="nothing to do: make a feed URL, share or stop sharing, change "
+                    "the password, or make or revoke a token")  # fmt: skip
 
     def feeds(request: Request) -> Response:
         """A reader's feed or saved papers by its secret key (no sign-in: feed readers)."""

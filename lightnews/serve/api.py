@@ -37,6 +37,7 @@ class Param:
     max_length: int | None = None
     enum: tuple[str, ...] | None = None
     format: str | None = None
+    example: str | None = None  # a value a client can try (it exists in the demo library)
 
 
 _DAY = r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$"  # days every month has
@@ -50,7 +51,7 @@ _ARXIV = (
 )
 
 Who = Annotated[str, Param("A scholar: id, handle, ORCID iD or (part of) a name.",
-                           pattern=r"[^\s\x00-\x1f\x7f-\x9f]")]  # fmt: skip
+                           pattern=r"[^\s\x00-\x1f\x7f-\x9f]", example="Lindqvist")]  # fmt: skip
 Page = Annotated[int, Param("Page number, from 1.", minimum=1, maximum=MAX_PAGE)]
 Id = Annotated[int, Param("A whole number.", minimum=1, maximum=MAX_ID)]
 
@@ -70,12 +71,15 @@ class ScholarParams:
 @dataclass(frozen=True, slots=True)
 class PaperParams:
     arxiv_id: Annotated[str, Param("An arXiv id (2511.18342, with or without a version).",
-                                   pattern=_ARXIV)]  # fmt: skip
+                                   pattern=_ARXIV, example="2511.18342")]  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
 class SearchParams:
-    q: Annotated[str | None, Param("Words, or an arXiv id or address.")] = None
+    q: Annotated[str | None, Param("Words, or an arXiv id or address. A query asking too much of "
+                                   "the index (a * after fewer than 3 characters, over 4 "
+                                   "prefixes, over 16 terms) is narrowed; the note says how.",
+                                   example="sparse attention")] = None  # fmt: skip
     page: Page | None = None
     subject: Annotated[str | None, Param("An arXiv category or archive.",
                                          pattern=_CATEGORY)] = None  # fmt: skip
@@ -225,6 +229,8 @@ ROUTES: tuple[ApiRoute, ...] = (
              DiscussedParams, dict[str, Any], (400,)),
     ApiRoute("/api/group", "Stories saved by two or more members who share, with who.",
              NoParams, list[dict[str, Any]], ()),
+    ApiRoute("/api/suggestions", "Accounts the reader might follow, each with its reasons "
+             "(who and how many).", NoParams, dict[str, Any], ()),
 )  # fmt: skip
 
 
@@ -273,6 +279,7 @@ def _parameters(route: ApiRoute) -> list[dict[str, Any]]:
         found.append({
             "name": field.name, "in": "path" if in_path else "query", "required": in_path,
             "description": info.description if info else "", "schema": schema,
+            **({"example": info.example} if info and info.example else {}),
         })  # fmt: skip
     return found
 

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from lightnews.errors import NotFound
 from lightnews.normalize.tex import tex_to_text
+from lightnews.normalize.times import utc_now
 from lightnews.rank import Reason, Story
 from lightnews.store import Store
-from lightnews.store.views import PaperAuthorship, PaperPage
+from lightnews.store.views import CardPaper, PaperAuthorship
 
 __all__ = [
     "AUTHORS_SHOWN",
@@ -107,7 +107,7 @@ def card_authors(
     return tuple(shown), len(every) - len(shown)
 
 
-def _badges(story: Story, paper: PaperPage | None) -> tuple[Badge, ...]:
+def _badges(story: Story, paper: CardPaper | None) -> tuple[Badge, ...]:
     badges = []
     if paper is not None and paper.code:
         badges.append(Badge("code", "code", paper.code[0], "Code for this paper"))
@@ -120,7 +120,7 @@ def _badges(story: Story, paper: PaperPage | None) -> tuple[Badge, ...]:
             label, title = f"{label} · {upvotes}▲", f"{title}, {upvotes} upvotes"
         badges.append(Badge("daily", label, daily[0].url, title))
     if paper is not None and (paper.latest_version or 1) > 1:
-        last = paper.versions[-1].date if paper.versions else None
+        last = paper.last_version_date
         when = f", {absolute_time(last)}" if last else ""
         badges.append(Badge("version", f"v{paper.latest_version}",
                             f"https://arxiv.org/abs/{paper.arxiv_id}",
@@ -138,26 +138,23 @@ def build_cards(
     states: Mapping[str, tuple[str | None, str | None]],
     bar: float,
 ) -> list[Card]:
-    """Cards for ``stories`` (one paper read per story with a paper; cheap, indexed)."""
+    """Cards for ``stories``: their papers and texts read at once (a few queries a page)."""
+    stories = list(stories)
+    papers = store.card_papers([s.arxiv_id for s in stories if s.arxiv_id])
+    texts = store.item_texts(
+        [s.items[0].id for s in stories if s.items and (s.arxiv_id or "") not in papers]
+    )
     cards = []
     for story in stories:
-        paper: PaperPage | None = None
+        paper = papers.get(story.arxiv_id) if story.arxiv_id else None
         summary = ""
         authors: tuple[CardAuthor, ...] = ()
         more = 0
-        if story.arxiv_id:
-            try:
-                paper = store.get_paper(story.arxiv_id)
-            except NotFound:
-                paper = None
         if paper is not None:
             authors, more = card_authors(paper.authorships, followed, bar)
             summary = tex_to_text(paper.abstract)
         elif story.items:
-            try:
-                text = store.get_item(story.items[0].id).text
-            except NotFound:
-                text = ""
+            text = texts.get(story.items[0].id, "")
             summary = text if text and text.rstrip("…") != story.title.rstrip("…") else ""
             author = story.items[0].author
             authors = (CardAuthor(author),) if author else ()
@@ -183,10 +180,17 @@ def _moment(value: str | None) -> datetime | None:
 
 
 def relative_time(value: str | None, now: datetime) -> str:
-    """``just now``, ``5 minutes ago``, ``3 hours ago``, ``2 days ago``, ``1 year ago``."""
+    """``just now``, ``5 minutes ago``, ``3 hours ago``, ``2 days ago``, ``1 year ago``.
+
+    ``now`` is the library's now (its ``clock`` setting, else the real clock); a
+    moment after it, yet past, is the reader's own doing in a library whose clock
+    stands still (a save in the demo), and is told against the real clock.
+    """
     moment = _moment(value)
     if moment is None:
         return ""
+    if moment > now:
+        now = max(now, utc_now())
     seconds = (now - moment).total_seconds()
     future = seconds < 0
     seconds = abs(seconds)

@@ -1,5 +1,11 @@
 """The daily digest: the top stories since a moment, with why each is there.
 
+Its "Watched papers" section tells what happened to the papers the reader
+watches (new mentions by followed scholars, a new version, code released, a
+venue decision: :mod:`lightnews.watch`) since their last digest, each event
+once: an event counts as told only when the digest was delivered, so a
+digest that failed leaves its events for the next.
+
 As Markdown for a terminal or a notes app, as HTML for a browser, or e-mailed
 through the SMTP settings (both parts in one message, so any mail client shows
 it well). Sending raises when the server did not accept the message, so the
@@ -25,6 +31,7 @@ import os
 import re
 import smtplib
 import socket
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
@@ -34,6 +41,7 @@ from lightnews.errors import FetchError, UsageError
 from lightnews.rank import Story, rank_stories
 from lightnews.settings import Settings
 from lightnews.store import ReaderId, Store
+from lightnews.store.network import WatchEvent
 from lightnews.store.readers import LOCAL_READER
 
 __all__ = [
@@ -42,8 +50,11 @@ __all__ = [
     "Recipient",
     "Schedule",
     "deliver_due_digest",
+    "digest_events",
     "digest_stories",
+    "digest_subject",
     "library_recipient",
+    "mark_digested",
     "parse_schedule",
     "render_html",
     "render_markdown",
@@ -151,10 +162,13 @@ class DigestOutcome:
     period: str
     status: str  # "delivered", "nothing new", "already delivered", "being sent"
     stories: int = 0
+    events: int = 0
 
     def __str__(self) -> str:
         if self.status == "delivered":
-            return f"digest for {self.period} sent to {self.recipient}: {self.stories} stories"
+            told = f", {self.events} watched-paper events" if self.events else ""
+            return (f"digest for {self.period} sent to {self.recipient}: "
+                    f"{self.stories} stories{told}")  # fmt: skip
         return f"digest for {self.period} to {self.recipient}: {self.status}"
 
 
@@ -190,22 +204,23 @@ def deliver_due_digest(
         since = (datetime.fromisoformat(earlier[0].replace("Z", "+00:00")) if earlier
                  else due - recipient.schedule.every)  # fmt: skip
         stories = digest_stories(store, recipient.reader, settings, since, now=now)
-        if stories:
-            subject = f"Lightnews digest: {len(stories)} stories"
-            send_digest(settings, recipient.address, subject, render_markdown(stories, since),
-                        render_html(stories, since),
+        events = digest_events(store, recipient.reader)
+        if stories or events:
+            send_digest(settings, recipient.address, digest_subject(stories, events),
+                        render_markdown(stories, since, events),
+                        render_html(stories, since, events),
                         message_id=_message_id(settings, recipient.key, period))  # fmt: skip
     except BaseException:
         store.release_digest(recipient.key, period)
         raise
-    # Accepted by the SMTP server: recorded, and its stories count as read.
+    # Accepted by the SMTP server: recorded, its stories count as read, its events as told.
     with store.transaction():
         store.digest_delivered(recipient.key, period, _stamp(now), len(stories))
-        for story in stories:
-            store.mark_story(recipient.reader, story.key, _stamp(now), read=True)
+        mark_digested(store, recipient.reader, stories, events, _stamp(now))
     return DigestOutcome(
-        recipient.key, period, "delivered" if stories else "nothing new", len(stories)
-    )
+        recipient.key, period, "delivered" if stories or events else "nothing new",
+        len(stories), len(events),
+    )  # fmt: skip
 
 
 def _message_id(settings: Settings, recipient: str, period: str) -> str:
@@ -233,21 +248,74 @@ def digest_stories(
     return [s for s in ranked if (s.time or "") >= start and "read" not in s.why][:limit]
 
 
+def digest_events(store: Store, reader: ReaderId, *, refresh: bool = True) -> list[WatchEvent]:
+    """What happened to the papers ``reader`` watches that no digest of theirs told yet.
+
+    ``refresh`` first records what the library knows now (as the watch job
+    does: idempotent, and it queues the push messages of anything new).
+    """
+    from lightnews.watch import find_events, reader_key, record
+
+    key = reader_key(reader)
+    if refresh and (watched := sorted(store.watched(key))):
+        record(store, find_events(store, watched))
+    return store.undigested_events(key)
+
+
+def digest_subject(stories: Sequence[Story], events: Sequence[WatchEvent]) -> str:
+    told = f", {len(events)} on papers you watch" if events else ""
+    return f"Lightnews digest: {len(stories)} stories{told}"
+
+
+def mark_digested(
+    store: Store, reader: ReaderId, stories: Sequence[Story], events: Sequence[WatchEvent],
+    stamp: str,
+) -> None:  # fmt: skip
+    """A delivered digest: its stories count as read, its watch events as told (once)."""
+    from lightnews.watch import reader_key
+
+    with store.transaction():
+        for story in stories:
+            store.mark_story(reader, story.key, stamp, read=True)
+        store.mark_events_digested(reader_key(reader), [e.key for e in events], stamp)
+
+
+_EVENT_KINDS = {"mention": "mentioned", "version": "new version", "code": "code",
+                "venue": "venue"}  # fmt: skip
+
+
+def _event_markdown(event: WatchEvent) -> str:
+    said = event.summary if not event.url else f"[{event.summary}]({event.url})"
+    return f"- {_EVENT_KINDS.get(event.kind, event.kind)}: {said}"
+
+
+def _event_html(event: WatchEvent) -> str:
+    said = escape(event.summary)
+    if event.url and event.url.startswith(("https://", "http://")):
+        said = f'<a href="{escape(event.url)}">{said}</a>'
+    return f"<li>{escape(_EVENT_KINDS.get(event.kind, event.kind))}: {said}</li>"
+
+
 def _link(story: Story) -> str:
     return story.url or ""
 
 
-def render_markdown(stories: list[Story], since: datetime) -> str:
+def render_markdown(
+    stories: list[Story], since: datetime, events: Sequence[WatchEvent] = ()
+) -> str:
     lines = [f"# Lightnews digest since {since:%Y-%m-%d %H:%M} UTC", ""]
     if not stories:
         lines.append("Nothing new from the scholars and sources you follow.")
     for n, story in enumerate(stories, start=1):
         lines.append(f"{n}. **[{story.title}]({_link(story)})**")
         lines.append(f"   {' · '.join(dict.fromkeys(story.why))}")
+    if events:
+        lines += ["", "## Watched papers", ""]
+        lines += [_event_markdown(e) for e in events]
     return "\n".join(lines) + "\n"
 
 
-def render_html(stories: list[Story], since: datetime) -> str:
+def render_html(stories: list[Story], since: datetime, events: Sequence[WatchEvent] = ()) -> str:
     items = (
         "".join(
             f'<li><p><a href="{escape(_link(s))}"><strong>{escape(s.title)}</strong></a></p>'
@@ -256,11 +324,14 @@ def render_html(stories: list[Story], since: datetime) -> str:
         )
         or "<li>Nothing new from the scholars and sources you follow.</li>"
     )
+    watched = ""
+    if events:
+        watched = f"<h2>Watched papers</h2><ul>{''.join(_event_html(e) for e in events)}</ul>"
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         f"<title>Lightnews digest</title></head><body><main>"
         f"<h1>Lightnews digest since {since:%Y-%m-%d %H:%M} UTC</h1><ol>{items}</ol>"
-        "</main></body></html>"
+        f"{watched}</main></body></html>"
     )
 
 

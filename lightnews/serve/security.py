@@ -250,15 +250,17 @@ def safe_href(url: object) -> str | None:
 
 def link(url: object, text: object = None, **attributes: str) -> Markup:
     """An ``<a>`` to ``url`` when it is safe to follow, else the text alone (a template global)."""
+    # Every value is escaped before it is joined (Markup.format costs ten times more,
+    # and a feed page draws a few hundred links).
     label = escape(url if text is None else text)
     href = safe_href(url)
     if href is None:
-        return Markup("<span>{}</span>").format(label)
-    extra = Markup("").join(
-        Markup(' {}="{}"').format(name.rstrip("_").replace("_", "-"), value)
+        return Markup(f"<span>{label}</span>")
+    extra = "".join(
+        f' {escape(name.rstrip("_").replace("_", "-"))}="{escape(value)}"'
         for name, value in attributes.items()
     )
-    return Markup('<a href="{}"{}>{}</a>').format(href, extra, label)
+    return Markup(f'<a href="{escape(href)}"{extra}>{label}</a>')
 
 
 def _header(scope: Scope, name: bytes) -> str | None:

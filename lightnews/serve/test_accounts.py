@@ -14,13 +14,16 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
+import httpx
 import pytest
 from starlette.testclient import TestClient
 
 from conftest import ROOT, new_pg_database
 from lightnews.accounts import digest, hash_password, new_token
+from lightnews.serve.accounts import PER_ADDRESS
 from lightnews.serve.security import HSTS, SECURITY_HEADERS
 from lightnews.serve.web import create_app
 from lightnews.settings import Settings
@@ -171,6 +174,93 @@ def test_failed_sign_ins_are_limited_across_processes(library: str) -> None:
         sign_in(one, "ada")  # another account is not held up by bob's
 
 
+def _failed_sign_ins(base: str, forwarded_for: str, names: list[str]) -> list[int]:
+    """Wrong passwords through the real server, as a proxy forwarding ``forwarded_for``."""
+    headers = {"x-forwarded-for": forwarded_for, "origin": base}
+    statuses = []
+    with httpx.Client(base_url=base, headers=headers) as client:
+        for name in names:
+            token = re.search(r'value="([0-9a-f]{64})"', client.get("/signin").text)[1]  # type: ignore[index]
+            statuses.append(client.post("/signin", data={
+                "name": name, "password": "guess", "csrf_token": token}).status_code)  # fmt: skip
+    return statuses
+
+
+@pytest.mark.parametrize("trusted", [True, False])
+def test_behind_a_trusted_proxy_the_limit_counts_each_readers_address(
+    library: str, serving: Any, trusted: bool
+) -> None:
+    """Behind a proxy every request comes from its address: believed, X-Forwarded-For
+    keeps one attacker from locking everyone out; from anyone else, it is ignored."""
+    from lightnews.cli import proxy_options
+
+    proxy = "127.0.0.1" if trusted else "192.0.2.1"  # the server sees 127.0.0.1
+    settings = SETTINGS.with_overrides(sign_in_attempts=1, trusted_proxies=(proxy,))
+    app = create_app(library, settings)
+    with serving(app, **proxy_options(settings)) as base:
+        names = [f"stranger{n}" for n in range(PER_ADDRESS)]  # one try each: the address counts
+        assert _failed_sign_ins(base, "203.0.113.5", names) == [401] * PER_ADDRESS
+        assert _failed_sign_ins(base, "203.0.113.5", ["another"]) == [429]
+        # Another reader behind the same proxy:
+        assert _failed_sign_ins(base, "198.51.100.7", ["ada"]) == [401 if trusted else 429]
+
+
+def _account_form(client: TestClient, **fields: str) -> Any:
+    return client.post("/account", data=fields, follow_redirects=False)
+
+
+def test_a_reader_changes_their_password_on_the_web(library: str) -> None:
+    with client_for(library) as here, client_for(library) as elsewhere:
+        sign_in(here, "bob")
+        sign_in(elsewhere, "bob")
+        tries = {
+            ("guess", "new password 1", "new password 1"): "current password is not that",
+            ("bob's password", "new password 1", "new password 2"): "differ",
+            ("bob's password", "short", "short"): "at least 8 characters",
+        }
+        for (current, new, again), words in tries.items():
+            refused = _account_form(here, action="password", current=current, new=new,
+                                    again=again)  # fmt: skip
+            assert refused.status_code == 400 and words in refused.text, refused.text
+            assert 'name="current"' in refused.text  # the form, to try again
+        done = _account_form(here, action="password", current="bob's password",
+                             new="a better one", again="a better one")  # fmt: skip
+        assert done.status_code == 303 and done.headers["location"] == "/account?changed=password"
+        page = here.get(done.headers["location"])  # this session goes on (renewed) ...
+        assert page.status_code == 200 and "every other session has ended" in page.text
+        assert elsewhere.get("/", follow_redirects=False).status_code == 303  # ... not the other
+    with client_for(library) as again:
+        sign_in(again, "bob", "a better one")
+    with open_store(library) as store:
+        assert ("bob", "users.passwd", "bob") in [(e.actor, e.action, e.target)
+                                                   for e in store.audit_log()]  # fmt: skip
+
+
+def test_a_reader_makes_and_revokes_api_tokens_on_the_web(library: str) -> None:
+    body = {"action": "save", "story": "2511.18342"}
+    with client_for(library) as bob:
+        sign_in(bob, "bob")
+        unnamed = _account_form(bob, action="token-create", name="  ")
+        assert unnamed.status_code == 400 and "Name the token" in unnamed.text
+        made = _account_form(bob, action="token-create", name="my laptop")
+        token = re.search(r"shown once: copy it now\): <code>([^<]+)</code>", made.text)
+        assert made.status_code == 200 and token, made.text
+        assert token[1] not in bob.get("/account").text  # shown once only
+        token_id = re.search(r'name="token" value="(\d+)"', made.text)[1]  # type: ignore[index]
+        with client_for(library) as script:
+            bearer = {"authorization": f"Bearer {token[1]}"}
+            assert script.post("/api/mark", json=body, headers=bearer).status_code == 200
+            foreign = sign_in(script, "ada")
+            assert foreign
+            stolen = _account_form(script, action="token-revoke", token=token_id)
+            assert stolen.status_code == 400 and "no token" in stolen.text  # not ada's to revoke
+        revoked = _account_form(bob, action="token-revoke", token=token_id)
+        assert revoked.status_code == 303
+        with client_for(library) as script:
+            bearer = {"authorization": f"Bearer {token[1]}"}
+            assert script.post("/api/mark", json=body, headers=bearer).status_code == 401
+
+
 def test_sessions_expire_and_end_everywhere(library: str) -> None:
     short = SETTINGS.with_overrides(session_hours=5 / 3600)  # 5 seconds
     with client_for(library, short) as client:
@@ -306,7 +396,6 @@ def test_serve_beyond_loopback_without_accounts_refuses_to_start(tmp_path: Path)
 
 def state(location: str) -> dict[str, list[str]]:
     """Every row a form could change, read straight from the database (either backend)."""
-    from typing import Any
 
     from lightnews.store.copy import TABLES
 

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from starlette.testclient import TestClient
 
+from lightnews.normalize.times import iso
 from lightnews.serve.cards import AUTHORS_SHOWN, absolute_time, card_authors, relative_time
 from lightnews.serve.test_web import same_site
 from lightnews.serve.web import create_app
 from lightnews.settings import Settings
+from lightnews.store import open_store
 from lightnews.store.views import PaperAuthorship
 
 NOW = datetime(2025, 11, 28, 12, 0, tzinfo=UTC)
@@ -27,7 +29,6 @@ NOW = datetime(2025, 11, 28, 12, 0, tzinfo=UTC)
         ("2025-11-27T12:00:00Z", "1 day ago"),
         ("2025-11-14T12:00:00Z", "2 weeks ago"),
         ("2024-11-01T00:00:00Z", "1 year ago"),
-        ("2025-11-28T15:00:00Z", "in 3 hours"),
         ("2025-11-20", "1 week ago"),
         ("not a date", ""),
         (None, ""),
@@ -35,6 +36,28 @@ NOW = datetime(2025, 11, 28, 12, 0, tzinfo=UTC)
 )
 def test_relative_time(moment: str | None, words: str) -> None:
     assert relative_time(moment, NOW) == words
+
+
+def test_a_moment_after_a_still_clock_is_told_by_the_real_one() -> None:
+    """A demo library's clock stands at its snapshot; the reader's saves are real time."""
+    real = datetime.now(UTC)
+    assert relative_time(iso(real - timedelta(minutes=5)), NOW) == "5 minutes ago"
+    assert relative_time(iso(real + timedelta(hours=3, minutes=1)), real) == "in 3 hours"
+
+
+def test_the_demo_reads_as_on_its_own_day(demo_library: str) -> None:
+    """Relative times on the web count from the library's clock (the demo's snapshot)."""
+    with open_store(demo_library) as store:
+        saved = Settings(store.saved_settings(), environ={})
+    assert saved.clock  # the demo sets it
+    app = create_app(demo_library, saved.with_overrides(resolve_online=False))
+    with TestClient(app, base_url="http://localhost") as client:
+        same_site(client)
+        times = re.findall(r"<time [^>]*>([^<]+)</time>", client.get("/").text)
+        assert times and not any("year" in t or t.startswith("in ") for t in times), times
+        assert any("hour" in t or "day" in t or "minute" in t for t in times), times
+        api = client.get("/api/search", params={"q": "attention", "since": "1w"}).json()
+        assert api["hits"]  # a week before the demo's clock holds its papers
 
 
 def test_absolute_time_keeps_a_date_a_date() -> None:

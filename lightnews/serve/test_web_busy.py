@@ -34,9 +34,10 @@ def library(demo_database: Path, tmp_path: Path) -> Path:
 
 
 @contextmanager
-def client_for(db: Path, write_wait: float) -> Iterator[TestClient]:
+def client_for(db: Path, write_wait: float, **overrides: object) -> Iterator[TestClient]:
     """A client of the app over ``db`` that posts forms as the site's own pages do."""
-    settings = Settings(environ={}).with_overrides(resolve_online=False, write_wait=write_wait)
+    settings = Settings(environ={}).with_overrides(resolve_online=False, write_wait=write_wait,
+                                                   **overrides)  # fmt: skip
     with TestClient(create_app(db, settings), base_url="http://localhost") as client:
         same_site(client)
         yield client
@@ -129,12 +130,14 @@ def test_a_broken_database_is_a_503_never_a_500(library: Path, tmp_path: Path) -
 
 
 def test_uncaught_lightnews_errors_are_not_500s(library: Path) -> None:
-    with client_for(library, write_wait=0.3) as client:
-        query = " ".join(["a*"] * 60)
+    # A search past its time budget (1 ms: every prefix of the demo library's words).
+    query = " ".join(f"{a}{b}{c}*" for a in "acdeilmnoprst" for b in "aeio" for c in "nrst")
+    with client_for(library, write_wait=0.3, search_budget_ms=1) as client:
         page = client.get("/search", params={"q": query})
-        assert page.status_code == 400 and "at least 3 characters" in page.text
+        assert page.status_code == 400 and "narrow it" in page.text
+        assert 'value="aan* aar*' in page.text  # the form keeps what was typed
         data = client.get("/api/search", params={"q": query})
-        assert data.status_code == 400 and "matches too many words" in data.json()["error"]
+        assert data.status_code == 400 and "narrow it" in data.json()["error"]
 
 
 def test_pages_served_side_by_side_all_answer(library: Path) -> None:

@@ -167,3 +167,12 @@ def test_a_feed_address_is_checked_as_on_the_command_line(client: TestClient) ->
 def test_a_papers_address_opens_its_page(client: TestClient) -> None:
     response = client.get("/paper/https://arxiv.org/abs/2511.18342v2", follow_redirects=False)
     assert response.status_code == 301 and response.headers["location"] == "/paper/2511.18342"
+
+
+def test_an_empty_date_range_still_checks_the_other_filters(client: TestClient) -> None:
+    """Found by schemathesis: nothing can match, but a wrong kind is still a 400."""
+    params = {"q": "[", "since": "2w", "until": "1976-03-28", "source_kind": "~þ{"}
+    api = client.get("/api/search", params=params)
+    assert api.status_code == 400 and "source" in api.json()["error"].lower()
+    params["source_kind"] = ""
+    assert client.get("/api/search", params=params).json()["hits"] == []

@@ -20,7 +20,9 @@ import os
 import secrets
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -36,6 +38,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from lightnews.embed.lexical import catch_up_in_background
 from lightnews.errors import (
     Ambiguous,
     LightnewsError,
@@ -88,6 +91,8 @@ from lightnews.store.views import ItemView
 __all__ = ["app_from_environment", "create_app", "site_secret"]
 
 PER_PAGE = 20
+#: The library's now while a page renders (its ``clock`` setting, else the real clock).
+_PAGE_NOW: ContextVar[datetime | None] = ContextVar("page_now", default=None)
 MAX_PAGE = 100_000
 #: Requests handled at once (the rest wait their turn): each holds a thread and a connection.
 THREADS = 16
@@ -154,7 +159,7 @@ def create_app(
     env.filters["kind_label"] = _kind_label
     env.filters["tex"] = tex_to_text
     env.filters["person"] = display_name
-    env.filters["ago"] = lambda value: relative_time(value, utc_now())
+    env.filters["ago"] = lambda value: relative_time(value, _PAGE_NOW.get() or utc_now())
     env.filters["exact"] = absolute_time
     env.globals["link"] = link
     env.globals["csrf_field"] = csrf_field
@@ -167,6 +172,7 @@ def create_app(
         return settings or Settings(store.saved_settings())
 
     def page(name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        _PAGE_NOW.set(current_settings().now())  # "3 hours ago" by the library's clock
         html = env.get_template(name).render(**context)
         if public_read_only:
             html = without_post_forms(html)
@@ -328,9 +334,13 @@ def create_app(
         if not data.stub:
             related = related_papers(store, data.arxiv_id, limit=5,
                                      settings=current_settings(), paper=data)  # fmt: skip
+        from lightnews.rank.discussed import second_order_of
+
+        chain = second_order_of(store, data.arxiv_id)
         if wants_json(request):
             hits = [h.to_json() for h in related]
-            return JSONResponse({**data.to_json(), "related": {**related.about(), "hits": hits}})
+            return JSONResponse({**data.to_json(), "related": {**related.about(), "hits": hits},
+                                 "second_order": [c.to_json() for c in chain]})  # fmt: skip
         if request.query_params.get("format") == "bibtex":
             return Response(bibtex([data]), media_type="application/x-bibtex")
         reader = reader_of(request)
@@ -341,12 +351,14 @@ def create_app(
         from lightnews.rank.discussed import discussion_of
         from lightnews.watch import is_watching, reader_key
 
-        heard = discussion_of(store, reader, [data.arxiv_id], utc_now() - timedelta(days=7))
+        week = current_settings().now() - timedelta(days=7)
+        heard = discussion_of(store, reader, [data.arxiv_id], week)
         return page("paper.html", paper=data, groups=story_groups(data), related=related,
                     authors=story_authors(data, followed, current_settings().attribution_bar),
                     saved=saved_at is not None, read=read_at is not None,
                     watching=is_watching(store, reader_key(reader), data.arxiv_id),
                     discussion=heard.get(data.arxiv_id),
+                    chain=chain,
                     title=tex_to_text(data.title) or data.arxiv_id)  # fmt: skip
 
     def search(request: Request) -> Response:
@@ -363,12 +375,14 @@ def create_app(
             source_kind=params.get("source_kind", "").strip() or None,
         )
         hits = SearchResults([], "lexical")
-        if wants_json(request) and _empty_range(typed):  # a range nothing falls in: no hits
-            note = "the start is after the end: nothing can match"
-            return JSONResponse({"query": query, "page": number, "mode": "lexical",
-                                 "note": note, "hits": []})  # fmt: skip
         try:
-            filters = search_filters(typed)
+            now = current_settings().now()  # "1w" is a week before the library's clock
+            if wants_json(request) and _empty_range(typed, now):  # nothing can fall in it
+                search_filters(replace(typed, until=None), now)  # the other filters are checked
+                note = "the start is after the end: nothing can match"
+                return JSONResponse({"query": query, "page": number, "mode": "lexical",
+                                     "note": note, "hits": []})  # fmt: skip
+            filters = search_filters(typed, now)
             who = params.get("scholar", "").strip()
             if who:
                 filters = replace(filters, scholar_id=store.find_scholar(who))
@@ -631,7 +645,7 @@ def create_app(
 
         period = request.query_params.get("since", "24h").strip() or "24h"
         try:
-            since = validate.moment(period, utc_now())
+            since = validate.moment(period, current_settings().now())
             weight = float(current_settings().discussed_bot_weight)
             entries = discussed_papers(store, reader_of(request), since, limit=50,
                                        bot_weight=weight)  # fmt: skip
@@ -695,6 +709,16 @@ def create_app(
         return page("scholars.html", scholars=rows, muted=muted_scholars(store, reader),
                     title="Scholars")  # fmt: skip
 
+    def suggestions(request: Request) -> Response:
+        """Accounts the reader might follow, each with its reasons and a Follow button."""
+        from lightnews.rank.suggest import follow_suggestions
+
+        found = follow_suggestions(store, reader_of(request), limit=50,
+                                   bar=current_settings().attribution_bar)  # fmt: skip
+        if wants_json(request):
+            return JSONResponse({"suggestions": [s.to_json() for s in found]})
+        return page("suggestions.html", suggestions=found, title="Whom to follow")
+
     def manage_scholar(request: Request) -> Response:
         """Follow or unfollow a scholar; confirm, reject or undecide an attributed paper."""
         form = read_form(request)
@@ -742,6 +766,7 @@ def create_app(
         Route("/saved", saved), Route("/api/saved", saved),
         Route("/scholars", scholars), Route("/api/scholars", scholars),
         Route("/scholars/manage", manage_scholar, methods=["POST"]),
+        Route("/suggestions", suggestions), Route("/api/suggestions", suggestions),
         Route("/follow", follow, methods=["POST"]),
         Route("/mark", mark, methods=["POST"]), Route("/api/mark", mark, methods=["POST"]),
         Route("/watch", watch, methods=["POST"]),
@@ -754,7 +779,9 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         anyio.to_thread.current_default_thread_limiter().total_tokens = THREADS
+        catch_up_in_background(True)
         yield
+        catch_up_in_background(False)
         store.close()
 
     async def no_route(request: Request, exc: Exception) -> Response:
@@ -782,6 +809,7 @@ def create_app(
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers)
     app.state.store = store
     first = current_settings()
+
     def takes(method: str, path: str) -> bool:
         """A route takes ``method`` at ``path`` (a form to check), else the router says 405."""
         return any(isinstance(r, Route) and method in (r.methods or ())
@@ -901,9 +929,8 @@ def thumbnail(url: str) -> Markup:
                   ).format(safe)  # fmt: skip
 
 
-def _empty_range(typed: SearchFilters) -> bool:
+def _empty_range(typed: SearchFilters, now: datetime) -> bool:
     """Both dates readable and the start after the end (the API answers "no hits")."""
-    now = utc_now()
     try:
         since = validate.search_date(typed.since, now) if typed.since else None
         until = validate.search_date(typed.until, now) if typed.until else None
@@ -929,9 +956,9 @@ def pages_for(total: int, per_page: int) -> int:
     return max(1, math.ceil(total / per_page))
 
 
-def search_filters(typed: SearchFilters) -> SearchFilters:
-    """The search's filters as typed, checked and in canonical form (UsageError if not)."""
-    now = utc_now()
+def search_filters(typed: SearchFilters, now: datetime) -> SearchFilters:
+    """The search's filters as typed, checked and in canonical form (UsageError if not);
+    relative dates ("1w") are read against ``now``."""
     since = validate.search_date(typed.since, now) if typed.since else None
     until = validate.search_date(typed.until, now) if typed.until else None
     validate.date_range(since, until)

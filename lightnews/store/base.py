@@ -18,7 +18,16 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from lightnews.link.titles import TitleCandidate
-from lightnews.model import Account, Batch, Item, Paper, QueryTerm, SearchFilters, SourceState
+from lightnews.model import (
+    Account,
+    Batch,
+    Item,
+    Mention,
+    Paper,
+    QueryTerm,
+    SearchFilters,
+    SourceState,
+)
 from lightnews.store.digests import DigestDelivery
 from lightnews.store.merge import PreparedPaper
 from lightnews.store.network import (
@@ -30,9 +39,12 @@ from lightnews.store.network import (
     WatchEvent,
 )
 from lightnews.store.readers import AuditEntry, GroupSave, ReaderId, TokenView, UserView
+from lightnews.store.relink import Retitled
+from lightnews.store.suggest import NetworkShare, PaperAuthor, SocialIdentity
 from lightnews.store.views import (
     AccountView,
     AuthorshipCandidate,
+    CardPaper,
     CodeLink,
     FeedCandidate,
     ItemMatch,
@@ -251,6 +263,14 @@ class Store(Protocol):
 
     def papers_by_ids(self, arxiv_ids: Sequence[str]) -> dict[str, PaperSummary]: ...
 
+    def card_papers(self, arxiv_ids: Sequence[str]) -> dict[str, CardPaper]:
+        """What feed cards show of these stored papers (stubs too), in a fixed few queries."""
+        ...
+
+    def item_texts(self, item_ids: Sequence[int]) -> dict[int, str]:
+        """The texts of these items (an empty text for an item without one)."""
+        ...
+
     def code_links(self, arxiv_ids: Sequence[str]) -> dict[str, list[CodeLink]]:
         """The code links of these papers with when each first appeared, earliest first."""
         ...
@@ -446,6 +466,28 @@ class Store(Protocol):
         """``(paper id, scholar id, vector)`` of the papers that say what the reader cares about."""
         ...
 
+    # -- links by title re-made after a title change (lightnews.store.relink) ------------
+
+    def retitled_papers(self, limit: int) -> list[Retitled]:
+        """Papers waiting for their links by title to be checked, in id order."""
+        ...
+
+    def title_linked_items(self, paper_ids: Sequence[int]) -> list[tuple[int, Item]]:
+        """``(item id, item)`` of every item linked to one of ``paper_ids`` by title."""
+        ...
+
+    def items_to_relink(self, item_ids: Sequence[int]) -> list[tuple[int, Item]]:
+        """Stored items as the linker reads them, with the mentions they hold now."""
+        ...
+
+    def replace_title_links(self, item_id: int, mentions: Sequence[Mention]) -> tuple[int, int]:
+        """Replace an item's links by title (and DOI) with ``mentions``: (removed, added)."""
+        ...
+
+    def relinked(self, paper_ids: Sequence[int]) -> None:
+        """Take papers off the relink queue."""
+        ...
+
     # -- vectors -------------------------------------------------------------------------
 
     def unembedded_papers(self, limit: int) -> list[tuple[int, str, str]]:
@@ -592,6 +634,10 @@ class Store(Protocol):
         """``(url, label, papers)`` of articles and notes naming papers (second-order)."""
         ...
 
+    def articles_about(self, arxiv_id: str, limit: int = 200) -> list[tuple[str, int, str]]:
+        """``(label, item id, url)`` of articles and notes naming a paper (as labelled there)."""
+        ...
+
     def network_authors(self, limit: int) -> list[str]: ...
 
     def network_posts_of(
@@ -622,6 +668,33 @@ class Store(Protocol):
         """``followed DID -> {follower DIDs}`` for these followers."""
         ...
 
+    # -- follow suggestions -----------------------------------------------------------------
+
+    def social_identities(self) -> list[SocialIdentity]:
+        """Every scholar's social accounts (DIDs and handles)."""
+        ...
+
+    def network_shares(self, dids: Sequence[str], limit: int = 5_000) -> list[NetworkShare]:
+        """The newest reposts and quotes these accounts made on the network."""
+        ...
+
+    def scholars_paper_ids(
+        self, scholar_ids: Sequence[int], bar: float, limit: int = 2_000
+    ) -> dict[int, list[str]]: ...
+
+    def paper_authors(self, arxiv_ids: Sequence[str], bar: float) -> list[PaperAuthor]: ...
+
+    def accounts_matching(
+        self,
+        service: str,
+        *,
+        ids: Sequence[str] = (),
+        handles: Sequence[str] = (),
+        names: Sequence[str] = (),
+    ) -> list[AccountView]:
+        """Accounts known by one of these ids, handles or display names (caseless)."""
+        ...
+
     # -- watches (per reader; '' is the local reader) --------------------------------------
 
     def set_watch(self, reader: str, arxiv_id: str, now: str, watched: bool = True) -> bool: ...
@@ -641,5 +714,13 @@ class Store(Protocol):
     def claim_delivery(self, delivery: Delivery) -> bool: ...
 
     def finish_delivery(self, delivery: Delivery, now: str, error: str | None = None) -> None: ...
+
+    def undigested_events(self, reader: str, limit: int = 200) -> list[WatchEvent]:
+        """Events of papers ``reader`` watches that no digest of theirs has told yet."""
+        ...
+
+    def mark_events_digested(self, reader: str, keys: Sequence[str], now: str) -> None:
+        """Record that ``reader``'s digest told these events (once it was delivered)."""
+        ...
 
     def watch_events(self, arxiv_id: str | None = None, limit: int = 100) -> list[WatchEvent]: ...

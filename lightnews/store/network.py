@@ -32,6 +32,7 @@ __all__ = [
     "Spoken",
     "WatchEvent",
     "WatchQueries",
+    "article_label",
 ]
 
 
@@ -40,6 +41,11 @@ _SPOKEN = (
     "m.paper, p.did, p.kind, p.uri, p.created_at, p.time_us, COALESCE(a.handle, '') AS handle, "
     "a.followers, COALESCE(a.bot, 0) AS bot, m.method, m.evidence"
 )
+
+
+def article_label(source: object, title: object) -> str:
+    """How a second-order mention names its article: ``Source’s “Title”``."""
+    return f"{source}’s “{title}”" if title else str(source)
 
 
 def _spoken(r: Any) -> Spoken:
@@ -225,8 +231,20 @@ class NetworkQueries(_Base):
             "GROUP BY i.id, i.url, s.title, s.address, i.title ORDER BY i.id DESC LIMIT ?",
             (limit,),
         )
-        return [(r[0], f"{r[1]}’s “{r[2]}”" if r[2] else str(r[1]),
+        return [(r[0], article_label(r[1], r[2]),
                  tuple(dict.fromkeys(str(r[3]).split()))) for r in rows]  # fmt: skip
+
+    def articles_about(self, arxiv_id: str, limit: int = 200) -> list[tuple[str, int, str]]:
+        """``(label, item id, url)`` of the articles and notes naming a paper, labelled as
+        :meth:`article_papers` labels them (a second-order mention's evidence)."""
+        rows = self.db.execute(
+            "SELECT COALESCE(s.title, s.address), i.title, i.id, i.url FROM items i "
+            "JOIN sources s ON s.id = i.source_id JOIN mentions m ON m.item_id = i.id "
+            "JOIN papers p ON p.id = m.paper_id WHERE p.arxiv_id = ? AND "
+            "i.kind IN ('article', 'note') AND i.url IS NOT NULL ORDER BY i.id DESC LIMIT ?",
+            (arxiv_id, limit),
+        )
+        return [(article_label(r[0], r[1]), int(r[2]), r[3]) for r in rows]
 
     def network_authors(self, limit: int) -> list[str]:
         """DIDs of the accounts heard most recently (whose handles are worth keeping)."""
@@ -455,6 +473,29 @@ class WatchQueries(_Base):
                 (None if error else now, error, delivery.event.key, delivery.target.reader,
                  delivery.target.kind, delivery.target.address),
             )  # fmt: skip
+
+    def undigested_events(self, reader: str, limit: int = 200) -> list[WatchEvent]:
+        """Events of papers ``reader`` watches, recorded since they began watching, that no
+        digest of theirs has told yet (those known when the watch began are marked told
+        then: see ``lightnews.watch.start_watching``); oldest first."""
+        rows = self.db.execute(
+            "SELECT e.key, e.arxiv_id, e.kind, e.summary, e.url, e.happened FROM watch_events e "
+            "JOIN watches w ON w.arxiv_id = e.arxiv_id AND w.reader = ? "
+            "WHERE e.created_at >= w.created_at AND NOT EXISTS (SELECT 1 FROM "
+            "digest_watch_events d WHERE d.reader = w.reader AND d.event_key = e.key) "
+            "ORDER BY e.happened, e.key LIMIT ?",
+            (reader, limit),
+        )
+        return [WatchEvent(*r) for r in rows]
+
+    def mark_events_digested(self, reader: str, keys: Sequence[str], now: str) -> None:
+        """Record that ``reader``'s digest told these events (call once it was delivered)."""
+        with self.transaction():
+            self.db.executemany(
+                "INSERT INTO digest_watch_events (reader, event_key, digested_at) "
+                "VALUES (?, ?, ?) ON CONFLICT(reader, event_key) DO NOTHING",
+                [(reader, key, now) for key in dict.fromkeys(keys)],
+            )
 
     def watch_events(self, arxiv_id: str | None = None, limit: int = 100) -> list[WatchEvent]:
         where, args = ("WHERE arxiv_id = ? ", [arxiv_id]) if arxiv_id else ("", [])

@@ -56,7 +56,7 @@ READER_SETTINGS = ("digest_to", "half_life_hours")
 #: Tables of per-reader state, each with a ``user_id`` column.
 _READER_TABLES = ("follows", "mutes", "story_state", "user_settings", "feed_keys")
 #: Tables that name their reader by key ('' the local reader, ``user:N``): see watch.py.
-_KEYED_READER_TABLES = ("watches", "push_targets")
+_KEYED_READER_TABLES = ("watches", "push_targets", "digest_watch_events")
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,19 +268,25 @@ class ReaderQueries:
     def token_user(self, token_hash: str, now: str) -> UserView | None:
         """The account a token (by its digest) acts for; None if unknown or revoked."""
         row = self.db.execute(
-            "SELECT t.id, u.id, u.name, u.admin, u.created_at, u.session_epoch, u.shares "
-            "FROM api_tokens t JOIN users u ON u.id = t.user_id "
+            "SELECT t.id, u.id, u.name, u.admin, u.created_at, u.session_epoch, u.shares, "
+            "t.last_used FROM api_tokens t JOIN users u ON u.id = t.user_id "
             "WHERE t.token_hash = ? AND t.revoked_at IS NULL",
             (token_hash,),
         ).fetchone()
         if row is None:
             return None
-        try:  # last use is a hint: a busy library does not refuse the token for it
-            with self.transaction():
-                self.db.execute("UPDATE api_tokens SET last_used = ? WHERE id = ?", (now, row[0]))
-        except Exception:
-            pass
-        return _user(row[1:])
+        # Last use is a hint, kept to the minute: a request (a GET too) writes it at most
+        # once a minute per token, since a write may wait for a refresh's transaction,
+        # and a busy library does not refuse the token for it.
+        if (row[7] or "")[:16] != now[:16]:
+            try:
+                with self.transaction():
+                    self.db.execute(
+                        "UPDATE api_tokens SET last_used = ? WHERE id = ?", (now, row[0])
+                    )
+            except Exception:
+                pass
+        return _user(row[1:7])
 
     def set_feed_key(self, reader: ReaderId, key_hash: str, now: str) -> None:
         """The reader's secret feed key (a new one replaces the old: its URLs stop working)."""

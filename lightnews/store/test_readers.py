@@ -98,6 +98,10 @@ def test_tokens_are_hashed_at_rest_and_refused_once_revoked(store: Store) -> Non
     made = store.create_token(user.id, "laptop", digest(token), NOW)
     assert store.token_user(digest(token), "2026-12-03T13:00:00Z") == user
     assert store.list_tokens(user.id)[0].last_used == "2026-12-03T13:00:00Z"
+    store.token_user(digest(token), "2026-12-03T13:00:40Z")  # the same minute: not written
+    assert store.list_tokens(user.id)[0].last_used == "2026-12-03T13:00:00Z"
+    store.token_user(digest(token), "2026-12-03T13:01:05Z")
+    assert store.list_tokens(user.id)[0].last_used == "2026-12-03T13:01:05Z"
     assert store.token_user(digest(new_token()), NOW) is None
     key = new_feed_key()
     store.set_feed_key(user.reader, digest(key), NOW)

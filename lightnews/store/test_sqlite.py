@@ -307,3 +307,44 @@ def test_a_library_embedded_before_the_default_changed_keeps_its_encoder(tmp_pat
         assert store.saved_settings()["semantic"] == "static"
     with SQLiteStore(tmp_path / "new.db") as store:  # a new library takes the default
         assert "semantic" not in store.saved_settings()
+
+
+def test_card_papers_are_what_the_paper_page_shows(store: SQLiteStore) -> None:
+    """One batched read gives each card what ``get_paper`` gives, for many papers at once."""
+    store.save_papers([
+        paper("2510.00001", abstract="Code at https://github.com/lab/ring and "
+              "https://github.com/lab/aaa.", versions=[Version(1, "2025-10-02T17:59:48Z"),
+                                                       Version(2, "2025-11-03T08:00:00Z")]),
+        paper("2510.00002", withdrawn=True, authors=[Author(f"Author {n}") for n in range(9)]),
+        paper("2510.00003", authors=[]),
+        Paper("2510.00004"),  # a stub: known by its id alone
+    ], NOW)  # fmt: skip
+    source, _ = store.add_source("feed", "https://blog.example/feed", now=NOW)
+    store.save_items(source.id, [
+        Item(key="a", kind="article", title="On rings", text="arXiv:2510.00003 is good",
+             code_links=["https://github.com/other/ring3"],
+             mentions=[Mention("2510.00003", "arxiv-id", 1.0)]),
+        Item(key="b", kind="article", title="No text"),
+    ], NOW)  # fmt: skip
+    wanted = ["2510.00001", "2510.00002", "2510.00003", "2510.00004", "2510.09999"]
+    cards = store.card_papers(wanted)
+    assert sorted(cards) == wanted[:4]  # a paper not stored is not there
+    for arxiv_id, card in cards.items():
+        page = store.get_paper(arxiv_id)
+        assert card.arxiv_id == page.arxiv_id
+        assert card.abstract == page.abstract
+        assert card.authorships == page.authorships
+        assert card.code == page.code
+        assert card.latest_version == page.latest_version
+        assert card.last_version_date == (page.versions[-1].date if page.versions else None)
+        assert card.withdrawn == page.withdrawn
+    assert cards["2510.00001"].code == ("https://github.com/lab/aaa", "https://github.com/lab/ring")
+    assert cards["2510.00001"].last_version_date == "2025-11-03T08:00:00Z"
+    names = [a.name for a in cards["2510.00002"].authorships]
+    assert names == [f"Author {n}" for n in range(9)]
+    assert cards["2510.00003"].code == ("https://github.com/other/ring3",)
+    assert cards["2510.00002"].withdrawn and not cards["2510.00001"].withdrawn
+    assert store.card_papers([]) == {}
+    ids = [r[0] for r in store.db.execute("SELECT id FROM items ORDER BY key").fetchall()]
+    assert store.item_texts([*ids, 10**9]) == {ids[0]: "arXiv:2510.00003 is good", ids[1]: ""}
+    assert store.item_texts([]) == {}

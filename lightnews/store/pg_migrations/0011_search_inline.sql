@@ -1,0 +1,11 @@
+-- Papers' full-text vectors kept in the table's own rows (issue 9, lexical search p95).
+-- A paper's tsvector (title, authors, abstract: ~1.6 kB) made its ~3 kB row pass
+-- PostgreSQL's 2 kB TOAST threshold, and as pglz cannot shrink it the vector went
+-- out of line: ranking the newest 5,000 matches of a common word fetched 5,000
+-- vectors through the TOAST table's index (13,780 blocks for "model" at 60,000
+-- papers). With STORAGE MAIN the abstract (EXTENDED) is compressed or moved out
+-- first and the vector stays in the row unless the row passes ~8 kB; searches read
+-- only the abstract-less row (docs/benchmarks.md, "Lexical search, the window by id
+-- ranges"). Rows stored before this keep their vectors where they are until they
+-- are written again (or `VACUUM FULL papers`); no data changes.
+ALTER TABLE papers ALTER COLUMN search SET STORAGE MAIN;
