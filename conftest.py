@@ -20,6 +20,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from lightnews.model import Paper
 from lightnews.settings import Settings
 from lightnews.store import SQLiteStore, Store
 
@@ -199,6 +200,22 @@ def _serving(app: Any, **options: Any) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=5)
+
+
+def hf_corpus(shared: Path) -> list[Paper]:
+    """The 11k real papers of the shared Hugging Face corpus (a realistic library to link in)."""
+    import json
+
+    from lightnews.normalize.arxiv_ids import parse_arxiv_id
+
+    papers = []
+    for line in (shared / "corpus/hf-papers/hf-papers-11k.jsonl").open("rb"):
+        record = json.loads(line)
+        parsed = parse_arxiv_id(record["id"].rsplit("/", 1)[-1])
+        if parsed:
+            papers.append(Paper(parsed.base, title=record["title"],
+                                abstract=record.get("content_text") or ""))  # fmt: skip
+    return papers
 
 
 @pytest.fixture(scope="session")

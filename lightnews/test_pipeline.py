@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Hit, RecordedServer, Reply, hold_write_lock
+from conftest import Hit, RecordedServer, Reply, hf_corpus, hold_write_lock
 from lightnews.errors import Busy
 from lightnews.link import link_titles
-from lightnews.model import Item, Paper
-from lightnews.normalize import parse_arxiv_id
+from lightnews.model import Item
 from lightnews.pipeline import RunReport, ingest_bytes, refresh
 from lightnews.settings import Settings
 from lightnews.sources.arxiv_api import parse_api_feed
@@ -236,15 +235,7 @@ def _lab_titles(data: Path) -> list[tuple[str, str]]:
 
 def _background(store: SQLiteStore, shared: Path) -> None:
     """A realistic library: the 11k real papers of the Hugging Face corpus."""
-    corpus = []
-    for line in (shared / "corpus/hf-papers/hf-papers-11k.jsonl").open("rb"):
-        record = json.loads(line)
-        parsed = parse_arxiv_id(record["id"].rsplit("/", 1)[-1])
-        if parsed:
-            corpus.append(
-                Paper(parsed.base, title=record["title"], abstract=record.get("content_text") or "")
-            )
-    store.save_papers(corpus, "2026-01-01T00:00:00Z")
+    store.save_papers(hf_corpus(shared), "2026-01-01T00:00:00Z")
 
 
 def test_seed_notes_page_one_note_per_heading_linked(

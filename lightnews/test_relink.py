@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 
+from conftest import hf_corpus
 from lightnews.link import find_arxiv_mentions, link_titles
 from lightnews.model import Item, Paper, Version
-from lightnews.normalize import parse_arxiv_id
 from lightnews.pipeline import ingest_bytes, relink_retitled
 from lightnews.settings import Settings
 from lightnews.sources.arxiv_api import parse_api_feed
@@ -25,15 +24,7 @@ LATER = "2026-02-01T00:00:00Z"
 
 def _library(store: Store, shared: Path, data: Path, settings: Settings) -> list[Paper]:
     """The 11k real papers of the Hugging Face corpus, the lab's 13 papers, the lab's post."""
-    corpus = []
-    for line in (shared / "corpus/hf-papers/hf-papers-11k.jsonl").open("rb"):
-        record = json.loads(line)
-        parsed = parse_arxiv_id(record["id"].rsplit("/", 1)[-1])
-        if parsed:
-            corpus.append(
-                Paper(parsed.base, title=record["title"], abstract=record.get("content_text") or "")
-            )
-    store.save_papers(corpus, "2026-01-01T00:00:00Z")
+    store.save_papers(hf_corpus(shared), "2026-01-01T00:00:00Z")
     feed = (data / "arxiv/iclr2025-lab-papers.xml").read_bytes()
     assert ingest_bytes(store, "arxiv-api", "test:papers", feed, settings).ok
     post = (shared / "seed-pages/blog/apple-ml-research.rss.xml").read_bytes()

@@ -8,10 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conftest import RecordedServer, Reply
+from conftest import RecordedServer, Reply, hf_corpus
 from lightnews.cli import cli
-from lightnews.model import Paper
-from lightnews.normalize.arxiv_ids import parse_arxiv_id
 from lightnews.pipeline import ingest_bytes, resolve_bytes, sniff_kind
 from lightnews.settings import Settings
 from lightnews.store import SQLiteStore, open_store
@@ -26,15 +24,7 @@ SEED_PAGES = [
 
 def _library(store: SQLiteStore, shared: Path, data: Path, settings: Settings) -> None:
     """The 11k real papers of the Hugging Face corpus and the papers the seed pages name."""
-    corpus = []
-    for line in (shared / "corpus/hf-papers/hf-papers-11k.jsonl").open("rb"):
-        record = json.loads(line)
-        parsed = parse_arxiv_id(record["id"].rsplit("/", 1)[-1])
-        if parsed:
-            corpus.append(
-                Paper(parsed.base, title=record["title"], abstract=record.get("content_text") or "")
-            )
-    store.save_papers(corpus, "2026-01-01T00:00:00Z")
+    store.save_papers(hf_corpus(shared), "2026-01-01T00:00:00Z")
     for name in ("iclr2025-lab-papers.xml", "iclr2025-noted-papers.xml"):
         body = (data / "arxiv" / name).read_bytes()
         assert ingest_bytes(store, "arxiv-api", f"test:{name}", body, settings).ok
