@@ -392,8 +392,9 @@ SETTINGS: tuple[Setting, ...] = (
         "worker_heartbeat",
         10.0,
         _positive_float,
-        "Seconds between two heartbeats of a worker; a worker silent for three of them is "
-        "taken for dead and its jobs run again on another.",
+        "Seconds between two heartbeats of a worker; the jobs of a worker silent for three "
+        "of them run again on another, unless its connection still holds them (a slow "
+        "machine, not a dead worker).",
     ),
     Setting(
         "jetstream_url",

@@ -475,3 +475,56 @@ def test_a_dead_workers_job_queued_anew_meanwhile_runs_once(
         papers = conn.execute("SELECT count(*) FROM papers").fetchone()
     assert statuses == ["failed"]  # the dead worker's; the one that ran succeeded and went
     assert papers is not None and papers[0] == 12
+
+
+def test_a_slow_workers_job_stays_with_it_and_a_dead_ones_goes_back(
+    make_db: Callable[[], str],
+    server: RecordedServer,
+    workers: Callable[..., WorkerProcess],
+    tmp_path: Path,
+) -> None:
+    """Missed heartbeats alone hand nothing back: only a job no live connection holds."""
+    import asyncio
+
+    from lightnews.worker import build_app, recover_once
+
+    api = SlowArxiv(server, per_query=12, page=2, delay=0.5)
+    url = make_db()
+    # A minute between beats: the worker's row stays as the test leaves it.
+    (source,) = prepare(url, api, ["all:slow"], worker_tick=3600, worker_heartbeat=60)
+    assert queue_refresh(url, [source]) == 1
+    slow = workers(url, tmp_path / "slow.log")
+    wait_until(lambda: len(api.of("all:slow")) >= 2, "the run has begun")
+
+    def silent_for_ten_minutes() -> None:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("UPDATE procrastinate_workers "
+                         "SET last_heartbeat = now() - interval '10 minutes'")  # fmt: skip
+
+    def recover() -> list[str]:
+        async def once() -> list[str]:
+            app = build_app(url)
+            async with app.open_async():
+                return await recover_once(app, url, 30.0)
+
+        return asyncio.run(once())
+
+    def status() -> str:
+        with psycopg.connect(url, autocommit=True) as conn:
+            row = conn.execute("SELECT status FROM procrastinate_jobs").fetchone()
+        return str(row[0]) if row else "none"
+
+    silent_for_ten_minutes()
+    said = recover()
+    assert len(said) == 1 and "slow to beat: left" in said[0]
+    assert status() == "doing"
+    slow.kill()
+    said = recover()
+    assert len(said) == 1 and "of a dead worker queued again" in said[0]
+    assert status() == "todo"
+    second = workers(url, tmp_path / "second.log")
+    wait_until(lambda: refreshed(url, [source]), "the source is refreshed")
+    assert second.stop() == 0
+    with psycopg.connect(url, autocommit=True) as conn:
+        papers = conn.execute("SELECT count(*) FROM papers").fetchone()
+    assert papers is not None and papers[0] == 12

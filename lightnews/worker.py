@@ -26,7 +26,12 @@ What holds however many workers run:
   (one worker at a time, under an advisory lock). The job runs again from the
   state saved with the last stored page, and storing is idempotent (papers by
   arXiv id, items by source and key, vectors replaced), so the library ends as
-  one clean run leaves it.
+  one clean run leaves it;
+* **a slow worker is not a dead one**: a running job holds a lock of its own
+  on its worker's connection (:func:`~lightnews.store.cluster.job_turn`), so
+  a worker that missed its beats on a saturated machine but is still running
+  the job keeps it; only a job whose lock went with its worker's connection
+  is handed back.
 
 With an SQLite library there are no workers: ``lightnews refresh`` runs in
 the process that calls it, as before.
@@ -41,6 +46,7 @@ import socket
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,7 +63,7 @@ from lightnews.pipeline import (
 from lightnews.settings import Settings
 from lightnews.sources.http import HttpClient
 from lightnews.store import SourceRow
-from lightnews.store.cluster import HostSlots, recovery_turn, source_turn
+from lightnews.store.cluster import HostSlots, job_alive, job_turn, recovery_turn, source_turn
 from lightnews.store.postgres import PostgresStore, redact
 
 __all__ = [
@@ -73,6 +79,7 @@ __all__ = [
     "cron_every",
     "defer_refresh",
     "queue_refresh",
+    "recover_once",
     "run_worker",
 ]
 
@@ -89,8 +96,11 @@ _CLIENT_SETTINGS = (
     "http_timeout", "http_max_bytes", "http_retries", "http_backoff", "http_max_wait",
     "allow_private_addresses", "arxiv_interval", "contact",
 )  # fmt: skip
-#: Heartbeats a worker may miss before its jobs are taken for abandoned.
+#: Heartbeats a worker may miss before its jobs are looked at (handed back if no one holds them).
 MISSED_BEATS = 3
+#: Seconds of silence after which a worker's row is removed from the queue's tables: it
+#: would be dead anyway. Removing a slow worker's row sooner would fail its next fetch.
+FORGET_WORKER = 3600.0
 
 log = logging.getLogger("lightnews.worker")
 
@@ -295,9 +305,21 @@ def build_app(url: str, worker: Worker | None = None, *, tick: int = 60) -> Any:
     again = RetryStrategy(max_attempts=5, wait=5, exponential_wait=2,
                           retry_exceptions={Unavailable})  # fmt: skip
 
-    @app.task(name=REFRESH_TASK, retry=again)
-    def refresh_source(source_id: int, force: bool = False) -> str:
-        return worker.refresh(source_id, force).summary
+    def periodic_task(name: str) -> Callable[[Callable[..., str]], Any]:
+        """A periodic job: one waits and one runs at a time in the cluster."""
+        task: Callable[[Callable[..., str]], Any] = app.task(
+            name=name, lock=name, queueing_lock=name, retry=again, pass_context=True
+        )
+        return task
+
+    def held(context: Any) -> AbstractContextManager[None]:
+        """The job's own lock, held while it runs (see :func:`job_turn`)."""
+        return job_turn(worker.store, int(context.job.id))
+
+    @app.task(name=REFRESH_TASK, retry=again, pass_context=True)
+    def refresh_source(context: Any, source_id: int, force: bool = False) -> str:
+        with held(context):
+            return worker.refresh(source_id, force).summary
 
     @app.periodic(cron=cron_every(tick))
     @app.task(name=DEFER_TASK, lock=DEFER_TASK, queueing_lock=DEFER_TASK)
@@ -307,24 +329,28 @@ def build_app(url: str, worker: Worker | None = None, *, tick: int = 60) -> Any:
         return f"{deferred} of {len(ids)} due sources queued"
 
     @app.periodic(cron=cron_every(tick))
-    @app.task(name=EMBED_TASK, lock=EMBED_TASK, queueing_lock=EMBED_TASK, retry=again)
-    def embed_new_papers(timestamp: int) -> str:
-        return worker.embed().summary
+    @periodic_task(EMBED_TASK)
+    def embed_new_papers(context: Any, timestamp: int) -> str:
+        with held(context):
+            return worker.embed().summary
 
     @app.periodic(cron=cron_every(tick))
-    @app.task(name=STUBS_TASK, lock=STUBS_TASK, queueing_lock=STUBS_TASK, retry=again)
-    def resolve_stub_papers(timestamp: int) -> str:
-        return worker.resolve().summary
+    @periodic_task(STUBS_TASK)
+    def resolve_stub_papers(context: Any, timestamp: int) -> str:
+        with held(context):
+            return worker.resolve().summary
 
     @app.periodic(cron=cron_every(tick))
-    @app.task(name=LISTEN_TASK, lock=LISTEN_TASK, queueing_lock=LISTEN_TASK, retry=again)
-    def listen_to_network(timestamp: int) -> str:
-        return worker.listen(float(tick * LISTEN_TICKS)).summary
+    @periodic_task(LISTEN_TASK)
+    def listen_to_network(context: Any, timestamp: int) -> str:
+        with held(context):
+            return worker.listen(float(tick * LISTEN_TICKS)).summary
 
     @app.periodic(cron=cron_every(tick))
-    @app.task(name=DIGEST_TASK, lock=DIGEST_TASK, queueing_lock=DIGEST_TASK, retry=again)
-    def send_due_digest(timestamp: int) -> str:
-        return worker.digest().summary
+    @periodic_task(DIGEST_TASK)
+    def send_due_digest(context: Any, timestamp: int) -> str:
+        with held(context):
+            return worker.digest().summary
 
     return app
 
@@ -361,29 +387,40 @@ def queue_refresh(url: str, source_ids: Iterable[int], *, force: bool = False) -
 
 
 async def _recover_stalled(app: Any, url: str, every: float) -> None:
-    """Put the jobs of dead workers back in the queue, every ``every`` seconds.
-
-    One worker at a time does it (:func:`~lightnews.store.cluster.recovery_turn`),
-    so a job is never handed back twice, once to a live worker.
-    """
-    stalled_after = MISSED_BEATS * every
+    """Put the jobs of dead workers back in the queue, every ``every`` seconds."""
     while True:
         await asyncio.sleep(every)
         try:
-            async with recovery_turn(url) as mine:
-                if not mine:
-                    continue
-                await app.job_manager.prune_stalled_workers(stalled_after)
-                jobs = await app.job_manager.get_stalled_jobs(
-                    seconds_since_heartbeat=stalled_after
-                )
-                for job in jobs:
-                    await _hand_back(app, job)
+            await recover_once(app, url, MISSED_BEATS * every)
         except Exception as error:  # the database restarting: try again at the next beat
             log.warning("could not look for jobs of dead workers: %s", error)
 
 
-async def _hand_back(app: Any, job: Any) -> None:
+async def recover_once(app: Any, url: str, stalled_after: float) -> list[str]:
+    """Hand back the jobs of workers silent for ``stalled_after`` seconds that no one holds.
+
+    One worker at a time does it (:func:`~lightnews.store.cluster.recovery_turn`),
+    so a job is never handed back twice. A job whose worker is silent but
+    still holds it (:func:`~lightnews.store.cluster.job_alive`: a saturated
+    machine, not a dead process) is left to that worker. Returns what was
+    done, a line per job.
+    """
+    said: list[str] = []
+    async with recovery_turn(url) as conn:
+        if conn is None:
+            return said
+        await app.job_manager.prune_stalled_workers(max(FORGET_WORKER, stalled_after))
+        for job in await app.job_manager.get_stalled_jobs(seconds_since_heartbeat=stalled_after):
+            if await job_alive(conn, int(job.id)):
+                said.append(f"job {job.call_string} still runs on a worker slow to beat: left")
+                continue
+            said.append(await _hand_back(app, job))
+    for line in said:
+        log.warning("%s", line)
+    return said
+
+
+async def _hand_back(app: Any, job: Any) -> str:
     """Queue a dead worker's job again; or close it, if its like already waits in the queue.
 
     A due source is queued again by the periodic look while its job is still
@@ -397,9 +434,8 @@ async def _hand_back(app: Any, job: Any) -> None:
         await app.job_manager.retry_job(job)
     except UniqueViolation:
         await app.job_manager.finish_job(job, status=Status.FAILED, delete_job=False)
-        log.warning("job %s of a dead worker closed: the same job waits", job.call_string)
-    else:
-        log.warning("job %s of a dead worker queued again", job.call_string)
+        return f"job {job.call_string} of a dead worker closed: the same job waits"
+    return f"job {job.call_string} of a dead worker queued again"
 
 
 async def _serve(app: Any, url: str, concurrency: int, heartbeat: float, name: str) -> None:
@@ -415,7 +451,7 @@ async def _serve(app: Any, url: str, concurrency: int, heartbeat: float, name: s
                 concurrency=concurrency,
                 name=name,
                 update_heartbeat_interval=heartbeat,
-                stalled_worker_timeout=MISSED_BEATS * heartbeat,
+                stalled_worker_timeout=max(FORGET_WORKER, MISSED_BEATS * heartbeat),
                 fetch_job_polling_interval=max(1.0, heartbeat),
                 delete_jobs="successful",
             )

@@ -18,6 +18,13 @@ and the database is the one place they all reach, so it keeps them:
 * **who hands dead workers' jobs back** (:func:`recovery_turn`): one worker at
   a time, so that a job is never handed back twice (the second time while a
   live worker already runs it);
+* **which running jobs still have a live worker** (:func:`job_turn`,
+  :func:`job_alive`): a job holds an advisory lock of its own on its
+  worker's connection while it runs. A heartbeat only says that a worker
+  was heard from lately; a worker on a saturated machine can miss three and
+  still be working. The lock says whether the process is there: it goes
+  with the connection when the process dies, so a job whose worker is
+  silent *and* whose lock is free is a dead worker's;
 * **the queue's schema** (:func:`apply_queue_schema`): the job queue
   (procrastinate) keeps its jobs in tables of its own, created and brought up
   to date by the library's migrations, so ``lightnews init`` is all a new
@@ -39,10 +46,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "HOST_LOCK",
+    "JOB_LOCK",
     "RECOVERY_LOCK",
     "SOURCE_LOCK",
     "HostSlots",
     "apply_queue_schema",
+    "job_alive",
+    "job_turn",
     "recovery_turn",
     "source_turn",
 ]
@@ -53,6 +63,8 @@ SOURCE_LOCK = 0x4C4E5352
 RECOVERY_LOCK = 0x4C4E5256
 #: Class of the advisory locks held on hosts for the length of a request ("LNHT").
 HOST_LOCK = 0x4C4E4854
+#: Class of the advisory locks held on queue jobs while a worker runs them ("LNJB").
+JOB_LOCK = 0x4C4E4A42
 
 _WAIT = """
 SELECT extract(epoch FROM next_at - clock_timestamp()) FROM host_slots WHERE host = %(host)s
@@ -119,12 +131,47 @@ def source_turn(store: PostgresStore, source_id: int) -> Iterator[bool]:
                 db.execute("SELECT pg_advisory_unlock(?, ?)", (SOURCE_LOCK, source_id))
 
 
-@asynccontextmanager
-async def recovery_turn(url: str) -> AsyncIterator[bool]:
-    """Whether this process may hand dead workers' jobs back now (one process at a time).
+def _job_key(job_id: int) -> int:
+    """The second key of a job's lock (advisory lock keys are 32-bit)."""
+    return job_id & 0x7FFFFFFF
 
-    The lock lives on a connection of its own, closed (so released) when the
-    block ends, or when the process dies.
+
+@contextmanager
+def job_turn(store: PostgresStore, job_id: int) -> Iterator[None]:
+    """Hold queue job ``job_id`` on this thread's connection while the block runs.
+
+    Only ever one runner: the queue hands a job to one worker at a time, so
+    the lock is free (a job handed back from a worker taken for dead is not:
+    :func:`job_alive` keeps it from being handed back while its lock is held).
+    """
+    db = store.db
+    db.execute("SELECT pg_advisory_lock(?, ?)", (JOB_LOCK, _job_key(job_id)))
+    try:
+        yield
+    finally:
+        if not db.conn.closed:
+            with suppress(Exception):  # a broken connection has released it already
+                db.execute("SELECT pg_advisory_unlock(?, ?)", (JOB_LOCK, _job_key(job_id)))
+
+
+async def job_alive(conn: Any, job_id: int) -> bool:
+    """Whether some process's connection holds job ``job_id`` (:func:`job_turn`) right now."""
+    key = (JOB_LOCK, _job_key(job_id))
+    cursor = await conn.execute("SELECT pg_try_advisory_lock(%s, %s)", key)
+    row = await cursor.fetchone()
+    if row and row[0]:
+        await conn.execute("SELECT pg_advisory_unlock(%s, %s)", key)
+        return False
+    return True
+
+
+@asynccontextmanager
+async def recovery_turn(url: str) -> AsyncIterator[Any | None]:
+    """A connection if this process may hand dead workers' jobs back now, else ``None``.
+
+    One process at a time: the turn is an advisory lock on a connection of
+    its own, closed (so released) when the block ends, or when the process
+    dies. The connection is the one to ask :func:`job_alive` on.
     """
     import psycopg
 
@@ -132,7 +179,7 @@ async def recovery_turn(url: str) -> AsyncIterator[bool]:
     async with conn:
         cursor = await conn.execute("SELECT pg_try_advisory_lock(%s)", (RECOVERY_LOCK,))
         row = await cursor.fetchone()
-        yield bool(row and row[0])
+        yield conn if row and row[0] else None
 
 
 def _version(text: str) -> tuple[int, ...]:
