@@ -331,8 +331,10 @@ SETTINGS: tuple[Setting, ...] = (
         "search_budget_ms",
         500,
         _positive_int,
-        "Longest a search may read the database, in milliseconds; a search that needs more "
-        'answers "too expensive: narrow it" instead of keeping the server busy.',
+        "Most work a search may do reading the database, in milliseconds (CPU time on "
+        "SQLite, where waiting for a busy CPU counts only past four times this; time in "
+        'the server on PostgreSQL); a search that needs more answers "too expensive: '
+        'narrow it" instead of keeping the server busy.',
     ),
     Setting(
         "write_wait",

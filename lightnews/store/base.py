@@ -92,7 +92,15 @@ class Store(Protocol):
         ...
 
     def time_budget(self, seconds: float, what: str = "this query") -> AbstractContextManager[None]:
-        """Reads in this block stop after ``seconds`` with ``TooExpensive``."""
+        """Reads in this block stop after ``seconds`` of work with ``TooExpensive``.
+
+        Work is counted on :meth:`budget_clock`: a busy machine's wait for a
+        CPU is not the query's cost where the backend can tell them apart.
+        """
+        ...
+
+    def budget_clock(self) -> float:
+        """Seconds on the clock :meth:`time_budget` counts on, for a caller's own sums."""
         ...
 
     # -- library -------------------------------------------------------------------------

@@ -19,6 +19,7 @@ import math
 import os
 import re
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -446,6 +447,10 @@ class PostgresStore(SQLiteStore):
         finally:
             db.execute("RESET maintenance_work_mem")
         return True
+
+    def budget_clock(self) -> float:
+        """Elapsed time: the server cannot bound a statement's CPU, only its duration."""
+        return time.monotonic()
 
     @contextmanager
     def time_budget(self, seconds: float, what: str = "this query") -> Iterator[None]:

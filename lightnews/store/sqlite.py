@@ -120,6 +120,9 @@ _POLL_MAX = 0.005
 #: ``_YIELD_PAUSE`` after its commit before it may write again.
 _YIELD_AFTER = 0.5
 _YIELD_PAUSE = 0.05
+#: A read under a time budget of N seconds of CPU also stops after this many times N
+#: seconds of waiting (:meth:`SQLiteStore.time_budget`).
+WALL_FACTOR = 4.0
 #: What statements other than BEGIN wait on a lock (rare in WAL mode: recovery).
 _BUSY_TIMEOUT_MS = 5000
 #: A paper's columns as :meth:`SQLiteStore._summary` reads them, in its order.
@@ -396,15 +399,23 @@ class SQLiteStore(
 
     @contextmanager
     def time_budget(self, seconds: float, what: str = "this query") -> Iterator[None]:
-        """Reads in this block are stopped after ``seconds`` with :class:`TooExpensive`.
+        """Reads in this block are stopped after ``seconds`` of CPU with :class:`TooExpensive`.
 
-        SQLite calls a progress handler every few thousand virtual-machine steps
-        and stops the statement when it says so (a PostgreSQL backend sets
-        ``statement_timeout`` for the same budget).
+        SQLite reads in the calling thread, so the thread's CPU time is the
+        read's own work: a search that waits for a CPU on a busy machine is
+        not refused for it (the advice "narrow it" would be wrong), while one
+        that really reads too much still is. Waiting has a ceiling too,
+        ``WALL_FACTOR`` times the budget. SQLite calls a progress handler every
+        few thousand virtual-machine steps and stops the statement when it
+        says so (a PostgreSQL backend sets ``statement_timeout`` for the same
+        budget).
         """
         db = self.db
-        deadline = time.monotonic() + seconds
-        db.set_progress_handler(lambda: time.monotonic() > deadline, 2000)
+        spent_by = time.thread_time() + seconds
+        wall_by = time.monotonic() + WALL_FACTOR * seconds
+        db.set_progress_handler(
+            lambda: time.thread_time() > spent_by or time.monotonic() > wall_by, 2000
+        )
         try:
             yield
         except sqlite3.OperationalError as error:
@@ -416,6 +427,9 @@ class SQLiteStore(
             ) from None
         finally:
             db.set_progress_handler(None, 2000)
+
+    def budget_clock(self) -> float:
+        return time.thread_time()
 
     # -- settings ----------------------------------------------------------
 

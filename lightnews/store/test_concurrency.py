@@ -17,6 +17,7 @@ import pytest
 from lightnews.errors import Busy, TooExpensive, Unavailable
 from lightnews.model import Paper
 from lightnews.store import SQLiteStore, unavailable
+from lightnews.store.sqlite import WALL_FACTOR
 
 NOW = "2025-11-30T12:00:00Z"
 
@@ -141,6 +142,36 @@ def test_a_read_over_its_time_budget_stops_with_too_expensive(store: SQLiteStore
     # The budget ends with its block: the same connection reads without it afterwards.
     short = endless.replace("1000000000", "100000")
     assert store.db.execute(short).fetchone()[0] == 100000
+
+
+def test_a_read_waiting_for_a_cpu_is_not_its_cost_up_to_a_ceiling(tmp_path: Path) -> None:
+    """On SQLite the budget counts the read's own CPU; waiting stops it past WALL_FACTOR times.
+
+    (PostgreSQL can only bound a statement's duration: the test above.)
+    """
+    with SQLiteStore(tmp_path / "budget.db") as store:
+        _pause_and_measure(store)
+
+
+def _pause_and_measure(store: SQLiteStore) -> None:
+    def pause(seconds: float) -> int:
+        time.sleep(seconds)
+        return 0
+
+    store.db.create_function("pause", 1, pause)
+
+    def waiting(pauses: int) -> str:  # each pause stands for a moment without a CPU
+        return (
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < "
+            f"{pauses * 1000}) SELECT sum(CASE WHEN i % 1000 = 0 THEN pause(0.05) ELSE 0 END) "
+            "FROM n"
+        )
+
+    with store.time_budget(0.1, "this search"):  # 0.25 s waited, little CPU: answered
+        assert store.db.execute(waiting(5)).fetchone()[0] == 0
+    assert WALL_FACTOR * 0.1 < 1.0
+    with pytest.raises(TooExpensive), store.time_budget(0.1, "this search"):
+        store.db.execute(waiting(20)).fetchone()  # 1 s of waiting: past the ceiling
 
 
 def test_backend_errors_are_explained() -> None:
