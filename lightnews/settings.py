@@ -289,6 +289,15 @@ SETTINGS: tuple[Setting, ...] = (
         "library at the next `lightnews embed`.",
     ),
     Setting(
+        "index_build_memory",
+        2048,
+        _positive_int,
+        "Most memory, in MB, that building a PostgreSQL library's vector index (pgvector's "
+        "HNSW graph) may use: the build is given what its vectors need (about 1.8 GB for a "
+        "million 384-dimension vectors), up to this. Below that need the build spills to disk "
+        "and takes many times longer. No effect on SQLite.",
+    ),
+    Setting(
         "allowed_hosts",
         ("localhost", "127.0.0.1", "::1"),
         _host_list,

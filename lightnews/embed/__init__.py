@@ -288,19 +288,32 @@ def embed_papers(
         store.requeue_all_papers()  # vectors lost or never made
     report = EmbedReport(encoder.name)
     started = time.perf_counter()
-    while limit is None or report.embedded < limit:
-        want = batch_size if limit is None else min(batch_size, limit - report.embedded)
-        batch = store.unembedded_papers(want)
-        if not batch:
-            break
-        vectors = encoder.encode([paper_text(title, abstract) for _, title, abstract in batch])
-        store.save_vectors(
-            encoder.name, [(row[0], to_blob(v)) for row, v in zip(batch, vectors, strict=True)]
-        )
-        report.embedded += len(batch)
-        report.seconds = time.perf_counter() - started
-        if progress:
-            progress(report)
+    queued = store.count_unembedded()
+    expected = queued if limit is None else min(queued, limit)
+    memory = int(settings.index_build_memory)
+    # A large backlog (a library imported whole): a database that indexes vectors
+    # builds its index once at the end, not vector by vector (see the store).
+    with store.vectors_in_bulk(encoder.name, encoder.dim, expected, memory):
+        while limit is None or report.embedded < limit:
+            want = batch_size if limit is None else min(batch_size, limit - report.embedded)
+            batch = store.unembedded_papers(want)
+            if not batch:
+                break
+            vectors = encoder.encode(
+                [paper_text(title, abstract) for _, title, abstract in batch]
+            )
+            store.save_vectors(
+                encoder.name,
+                [(row[0], to_blob(v)) for row, v in zip(batch, vectors, strict=True)],
+            )
+            report.embedded += len(batch)
+            report.seconds = time.perf_counter() - started
+            if progress:
+                progress(report)
+    if store.vectors_indexed and store.has_vectors(encoder.name):
+        # Vectors stored without their index (a library copied in, an embed stopped
+        # half way) get it now, not at the next new paper.
+        store.ensure_vector_index(encoder.name, encoder.dim, memory)
     report.seconds = time.perf_counter() - started
     report.remaining = store.count_unembedded()
     if report.embedded and str(store.path) != ":memory:" and not store.vectors_indexed:

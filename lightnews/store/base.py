@@ -520,6 +520,18 @@ class Store(Protocol):
         """``(row id, paper id, vector)`` written after row ``after``, in chunks, in order."""
         ...
 
+    def ensure_vector_index(self, model: str, dim: int, memory_mb: int | None = None) -> bool:
+        """The database's index over ``model``'s vectors, built if missing (with at most
+        ``memory_mb`` MB); whether it was built. Only where :attr:`vectors_indexed`."""
+        ...
+
+    def vectors_in_bulk(
+        self, model: str, dim: int, expected: int, memory_mb: int | None = None
+    ) -> AbstractContextManager[None]:
+        """About ``expected`` vectors of ``model`` are saved in this block (the backend may
+        set its vector index aside and build it once at the end)."""
+        ...
+
     def last_vector_row(self) -> int:
         """The newest vector row id: an index that has seen it is up to date."""
         ...

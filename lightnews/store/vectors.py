@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 from lightnews.model import QueryTerm, SearchFilters
@@ -39,6 +39,18 @@ class VectorQueries:
     @staticmethod
     def _search_filters(filters: SearchFilters | None) -> tuple[str, list[Any]]:  # pragma: no cover
         raise NotImplementedError
+
+    def ensure_vector_index(self, model: str, dim: int, memory_mb: int | None = None) -> bool:
+        """Nothing to build in the database here (the FAISS index beside the file is
+        ``lightnews.embed.index``'s); see ``PostgresStore.ensure_vector_index``."""
+        return False
+
+    @contextmanager
+    def vectors_in_bulk(
+        self, model: str, dim: int, expected: int, memory_mb: int | None = None
+    ) -> Iterator[None]:
+        """Nothing to set aside here; see ``PostgresStore.vectors_in_bulk``."""
+        yield
 
     def unembedded_papers(self, limit: int) -> list[tuple[int, str, str]]:
         """``(paper id, title, abstract)`` of queued papers (new or changed), in id order."""
