@@ -9,8 +9,8 @@ feature"): every session (a cron job, a terminal, a job started with
 ``setsid``) is a group of its own, and groups share the processor equally
 whatever their members' nice values. Measured with ``bench/write_contention.py``
 (writers started as cron starts them, each in its own session, at nice 10):
-the three writers took 1.3 of the 2 cores and the web server 0.33, as if the
-nice value were not there.
+the three writers and a shell's loop of ``lightnews mute`` took 1.3 of the 2
+cores and the web server 0.33, as if the nice value were not there.
 
 So the commands that write in bulk (``import``, ``ingest``, ``refresh``,
 ``embed``, ``worker``) lower their own priority to ``background_nice``
