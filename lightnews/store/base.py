@@ -465,7 +465,8 @@ class Store(Protocol):
         ...
 
     def interest_version(self, reader: ReaderId) -> tuple[Any, ...]:
-        """Changes whenever the papers the reader cares about may have (cheap to ask)."""
+        """Changes whenever the papers the reader cares about may have (cheap to ask):
+        ``(library, own)``, the part any writer changes and the reader's own."""
         ...
 
     def interest_vectors(

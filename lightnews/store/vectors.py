@@ -166,7 +166,9 @@ class VectorQueries:
         return {r[0]: (int(r[1]), self.sql.vector_bytes(r[2])) for r in rows}
 
     def interest_version(self, reader: int) -> tuple[Any, ...]:
-        """Changes whenever the papers the reader cares about may have (cheap to ask)."""
+        """Changes whenever the papers the reader cares about may have (cheap to ask):
+        ``(library, own)``, what any writer changes (newest authorship and vector)
+        and what only the reader does (follows, saves)."""
         row = self.db.execute(
             "SELECT (SELECT max(paper_id) FROM authorships), "
             f"(SELECT {self.sql.concat('scholar_id', ',')} FROM follows WHERE user_id = ?), "
@@ -174,7 +176,7 @@ class VectorQueries:
             "(SELECT max(id) FROM paper_vectors)",
             (reader, reader),
         ).fetchone()
-        return tuple(row)
+        return (row[0], row[3]), (row[1], row[2])
 
     def interest_vectors(
         self, reader: int, model: str, bar: float, limit: int = 2000
