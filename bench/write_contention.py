@@ -24,10 +24,9 @@ running ``lightnews mute --keyword`` (and ``--undo``) in a loop. When the
 writers are done it checks the database (``integrity_check``, the sources'
 errors) and prints the figures: per page in both phases, and the server's
 CPU (a page that got slower because it costs more, or because it waited for
-a core), the writers' CPU, the write-ahead log's peak size and load averages.
-``--nice N`` runs the writers at that niceness (as a cron job may); ``--code``
-serves and writes with another
-checkout (A/B).
+a core), the writers' CPU, the write-ahead log's peak size and load
+averages. ``--nice N`` runs the writers at that niceness (as a cron job
+may); ``--code`` serves and writes with another checkout (A/B).
 
     .venv/bin/python bench/write_contention.py --db bench/out/posts-150000.db
 """
