@@ -22,7 +22,11 @@ So a title is matched by the weight of its telling words:
    after a colon -- or sits inside a sentence of prose), and a fitted logistic
    model (:mod:`lightnews.link.calibration`) turns them into the probability
    that the link is right. A link is asserted when that probability reaches
-   the bar: a wrong link is worse than a missing one.
+   the bar: a wrong link is worse than a missing one. Three rules cap it
+   where the features cannot tell: a paper that appeared well after the text,
+   another version of the name a title coins, and a name that a paper's own
+   abstract presents as its own work ("we introduce AgentLens, ...": another
+   "AgentLens: ..." is a different work).
 
 "Surname: short title" references are matched against papers whose titles
 hold the short title's words, judged the same way with the surname's
