@@ -247,6 +247,12 @@ class Names:
 _NAMES: dict[int, Names] = {}
 
 
+def _words(text: str) -> str:
+    """Lower-case words and numbers only: "OLMo-3" and "Olmo 3", "Big Bench" and "BIG-Bench"
+    are the same title written two ways."""
+    return " ".join(re.findall(r"[^\W_]+", text.lower()))
+
+
 def names_paper(text: str, paper: Paper, papers: dict[str, Paper] | None = None) -> str | None:
     """How a text taken to name no paper names this one in so many words after all
     (``title``, ``name``, ``subtitle``), or None.
@@ -263,7 +269,7 @@ def names_paper(text: str, paper: Paper, papers: dict[str, Paper] | None = None)
     """
     flat = " ".join(text.split())
     whole = " ".join(paper.title.split())
-    if whole.lower() in flat.lower():
+    if whole.lower() in flat.lower() or f" {_words(whole)} " in f" {_words(flat)} ":
         return "title"
     if ":" not in whole:
         return None
@@ -335,13 +341,21 @@ def held_out_ids(papers: dict[str, Paper], seed: int) -> set[str]:
 
 
 def open_store(papers: dict[str, Paper], held_out: set[str], path: Path) -> SQLiteStore:
-    """The library (every paper but the held-out ones); reused when ``path`` already holds it."""
-    fresh = not path.exists()
-    store = SQLiteStore(path)
-    if fresh:
-        store.save_papers(
-            [p for i, p in papers.items() if i not in held_out], "2026-01-01T00:00:00Z"
-        )
+    """The library (every paper but the held-out ones); reused when ``path`` already holds
+    exactly it (a file that holds more papers is rebuilt)."""
+    wanted = [p for i, p in papers.items() if i not in held_out]
+    store = SQLiteStore(path) if path.exists() else None
+    if store is not None and store.paper_count() != len(wanted):
+        # Another run or test wrote more papers into this file: links to them would be
+        # counted false. Start again from the corpus.
+        print(f"{path}: {store.paper_count()} papers, not the {len(wanted)} wanted; rebuilt")
+        store.close()
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            path.with_name(path.name + suffix).unlink(missing_ok=True)
+        store = None
+    if store is None:
+        store = SQLiteStore(path)
+        store.save_papers(wanted, "2026-01-01T00:00:00Z")
     return store
 
 

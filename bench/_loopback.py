@@ -53,6 +53,20 @@ def env_for(code: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+#: The process id of each running server, by its base URL (for CPU accounting).
+SERVER_PIDS: dict[str, int] = {}
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system, every thread) process ``pid`` has used so far; 0 if gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 @contextmanager
 def server(db: Path | str, code: Path = ROOT, *options: str, **env: str) -> Iterator[str]:
     """``lightnews serve [OPTIONS]`` on a free loopback port; yields its base URL."""
@@ -66,6 +80,7 @@ def server(db: Path | str, code: Path = ROOT, *options: str, **env: str) -> Iter
         start_new_session=True,
     )
     base = f"http://127.0.0.1:{port}"
+    SERVER_PIDS[base] = process.pid
     try:
         deadline = time.monotonic() + 120
         while True:

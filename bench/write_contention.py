@@ -22,9 +22,11 @@ and while they run: the two readers; a browser POSTing ``/mark`` (mute and
 unmute a keyword, through the CSRF-aware poster of ``_loopback``); a shell
 running ``lightnews mute --keyword`` (and ``--undo``) in a loop. When the
 writers are done it checks the database (``integrity_check``, the sources'
-errors) and prints the figures. ``--nice N`` runs the writers at that
-niceness (as a cron job may); ``--code`` serves and writes with another
-checkout (A/B).
+errors) and prints the figures: per page in both phases, and the server's
+CPU (a page that got slower because it costs more, or because it waited for
+a core), the writers' CPU, the write-ahead log's peak size and load
+averages. ``--nice N`` runs the writers at that niceness (as a cron job
+may); ``--code`` serves and writes with another checkout (A/B).
 
     .venv/bin/python bench/write_contention.py --db bench/out/posts-150000.db
 """
@@ -50,8 +52,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _loopback import (
     ROOT,
+    SERVER_PIDS,
     FormPoster,
     Timings,
+    cpu_seconds,
     env_for,
     get_loop,
     lightnews,
@@ -77,6 +81,11 @@ def scratch_copy(db: Path, to: Path) -> Path:
         if Path(f"{db}{suffix}").exists():
             shutil.copy(f"{db}{suffix}", target)
     return to
+
+
+def _children_cpu() -> float:
+    times = os.times()
+    return times.children_user + times.children_system
 
 
 def merge_snapshot(records: int) -> Path:
@@ -184,17 +193,24 @@ def main() -> None:
     snapshot = merge_snapshot(args.merge_records)
     db = scratch_copy(args.db, OUT / "contention.db")
     paths = pages(db)
+    load_start = os.getloadavg()
     with server(db, code) as base:
+        pid = SERVER_PIDS[base]
         with httpx.Client(timeout=120) as client:
             for path in paths * 2:
                 client.get(base + path)
         stop = threading.Event()
         before = Timings()
+        cpu_at = cpu_seconds(pid)
         readers = [get_loop(base, paths, stop, before) for _ in range(2)]
         time.sleep(args.baseline)
         stop.set()
         for thread in readers:
             thread.join()
+        server_cpu_alone = cpu_seconds(pid) - cpu_at
+        load_alone = os.getloadavg()
+        cpu_at = cpu_seconds(pid)
+        children_at = _children_cpu()
 
         stop = threading.Event()
         during, marks = Timings(), Timings()
@@ -209,13 +225,20 @@ def main() -> None:
         clients = [get_loop(base, paths, stop, during) for _ in range(2)]
         clients += [mark_loop(base, stop, marks), cli_loop(code, db, stop, cli_runs)]
         began = time.monotonic()
+        wal, wal_peak, loads = Path(f"{db}-wal"), 0, []
         while not all(w.done() for w in writers) and time.monotonic() - began < args.max_seconds:
             time.sleep(0.5)
+            wal_peak = max(wal_peak, wal.stat().st_size if wal.exists() else 0)
+            loads.append(os.getloadavg()[0])
         for writer in writers:
             writer.stop()
         stop.set()
         for thread in clients:
             thread.join()
+        server_cpu_during = cpu_seconds(pid) - cpu_at
+        writes_seconds = time.monotonic() - began
+    # The writers' own CPU (with their import workers), and the shell's `lightnews mute`s.
+    children_cpu = _children_cpu() - children_at
     with sqlite3.connect(db) as conn:
         integrity = conn.execute("PRAGMA integrity_check").fetchone()[0]
         source_errors = [
@@ -230,6 +253,21 @@ def main() -> None:
         "get_baseline": summary(before.all_ms()),
         "get_during": summary(during.all_ms()),
         "get_during_by_page": {k: summary(v) for k, v in during.ms.items()},
+        "get_baseline_by_page": {k: summary(v) for k, v in before.ms.items()},
+        "load_avg": {"start": round(load_start[0], 2), "after_baseline": round(load_alone[0], 2),
+                     "during_max": round(max(loads, default=0.0), 2),
+                     "end": round(os.getloadavg()[0], 2)},
+        "server_cpu": {
+            "alone_s": round(server_cpu_alone, 1), "during_s": round(server_cpu_during, 1),
+            "alone_share": round(server_cpu_alone / args.baseline, 2),
+            "during_share": round(server_cpu_during / writes_seconds, 2),
+            "alone_ms_per_get": round(1000 * server_cpu_alone / max(1, len(before.all_ms())), 1),
+            "during_ms_per_request": round(1000 * server_cpu_during / max(
+                1, len(during.all_ms()) + len(marks.all_ms())), 1),
+        },
+        "writers_and_cli_cpu_s": round(children_cpu, 1),
+        "writes_seconds": round(writes_seconds, 1),
+        "wal_peak_mb": round(wal_peak / 1e6, 1),
         "get_statuses": {"baseline": before.statuses, "during": during.statuses},
         "get_500": before.count(500) + during.count(500),
         "post_mark": {**summary(marks.all_ms()), "statuses": marks.statuses.get("POST /mark", {})},
@@ -264,6 +302,19 @@ def main() -> None:
     ):  # fmt: skip
         print(f"| {label} | {row['n']} | {row['p50']} | {row['p95']} | {row['p99']} | "
               f"{row['max']} | {failures} |")  # fmt: skip
+    print("\n| page | alone n | alone p50 / p95 / p99 ms | during n | during p50 / p95 / p99 ms |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for label, row in results["get_during_by_page"].items():
+        alone = results["get_baseline_by_page"].get(label, summary([]))
+        print(f"| `{label}` | {alone['n']} | {alone['p50']} / {alone['p95']} / {alone['p99']} | "
+              f"{row['n']} | {row['p50']} / {row['p95']} / {row['p99']} |")  # fmt: skip
+    cpu = results["server_cpu"]
+    print(f"\nserver CPU: alone {cpu['alone_s']} s ({cpu['alone_share']} of a core, "
+          f"{cpu['alone_ms_per_get']} ms a GET); during the writes {cpu['during_s']} s "
+          f"({cpu['during_share']} of a core, {cpu['during_ms_per_request']} ms a request); "
+          f"writers and CLI: {results['writers_and_cli_cpu_s']} s over "
+          f"{results['writes_seconds']} s; WAL peak {results['wal_peak_mb']} MB; "
+          f"load average {results['load_avg']}")  # fmt: skip
     print(f"\nintegrity_check: {integrity}; errors on the ingested sources: {source_errors}")
     print(json.dumps({k: results[k] for k in ("get_during", "get_500", "integrity_check")}))
 

@@ -83,6 +83,15 @@ class App:
     def settings(self) -> Settings:
         return Settings(self.store.saved_settings())
 
+    def in_background(self) -> None:
+        """A command that writes in bulk: readers of the web pages go first
+        (``background_nice``; see :mod:`lightnews.priority`)."""
+        from lightnews.priority import yield_cpu
+
+        with errors_as_exit():
+            nice = int(self.settings.background_nice)
+        yield_cpu(nice)
+
     @property
     def reader(self) -> ReaderId:
         """Whose follows, mutes and stories a reader's command reads and changes.
@@ -492,6 +501,7 @@ def refresh(app: App, force: bool, kinds: tuple[str, ...], as_json: bool) -> Non
     Exit status 3 when some sources failed, 4 when all did; each failure is
     recorded on its source (see `lightnews sources list`).
     """
+    app.in_background()
     from lightnews.pipeline import refresh as run_refresh
 
     with errors_as_exit():
@@ -556,6 +566,7 @@ def refresh(app: App, force: bool, kinds: tuple[str, ...], as_json: bool) -> Non
 @pass_app
 def ingest(app: App, kind: str, path: Path, as_json: bool) -> None:
     """Read a saved response instead of the network (replay): same parser, same store."""
+    app.in_background()
     from lightnews.pipeline import ingest_file
 
     with errors_as_exit():
@@ -610,6 +621,7 @@ def import_snapshot(app: App, path: Path, batch_size: int, as_json: bool) -> Non
 
     Re-importing is safe: unchanged records are skipped, changed ones merged.
     """
+    app.in_background()
     from lightnews.bulk import import_snapshot as run_import
     from lightnews.normalize.limits import Limits
 
@@ -658,6 +670,7 @@ def embed(app: App, limit: int | None, batch_size: int, as_json: bool) -> None:
     Needs the semantic extra. The first run makes the encoder from the packaged
     model (the default exports it to ONNX with int8 weights: under a minute, once).
     """
+    app.in_background()
     from lightnews.embed import embed_papers
 
     with errors_as_exit():
@@ -1832,6 +1845,7 @@ def worker(app: App, concurrency: int) -> None:
             f"{app.db_path} is an SQLite file, which `lightnews refresh` refreshes "
             "in-process (from cron, say)"
         )
+    app.in_background()
     from lightnews.worker import JobOutcome, run_worker
 
     def echo(outcome: JobOutcome) -> None:

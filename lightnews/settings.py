@@ -48,6 +48,13 @@ def _positive_float(raw: str) -> float:
     return value
 
 
+def _niceness(raw: str) -> int:
+    value = int(raw)
+    if not 0 <= value <= 19:
+        raise ValueError
+    return value
+
+
 def _boolean(raw: str) -> bool:
     lowered = raw.strip().lower()
     if lowered in {"1", "true", "yes", "on"}:
@@ -110,6 +117,7 @@ class _Choice:
 
 _KIND_WORDS: dict[Callable[[str], Any], str] = {
     _positive_int: "a positive integer",
+    _niceness: "a whole number from 0 to 19",
     _non_negative_float: "a non-negative number",
     _positive_float: "a positive number",
     _boolean: "true or false",
@@ -289,6 +297,15 @@ SETTINGS: tuple[Setting, ...] = (
         "library at the next `lightnews embed`.",
     ),
     Setting(
+        "index_build_memory",
+        2048,
+        _positive_int,
+        "Most memory, in MB, that building a PostgreSQL library's vector index (pgvector's "
+        "HNSW graph) may use: the build is given what its vectors need (about 1.8 GB for a "
+        "million 384-dimension vectors), up to this. Below that need the build spills to disk "
+        "and takes many times longer. No effect on SQLite.",
+    ),
+    Setting(
         "allowed_hosts",
         ("localhost", "127.0.0.1", "::1"),
         _host_list,
@@ -342,6 +359,15 @@ SETTINGS: tuple[Setting, ...] = (
         _non_negative_float,
         "Seconds a write waits for another writer of the database (a refresh, an import) "
         'before giving up with "the database is busy: try again".',
+    ),
+    Setting(
+        "background_nice",
+        10,
+        _niceness,
+        "Priority the commands that write in bulk (import, ingest, refresh, embed, worker) "
+        "lower themselves to, so that readers of the web pages go first: a nice value "
+        "(0 leaves it alone); a command that leads its own session (cron, setsid) lowers "
+        "its Linux autogroup's too.",
     ),
     Setting(
         "max_title_chars",

@@ -15,6 +15,7 @@ related papers (``lexical``); a refresh calls it for new papers and
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -182,6 +183,10 @@ class Closeness:
 
 _interest_cache: dict[tuple[str, int, str, float], tuple[Any, float, Any, Any]] = {}
 INTEREST_TTL = 300.0
+#: While writers change the library (a snapshot merge or a refresh stores papers and
+#: vectors every moment), the interests are read again at most this often; a change
+#: of the reader's own (a follow, a save) is seen at once.
+INTEREST_REFRESH = 30.0
 
 
 def _interests(store: Store, reader: ReaderId, model: str, bar: float) -> tuple[list[Any], Any]:
@@ -189,12 +194,18 @@ def _interests(store: Store, reader: ReaderId, model: str, bar: float) -> tuple[
 
     Reading them costs tens of milliseconds on a large library; they change
     only when follows, attributions, saves or vectors do (or after
-    ``INTEREST_TTL`` seconds, for changes the version cannot see).
+    ``INTEREST_TTL`` seconds, for changes the version cannot see). The library's
+    part of the version moves with every paper a writer stores: within
+    ``INTEREST_REFRESH`` seconds of the last read, only the reader's own part
+    counts (a merge otherwise made every feed request read them again).
     """
     key = (str(store.path), reader, model, bar)
     version = store.interest_version(reader)
     cached = _interest_cache.get(key)
-    if cached and cached[0] == version and time.monotonic() - cached[1] < INTEREST_TTL:
+    age = time.monotonic() - cached[1] if cached else math.inf
+    if cached and age < INTEREST_TTL and (
+        cached[0] == version or (cached[0][1] == version[1] and age < INTEREST_REFRESH)
+    ):
         return cached[2], cached[3]
     interests = store.interest_vectors(reader, model, bar)
     dim = len(interests[0][2]) // 2 if interests else 1
@@ -288,19 +299,32 @@ def embed_papers(
         store.requeue_all_papers()  # vectors lost or never made
     report = EmbedReport(encoder.name)
     started = time.perf_counter()
-    while limit is None or report.embedded < limit:
-        want = batch_size if limit is None else min(batch_size, limit - report.embedded)
-        batch = store.unembedded_papers(want)
-        if not batch:
-            break
-        vectors = encoder.encode([paper_text(title, abstract) for _, title, abstract in batch])
-        store.save_vectors(
-            encoder.name, [(row[0], to_blob(v)) for row, v in zip(batch, vectors, strict=True)]
-        )
-        report.embedded += len(batch)
-        report.seconds = time.perf_counter() - started
-        if progress:
-            progress(report)
+    queued = store.count_unembedded()
+    expected = queued if limit is None else min(queued, limit)
+    memory = int(settings.index_build_memory)
+    # A large backlog (a library imported whole): a database that indexes vectors
+    # builds its index once at the end, not vector by vector (see the store).
+    with store.vectors_in_bulk(encoder.name, encoder.dim, expected, memory):
+        while limit is None or report.embedded < limit:
+            want = batch_size if limit is None else min(batch_size, limit - report.embedded)
+            batch = store.unembedded_papers(want)
+            if not batch:
+                break
+            vectors = encoder.encode(
+                [paper_text(title, abstract) for _, title, abstract in batch]
+            )
+            store.save_vectors(
+                encoder.name,
+                [(row[0], to_blob(v)) for row, v in zip(batch, vectors, strict=True)],
+            )
+            report.embedded += len(batch)
+            report.seconds = time.perf_counter() - started
+            if progress:
+                progress(report)
+    if store.vectors_indexed and store.has_vectors(encoder.name):
+        # Vectors stored without their index (a library copied in, an embed stopped
+        # half way) get it now, not at the next new paper.
+        store.ensure_vector_index(encoder.name, encoder.dim, memory)
     report.seconds = time.perf_counter() - started
     report.remaining = store.count_unembedded()
     if report.embedded and str(store.path) != ":memory:" and not store.vectors_indexed:

@@ -6,6 +6,7 @@ from lightnews.link.titles import (
     Reference,
     find_title_mentions,
     match_reference,
+    presents_as_own,
     score_titles,
     stems,
     version_clash,
@@ -182,3 +183,57 @@ def test_features_for_a_word_only_one_title_has_and_a_coined_name(store: SQLiteS
     assert features("Monocular depth in less than a second, with transformers.", "2410.02073")[
         "unique"
     ] == 0.0
+
+
+def test_a_name_the_text_presents_as_its_own_is_told_from_a_mention() -> None:
+    title = "TraceLens: Reviewing the Trajectories of Coding Agents"
+    own = [
+        "We introduce TraceLens, a framework for process-level review of agent runs.",
+        "In this paper we present TraceLens: a tool that replays each step.",
+        "To address this, we propose a training-free reviewer called TraceLens.",
+        "Our reviewer, TraceLens, flags blind retries.",
+        "TraceLens (ours) finds twice as many regressions.",
+        "Abstract TraceLens is a trajectory reviewer that scores coding agents.",
+    ]
+    others = [
+        "We compare with TraceLens and two trace viewers on 500 runs.",
+        "We build on TraceLens to review longer trajectories.",
+        "Existing reviewers such as TraceLens score whole runs only.",
+        "We release the TraceLens and SWE-Gym distilled trajectories.",
+        "We introduce TraceLens 2, which reviews multi-agent runs.",
+        "We introduce TraceLens-Pro, a faster reviewer.",
+        "Abstract Agent reviews matter; TraceLens scores them.",
+    ]
+    assert [presents_as_own(t, title) for t in own] == [True] * len(own)
+    assert [presents_as_own(t, title) for t in others] == [False] * len(others)
+    # A title that coins no name gives nothing to present.
+    assert not presents_as_own("We introduce Trajectory Reviews.", "Trajectory Reviews for Agents")
+
+
+def test_a_papers_own_abstract_does_not_name_another_paper_of_its_name(
+    store: SQLiteStore,
+) -> None:
+    store_with_papers(store)
+    store.save_papers(
+        [Paper("2607.06624", title="TraceLens: Reviewing the Trajectories of Coding Agents")],
+        "2025-01-01T00:00:00Z",
+    )
+    own = (
+        "Coding agents pass benchmarks by luck. We introduce TraceLens, a framework for "
+        "process-level review of agent trajectories, and find blind retries in most runs."
+    )
+    cited = (
+        "Coding agents pass benchmarks by luck. Compared with TraceLens, our reviewer finds "
+        "blind retries in most runs."
+    )
+
+    def probability(text: str, **options: object) -> float:
+        found = {m.arxiv_id: m.probability for m in score_titles(text, store, **options)}  # type: ignore[arg-type]
+        return found.get("2607.06624", 0.0)
+
+    # A paper's own abstract (its paper excluded from the links) presents its own TraceLens.
+    assert probability(own, exclude=("2605.12925",)) <= 0.05
+    # The same abstract citing the stored TraceLens still names it.
+    assert probability(cited, exclude=("2605.12925",)) >= 0.8
+    # A blog post by the authors announcing their TraceLens names the stored paper.
+    assert probability(own) >= 0.8

@@ -22,7 +22,11 @@ So a title is matched by the weight of its telling words:
    after a colon -- or sits inside a sentence of prose), and a fitted logistic
    model (:mod:`lightnews.link.calibration`) turns them into the probability
    that the link is right. A link is asserted when that probability reaches
-   the bar: a wrong link is worse than a missing one.
+   the bar: a wrong link is worse than a missing one. Three rules cap it
+   where the features cannot tell: a paper that appeared well after the text,
+   another version of the name a title coins, and a name that a paper's own
+   abstract presents as its own work ("we introduce AgentLens, ...": another
+   "AgentLens: ..." is a different work).
 
 "Surname: short title" references are matched against papers whose titles
 hold the short title's words, judged the same way with the surname's
@@ -59,6 +63,7 @@ __all__ = [
     "find_title_mentions",
     "match_reference",
     "match_title",
+    "presents_as_own",
     "score_reference",
     "score_titles",
     "stems",
@@ -730,6 +735,89 @@ def _names_coined(text: str, title: str, weight: _Weights) -> bool:
     return bool(stems) and max(weight(s) for s in stems) >= weight.rare()
 
 
+#: Verbs with which a text presents work of its own ("we present X", "this paper introduces X").
+_PRESENT = (
+    r"present|introduce|propose|develop|build|release|design|construct|create|curate|"
+    r"contribute|offer|unveil|open-source|devise|establish|formulate|put forward|call"
+)
+_LEAD = re.compile(
+    rf"(?i:\b(?:we|this (?:paper|work|report|study|article|thesis)|here)\b[^.;!?]{{0,40}}?"
+    rf"\b(?:{_PRESENT})(?:s|d|ed|es|ing)?\b(?!\s+(?:on|upon|from|off)\b))"
+)
+#: Words that, between such a verb and the name, make the name someone else's ("we
+#: propose to use X", "we build a model based on X", "revealing that X").
+_BORROWED = re.compile(
+    r"(?i:\b(?:us(?:e|es|ed|ing)|based|built|upon|on|from|extend\w*|than|over|like|such|"
+    r"including|with|against|of|to|compare\w*|follow\w*|adapt\w*|apply\w*|via|by|recent|"
+    r"existing|prior|previous|into|in|that|and)\b)"
+)
+#: Words between the verb and the name, at most (a benchmark, a framework...).
+_LEAD_GAP = 8
+_LISTED = re.compile(r"\s+(?:and|or|&)\s")
+#: How an abstract or summary opens before its first word ("Abstract UniGeo is...").
+_OPENING = re.compile(r"\s*(?:Abstract\b[\s:.]*)?[\"'“*_]*")
+
+
+@lru_cache(maxsize=65536)
+def _presented(name: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    # The name as written, not a longer name it starts ("SWE-Pruner Pro", "X v2", "X 2.0").
+    n = rf"(?<![\w-]){re.escape(name)}(?![\w-]|\.\d|\s+[A-Z0-9]|\s+v\d)"
+    told = (
+        rf"(?i:\b(?:called|named|dubbed|termed|coined)\b)\s*[\"'“‘*]?{n}"
+        rf"|(?i:\bour\b)\s+(?:[\w-]+,?\s+){{0,3}}{n}"
+        rf"|{n}\s*\((?i:ours)\)"
+    )
+    return re.compile(n), re.compile(told)
+
+
+def _title_name(title: str) -> str:
+    """What a title calls its work before the colon: one to three capitalised words."""
+    if ":" not in title:
+        return ""
+    name = " ".join(title.split(":", 1)[0].split())
+    words = name.split()
+    if not 1 <= len(words) <= 3 or not all(w[:1].isupper() or w[:1].isdigit() for w in words):
+        return ""
+    return name
+
+
+def presents_as_own(text: str, title: str) -> bool:
+    """Whether ``text`` presents the name ``title`` coins as its own work.
+
+    "We present AgentLens, a framework for...", "a benchmark dubbed MBench",
+    "our method, ReCode, ...", "MBench (ours)", or an abstract that opens on
+    the name ("Abstract UniGeo is a camera-controllable..."): the text is about
+    *its* AgentLens. When that text is a paper's own abstract or summary,
+    another paper titled "AgentLens: ..." is a different work of the same name,
+    not one the text names. A mention of someone else's work reads otherwise:
+    "compared with AgentLens", "we build on AgentLens", "such as AgentLens",
+    "we release the AgentLens-distilled data", "we introduce AgentLens 2".
+    """
+    name = _title_name(title)
+    if not name or name not in text:
+        return False
+    plain, told = _presented(name)
+    if told.search(text):
+        return True
+    opening = _OPENING.match(text)
+    first = opening.end() if opening else 0
+    for found in plain.finditer(text):
+        if found.start() == first:
+            return True  # the text opens on the name: that is what it is about
+        sentence = max(text.rfind(c, 0, found.start()) for c in ".!?;") + 1
+        before = text[sentence : found.start()]
+        words = before.split()
+        if words and words[-1][:1].isupper() and len(words) > 1:
+            continue  # part of a longer name ("Projection Pursuit CPCANet")
+        if _LISTED.match(text, found.end()):
+            continue  # one of several ("we release the X and Y distilled data")
+        for lead in _LEAD.finditer(before):
+            between = before[lead.end() :]
+            if len(between.split()) <= _LEAD_GAP and not _BORROWED.search(between):
+                return True
+    return False
+
+
 def _title_features(
     match: TitleMatch,
     rival: TitleMatch | None,
@@ -814,6 +902,9 @@ def score_titles(
     ``whole`` says the text is a title on its own (a heading, a link's text);
     otherwise titles are sought inside it. ``published`` is when the text was
     written: a paper that appeared long after cannot be what it names.
+    ``exclude`` holds the paper the text belongs to (its abstract, its daily
+    summary): a name such a text presents as its own work (:func:`presents_as_own`)
+    is not another paper that happens to carry it.
     """
     weight = weight or title_weights(lookup)
     tokens = _tokens(text)
@@ -860,7 +951,9 @@ def score_titles(
             probability = _unless_late(title_model.probability(features), features)
             a = tokens.spans[start + match.start][0]
             b = tokens.spans[start + match.end - 1][1]
-            if version_clash(text, a, b, match.candidate.title):
+            if version_clash(text, a, b, match.candidate.title) or (
+                exclude and not whole and presents_as_own(text, match.candidate.title)
+            ):
                 probability = min(probability, 0.05)
             known = best.get(match.candidate.arxiv_id)
             if known is None or probability > known.probability:

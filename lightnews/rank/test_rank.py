@@ -197,3 +197,42 @@ def test_the_same_words_are_said_once() -> None:
     assert [r.text for r in posted_by_followed(twice, CONTEXT)[1]] == [
         "posted by Ada Example (followed)"
     ]
+
+
+def test_interests_see_the_readers_changes_at_once_and_a_writers_within_a_refresh(
+    store: SQLiteStore, settings: Settings, monkeypatch: Any
+) -> None:
+    import importlib.util
+
+    import pytest
+
+    if importlib.util.find_spec("faiss") is None:
+        pytest.skip("needs the semantic extra")
+    from lightnews import embed
+    from lightnews.demo import build_demo
+    from lightnews.model import Author, Paper
+
+    build_demo(store, settings)
+    model, bar = str(settings.semantic), 0.6
+    first, _ = embed._interests(store, LOCAL_READER, model, bar)
+    assert first
+    # A writer stores a paper (a merge stores thousands): the library's part moves, and
+    # the interests read a moment ago are kept rather than read again on every request.
+    library, own = store.interest_version(LOCAL_READER)
+    with store.transaction():
+        paper = Paper("2512.00001", title="Another writer's paper", authors=[Author("A. Writer")])
+        store.save_papers([paper], "2025-12-01T00:00:00Z")
+    assert store.interest_version(LOCAL_READER) == (store.interest_version(LOCAL_READER)[0], own)
+    assert store.interest_version(LOCAL_READER)[0] != library
+    assert embed._interests(store, LOCAL_READER, model, bar)[0] is first
+    # Past the refresh, the writer's change is read.
+    monkeypatch.setattr(embed, "INTEREST_REFRESH", 0.0)
+    again, _ = embed._interests(store, LOCAL_READER, model, bar)
+    assert again is not first and again == first
+    # The reader's own change is seen at once: unfollowing drops that scholar's papers.
+    monkeypatch.setattr(embed, "INTEREST_REFRESH", 3600.0)
+    followed = sorted(store.follows(LOCAL_READER))
+    for scholar in followed:
+        store.set_followed(LOCAL_READER, scholar, False, "2025-12-01T00:00:00Z")
+    after, _ = embed._interests(store, LOCAL_READER, model, bar)
+    assert len(after) < len(first)

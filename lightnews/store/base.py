@@ -465,7 +465,8 @@ class Store(Protocol):
         ...
 
     def interest_version(self, reader: ReaderId) -> tuple[Any, ...]:
-        """Changes whenever the papers the reader cares about may have (cheap to ask)."""
+        """Changes whenever the papers the reader cares about may have (cheap to ask):
+        ``(library, own)``, the part any writer changes and the reader's own."""
         ...
 
     def interest_vectors(
@@ -518,6 +519,18 @@ class Store(Protocol):
         self, model: str, after: int, chunk: int = 50_000
     ) -> Iterator[list[tuple[int, int, bytes]]]:
         """``(row id, paper id, vector)`` written after row ``after``, in chunks, in order."""
+        ...
+
+    def ensure_vector_index(self, model: str, dim: int, memory_mb: int | None = None) -> bool:
+        """The database's index over ``model``'s vectors, built if missing (with at most
+        ``memory_mb`` MB); whether it was built. Only where :attr:`vectors_indexed`."""
+        ...
+
+    def vectors_in_bulk(
+        self, model: str, dim: int, expected: int, memory_mb: int | None = None
+    ) -> AbstractContextManager[None]:
+        """About ``expected`` vectors of ``model`` are saved in this block (the backend may
+        set its vector index aside and build it once at the end)."""
         ...
 
     def last_vector_row(self) -> int:

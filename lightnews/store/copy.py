@@ -283,6 +283,19 @@ def _common(a: _Side, b: _Side, table: str) -> list[str]:
     return [c for c in a.columns(table) if c in theirs]
 
 
+def _index_vectors(url: str) -> None:
+    """The copied vectors' HNSW indexes, built once over all of them (with the memory
+    the destination's ``index_build_memory`` setting allows)."""
+    from lightnews.settings import Settings
+    from lightnews.store.postgres import PostgresStore
+
+    store = PostgresStore(url, pool_size=1)
+    try:
+        store.ensure_vector_indexes(int(Settings(store.saved_settings()).index_build_memory))
+    finally:
+        store.close()
+
+
 def copy_library(
     source: str, destination: str, progress: Callable[[str, int], None] | None = None
 ) -> CopyReport:
@@ -318,6 +331,8 @@ def copy_library(
         except BaseException:
             dst.rollback()
             raise
+        if isinstance(dst, _PostgresSide):
+            _index_vectors(str(destination))
         checks = []
         for table in TABLES:
             columns = _common(src, dst, table)

@@ -1449,7 +1449,8 @@ class SQLiteStore(
             )
         found = []
         for arxiv_id, revisions in by_paper.items():
-            changes = [c for c in changes_between(revisions) if c.fields]
+            # The feed names a change ("v3: abstract changed"): no word diff.
+            changes = [c for c in changes_between(revisions, with_diff=False) if c.fields]
             if changes:
                 last = changes[-1]
                 dated = dates[arxiv_id].get(last.version) or last.seen_at

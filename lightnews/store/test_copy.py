@@ -30,6 +30,15 @@ def test_demo_library_round_trips_through_postgresql(
     assert there.equal, [t for t in there.tables if not t.equal]
     assert {t.table for t in there.tables} == set(TABLES)
     assert next(t for t in there.tables if t.table == "paper_vectors").copied_rows == vectors
+    # The copied vectors come with their HNSW index, built once over all of them
+    # (else every search by meaning would read every vector).
+    import psycopg
+
+    with psycopg.connect(pg_url) as conn:
+        built = conn.execute(
+            "SELECT count(*) FROM pg_indexes WHERE indexname LIKE 'paper_vectors_hnsw_%'"
+        ).fetchone()
+    assert built is not None and built[0] == 1
 
     back = tmp_path / "back.db"
     home = copy_library(pg_url, str(back))

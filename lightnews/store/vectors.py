@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 from lightnews.model import QueryTerm, SearchFilters
@@ -39,6 +39,18 @@ class VectorQueries:
     @staticmethod
     def _search_filters(filters: SearchFilters | None) -> tuple[str, list[Any]]:  # pragma: no cover
         raise NotImplementedError
+
+    def ensure_vector_index(self, model: str, dim: int, memory_mb: int | None = None) -> bool:
+        """Nothing to build in the database here (the FAISS index beside the file is
+        ``lightnews.embed.index``'s); see ``PostgresStore.ensure_vector_index``."""
+        return False
+
+    @contextmanager
+    def vectors_in_bulk(
+        self, model: str, dim: int, expected: int, memory_mb: int | None = None
+    ) -> Iterator[None]:
+        """Nothing to set aside here; see ``PostgresStore.vectors_in_bulk``."""
+        yield
 
     def unembedded_papers(self, limit: int) -> list[tuple[int, str, str]]:
         """``(paper id, title, abstract)`` of queued papers (new or changed), in id order."""
@@ -154,7 +166,9 @@ class VectorQueries:
         return {r[0]: (int(r[1]), self.sql.vector_bytes(r[2])) for r in rows}
 
     def interest_version(self, reader: int) -> tuple[Any, ...]:
-        """Changes whenever the papers the reader cares about may have (cheap to ask)."""
+        """Changes whenever the papers the reader cares about may have (cheap to ask):
+        ``(library, own)``, what any writer changes (newest authorship and vector)
+        and what only the reader does (follows, saves)."""
         row = self.db.execute(
             "SELECT (SELECT max(paper_id) FROM authorships), "
             f"(SELECT {self.sql.concat('scholar_id', ',')} FROM follows WHERE user_id = ?), "
@@ -162,7 +176,7 @@ class VectorQueries:
             "(SELECT max(id) FROM paper_vectors)",
             (reader, reader),
         ).fetchone()
-        return tuple(row)
+        return (row[0], row[3]), (row[1], row[2])
 
     def interest_vectors(
         self, reader: int, model: str, bar: float, limit: int = 2000
