@@ -76,7 +76,7 @@ from lightnews.serve.security import (
     visitor_of,
     without_post_forms,
 )
-from lightnews.serve.story import confidence_words, story_authors, story_groups
+from lightnews.serve.story import KIND_LABELS, confidence_words, story_authors, story_groups
 from lightnews.settings import Settings
 from lightnews.sources import all_traits, kind_traits, kinds_where
 from lightnews.store import (
@@ -98,12 +98,6 @@ MAX_PAGE = 100_000
 THREADS = 16
 #: Seconds a client is asked to wait before retrying when the database is busy.
 RETRY_AFTER = 5
-
-
-KIND_LABELS = {
-    "paper": "arXiv record", "article": "Blog posts", "post": "Posts", "repost": "Reposts",
-    "note": "Notes", "daily": "Daily Papers",
-}  # fmt: skip
 
 
 def _kind_label(kind: str) -> str:
