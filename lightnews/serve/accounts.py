@@ -24,7 +24,7 @@ decides what that reader may do:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -57,7 +57,8 @@ from lightnews.serve.security import (
 )
 from lightnews.settings import Settings
 from lightnews.store import ReaderId, Store
-from lightnews.store.readers import UserView
+from lightnews.store.readers import GroupSave, UserView
+from lightnews.store.views import PaperPage
 
 __all__ = ["FAILURE_WINDOW", "FEED_FILES", "StoreGate", "account_routes", "admin_only"]
 
@@ -285,7 +286,7 @@ def account_routes(
     def group(request: Request) -> Response:
         visitor = visitor_of(request)
         saves = store.group_saves()
-        papers = {}
+        papers: dict[str, PaperPage] = {}
         for entry in saves:
             if parse_arxiv_id(entry.story_key):
                 try:
@@ -350,7 +351,7 @@ def account_routes(
 FEED_FILES = ("feed.atom", "feed.json", "saved.bib")
 
 
-def _agenda(saves: Any, papers: dict[str, Any]) -> str:
+def _agenda(saves: Sequence[GroupSave], papers: dict[str, PaperPage]) -> str:
     """The group's picks as a journal-club agenda in Markdown."""
     lines = ["# Journal club agenda", ""]
     if not saves:
