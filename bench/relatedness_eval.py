@@ -7,8 +7,10 @@ the candidates). As its README says: the corpus is imported with
 the library is ranked and NDCG@20 (gain 2^rel - 1) taken, averaged over the
 queries. All in one run, on the same libraries:
 
-- ``related (static)``: ``lightnews related`` with default settings;
-- ``related (minilm)``: the same with ``semantic = minilm``;
+- ``related, default``: ``lightnews related`` with default settings (the
+  ``semantic`` setting's default encoder, ``minilm-int8``);
+- ``related, semantic = static`` and ``semantic = minilm``: the same with the
+  other two encoders;
 - ``words alone``: our BM25 word index without the vectors;
 - ``TF-IDF cosine``: scikit-learn's TfidfVectorizer over title + abstract with
   sublinear TF and English stop words (the README's reference, 0.549), and
@@ -177,7 +179,10 @@ def main() -> None:
     os.environ.setdefault("TQDM_DISABLE", "1")
     qrels: dict[str, dict[str, int]] = json.loads((FIXTURE / "qrels-dev.json").read_text())
     queries = list(qrels)
-    static_db, minilm_db = library("static"), library("minilm")
+    default = Settings(environ={}).semantic
+    encoders = [default] + [e for e in ("static", "minilm") if e != default]
+    dbs = {encoder: library(encoder) for encoder in encoders}
+    static_db, minilm_db = dbs["static"], dbs["minilm"]
     forget_cached()
     ids, texts = corpus()
 
@@ -201,8 +206,11 @@ def main() -> None:
         return [h.arxiv_id for h in related_papers(SQLiteStore(static_db), query, limit=K)]
 
     methods: dict[str, Callable[[str], list[str]]] = {
-        "related, default (static)": by_related(static_db, "static"),
-        "related, semantic = minilm": by_related(minilm_db, "minilm"),
+        **{
+            (f"related, default ({e})" if e == default else f"related, semantic = {e}"):
+            by_related(dbs[e], e)
+            for e in encoders
+        },
         "our words alone (BM25 index)": words_alone,
         "TF-IDF cosine (README's reference)": tfidf_rank,
         "TF-IDF, arxiv-sanity-lite settings": by_matrix(ids, sanity),
@@ -224,8 +232,8 @@ def main() -> None:
     print("\nqueries, in order: " + " ".join(queries))
     if args.no_grid:
         return
-    weights, shares = [1, 2, 3, 4], [0.3, 0.4, 0.5, 0.6, 0.7]
-    for encoder, db in (("static", static_db), ("minilm", minilm_db)):
+    weights, shares = [2, 3, 4, 5, 6, 8], [0.2, 0.3, 0.4, 0.5, 0.6]
+    for encoder, db in dbs.items():
         table = knob_table(db, encoder, qrels, weights, shares)
         print(f"\nknobs, {encoder}: NDCG@20 by title weight (rows) and meaning share (columns)")
         print("| title weight | " + " | ".join(f"{s}" for s in shares) + " |")

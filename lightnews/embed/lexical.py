@@ -87,7 +87,7 @@ __all__ = [
 K1 = 1.2
 B = 0.75
 #: How many times a title's words count against an abstract's.
-TITLE_WEIGHT = 4
+TITLE_WEIGHT = 6
 #: Most postings one query reads of one word (a common word's papers that use it
 #: most), and of all its words (about 15 ms of work at a million papers).
 TERM_POSTINGS = 50_000

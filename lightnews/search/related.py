@@ -39,7 +39,7 @@ __all__ = ["DEPTH", "MEANING_SHARE", "Candidate", "fuse_scores", "related_by_wor
 
 #: Share of the fused score that goes to meaning (the rest to words): the
 #: knob chosen on the development queries (bench/relatedness_eval.py).
-MEANING_SHARE = 0.5
+MEANING_SHARE = 0.3
 #: How many papers each side proposes before the fusion.
 DEPTH = 100
 #: Vectors sampled to measure how similar an ordinary paper is.
