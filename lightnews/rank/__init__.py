@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -43,6 +44,7 @@ __all__ = [
     "FEED_ITEMS",
     "FEED_PAPERS",
     "SIGNALS",
+    "CandidateWindows",
     "Context",
     "Part",
     "Reason",
@@ -368,12 +370,83 @@ def _age_hours(time: str, now: datetime) -> float:
 
 
 def gather_stories(
-    store: Store, reader: ReaderId, papers: int = FEED_PAPERS, items: int = FEED_ITEMS
+    store: Store,
+    reader: ReaderId,
+    papers: int = FEED_PAPERS,
+    items: int = FEED_ITEMS,
+    *,
+    windows: CandidateWindows | None = None,
 ) -> list[Story]:
     """Candidate stories: the newest ``papers`` and what the newest ``items`` say about papers.
 
-    Items say which scholar ``reader`` follows put them in the feed.
+    Items say which scholar ``reader`` follows put them in the feed. The window
+    itself is the same for every reader: ``windows`` keeps it between requests
+    (a server's); each call gets its own copies of the stories.
     """
+    accounts = store.followed_accounts(reader)
+    memo: dict[int, FeedCandidate] = {}
+
+    def spoken(item: FeedCandidate) -> FeedCandidate:
+        found = memo.get(item.id)
+        if found is None:
+            speaker = kind_traits(item.source_kind).reposter(item.key) or item.account
+            scholar = accounts.get(speaker) if speaker else None
+            found = replace(item, followed_scholar=scholar) if scholar is not None else item
+            memo[item.id] = found
+        return found
+
+    if windows is None:
+        stories = _gather(store, papers, items)
+        for story in stories if accounts else []:
+            story.items = [spoken(i) for i in story.items]
+        return stories
+    return [
+        replace(s, items=[spoken(i) for i in s.items] if accounts else list(s.items), reasons=[])
+        for s in windows.get(store, papers, items)
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class _Window:
+    version: tuple[Any, ...]
+    built: float
+    stories: tuple[Story, ...]
+
+
+class CandidateWindows:
+    """The reader-independent candidate window, kept between a server's feed requests.
+
+    Gathering it costs tens of milliseconds of a feed request, and on a busy
+    server every request waits for the others' CPU. It is kept as of the
+    library's :meth:`~lightnews.store.Store.feed_version` and gathered again
+    when that has changed, at most every ``refresh`` seconds: while writers
+    change the library every moment (a snapshot merge revises papers, a
+    refresh stores items), a server's feed is at most that far behind them.
+    After ``ttl`` seconds it is gathered again in any case (changes the version
+    cannot see: a link re-made for an older item). What is the reader's own
+    (follows, mutes, read and saved stories) is applied to every request, so
+    a reader's own change shows at once.
+    """
+
+    def __init__(self, refresh: float = 10.0, ttl: float = 120.0) -> None:
+        self.refresh, self.ttl = refresh, ttl
+        self._kept: dict[tuple[str, int, int], _Window] = {}
+
+    def get(self, store: Store, papers: int, items: int) -> tuple[Story, ...]:
+        """The window's stories (shared: callers copy what they change)."""
+        key = (str(store.path), papers, items)
+        version = store.feed_version(papers, items)
+        kept = self._kept.get(key)
+        age = time.monotonic() - kept.built if kept else math.inf
+        if kept and age < self.ttl and (kept.version == version or age < self.refresh):
+            return kept.stories
+        stories = tuple(_gather(store, papers, items))
+        self._kept[key] = _Window(version, time.monotonic(), stories)
+        return stories
+
+
+def _gather(store: Store, papers: int, items: int) -> list[Story]:
+    """The newest ``papers`` and the stories of the newest ``items``, for no reader."""
     stories: dict[str, Story] = {}
     for paper in store.recent_papers(papers):
         venue = paper.venue
@@ -383,7 +456,7 @@ def gather_stories(
             category=paper.primary_category, venue=venue.reason if venue else None,
             withdrawn=paper.withdrawn, published=paper.published,
         )  # fmt: skip
-    recent = _with_speakers(store, reader, store.recent_items(items))
+    recent = store.recent_items(items)
     wanted = {arxiv_id for i in recent for arxiv_id in i.papers}
     known_papers = store.papers_by_ids(sorted(wanted - set(stories)))
     # A thread is one unit: its replies belong to the stories its posts name.
@@ -454,21 +527,6 @@ def _with_changes(store: Store, stories: dict[str, Story]) -> None:
         story.time = max(story.time or "", change.dated)
 
 
-def _with_speakers(
-    store: Store, reader: ReaderId, items: list[FeedCandidate]
-) -> list[FeedCandidate]:
-    """Each item with the followed scholar who put it in their feed (posted or reposted it)."""
-    accounts = store.followed_accounts(reader)
-    if not accounts:
-        return items
-    found = []
-    for item in items:
-        speaker = kind_traits(item.source_kind).reposter(item.key) or item.account
-        scholar = accounts.get(speaker) if speaker else None
-        found.append(replace(item, followed_scholar=scholar) if scholar is not None else item)
-    return found
-
-
 def followed_categories(store: Store) -> set[str]:
     """arXiv categories the user follows as sources (each kind says how its address names one)."""
     topical = {kind: t for kind, t in all_traits().items() if t.topic_prefix}
@@ -489,6 +547,7 @@ def rank_stories(
     bar: float = 0.6,
     now: datetime | None = None,
     settings: Settings | None = None,
+    windows: CandidateWindows | None = None,
 ) -> list[Story]:
     """``reader``'s feed: stories by what the scholars they follow do, each with why.
 
@@ -502,8 +561,9 @@ def rank_stories(
 
     Every candidate is ranked before the list is cut to ``limit`` (None: all of
     them), so the order and each story's contents do not depend on ``limit``.
+    ``windows``: the candidates kept between requests (:class:`CandidateWindows`).
     """
-    stories = _apply_mutes(store, reader, gather_stories(store, reader))
+    stories = _apply_mutes(store, reader, gather_stories(store, reader, windows=windows))
     arxiv_ids = [s.arxiv_id for s in stories if s.arxiv_id]
     context = Context(
         authored=store.followed_authorships(reader, arxiv_ids, bar),

@@ -1,4 +1,5 @@
-"""The feed's order and its stories do not depend on how many entries are asked for.
+"""The feed's order and its stories do not depend on how many entries are asked for,
+nor on whether its candidates were kept between requests.
 
 ``feed --limit 1`` put a post first and ``--limit 3`` a paper, and at ``--limit
 2`` a story lost its posts (70 likes instead of 531): the candidate window was
@@ -17,7 +18,8 @@ from click.testing import CliRunner
 from lightnews.cli import cli
 from lightnews.model import Author, Item, Mention, Paper
 from lightnews.normalize.times import iso
-from lightnews.rank import FEED_ITEMS, FEED_PAPERS, Story, rank_stories
+from lightnews.rank import FEED_ITEMS, FEED_PAPERS, CandidateWindows, Story, rank_stories
+from lightnews.settings import Settings
 from lightnews.store import LOCAL_READER, SQLiteStore
 
 START = datetime(2025, 6, 1, tzinfo=UTC)
@@ -92,3 +94,44 @@ def test_the_window_is_fixed_and_ranked_whole_before_the_cut(store: SQLiteStore)
     # A story near the top keeps the posts that fall in the window, at every length.
     top = whole[0]
     assert len(top.items) > 1
+
+
+def test_a_kept_window_ranks_as_a_fresh_one_and_shows_the_readers_own_changes_at_once(
+    store: SQLiteStore, settings: Settings
+) -> None:
+    """A server keeps the candidates between requests (``CandidateWindows``): the feed
+    reads the same as one gathered afresh, however often it is asked; a writer's
+    change is seen within the refresh; the reader's follows and mutes at once."""
+    from lightnews.demo import build_demo
+
+    build_demo(store, settings)
+    windows = CandidateWindows(refresh=3600.0)
+    fresh = rank_stories(store, LOCAL_READER, limit=None)
+    for _ in range(3):  # the kept stories are copied, never changed by a ranking
+        kept = rank_stories(store, LOCAL_READER, limit=None, windows=windows)
+        assert [contents(s) for s in kept] == [contents(s) for s in fresh]
+        assert [s.score for s in kept] == [s.score for s in fresh]
+
+    # The reader's own changes: a mute, an unfollow.
+    store.set_mute(LOCAL_READER, "keyword", "sparse ring", "2025-12-01T00:00:00Z")
+    kept = rank_stories(store, LOCAL_READER, limit=None, windows=windows)
+    assert "2511.18342" not in {s.arxiv_id for s in kept}
+    store.set_mute(LOCAL_READER, "keyword", "sparse ring", "2025-12-01T00:00:00Z", muted=False)
+    for scholar in sorted(store.follows(LOCAL_READER)):
+        store.set_followed(LOCAL_READER, scholar, False, "2025-12-01T00:00:00Z")
+    kept = rank_stories(store, LOCAL_READER, limit=None, windows=windows)
+    assert not any("(followed)" in w for s in kept for w in s.why)
+    assert [contents(s) for s in kept] == [
+        contents(s) for s in rank_stories(store, LOCAL_READER, limit=None)
+    ]
+
+    # A writer's new paper: within the refresh the kept window serves; past it, it is read.
+    paper = Paper("2512.00001", title="A writer's newest paper", authors=[Author("A. Writer")],
+                  published="2030-01-01T00:00:00Z")  # fmt: skip
+    with store.transaction():
+        store.save_papers([paper], "2030-01-01T00:00:00Z")
+    keys = {s.key for s in rank_stories(store, LOCAL_READER, limit=None, windows=windows)}
+    assert "2512.00001" not in keys
+    windows.refresh = 0.0
+    keys = {s.key for s in rank_stories(store, LOCAL_READER, limit=None, windows=windows)}
+    assert "2512.00001" in keys

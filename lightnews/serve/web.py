@@ -53,7 +53,7 @@ from lightnews.normalize.arxiv_ids import parse_arxiv_id, parse_arxiv_reference
 from lightnews.normalize.tex import tex_to_text
 from lightnews.normalize.times import now_iso, utc_now
 from lightnews.normalize.validate import whole_number
-from lightnews.rank import Reason, Story, display_name, rank_stories, reason
+from lightnews.rank import CandidateWindows, Reason, Story, display_name, rank_stories, reason
 from lightnews.search import SearchResults, search_papers
 from lightnews.serve.accounts import StoreGate, account_routes, admin_only
 from lightnews.serve.api import openapi as openapi_description
@@ -143,6 +143,7 @@ def create_app(
     """
     store: Store = open_store(db_path)
     store.write_wait = float((settings or Settings(store.saved_settings())).write_wait)
+    windows = CandidateWindows()  # the feed's candidates, kept between requests
     env = Environment(
         loader=PackageLoader("lightnews.serve", "templates"),
         autoescape=select_autoescape(["html"]),
@@ -248,7 +249,7 @@ def create_app(
         reader = reader_of(request)
         s = reader_settings(reader)
         stories = rank_stories(store, reader, limit=50, half_life_hours=s.half_life_hours,
-                               bar=s.attribution_bar, settings=s)  # fmt: skip
+                               bar=s.attribution_bar, settings=s, windows=windows)  # fmt: skip
         if wants_json(request):
             return JSONResponse([story.to_json() for story in stories])
         cards = feed_cards(stories, reader_of(request))

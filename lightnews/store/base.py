@@ -249,6 +249,11 @@ class Store(Protocol):
         """Newest items with the papers they record or mention."""
         ...
 
+    def feed_version(self, papers: int, items: int) -> tuple[Any, ...]:
+        """Changes when the feed's window of the newest ``papers`` and ``items`` may have
+        (cheap to ask): a paper or item stored or changed, a paper's text revised."""
+        ...
+
     def get_item(self, item_id: int) -> ItemView:
         """One item (an article, a note, a post) with the papers it names."""
         ...

@@ -1272,6 +1272,21 @@ class SQLiteStore(
             withdrawn=bool(r[10]),
         )  # fmt: skip
 
+    def feed_version(self, papers: int, items: int) -> tuple[Any, ...]:
+        """The newest ids, the newest change among the window's rows, the newest revision:
+        a few index reads (the window's rows by the indexes the feed reads them by)."""
+        row = self.db.execute(
+            "SELECT (SELECT max(id) FROM items), (SELECT max(id) FROM papers), "
+            "(SELECT max(modified) FROM (SELECT modified FROM items "
+            " ORDER BY COALESCE(published, first_seen) DESC LIMIT ?) w), "
+            "(SELECT max(modified) FROM (SELECT modified FROM papers "
+            " WHERE content_hash IS NOT NULL AND published IS NOT NULL "
+            " ORDER BY published DESC LIMIT ?) w), "
+            "(SELECT max(seen_at) FROM paper_revisions)",
+            (items, papers),
+        ).fetchone()
+        return tuple(row)
+
     def recent_items(self, limit: int) -> list[FeedCandidate]:
         """Newest items with the papers they record or mention."""
         rows = self.db.execute(
