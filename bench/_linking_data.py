@@ -247,6 +247,16 @@ class Names:
 _NAMES: dict[int, Names] = {}
 
 
+_PARENTHESES = re.compile(r"\s*\([^()]*\)")
+
+
+def _words_pattern(name: str) -> re.Pattern[str]:
+    """A coined name written in other case or with other separators ("Jina Embeddings v5
+    Text" for "jina-embeddings-v5-text"), over :func:`_words` of a text; not followed by
+    another version number."""
+    return re.compile(rf"(?<=\s){re.escape(_words(name))}(?=\s)(?!\s+v?\d)")
+
+
 def _words(text: str) -> str:
     """Lower-case words and numbers only: "OLMo-3" and "Olmo 3", "Big Bench" and "BIG-Bench"
     are the same title written two ways."""
@@ -260,21 +270,28 @@ def names_paper(text: str, paper: Paper, papers: dict[str, Paper] | None = None)
     Abstracts name other papers' models and methods by the names those papers
     coined ("teacher models AM-Thinking-v1, Qwen3 and DeepSeek-R1"; "Visual
     Geometry Grounded Transformer (VGGT)"): a link there is a real mention, not
-    a false link. It does when the text holds the paper's whole title, the
-    coined name before its colon (:func:`coined_name`; not "Wan-Streamer v0.3"
-    for "Wan-Streamer v0.2") when that name is the paper's own (:class:`Names`,
-    when ``papers`` is given), or three or more Title-Case words after the
-    colon as written. The same rule on both splits; ``bench/linking_eval.py``
+    a false link. It does when the text holds the paper's whole title (in any
+    case or spacing, or without its parenthesised abbreviations: "Atomic Layer
+    Deposition/Etching Scientific Figures" for "... Deposition/Etching (ALD/E)
+    Scientific Figures"), the coined name before its colon (:func:`coined_name`,
+    also in other case or separators: "Jina Embeddings v5 Text"; not
+    "Wan-Streamer v0.3" for "Wan-Streamer v0.2") when that name is the paper's
+    own (:class:`Names`, when ``papers`` is given), or three or more Title-Case
+    words after the colon as written. The same rule on both splits; ``bench/linking_eval.py``
     reports the count with and without it.
     """
     flat = " ".join(text.split())
     whole = " ".join(paper.title.split())
-    if whole.lower() in flat.lower() or f" {_words(whole)} " in f" {_words(flat)} ":
+    words = f" {_words(flat)} "
+    bare = _PARENTHESES.sub("", whole)  # "... Deposition/Etching (ALD/E) Scientific Figures"
+    if whole.lower() in flat.lower() or f" {_words(whole)} " in words or (
+        bare != whole and len(bare.split()) >= 4 and f" {_words(bare)} " in words
+    ):
         return "title"
     if ":" not in whole:
         return None
     name = coined_name(whole)
-    if name and _name_pattern(name).search(flat):
+    if name and (_name_pattern(name).search(flat) or _words_pattern(name).search(words)):
         if papers is None:
             return "name"
         names = _NAMES.get(id(papers))

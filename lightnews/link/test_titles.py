@@ -237,3 +237,42 @@ def test_a_papers_own_abstract_does_not_name_another_paper_of_its_name(
     assert probability(cited, exclude=("2605.12925",)) >= 0.8
     # A blog post by the authors announcing their TraceLens names the stored paper.
     assert probability(own) >= 0.8
+
+
+def test_a_papers_own_abstract_uses_a_plain_title_as_its_topic_not_as_a_citation(
+    store: SQLiteStore,
+) -> None:
+    store_with_papers(store)
+    store.save_papers(
+        [
+            Paper("2601.00011", title="Rational Curves on Calabi-Yau Threefolds"),
+            Paper(
+                "2601.00012",
+                title="Native Sparse Attention: Hardware-Aligned and Natively Trainable "
+                "Sparse Attention",
+            ),
+        ],
+        "2025-01-01T00:00:00Z",
+    )
+
+    def probability(text: str, arxiv_id: str, **options: object) -> float:
+        found = {m.arxiv_id: m.probability for m in score_titles(text, store, **options)}  # type: ignore[arg-type]
+        return found.get(arxiv_id, 0.0)
+
+    topic = (
+        "We count holomorphic rational curves in a Calabi-Yau threefold with Wilson lines "
+        "and compare the counts with the mirror prediction."
+    )
+    own = ("2605.00001",)  # the paper the abstract belongs to
+    # In a paper's own abstract the plain words are its subject, not a citation...
+    assert probability(topic, "2601.00011", exclude=own) <= 0.05
+    # ...while the same sentence elsewhere is left to the model.
+    assert probability(topic, "2601.00011") > 0.05
+    # An abstract that quotes the title, or writes it whole, still names the paper.
+    quoted = 'Unlike "Rational Curves on Calabi-Yau Threefolds", we count them with Wilson lines.'
+    assert probability(quoted, "2601.00011", exclude=own) >= 0.5
+    whole = "We extend Rational Curves on Calabi-Yau Threefolds to manifolds with Wilson lines."
+    assert probability(whole, "2601.00011", exclude=own) >= 0.5
+    # A title's name before its colon, written as the title writes it, is a name.
+    named = "We port Native Sparse Attention to new hardware and halve its cost on long inputs."
+    assert probability(named, "2601.00012", exclude=own) >= 0.5

@@ -46,7 +46,7 @@ from lightnews.errors import LightnewsError, NotFound, UsageError
 from lightnews.normalize.arxiv_ids import parse_arxiv_id
 from lightnews.normalize.times import now_iso
 from lightnews.normalize.validate import whole_number
-from lightnews.rank import rank_stories
+from lightnews.rank import CandidateWindows, rank_stories
 from lightnews.serve.export import FeedEntry, atom_feed, bibtex, json_feed
 from lightnews.serve.security import (
     Visitor,
@@ -107,8 +107,10 @@ def account_routes(
     reader_settings: Callable[[ReaderId], Settings],
     secret: Callable[[], str],
     read_form: Callable[[Request], Any],
+    windows: CandidateWindows | None = None,
 ) -> list[Route]:
-    """The account pages over ``store``, rendered with ``page`` (a template and its context)."""
+    """The account pages over ``store``, rendered with ``page`` (a template and its context);
+    ``windows`` holds the feed's candidates between requests, shared with the home page."""
 
     def secure(request: Request) -> bool:
         return request.url.scheme == "https"
@@ -272,7 +274,7 @@ def account_routes(
             return Response(bibtex(papers), media_type="application/x-bibtex")
         s = reader_settings(reader)
         stories = rank_stories(store, reader, limit=50, half_life_hours=s.half_life_hours,
-                               bar=s.attribution_bar, settings=s)  # fmt: skip
+                               bar=s.attribution_bar, settings=s, windows=windows)  # fmt: skip
         base = str(request.base_url).rstrip("/")
         entries = [FeedEntry(f"{base}/paper/{st.arxiv_id}" if st.arxiv_id else st.key,
                              st.title, st.url, st.time, " · ".join(st.why)) for st in stories]

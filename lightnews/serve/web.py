@@ -767,7 +767,7 @@ def create_app(
         Route("/watch", watch, methods=["POST"]),
         Route("/api/openapi.json", openapi),
         *account_routes(store, page, current_settings, reader_settings,
-                        lambda: secret, read_form),
+                        lambda: secret, read_form, windows),
         Mount("/static", StaticFiles(packages=[("lightnews.serve", "static")]), name="static"),
     ]  # fmt: skip
 
