@@ -8,12 +8,14 @@ warm-up pass, ``--passes`` times each. Also reported: the word half alone
 (BM25 over the word index: the paper's words, their postings, the top
 hundred), how long the word index took to build and its size on disk.
 
-Vectors: with ``--fake-vectors`` every paper without a static vector gets a
-random unit vector (stored as the encoder would, float16) instead of being
-embedded, because embedding a million papers takes longer than this
-benchmark should. The vector index's work per query does not depend on what
-the vectors mean (an inverted-file index probes a fixed number of lists), so
-the timing holds; the *neighbours* are meaningless and are not looked at.
+Vectors: with ``--fake-vectors`` every paper without a vector of the
+configured encoder (the default's unless ``LIGHTNEWS_SEMANTIC`` says
+otherwise) gets a random unit vector of that encoder's size (stored as the
+encoder would, float16) instead of being embedded, because embedding a
+million papers takes longer than this benchmark should. The vector index's
+work per query does not depend on what the vectors mean (an inverted-file
+index probes a fixed number of lists), so the timing holds; the *neighbours*
+are meaningless and are not looked at.
 
     .venv/bin/python bench/related_latency.py --records 1000000 --fake-vectors
     .venv/bin/python bench/related_latency.py --db bench/out/import-200000.db --fake-vectors
@@ -35,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from lightnews.embed import open_semantic  # noqa: E402
+from lightnews.embed import encoder_for, open_semantic  # noqa: E402
 from lightnews.embed.index import to_blob  # noqa: E402
 from lightnews.embed.lexical import LexicalIndex, analyze, keep_lexical_current  # noqa: E402
 from lightnews.search import related_papers  # noqa: E402
@@ -43,7 +45,7 @@ from lightnews.settings import Settings  # noqa: E402
 from lightnews.store import SQLiteStore  # noqa: E402
 
 
-def fake_vectors(store: SQLiteStore, dim: int = 256, chunk: int = 50_000) -> int:
+def fake_vectors(store: SQLiteStore, model: str, dim: int, chunk: int = 50_000) -> int:
     """Random unit vectors for every queued paper (timing only: they mean nothing)."""
     rng = np.random.default_rng(0)
     written = 0
@@ -54,7 +56,7 @@ def fake_vectors(store: SQLiteStore, dim: int = 256, chunk: int = 50_000) -> int
         vectors = rng.standard_normal((len(batch), dim)).astype(np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         rows = [(row[0], to_blob(v)) for row, v in zip(batch, vectors, strict=True)]
-        store.save_vectors("static", rows)
+        store.save_vectors(model, rows)
         written += len(batch)
         print(f"  {written:,} fake vectors", file=sys.stderr, flush=True)
 
@@ -79,11 +81,15 @@ def main() -> int:
         db = build_db(args.records)
     else:
         db = args.db
-    settings = Settings(environ={})
+    settings = Settings(environ={k: v for k, v in os.environ.items() if k == "LIGHTNEWS_SEMANTIC"})
     store = SQLiteStore(db)
+    encoder = encoder_for(settings)
+    if args.fake_vectors and not store.has_vectors(encoder.name):
+        store.requeue_all_papers()  # vectors of another encoder only
     if args.fake_vectors and store.count_unembedded():
         started = time.perf_counter()
-        print(f"fake vectors: {fake_vectors(store):,} in {time.perf_counter() - started:.0f}s")
+        written = fake_vectors(store, encoder.name, encoder.dim)
+        print(f"fake {encoder.name} vectors: {written:,} in {time.perf_counter() - started:.0f}s")
     started = time.perf_counter()
     semantic = open_semantic(store, settings)  # builds the vector index if missing
     print(f"vector index: {semantic.index.size:,} vectors, ready in "
