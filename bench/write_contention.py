@@ -43,6 +43,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -131,8 +132,15 @@ class Writer:
                 "last_line": lines[-1][:200] if lines else ""}  # fmt: skip
 
 
-def mark_loop(base: str, stop: threading.Event, timings: Timings) -> threading.Thread:
-    """A browser muting and unmuting a keyword on /mark, every half second."""
+def mark_loop(
+    base: str, stop: threading.Event, timings: Timings, phase: Callable[[], str]
+) -> threading.Thread:
+    """A browser muting and unmuting a keyword on /mark, every half second.
+
+    Each POST is filed under the writers' phase when it was sent (``phase()``:
+    the merge still running, or only the ingests), so that a slow answer can
+    be put down to the writer that held the lock.
+    """
 
     def run() -> None:
         with httpx.Client(timeout=120) as client:
@@ -141,7 +149,7 @@ def mark_loop(base: str, stop: threading.Event, timings: Timings) -> threading.T
             while not stop.is_set():
                 form = {"action": "mute" if n % 2 == 0 else "unmute", "kind": "keyword",
                         "value": "contention", "back": "/sources"}  # fmt: skip
-                timed(timings, "POST /mark", lambda f=form: poster.post("/mark", f))
+                timed(timings, phase(), lambda f=form: poster.post("/mark", f))
                 n += 1
                 stop.wait(0.5)
 
@@ -151,7 +159,11 @@ def mark_loop(base: str, stop: threading.Event, timings: Timings) -> threading.T
 
 
 def cli_loop(
-    code: Path, db: Path, stop: threading.Event, runs: list[dict[str, Any]]
+    code: Path,
+    db: Path,
+    stop: threading.Event,
+    runs: list[dict[str, Any]],
+    phase: Callable[[], str],
 ) -> threading.Thread:
     """A shell running ``lightnews mute --keyword`` (and ``--undo``) one after another."""
 
@@ -159,11 +171,12 @@ def cli_loop(
         n = 0
         while not stop.is_set():
             args = ["mute", "--keyword", "cli-contention"] + (["--undo"] if n % 2 else [])
-            started = time.monotonic()
+            started, during = time.monotonic(), phase()
             done = subprocess.run(lightnews(code, db, *args), env=env_for(code), cwd=code,
                                   capture_output=True, text=True)  # fmt: skip
             output = done.stdout + done.stderr
             runs.append({"exit": done.returncode, "ms": (time.monotonic() - started) * 1000,
+                         "phase": during,
                          "locked": any(m in output for m in LOCKED),
                          "message": output.strip().splitlines()[-1][:200] if output.strip()
                          else ""})  # fmt: skip
@@ -172,6 +185,14 @@ def cli_loop(
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
     return thread
+
+
+def _merged(statuses: dict[str, dict[int, int]]) -> dict[int, int]:
+    counts: dict[int, int] = {}
+    for by_status in statuses.values():
+        for status, n in by_status.items():
+            counts[status] = counts.get(status, 0) + n
+    return counts
 
 
 def main() -> None:
@@ -223,7 +244,12 @@ def main() -> None:
             Writer("merge", code, db, ["import", "arxiv-snapshot", str(snapshot)], args.nice),
         ]  # fmt: skip
         clients = [get_loop(base, paths, stop, during) for _ in range(2)]
-        clients += [mark_loop(base, stop, marks), cli_loop(code, db, stop, cli_runs)]
+        merge = writers[2]
+
+        def phase() -> str:
+            return "while the merge runs" if not merge.done() else "after the merge"
+
+        clients += [mark_loop(base, stop, marks, phase), cli_loop(code, db, stop, cli_runs, phase)]
         began = time.monotonic()
         wal, wal_peak, loads = Path(f"{db}-wal"), 0, []
         while not all(w.done() for w in writers) and time.monotonic() - began < args.max_seconds:
@@ -237,6 +263,15 @@ def main() -> None:
             thread.join()
         server_cpu_during = cpu_seconds(pid) - cpu_at
         writes_seconds = time.monotonic() - began
+        # With the readers gone, two small writes let a checkpoint finish and the log
+        # reset: what is left of the log file beside the running server.
+        for args_ in (
+            ["mute", "--keyword", "wal-check"],
+            ["mute", "--keyword", "wal-check", "--undo"],
+        ):
+            subprocess.run(lightnews(code, db, *args_), env=env_for(code), cwd=code,
+                           capture_output=True, check=False)  # fmt: skip
+        wal_end = wal.stat().st_size if wal.exists() else 0
     # The writers' own CPU (with their import workers), and the shell's `lightnews mute`s.
     children_cpu = _children_cpu() - children_at
     with sqlite3.connect(db) as conn:
@@ -254,23 +289,34 @@ def main() -> None:
         "get_during": summary(during.all_ms()),
         "get_during_by_page": {k: summary(v) for k, v in during.ms.items()},
         "get_baseline_by_page": {k: summary(v) for k, v in before.ms.items()},
-        "load_avg": {"start": round(load_start[0], 2), "after_baseline": round(load_alone[0], 2),
-                     "during_max": round(max(loads, default=0.0), 2),
-                     "end": round(os.getloadavg()[0], 2)},
+        "load_avg": {
+            "start": round(load_start[0], 2),
+            "after_baseline": round(load_alone[0], 2),
+            "during_max": round(max(loads, default=0.0), 2),
+            "end": round(os.getloadavg()[0], 2),
+        },
         "server_cpu": {
-            "alone_s": round(server_cpu_alone, 1), "during_s": round(server_cpu_during, 1),
+            "alone_s": round(server_cpu_alone, 1),
+            "during_s": round(server_cpu_during, 1),
             "alone_share": round(server_cpu_alone / args.baseline, 2),
             "during_share": round(server_cpu_during / writes_seconds, 2),
             "alone_ms_per_get": round(1000 * server_cpu_alone / max(1, len(before.all_ms())), 1),
-            "during_ms_per_request": round(1000 * server_cpu_during / max(
-                1, len(during.all_ms()) + len(marks.all_ms())), 1),
+            "during_ms_per_request": round(
+                1000 * server_cpu_during / max(1, len(during.all_ms()) + len(marks.all_ms())), 1
+            ),
         },
         "writers_and_cli_cpu_s": round(children_cpu, 1),
         "writes_seconds": round(writes_seconds, 1),
         "wal_peak_mb": round(wal_peak / 1e6, 1),
+        "wal_end_mb": round(wal_end / 1e6, 1),
         "get_statuses": {"baseline": before.statuses, "during": during.statuses},
         "get_500": before.count(500) + during.count(500),
-        "post_mark": {**summary(marks.all_ms()), "statuses": marks.statuses.get("POST /mark", {})},
+        "post_mark": {**summary(marks.all_ms()), "statuses": _merged(marks.statuses)},
+        "post_mark_by_phase": {k: summary(v) for k, v in marks.ms.items()},
+        "cli_mute_by_phase": {
+            name: summary([r["ms"] for r in cli_runs if r["phase"] == name])
+            for name in sorted({r["phase"] for r in cli_runs})
+        },
         "post_errors": marks.errors,
         "cli_mute": {
             **summary([r["ms"] for r in cli_runs]),
@@ -302,6 +348,13 @@ def main() -> None:
     ):  # fmt: skip
         print(f"| {label} | {row['n']} | {row['p50']} | {row['p95']} | {row['p99']} | "
               f"{row['max']} | {failures} |")  # fmt: skip
+    print("\n| writes by phase | n | p50 ms | p95 ms | p99 ms | max ms |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    for what, rows in (("POST /mark", results["post_mark_by_phase"]),
+                       ("`lightnews mute`", results["cli_mute_by_phase"])):  # fmt: skip
+        for name, row in sorted(rows.items()):
+            print(f"| {what}, {name} | {row['n']} | {row['p50']} | {row['p95']} | "
+                  f"{row['p99']} | {row['max']} |")  # fmt: skip
     print("\n| page | alone n | alone p50 / p95 / p99 ms | during n | during p50 / p95 / p99 ms |")
     print("| --- | ---: | ---: | ---: | ---: |")
     for label, row in results["get_during_by_page"].items():
@@ -313,7 +366,8 @@ def main() -> None:
           f"{cpu['alone_ms_per_get']} ms a GET); during the writes {cpu['during_s']} s "
           f"({cpu['during_share']} of a core, {cpu['during_ms_per_request']} ms a request); "
           f"writers and CLI: {results['writers_and_cli_cpu_s']} s over "
-          f"{results['writes_seconds']} s; WAL peak {results['wal_peak_mb']} MB; "
+          f"{results['writes_seconds']} s; WAL peak {results['wal_peak_mb']} MB, "
+          f"{results['wal_end_mb']} MB after; "
           f"load average {results['load_avg']}")  # fmt: skip
     print(f"\nintegrity_check: {integrity}; errors on the ingested sources: {source_errors}")
     print(json.dumps({k: results[k] for k in ("get_during", "get_500", "integrity_check")}))

@@ -21,8 +21,10 @@ grouped into write transactions of up to ``transaction_size`` records: each
 commit of the WAL database is followed by a checkpoint, and pages that every
 chunk touches (indexes, the full-text index) are written once per
 transaction rather than once per chunk. A transaction also ends after
-``TRANSACTION_SECONDS``, checked after every chunk: the other writers of the
-library (a refresh, the web app) wait for it.
+``TRANSACTION_SECONDS``, checked after every chunk, and as soon as another
+writer of the library (a refresh, the web app, a ``lightnews mute``) waits for
+the lock (:meth:`~lightnews.store.Store.writers_waiting`): a click during an
+import waits for one chunk, not for a whole transaction.
 
 The cyclic garbage collector is paused for the import (in the workers too):
 the millions of short-lived rows it allocates form no cycles, and the
@@ -66,9 +68,10 @@ INFLIGHT = 2  # parsed chunks waiting for the writer, per worker: bounds memory
 #: than asked for: other writers of the library (the web app, a refresh) wait for it,
 #: and the store gives up waiting after ``write_wait`` (30 s by default).
 TRANSACTION_SECONDS = 4.0
-#: Records written between two looks at the clock: merging 5,000 changed records into
-#: a 150k library took up to 12 s on a loaded machine, all of it under the write lock.
-WRITE_CHUNK = 500
+#: Records written between two looks at the clock and at waiting writers: merging 500
+#: changed records into a 150k library takes 0.1-0.3 s on a quiet machine, and several
+#: times that at a lower priority beside busy readers; a waiting writer waits that long.
+WRITE_CHUNK = 200
 #: How often a worker checks that the process that started it is still there.
 PARENT_POLL_SECONDS = 0.5
 #: Cut fields named in the summary (the others are only counted).
@@ -220,7 +223,11 @@ def import_snapshot(
             chunk = pending[start : start + WRITE_CHUNK]
             summary.saved.add(store.save_prepared(chunk, stamp))
             written += len(chunk)
-            if written >= transaction_size or time.monotonic() - opened >= TRANSACTION_SECONDS:
+            if (
+                written >= transaction_size
+                or time.monotonic() - opened >= TRANSACTION_SECONDS
+                or store.writers_waiting()
+            ):
                 transaction.close()  # commits
                 written = 0
         pending.clear()

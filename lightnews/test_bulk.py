@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -306,6 +307,46 @@ def test_a_transaction_ends_on_time_inside_a_batch(
         summary = bulk.import_snapshot(store, first, now=STAMPS[0], batch_size=1000, workers=0)
     assert summary.records >= 6
     assert len(commits) == -(-summary.records // 2)  # one per chunk of two, in one batch
+def test_an_import_commits_early_for_a_waiting_writer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A click during an import waits for one chunk, not for the whole transaction."""
+    first = _steps(tmp_path)[0]
+    path = tmp_path / "l.db"
+    monkeypatch.setattr(bulk, "WRITE_CHUNK", 2)
+    monkeypatch.setattr(bulk, "TRANSACTION_SECONDS", 600.0)  # never ends by the clock
+    spans = bulk._spans
+    monkeypatch.setattr(bulk, "_spans", lambda path: spans(path, 300))  # a record or two each
+    seen: list[int] = []  # the papers the waiting writer found committed when it got in
+    threads: list[threading.Thread] = []
+
+    with SQLiteStore(path) as store, SQLiteStore(path) as other:
+
+        def click() -> None:
+            with other.transaction():
+                other.save_setting("contact", "me@example.org")
+                seen.append(len(other.db.execute("SELECT arxiv_id FROM papers").fetchall()))
+
+        def started(_: int) -> None:  # once the import's transaction is open
+            if threads or not store.db.in_transaction:
+                return
+            threads.append(threading.Thread(target=click))
+            threads[0].start()
+            deadline = time.monotonic() + 10
+            while not store.writers_waiting():
+                assert time.monotonic() < deadline, "the import never saw the waiting writer"
+                time.sleep(0.01)
+
+        summary = bulk.import_snapshot(
+            store, first, now=STAMPS[0], batch_size=2, workers=0, on_progress=started
+        )
+        threads[0].join(10)
+        assert store.saved_settings()["contact"] == "me@example.org"
+        stored = len(store.db.execute("SELECT arxiv_id FROM papers").fetchall())
+    assert summary.records >= 6
+    assert seen and 0 < seen[0] < stored, "the writer got in during the import, not after it"
+
+
 def _alive(pid: int) -> bool:
     """Whether ``pid`` is a running process (a zombie waiting to be reaped is not)."""
     try:

@@ -86,6 +86,15 @@ class Store(Protocol):
         """One write transaction; nested use joins the outer one."""
         ...
 
+    def writers_waiting(self) -> bool:
+        """Whether another writer waits for the lock this thread's write transaction holds.
+
+        A long writer (a bulk import) asks between its chunks and commits early,
+        so that a click on the web or a short command waits for one chunk, not
+        for a whole transaction.
+        """
+        ...
+
     def bulk_import(self, expected: int) -> AbstractContextManager[None]:
         """A bulk import of about ``expected`` papers runs in this block (the backend may
         set its indexes aside and rebuild them once at the end)."""

@@ -402,6 +402,18 @@ class PostgresStore(SQLiteStore):
             _rollback(db)
             raise pg_unavailable(error) from None
 
+    def writers_waiting(self) -> bool:
+        """Whether a writer is queued for the library's write lock (``pg_locks``)."""
+        if not self.db.in_transaction:
+            return False
+        row = self.db.execute(
+            "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+            " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+            " AND classid::bigint = ? AND objid::bigint = ? AND objsubid = 1)",
+            (WRITE_LOCK >> 32, WRITE_LOCK & 0xFFFFFFFF),
+        ).fetchone()
+        return bool(row[0])
+
     @contextmanager
     def bulk_import(self, expected: int) -> Iterator[None]:
         """Set up this connection for a bulk import of about ``expected`` papers.

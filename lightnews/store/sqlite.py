@@ -14,13 +14,17 @@ Concurrency: every thread gets a connection of its own (a web server's
 threads read side by side; WAL readers never wait for the writer). A write
 transaction (``BEGIN IMMEDIATE``) waits for another writer at most
 ``write_wait`` seconds, polling often so that a long writer's commit is not
-missed, then gives up with :class:`~lightnews.errors.Busy`; a writer that held
-the lock for long pauses a moment after its commit so that waiting writers get
-their turn. Reads can be given a time budget (:meth:`SQLiteStore.time_budget`).
+missed, then gives up with :class:`~lightnews.errors.Busy`. A waiting writer
+says so by stamping a file beside the database (``<db>-writers``), so that a
+long writer (a bulk import) can commit early for it
+(:meth:`SQLiteStore.writers_waiting`); a writer that held the lock for long,
+or knows that someone waited, pauses a moment after its commit so that the
+waiting writer gets its turn. Reads can be given a time budget (:meth:`SQLiteStore.time_budget`).
 """
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 import threading
@@ -120,6 +124,9 @@ _POLL_MAX = 0.005
 #: ``_YIELD_PAUSE`` after its commit before it may write again.
 _YIELD_AFTER = 0.5
 _YIELD_PAUSE = 0.05
+#: A writer that keeps waiting stamps ``<db>-writers`` again this often (seconds), so a
+#: transaction opened after its first stamp still sees that it waits.
+_STAMP_EVERY = 0.1
 #: A read under a time budget of N seconds of CPU also stops after this many times N
 #: seconds of waiting (:meth:`SQLiteStore.time_budget`).
 WALL_FACTOR = 4.0
@@ -133,6 +140,8 @@ _SUMMARY = (
 #: Page cache of the first connection (imports, refreshes), and of the others (the web
 #: server's threads: the operating system caches the file for all of them), in KiB.
 _CACHE_KIB = (65536, 16384)
+#: Bytes of the write-ahead log file kept after a checkpoint has reset it.
+_WAL_KEEP_BYTES = 64 * 1024 * 1024
 #: The exceptions this backend raises; :func:`unavailable` explains them to a user.
 BACKEND_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error,)
 
@@ -256,6 +265,8 @@ class SQLiteStore(
         self._connections: dict[threading.Thread, sqlite3.Connection] = {}
         self._guard = threading.Lock()
         self._closed = False
+        #: Stamped (its modification time) by a writer waiting for the lock.
+        self._waiting = Path(f"{self.path}-writers")
         try:
             self.db.execute("PRAGMA journal_mode = WAL")
             self.migrate()
@@ -288,6 +299,10 @@ class SQLiteStore(
             db.execute("PRAGMA foreign_keys = ON")
             db.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
             db.execute(f"PRAGMA cache_size = -{_CACHE_KIB[bool(self._connections)]}")
+            # The write-ahead log grows while readers keep a checkpoint from resetting it
+            # (a gigabyte or two during a big merge beside a busy web server); once it
+            # resets, the file is cut back to this size instead of keeping its peak.
+            db.execute(f"PRAGMA journal_size_limit = {_WAL_KEEP_BYTES}")
             self._connections[threading.current_thread()] = db
             return db
 
@@ -352,20 +367,46 @@ class SQLiteStore(
             return
         self._begin(db)
         opened = time.monotonic()
+        self._local.opened_ns = time.time_ns()
         try:
             yield
         except BaseException:
             if db.in_transaction:  # some errors (a full disk) have rolled it back already
                 db.execute("ROLLBACK")
             raise
+        finally:
+            waited = self.writers_waiting()
+            self._local.opened_ns = None
         try:
             db.execute("COMMIT")
         except sqlite3.Error as error:
             if db.in_transaction:
                 db.execute("ROLLBACK")
             raise unavailable(error) from None
-        if time.monotonic() - opened > _YIELD_AFTER:
+        if waited or time.monotonic() - opened > _YIELD_AFTER:
             time.sleep(_YIELD_PAUSE)  # let writers that waited for us go first
+
+    def writers_waiting(self) -> bool:
+        """Whether another writer has waited for the lock since this thread's write
+        transaction opened: a long writer commits at its next chance to let it in."""
+        opened: int | None = getattr(self._local, "opened_ns", None)
+        if opened is None or self._shared:
+            return False
+        try:
+            return self._waiting.stat().st_mtime_ns > opened
+        except OSError:
+            return False
+
+    def _stamp_waiting(self) -> None:
+        """Tell the writer that holds the lock that this one waits (best effort)."""
+        if self._shared:
+            return
+        now = time.time_ns()
+        try:
+            self._waiting.touch()
+            os.utime(self._waiting, ns=(now, now))
+        except OSError:
+            pass  # a read-only directory: the holder commits on its own schedule
 
     def _begin(self, db: sqlite3.Connection) -> None:
         """``BEGIN IMMEDIATE``, tried again every few milliseconds until ``write_wait``.
@@ -376,6 +417,7 @@ class SQLiteStore(
         """
         deadline = time.monotonic() + self.write_wait
         pause = 0.0005
+        stamped = 0.0
         db.execute("PRAGMA busy_timeout = 0")
         try:
             while True:
@@ -383,9 +425,13 @@ class SQLiteStore(
                     db.execute("BEGIN IMMEDIATE")
                     return
                 except sqlite3.OperationalError as error:
-                    left = deadline - time.monotonic()
+                    now = time.monotonic()
+                    left = deadline - now
                     if not _is_busy(error) or left <= 0:
                         raise unavailable(error) from None
+                    if now - stamped >= _STAMP_EVERY:
+                        self._stamp_waiting()
+                        stamped = now
                     time.sleep(min(pause, left))
                     pause = min(pause * 2, _POLL_MAX)
         finally:

@@ -16,7 +16,7 @@ import pytest
 
 from lightnews.errors import Busy, TooExpensive, Unavailable
 from lightnews.model import Paper
-from lightnews.store import SQLiteStore, unavailable
+from lightnews.store import SQLiteStore, Store, unavailable
 from lightnews.store.sqlite import WALL_FACTOR
 
 NOW = "2025-11-30T12:00:00Z"
@@ -105,6 +105,45 @@ def test_a_waiting_writer_gets_in_between_a_bulk_writers_transactions(tmp_path: 
     # SQLite's own busy handler sleeps up to 100 ms between tries and keeps missing
     # the moment between two transactions: the short writer then waits it all out.
     assert waited < 1.5, f"waited {waited:.2f}s behind a bulk writer"
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_long_writer_learns_that_another_writer_waits(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """The holder of the write lock can tell that someone waits, and only then."""
+
+    def library() -> Store:
+        if backend == "sqlite":
+            return SQLiteStore(tmp_path / "l.db")
+        from lightnews.store.postgres import PostgresStore
+
+        return PostgresStore(request.getfixturevalue("pg_url"), pool_size=2)
+
+    with library() as holder, library() as waiter:
+        assert not holder.writers_waiting()  # no transaction, nothing to tell
+        got_in = threading.Event()
+
+        def write() -> None:
+            waiter.save_setting("contact", "me@example.org")
+            got_in.set()
+
+        with holder.transaction():
+            holder.save_papers([Paper("2501.00003", title="Held")], NOW)
+            time.sleep(0.2)
+            assert not holder.writers_waiting(), "no one waits yet"
+            thread = threading.Thread(target=write)
+            thread.start()
+            deadline = time.monotonic() + 10
+            while not holder.writers_waiting():
+                assert time.monotonic() < deadline, "the waiting writer was never seen"
+                time.sleep(0.01)
+            assert not got_in.is_set()
+        thread.join(10)
+        assert got_in.is_set() and holder.saved_settings()["contact"] == "me@example.org"
+        with holder.transaction():  # the waiter came and went: no one waits now
+            holder.save_setting("contact", "you@example.org")
+            assert not holder.writers_waiting()
 
 
 def test_a_writer_waits_at_most_write_wait_then_busy(tmp_path: Path) -> None:
