@@ -400,12 +400,13 @@ def sources_add(
 
     added: list[dict[str, Any]] = []
     with errors_as_exit():
+        actor = _actor(app)  # checked before anything changes
         for kind, address, name, group, params in wanted:
             row, created = app.store.add_source(
                 kind, address, now=now_iso(), title=name, folder=group, params=params
             )
             if created:
-                app.store.audit(_actor(app), "sources.add", f"#{row.id} {row.kind} {row.address}",
+                app.store.audit(actor, "sources.add", f"#{row.id} {row.kind} {row.address}",
                                 now_iso())  # fmt: skip
             added.append({**row.to_json(), "created": created})
     if as_json:
@@ -457,9 +458,10 @@ def sources_list(app: App, as_json: bool) -> None:
 def sources_remove(app: App, source_ids: tuple[int, ...]) -> None:
     """Remove sources by id (their items go; papers stay)."""
     with errors_as_exit():
+        actor = _actor(app)  # checked before anything changes
         for source_id in source_ids:
             row = app.store.remove_source(source_id)
-            app.store.audit(_actor(app), "sources.remove", f"#{row.id} {row.kind} {row.address}",
+            app.store.audit(actor, "sources.remove", f"#{row.id} {row.kind} {row.address}",
                             now_iso())  # fmt: skip
             out.print(f"removed #{row.id} {row.kind} {row.address}")
 
@@ -1549,10 +1551,12 @@ def settings_set(app: App, name: str, value: str) -> None:
     except LightnewsError as error:
         raise click.BadParameter(str(error)) from None
     with errors_as_exit():
+        actor = _actor(app)  # checked before anything changes
         if setting.name in READER_SETTINGS:  # the reader's own (see store/readers.py)
             app.store.save_reader_setting(app.reader, setting.name, value)
         else:
-            app.store.save_setting(setting.name, value)
+            app.store.save_setting(setting.name, value)  # the instance's: audited
+            app.store.audit(actor, "settings.set", f"{setting.name} = {value}", now_iso())
     out.print(f"{setting.name} = {value}")
 
 
@@ -1566,10 +1570,12 @@ def settings_unset(app: App, name: str) -> None:
     except LightnewsError as error:
         raise click.BadParameter(str(error)) from None
     with errors_as_exit():
+        actor = _actor(app)  # checked before anything changes
         if setting.name in READER_SETTINGS:
             app.store.save_reader_setting(app.reader, setting.name, None)
         else:
             app.store.save_setting(setting.name, None)
+            app.store.audit(actor, "settings.unset", setting.name, now_iso())
     out.print(f"{setting.name} reset to its default ({setting.default!r})")
 
 
@@ -1593,7 +1599,8 @@ def _actor(app: App) -> str:
     import getpass
 
     if app.as_user:
-        return app.as_user
+        user = app.user  # an account that exists (a usage error otherwise), not free text
+        return user.name if user is not None else app.as_user
     try:
         return f"cli:{getpass.getuser()}"
     except Exception:
@@ -1622,11 +1629,12 @@ def users_add(app: App, name: str, admin: bool, password_stdin: bool) -> None:
     from lightnews.accounts import check_user_name, hash_password
 
     with errors_as_exit():
+        actor = _actor(app)  # checked before anything changes
         check_user_name(name)
         password = _new_password(password_stdin)
         first = app.store.user_count() == 0
         user = app.store.add_user(name, hash_password(password), admin=admin, now=now_iso())
-        app.store.audit(_actor(app), "users.add", name + (" (admin)" if user.admin else ""),
+        app.store.audit(actor, "users.add", name + (" (admin)" if user.admin else ""),
                         now_iso())  # fmt: skip
     role = "admin" if user.admin else "reader"
     out.print(f"added {role} {user.name} (#{user.id})")
@@ -1666,9 +1674,10 @@ def users_passwd(app: App, name: str, password_stdin: bool) -> None:
     from lightnews.accounts import hash_password
 
     with errors_as_exit():
+        actor = _actor(app)  # checked before anything changes
         user = _named_user(app, name)
         app.store.set_password(user.id, hash_password(_new_password(password_stdin)))
-        app.store.audit(_actor(app), "users.passwd", name, now_iso())
+        app.store.audit(actor, "users.passwd", name, now_iso())
     out.print(f"password of {name} changed; its sessions have ended")
 
 
@@ -1679,12 +1688,13 @@ def users_passwd(app: App, name: str, password_stdin: bool) -> None:
 def users_remove(app: App, name: str, yes: bool) -> None:
     """Remove an account with its follows, mutes, stories, tokens and feed key."""
     with errors_as_exit():
+        actor = _actor(app)  # checked before anything changes
         user = _named_user(app, name)
         if not yes and not click.confirm(f"remove {name} and everything that is theirs?",
                                          err=True):  # fmt: skip
             raise UsageError("nothing removed")
         app.store.remove_user(user.id)
-        app.store.audit(_actor(app), "users.remove", name, now_iso())
+        app.store.audit(actor, "users.remove", name, now_iso())
     out.print(f"removed {name}")
 
 

@@ -84,6 +84,15 @@ def test_users_tokens_and_acting_as_a_reader(library: str) -> None:
         entry = store.audit_log()[0]
         assert (entry.actor, entry.action) == ("ada", "sources.add")
         assert entry.target.endswith("feed https://example.org/lab/feed.xml")
+    assert "no account named 'nobody'" in run(library, "--as", "nobody", "sources", "add",
+                                               "https://example.org/x.xml", code=2).output
+    run(library, "--as", "ada", "settings", "set", "worker_tick", "120")
+    run(library, "settings", "unset", "worker_tick")
+    with open_store(library) as store:
+        entries = [(e.actor, e.action, e.target) for e in store.audit_log()[:2]]
+        assert entries[1] == ("ada", "settings.set", "worker_tick = 120")
+        assert entries[0][1:] == ("settings.unset", "worker_tick")
+        assert "nobody" not in {e.actor for e in store.audit_log()}
     # One account left: it is the reader without --as.
     run(library, "mute", "--keyword", "benchmark")
     assert json.loads(run(library, "export").stdout)["mutes"]["keyword"] == ["benchmark"]

@@ -6,13 +6,16 @@ comes from :func:`~lightnews.serve.security.visitor_of` (the guard checked the
 session, its form token, or an API token before a handler runs); this module
 decides what that reader may do:
 
-- **Sign-in** checks the password against its Argon2 hash. Failures are
-  counted in the library (``sign_in_failures``) per account and per address,
-  so the limit holds across every web process; past it, sign-in answers 429
-  until the window has passed. A success makes a new session and a new form
-  cookie (tokens from before sign-in stop working).
-- **Sign out** ends this browser's session; **sign out everywhere** raises the
-  account's session epoch, which ends every session made before.
+- **Sign-in** checks the password against its Argon2 hash. Each try is
+  counted in the library (``sign_in_failures``) *before* the password is
+  checked, in one write transaction, so concurrent guesses cannot slip past
+  the limit, and the limit holds across every web process. It is per account
+  and address (someone else's guesses do not lock a member out), per address,
+  and, higher, per account from every address; past it, sign-in answers 429
+  until the window has passed. A success makes a new server-side session and
+  a new form cookie (tokens from before sign-in stop working).
+- **Sign out** deletes this session on the server (a copied cookie stops
+  working too); **sign out everywhere** deletes every session of the account.
 - **Secret feed URLs** (``/feeds/KEY/feed.atom``, ``feed.json``, ``saved.bib``)
   open one reader's feed without a session; the key is kept only as a digest,
   so it is shown once, when made; making a new one retires the old (404).
@@ -50,6 +53,7 @@ from lightnews.rank import CandidateWindows, rank_stories
 from lightnews.serve.export import FeedEntry, atom_feed, bibtex, json_feed
 from lightnews.serve.security import (
     Visitor,
+    new_session_secret,
     safe_href,
     session_cookies,
     signed_out_cookies,
@@ -57,15 +61,19 @@ from lightnews.serve.security import (
 )
 from lightnews.settings import Settings
 from lightnews.store import ReaderId, Store
-from lightnews.store.readers import GroupSave, UserView
+from lightnews.store.readers import GroupSave, SignInLimits, UserView
 from lightnews.store.views import PaperPage
 
 __all__ = ["FAILURE_WINDOW", "FEED_FILES", "StoreGate", "account_routes", "admin_only"]
 
 #: Failed sign-ins are counted over this window.
 FAILURE_WINDOW = timedelta(minutes=15)
-#: Times as many failures allowed from one address as for one account.
+#: Times as many failures allowed from one address as for one account from one address.
 PER_ADDRESS = 4
+#: Times as many failures allowed for one account from every address together: guesses
+#: spread over many addresses stop there, while one address's guesses never lock the
+#: member out from their own.
+PER_ACCOUNT = 20
 
 Page = Callable[..., Response]
 
@@ -79,9 +87,8 @@ class StoreGate:
     def has_accounts(self) -> bool:
         return self.store.user_count() > 0
 
-    def session_user(self, user_id: int, epoch: int) -> UserView | None:
-        user = self.store.user_by_id(user_id)
-        return user if user is not None and user.session_epoch == epoch else None
+    def session_user(self, user_id: int, epoch: int, session: str) -> UserView | None:
+        return self.store.session_user(user_id, epoch, digest(session), now_iso())
 
     def token_user(self, token: str) -> UserView | None:
         if not token or len(token) > 200:
@@ -135,11 +142,8 @@ def account_routes(
         password = str(form.get("password") or "")
         target = _safe_next(str(form.get("next") or "/"))
         address = request.client.host if request.client else "unknown"
-        now = datetime.now(UTC)
-        since = _stamp(now - FAILURE_WINDOW)
-        limit = int(current_settings().sign_in_attempts)
-        by_account, by_address = store.sign_in_failures(name, address, since)
-        if by_account >= limit or by_address >= limit * PER_ADDRESS:
+        claim = claim_try(name, address)
+        if claim is None:
             response = page("signin.html", status=429, title="Sign in", next=target,
                             typed_name=name,
                             message="Too many failed sign-ins: wait 15 minutes and try again.")
@@ -147,7 +151,6 @@ def account_routes(
             return response  # fmt: skip
         found = store.password_hash(name) if name else None
         if found is None or not verify_password(found[1], password):
-            store.record_sign_in_failure(name, address, _stamp(now))
             return page("signin.html", status=401, title="Sign in", next=target,
                         typed_name=name,
                         message="That name and password do not match an account.")  # fmt: skip
@@ -155,18 +158,37 @@ def account_routes(
         if needs_rehash(stored):
             store.set_password(user.id, hash_password(password))
             user = store.get_user(user.name)
-        store.clear_sign_in_failures(name, since)
+        store.forgive_sign_in(claim, name, address)
         response = RedirectResponse(target, status_code=303)
-        max_age = int(float(current_settings().session_hours) * 3600)
-        for cookie in session_cookies(secret(), user, secure=secure(request), max_age=max_age):
+        for cookie in open_session(request, user):
             response.headers.append("set-cookie", cookie)
         return response
+
+    def claim_try(name: str, address: str) -> int | None:
+        """One password try for ``name`` from ``address``, counted first; None past a limit."""
+        now = datetime.now(UTC)
+        limit = int(current_settings().sign_in_attempts)
+        limits = SignInLimits(limit, limit * PER_ADDRESS, limit * PER_ACCOUNT)
+        return store.claim_sign_in(name, address, _stamp(now), _stamp(now - FAILURE_WINDOW),
+                                   limits)  # fmt: skip
+
+    def open_session(request: Request, user: UserView) -> list[str]:
+        """A new server-side session for ``user``: the cookies that carry it."""
+        hours = float(current_settings().session_hours)
+        now = datetime.now(UTC)
+        session = new_session_secret()
+        store.create_session(user.id, digest(session), _stamp(now),
+                             _stamp(now + timedelta(hours=hours)))  # fmt: skip
+        return session_cookies(secret(), user, session, secure=secure(request),
+                               max_age=int(hours * 3600))  # fmt: skip
 
     def signout(request: Request) -> Response:
         visitor = visitor_of(request)
         form = read_form(request)
         if visitor.user is not None and form.get("everywhere"):
             store.end_sessions(visitor.user.id)
+        elif visitor.user is not None and visitor.session:
+            store.end_session(digest(visitor.session))
         response = RedirectResponse("/signin" if store.user_count() else "/", status_code=303)
         for cookie in signed_out_cookies(secure=secure(request)):
             response.headers.append("set-cookie", cookie)
@@ -189,15 +211,13 @@ def account_routes(
     def change_password(request: Request, user: UserView, form: Any) -> Response:
         """The reader's own password: the current one first (counted as a sign-in try)."""
         address = request.client.host if request.client else "unknown"
-        now = datetime.now(UTC)
-        since = _stamp(now - FAILURE_WINDOW)
-        limit = int(current_settings().sign_in_attempts)
-        if max(store.sign_in_failures(user.name, address, since)) >= limit:
+        claim = claim_try(user.name, address)
+        if claim is None:
             return account_page(user, 429, message="Too many wrong passwords: wait 15 minutes.")
         found = store.password_hash(user.name)
         if found is None or not verify_password(found[1], str(form.get("current") or "")):
-            store.record_sign_in_failure(user.name, address, _stamp(now))
             return account_page(user, 400, message="Your current password is not that.")
+        store.forgive_sign_in(claim, user.name, address)
         new = str(form.get("new") or "")
         if new != str(form.get("again") or ""):
             return account_page(user, 400, message="The new password and its repeat differ.")
@@ -208,9 +228,7 @@ def account_routes(
         store.set_password(user.id, hash_password(new))  # every session of it ends...
         store.audit(user.name, "users.passwd", user.name, now_iso())
         response = RedirectResponse("/account?changed=password", status_code=303)
-        max_age = int(float(current_settings().session_hours) * 3600)
-        renewed = store.get_user(user.name)  # ...but this one, renewed
-        for cookie in session_cookies(secret(), renewed, secure=secure(request), max_age=max_age):
+        for cookie in open_session(request, store.get_user(user.name)):  # ...but a new one here
             response.headers.append("set-cookie", cookie)
         return response
 

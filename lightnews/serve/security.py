@@ -19,7 +19,10 @@ Three guards in one place, so that a new route or template cannot skip them:
   any), every request but the sign-in page, static files and secret feed URLs
   needs a session: a signed cookie (``HttpOnly``, ``SameSite=Lax``, ``Secure``
   over HTTPS) naming the account, its session epoch ("sign out everywhere"
-  raises it) and when it was made (it expires). The form token is then bound
+  raises it), when it was made (it expires) and the session's secret, whose
+  digest names a row the server keeps for that account: signing out, or the
+  account's removal, deletes the row, so a copied cookie opens nothing, and
+  never another account. The form token is then bound
   to the session as well as to the double-submit cookie, and both are made
   anew at sign-in, so a token from before (or from another session) is
   refused. JSON API writes need an API token (``Authorization: Bearer``);
@@ -71,6 +74,7 @@ __all__ = [
     "csrf_token_for",
     "current_visitor",
     "link",
+    "new_session_secret",
     "safe_href",
     "session_cookies",
     "signed_out_cookies",
@@ -122,7 +126,9 @@ class Gate(Protocol):
 
     def has_accounts(self) -> bool: ...
 
-    def session_user(self, user_id: int, epoch: int) -> UserView | None: ...
+    def session_user(self, user_id: int, epoch: int, session: str) -> UserView | None:
+        """The account of a live server-side session (``session``: the cookie's secret)."""
+        ...
 
     def token_user(self, token: str) -> UserView | None: ...
 
@@ -177,12 +183,24 @@ def _cookie_attrs(secure: bool, max_age: int | None, same_site: str) -> str:
     return f"; Path=/; HttpOnly; SameSite={same_site}{age}" + ("; Secure" if secure else "")
 
 
+def new_session_secret() -> str:
+    """The random part of a new session: in the cookie only (the server keeps its digest)."""
+    return secrets.token_urlsafe(24)
+
+
 def session_cookies(
-    secret: str, user: UserView, *, secure: bool, max_age: int, now: float | None = None
+    secret: str,
+    user: UserView,
+    session: str,
+    *,
+    secure: bool,
+    max_age: int,
+    now: float | None = None,
 ) -> list[str]:
-    """``Set-Cookie`` values that sign ``user`` in: a new session, and a new form cookie."""
+    """``Set-Cookie`` values that sign ``user`` in with the server-side ``session`` (its
+    random part, from :func:`new_session_secret`), and a new form cookie."""
     issued = int(time.time() if now is None else now)
-    payload = f"{user.id}.{user.session_epoch}.{issued}.{secrets.token_urlsafe(16)}"
+    payload = f"{user.id}.{user.session_epoch}.{issued}.{session}"
     value = f"{payload}.{_session_mac(secret, payload)}"
     return [
         f"{SESSION_COOKIE}={value}" + _cookie_attrs(secure, max_age, "Lax"),
@@ -341,7 +359,7 @@ class SiteGuard:
         if found is not None:
             user_id, epoch, issued, nonce = found
             if 0 <= self.clock() - issued < self.session_seconds:
-                user = await anyio.to_thread.run_sync(gate.session_user, user_id, epoch)
+                user = await anyio.to_thread.run_sync(gate.session_user, user_id, epoch, nonce)
         if user is not None:
             return Visitor(user.reader, user, session=nonce, read_only=self.read_only)
         if public:

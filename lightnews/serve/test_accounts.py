@@ -437,3 +437,98 @@ def test_sign_in_returns_only_to_this_site(target: str, kept: bool) -> None:
     from lightnews.serve.accounts import _safe_next
 
     assert (_safe_next(target) == target) is kept
+
+
+def _admin_form(client: TestClient, **fields: str) -> Any:
+    return client.post("/admin/users", data=fields, follow_redirects=False)
+
+
+def test_nothing_of_a_removed_account_opens_the_next_one(library: str) -> None:
+    """bob's cookie, token, feed key, watches and push targets, kept after bob is removed,
+    open nothing of the account made next (on SQLite its id was bob's, reused)."""
+    from lightnews.store.network import PushTarget
+    from lightnews.watch import start_watching, watching
+
+    with client_for(library) as ada, client_for(library) as bob:
+        sign_in(ada, "ada")
+        sign_in(bob, "bob")
+        token, key = new_token(), "k" * 40
+        with open_store(library) as store:
+            old = store.get_user("bob")
+            store.create_token(old.id, "laptop", digest(token), NOW)
+            store.set_feed_key(old.reader, digest(key), NOW)
+            start_watching(store, f"user:{old.id}", "2511.18342")
+            store.set_push_target(PushTarget("ntfy", "https://ntfy.example/bob", f"user:{old.id}"),
+                                  NOW)  # fmt: skip
+        assert bob.get("/api/feed").status_code == 200
+        assert bob.get(f"/feeds/{key}/feed.atom").status_code == 200
+        assert _admin_form(ada, remove="bob").status_code == 303
+        made = _admin_form(ada, name="grace", password="grace's password", admin="1")
+        assert made.status_code == 303
+        with open_store(library) as store:
+            grace = store.get_user("grace")
+            assert grace.id != old.id  # an id is never handed out twice
+            assert watching(store, f"user:{grace.id}") == []
+            assert store.push_targets(f"user:{grace.id}") == []
+            assert store.push_targets(f"user:{old.id}") == []
+        # bob's old session opens nothing: not the admin page, not the feed, not the API
+        assert bob.get("/admin", follow_redirects=False).status_code == 303
+        assert bob.get("/", follow_redirects=False).status_code == 303
+        assert bob.get("/api/feed").status_code == 401
+        assert _admin_form(bob, name="mallory", password="mallory's password",
+                           admin="1").status_code in (303, 403)  # fmt: skip
+        with open_store(library) as store:
+            assert "mallory" not in [u.name for u in store.list_users()]
+            actors = {e.actor for e in store.audit_log()}
+            assert actors == {"ada"}, actors  # nothing was done in grace's name
+        with TestClient(create_app(library, SETTINGS), base_url="http://localhost") as anyone:
+            assert anyone.get("/api/feed", headers={"authorization": f"Bearer {token}"}
+                              ).status_code == 401  # fmt: skip
+            assert anyone.get(f"/feeds/{key}/feed.atom").status_code == 404
+
+
+def test_signing_out_ends_the_session_on_the_server(library: str) -> None:
+    """A copy of the cookie (another browser, a stolen one) stops working at sign-out."""
+    with client_for(library) as bob, client_for(library) as copy:
+        sign_in(bob, "bob")
+        copy.cookies.update(bob.cookies)
+        assert copy.get("/", follow_redirects=False).status_code == 200
+        out = bob.post("/signout", data={}, follow_redirects=False)
+        assert out.status_code == 303
+        assert copy.get("/", follow_redirects=False).status_code == 303
+        assert copy.get("/api/feed").status_code == 401
+
+
+def test_concurrent_wrong_passwords_check_at_most_the_limit(library: str, serving: Any) -> None:
+    """50 guesses at once through the real server: at most the limit's worth are checked
+    (the rest are refused before the password is looked at), and the member, from their
+    own address, still signs in."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    limit = 5
+    settings = SETTINGS.with_overrides(sign_in_attempts=limit, trusted_proxies=("127.0.0.1",))
+    from lightnews.cli import proxy_options
+
+    with serving(create_app(library, settings), **proxy_options(settings)) as base:
+        attacker = {"x-forwarded-for": "203.0.113.5", "origin": base}
+        tokens = []
+        clients = [httpx.Client(base_url=base, headers=attacker, timeout=60) for _ in range(50)]
+        for client in clients:
+            tokens.append(re.search(r'value="([0-9a-f]{64})"', client.get("/signin").text)[1])  # type: ignore[index]
+
+        def guess(n: int) -> int:
+            form = {"name": "bob", "password": f"guess {n}", "csrf_token": tokens[n]}
+            return clients[n].post("/signin", data=form).status_code
+
+        with ThreadPoolExecutor(50) as pool:
+            statuses = list(pool.map(guess, range(50)))
+        for client in clients:
+            client.close()
+        assert statuses.count(401) <= limit, statuses
+        assert statuses.count(401) + statuses.count(429) == 50, statuses
+        with httpx.Client(base_url=base, timeout=60,
+                          headers={"x-forwarded-for": "198.51.100.7", "origin": base}) as member:
+            token = re.search(r'value="([0-9a-f]{64})"', member.get("/signin").text)[1]  # type: ignore[index]
+            done = member.post("/signin", data={"name": "bob", "password": "bob's password",
+                                                "csrf_token": token}, follow_redirects=False)
+            assert done.status_code == 303, done.text  # fmt: skip

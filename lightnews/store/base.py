@@ -38,7 +38,14 @@ from lightnews.store.network import (
     Spoken,
     WatchEvent,
 )
-from lightnews.store.readers import AuditEntry, GroupSave, ReaderId, TokenView, UserView
+from lightnews.store.readers import (
+    AuditEntry,
+    GroupSave,
+    ReaderId,
+    SignInLimits,
+    TokenView,
+    UserView,
+)
 from lightnews.store.relink import Retitled
 from lightnews.store.suggest import NetworkShare, PaperAuthor, SocialIdentity
 from lightnews.store.views import (
@@ -397,7 +404,19 @@ class Store(Protocol):
     def set_admin(self, user_id: int, admin: bool) -> None: ...
 
     def end_sessions(self, user_id: int) -> None:
-        """Sign out everywhere: every session made before now stops working."""
+        """Sign out everywhere: every session of the account stops working."""
+        ...
+
+    def create_session(self, user_id: int, id_hash: str, now: str, expires: str) -> None:
+        """A new server-side session (by the digest of the cookie's secret)."""
+        ...
+
+    def session_user(self, user_id: int, epoch: int, id_hash: str, now: str) -> UserView | None:
+        """The account a live session of that very account opens, else None."""
+        ...
+
+    def end_session(self, id_hash: str) -> None:
+        """Sign out: one session ends on the server."""
         ...
 
     def remove_user(self, user_id: int) -> None: ...
@@ -425,6 +444,14 @@ class Store(Protocol):
     def record_sign_in_failure(self, account: str, address: str, now: str) -> None: ...
 
     def sign_in_failures(self, account: str, address: str, since: str) -> tuple[int, int]: ...
+
+    def claim_sign_in(
+        self, account: str, address: str, now: str, since: str, limits: SignInLimits
+    ) -> int | None:
+        """One password try, counted before it is checked; None when a limit is reached."""
+        ...
+
+    def forgive_sign_in(self, claim: int, account: str, address: str) -> None: ...
 
     def clear_sign_in_failures(self, account: str, before: str) -> None: ...
 

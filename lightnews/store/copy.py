@@ -30,7 +30,7 @@ __all__ = ["TABLES", "CopyReport", "TableCheck", "checksums", "copy_library"]
 TABLES = (
     "settings", "scholars", "identities", "sources", "papers", "authorships", "items",
     "mentions", "accounts", "attribution_decisions", "paper_links", "mutes", "story_state",
-    "paper_vectors", "embed_queue", "relink_queue", "users", "api_tokens", "feed_keys",
+    "paper_vectors", "embed_queue", "relink_queue", "users", "api_tokens", "sessions", "feed_keys",
     "audit_log", "sign_in_failures", "follows", "user_settings", "paper_revisions", "network_posts",
     "network_mentions", "listen_cursors", "network_follows", "watches", "push_targets",
     "watch_events", "deliveries", "digest_deliveries", "digest_watch_events",

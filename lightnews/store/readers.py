@@ -43,6 +43,7 @@ __all__ = [
     "GroupSave",
     "ReaderId",
     "ReaderQueries",
+    "SignInLimits",
     "TokenView",
     "UserView",
 ]
@@ -104,6 +105,16 @@ class AuditEntry:
     actor: str
     action: str
     target: str
+
+
+@dataclass(frozen=True, slots=True)
+class SignInLimits:
+    """How many failed sign-ins a window allows: for one account from one address, from
+    one address, and for one account from every address together."""
+
+    per_account_address: int
+    per_address: int
+    per_account: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +208,7 @@ class ReaderQueries:
                 "WHERE id = ?",
                 (password_hash, user_id),
             )
+            self.db.execute("DELETE FROM sessions WHERE user_id = ?", (user_id,))
 
     def set_admin(self, user_id: int, admin: bool) -> None:
         with self.transaction():
@@ -205,11 +217,41 @@ class ReaderQueries:
             self.db.execute("UPDATE users SET admin = ? WHERE id = ?", (int(admin), user_id))
 
     def end_sessions(self, user_id: int) -> None:
-        """Sign out everywhere: every session made before now stops working."""
+        """Sign out everywhere: every session of the account stops working."""
         with self.transaction():
+            self.db.execute("DELETE FROM sessions WHERE user_id = ?", (user_id,))
             self.db.execute(
                 "UPDATE users SET session_epoch = session_epoch + 1 WHERE id = ?", (user_id,)
             )
+
+    # -- sessions (kept on the server; the cookie holds the secret, here only its digest) --
+
+    def create_session(self, user_id: int, id_hash: str, now: str, expires: str) -> None:
+        """A new session of an account (and the account's expired ones forgotten)."""
+        with self.transaction():
+            self.db.execute(
+                "DELETE FROM sessions WHERE user_id = ? AND expires_at <= ?", (user_id, now)
+            )
+            self.db.execute(
+                "INSERT INTO sessions (id_hash, user_id, created_at, expires_at) "
+                "VALUES (?, ?, ?, ?)",
+                (id_hash, user_id, now, expires),
+            )
+
+    def session_user(self, user_id: int, epoch: int, id_hash: str, now: str) -> UserView | None:
+        """The account a live session opens: its row, for this very account and epoch."""
+        row = self.db.execute(
+            f"SELECT {', '.join('u.' + c for c in _USER_COLUMNS.split(', '))} "
+            "FROM sessions s JOIN users u ON u.id = s.user_id "
+            "WHERE s.id_hash = ? AND s.user_id = ? AND u.session_epoch = ? AND s.expires_at > ?",
+            (id_hash, user_id, epoch, now),
+        ).fetchone()
+        return _user(row) if row else None
+
+    def end_session(self, id_hash: str) -> None:
+        """Sign out: this one session stops working, wherever its cookie was copied."""
+        with self.transaction():
+            self.db.execute("DELETE FROM sessions WHERE id_hash = ?", (id_hash,))
 
     def remove_user(self, user_id: int) -> None:
         """Remove an account with everything that was its own (its tokens, state, feed key)."""
@@ -219,8 +261,10 @@ class ReaderQueries:
                 raise NotFound(f"no account with id {user_id}")
             if user.admin and self._other_admins(user_id) == 0 and self.user_count() > 1:
                 raise UsageError("the last admin cannot be removed: make another admin first")
-            for table in _READER_TABLES:
+            for table in (*_READER_TABLES, "sessions", "api_tokens"):
                 self.db.execute(f"DELETE FROM {table} WHERE user_id = ?", (user_id,))
+            for table in (*_KEYED_READER_TABLES, "deliveries"):  # watches, push (watch.py)
+                self.db.execute(f"DELETE FROM {table} WHERE reader = ?", (f"user:{user_id}",))
             self.db.execute("DELETE FROM users WHERE id = ?", (user_id,))
             self._refresh_followed()
 
@@ -335,6 +379,49 @@ class ReaderQueries:
             (account[:200], since, address[:200], since),
         ).fetchone()
         return int(row[0]), int(row[1])
+
+    def claim_sign_in(
+        self, account: str, address: str, now: str, since: str, limits: SignInLimits
+    ) -> int | None:
+        """Take one try at a password, counted before it is checked; None past a limit.
+
+        The try is written as a failure first and the counts read in the same write
+        transaction (one writer at a time on both backends), so concurrent tries
+        cannot all read "under the limit": at most the limit's worth get checked.
+        The limits are per account *and address* (a member is not locked out by
+        someone else's guesses), per address, and a higher one per account from
+        every address (guesses spread over many addresses). A password that turns
+        out right gives its try back (:meth:`forgive_sign_in`).
+        """
+        account, address = account[:200], address[:200]
+        with self.transaction():
+            row = self.db.execute(
+                "SELECT (SELECT count(*) FROM sign_in_failures "
+                "        WHERE account = ? AND address = ? AND at >= ?), "
+                "(SELECT count(*) FROM sign_in_failures WHERE address = ? AND at >= ?), "
+                "(SELECT count(*) FROM sign_in_failures WHERE account = ? AND at >= ?)",
+                (account, address, since, address, since, account, since),
+            ).fetchone()
+            if (
+                int(row[0]) >= limits.per_account_address
+                or int(row[1]) >= limits.per_address
+                or int(row[2]) >= limits.per_account
+            ):
+                return None
+            claimed = self.db.execute(
+                "INSERT INTO sign_in_failures (at, account, address) VALUES (?, ?, ?) "
+                "RETURNING id",
+                (now, account, address),
+            ).fetchone()
+        return int(claimed[0])
+
+    def forgive_sign_in(self, claim: int, account: str, address: str) -> None:
+        """The password was right: its try, and this address's earlier ones, are forgotten."""
+        with self.transaction():
+            self.db.execute(
+                "DELETE FROM sign_in_failures WHERE id = ? OR (account = ? AND address = ?)",
+                (claim, account[:200], address[:200]),
+            )
 
     def clear_sign_in_failures(self, account: str, before: str) -> None:
         """Forget an account's failures (it signed in), and everyone's older than ``before``."""
