@@ -248,6 +248,13 @@ SETTINGS: tuple[Setting, ...] = (
         "Hours after which a story's score in the feed is halved (newer counts more).",
     ),
     Setting(
+        "horizon_half_lives",
+        4.0,
+        _non_negative_float,
+        "How far back a reader's own candidates reach, in half-lives: papers by scholars "
+        "they follow, their posts, watched papers (older ones weigh little anyway).",
+    ),
+    Setting(
         "clock",
         "",
         _moment_text,

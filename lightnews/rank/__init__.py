@@ -14,10 +14,14 @@ where it is on the site, and the points it brought. A story's reasons are
 de-duplicated and ordered by those points, so the first reason is the one
 that counted most; the CLI, JSON, Atom and JSON Feed carry them all.
 
-The candidates are a fixed window, whatever is asked for: the newest
-``FEED_PAPERS`` papers and the stories of the newest ``FEED_ITEMS`` items. All
-of them are ranked, then the list is cut, so ``--limit 1`` is the first entry
-of ``--limit 50`` and a story carries the same items and counts at any length.
+The candidates are, whatever is asked for, a shared window (the newest
+``FEED_PAPERS`` papers and the stories of the newest ``FEED_ITEMS`` items) and
+each reader's own within their horizon (a few half-lives): papers by the
+scholars they follow, those scholars' posts, the papers they watch. So a
+followed scholar's paper stays in the feed however many newer papers a
+category brings. All of them are ranked, then the list is cut, so ``--limit
+1`` is the first entry of ``--limit 50`` and a story carries the same items
+and counts at any length.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -37,7 +41,8 @@ from lightnews.settings import Settings
 from lightnews.sources import all_traits, kind_traits
 from lightnews.store import Store
 from lightnews.store.readers import ReaderId
-from lightnews.store.views import FeedCandidate, Mutes, code_after
+from lightnews.store.views import FeedCandidate, Mutes, PaperSummary, code_after
+from lightnews.watch import reader_key
 
 __all__ = [
     "FEED_CHANGES",
@@ -376,12 +381,19 @@ def gather_stories(
     items: int = FEED_ITEMS,
     *,
     windows: CandidateWindows | None = None,
+    horizon_hours: float | None = None,
+    bar: float = 0.6,
+    now: datetime | None = None,
 ) -> list[Story]:
-    """Candidate stories: the newest ``papers`` and what the newest ``items`` say about papers.
+    """Candidate stories: the shared window, and ``reader``'s own candidates.
 
-    Items say which scholar ``reader`` follows put them in the feed. The window
-    itself is the same for every reader: ``windows`` keeps it between requests
-    (a server's); each call gets its own copies of the stories.
+    The window is the newest ``papers`` and what the newest ``items`` say about
+    papers, the same for every reader (``windows`` keeps it between a server's
+    requests). On top of it come the stories that touch this reader within
+    ``horizon_hours`` of the library's newest story, however many newer papers
+    the library holds: papers attributed (at ``bar``) to scholars they follow,
+    those scholars' own posts, and the papers they watch. Items say which
+    followed scholar put them in the feed. Each call gets its own copies.
     """
     accounts = store.followed_accounts(reader)
     memo: dict[int, FeedCandidate] = {}
@@ -397,13 +409,70 @@ def gather_stories(
 
     if windows is None:
         stories = _gather(store, papers, items)
-        for story in stories if accounts else []:
+    else:
+        stories = [replace(s, items=list(s.items), reasons=[])
+                   for s in windows.get(store, papers, items)]  # fmt: skip
+    if horizon_hours:
+        newest = max((s.time or "" for s in stories), default="")
+        moment = now or datetime.now(UTC)
+        if newest:  # an old library (the demo) is seen as of its newest story
+            moment = min(moment, _parse_time(newest) or moment)
+        since = (moment - timedelta(hours=horizon_hours)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        _add_readers_own(store, reader, stories, list(accounts), since, bar)
+    if accounts:
+        for story in stories:
             story.items = [spoken(i) for i in story.items]
-        return stories
-    return [
-        replace(s, items=[spoken(i) for i in s.items] if accounts else list(s.items), reasons=[])
-        for s in windows.get(store, papers, items)
-    ]
+    return stories
+
+
+#: At most this many of a reader's own papers and posts join the window (newest first).
+READER_PAPERS = 500
+READER_ITEMS = 1000
+
+
+def _add_readers_own(
+    store: Store,
+    reader: ReaderId,
+    stories: list[Story],
+    accounts: list[str],
+    since: str,
+    bar: float,
+) -> None:
+    """Add to ``stories`` those that touch ``reader`` since ``since`` and are missing:
+    papers by followed scholars, followed scholars' posts, watched papers. A story the
+    window already has gains the reader's items it lacks."""
+    by_key = {s.key: s for s in stories}
+    wanted = store.followed_papers(reader, since, bar, READER_PAPERS)
+    wanted += sorted(store.watched(reader_key(reader)))
+    posts = store.items_by_accounts(accounts, since, READER_ITEMS)
+    named = {i for item in posts for i in item.papers}
+    missing = [i for i in dict.fromkeys([*wanted, *sorted(named)]) if i not in by_key]
+    if not missing and not posts:
+        return
+    found = store.papers_by_ids(missing)
+    items = {i.id: i for i in [*posts, *store.items_about(missing, READER_ITEMS)]}
+    extra = _build(store, [found[i] for i in missing if i in found and found[i].title],
+                   sorted(items.values(), key=lambda i: i.time or "", reverse=True))  # fmt: skip
+    _with_code(store, {k: s for k, s in extra.items() if k not in by_key})
+    for key, story in extra.items():
+        kept = by_key.get(key)
+        if kept is None:
+            stories.append(story)
+            continue
+        have = {i.id for i in kept.items}
+        for item in story.items:
+            if item.id not in have:
+                kept.items.append(item)
+                if item.kind != "paper" and item.published:
+                    kept.time = max(kept.time or "", item.published)
+
+
+def _parse_time(text: str) -> datetime | None:
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -447,8 +516,18 @@ class CandidateWindows:
 
 def _gather(store: Store, papers: int, items: int) -> list[Story]:
     """The newest ``papers`` and the stories of the newest ``items``, for no reader."""
+    stories = _build(store, store.recent_papers(papers), store.recent_items(items))
+    _with_changes(store, stories)
+    _with_code(store, stories)
+    return list(stories.values())
+
+
+def _build(
+    store: Store, papers: Iterable[PaperSummary], recent: list[FeedCandidate]
+) -> dict[str, Story]:
+    """Stories of ``papers`` and of what the ``recent`` items say, by key."""
     stories: dict[str, Story] = {}
-    for paper in store.recent_papers(papers):
+    for paper in papers:
         venue = paper.venue
         stories[paper.arxiv_id] = Story(
             key=paper.arxiv_id, title=tex_to_text(paper.title), time=paper.published or "",
@@ -456,7 +535,6 @@ def _gather(store: Store, papers: int, items: int) -> list[Story]:
             category=paper.primary_category, venue=venue.reason if venue else None,
             withdrawn=paper.withdrawn, published=paper.published,
         )  # fmt: skip
-    recent = store.recent_items(items)
     wanted = {arxiv_id for i in recent for arxiv_id in i.papers}
     known_papers = store.papers_by_ids(sorted(wanted - set(stories)))
     # A thread is one unit: its replies belong to the stories its posts name.
@@ -491,9 +569,7 @@ def _gather(store: Store, papers: int, items: int) -> list[Story]:
             # Only what carries its own date moves a story (an undated note does not).
             if item.kind != "paper" and item.published:
                 story.time = max(story.time or "", item.published)
-    _with_changes(store, stories)
-    _with_code(store, stories)
-    return list(stories.values())
+    return stories
 
 
 def _with_code(store: Store, stories: dict[str, Story]) -> None:
@@ -563,7 +639,12 @@ def rank_stories(
     them), so the order and each story's contents do not depend on ``limit``.
     ``windows``: the candidates kept between requests (:class:`CandidateWindows`).
     """
-    stories = _apply_mutes(store, reader, gather_stories(store, reader, windows=windows))
+    horizon = half_life_hours * (
+        float(settings.horizon_half_lives) if settings is not None else HORIZON_HALF_LIVES
+    )
+    gathered = gather_stories(store, reader, windows=windows, horizon_hours=horizon, bar=bar,
+                              now=now)  # fmt: skip
+    stories = _apply_mutes(store, reader, gathered)
     arxiv_ids = [s.arxiv_id for s in stories if s.arxiv_id]
     context = Context(
         authored=store.followed_authorships(reader, arxiv_ids, bar),
@@ -595,6 +676,8 @@ def rank_stories(
 
 
 CLOSE_CANDIDATES = 150
+#: A reader's own candidates reach this many half-lives back (the setting's default).
+HORIZON_HALF_LIVES = 4.0
 #: How far back network-wide posts count towards "N people discuss it".
 DISCUSSION_WINDOW = timedelta(days=7)
 

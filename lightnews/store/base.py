@@ -261,6 +261,23 @@ class Store(Protocol):
 
     def recent_papers(self, limit: int, before: str | None = None) -> list[PaperSummary]: ...
 
+    def items_by_accounts(
+        self, accounts: Sequence[str], since: str, limit: int
+    ) -> list[FeedCandidate]:
+        """Items by these social accounts since ``since``, newest first."""
+        ...
+
+    def items_about(self, arxiv_ids: Sequence[str], limit: int) -> list[FeedCandidate]:
+        """Items that record or mention these papers, newest first."""
+        ...
+
+    def followed_papers(
+        self, reader: ReaderId, since: str, bar: float, limit: int
+    ) -> list[str]:
+        """Papers since ``since`` attributed (at ``bar`` or more) to scholars the reader
+        follows, newest first."""
+        ...
+
     def recent_items(self, limit: int) -> list[FeedCandidate]:
         """Newest items with the papers they record or mention."""
         ...

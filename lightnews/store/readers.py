@@ -53,7 +53,7 @@ ReaderId = NewType("ReaderId", int)
 #: The reader of an install without accounts.
 LOCAL_READER = ReaderId(0)
 #: Settings each reader sets for themself (the rest are the instance's).
-READER_SETTINGS = ("digest_to", "half_life_hours")
+READER_SETTINGS = ("digest_to", "half_life_hours", "horizon_half_lives")
 #: Tables of per-reader state, each with a ``user_id`` column.
 _READER_TABLES = ("follows", "mutes", "story_state", "user_settings", "feed_keys")
 #: Tables that name their reader by key ('' the local reader, ``user:N``): see watch.py.
@@ -503,6 +503,22 @@ class ReaderQueries:
         for arxiv_id, name in rows:
             found.setdefault(arxiv_id, []).append(name)
         return found
+
+    def followed_papers(
+        self, reader: ReaderId, since: str, bar: float, limit: int
+    ) -> list[str]:
+        """Papers since ``since`` attributed (at ``bar`` or more) to scholars the reader
+        follows, newest first: the feed's first candidates, however many papers are newer."""
+        rows = self.db.execute(
+            "SELECT p.arxiv_id, max(p.published) AS published FROM follows f "
+            "JOIN authorships a ON a.scholar_id = f.scholar_id "
+            "JOIN papers p ON p.id = a.paper_id "
+            "WHERE f.user_id = ? AND a.confidence >= ? AND p.published >= ? "
+            "AND p.content_hash IS NOT NULL "
+            "GROUP BY p.arxiv_id ORDER BY published DESC LIMIT ?",
+            (reader, bar, since, limit),
+        )
+        return [r[0] for r in rows]
 
     # -- what a reader sees ------------------------------------------------------------------
 

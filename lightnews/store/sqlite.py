@@ -1335,6 +1335,36 @@ class SQLiteStore(
 
     def recent_items(self, limit: int) -> list[FeedCandidate]:
         """Newest items with the papers they record or mention."""
+        return self._feed_items("", (), limit)
+
+    def items_by_accounts(
+        self, accounts: Sequence[str], since: str, limit: int
+    ) -> list[FeedCandidate]:
+        """Items (posts, reposts, quotes) by these social accounts since ``since``, newest
+        first: a reader's followed scholars' own words, however busy the library."""
+        if not accounts:
+            return []
+        return self._feed_items(
+            f"WHERE {self.sql.in_list('i.account')} AND i.published >= ?",
+            (self.sql.list_param(sorted(accounts)), since),
+            limit,
+        )
+
+    def items_about(self, arxiv_ids: Sequence[str], limit: int) -> list[FeedCandidate]:
+        """Items that record or mention these papers, newest first (a story's items)."""
+        if not arxiv_ids:
+            return []
+        ids = self.sql.list_param(sorted(arxiv_ids))
+        return self._feed_items(
+            "WHERE i.id IN (SELECT m.item_id FROM mentions m JOIN papers p ON p.id = m.paper_id "
+            f"  WHERE {self.sql.in_list('p.arxiv_id')} "
+            "  UNION SELECT i2.id FROM items i2 JOIN papers p ON p.id = i2.paper_id "
+            f"  WHERE {self.sql.in_list('p.arxiv_id')})",
+            (ids, ids),
+            limit,
+        )
+
+    def _feed_items(self, where: str, args: Sequence[Any], limit: int) -> list[FeedCandidate]:
         rows = self.db.execute(
             "SELECT i.id, i.kind, i.title, i.url, i.author, i.account, i.engagement, "
             "i.key, i.reply_parent, i.thread_root, i.published, i.source_id, "
@@ -1344,9 +1374,9 @@ class SQLiteStore(
             "(SELECT arxiv_id FROM papers WHERE id = i.paper_id) AS record_of, "
             f"(SELECT {self.sql.concat('p.arxiv_id')} FROM mentions m JOIN papers p "
             " ON p.id = m.paper_id WHERE m.item_id = i.id) AS mentioned "
-            "FROM items i JOIN sources s ON s.id = i.source_id "
+            f"FROM items i JOIN sources s ON s.id = i.source_id {where} "
             "ORDER BY time DESC LIMIT ?",
-            (limit,),
+            (*args, limit),
         )
         return [  # by position: 600 rows a feed request, through dict(row) it cost double
             FeedCandidate(
