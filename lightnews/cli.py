@@ -976,8 +976,8 @@ def show(app: App, arxiv_id: ArxivId, as_json: bool, as_bibtex: bool, posts_page
             for n, post in enumerate(unit.posts):
                 _said_line(post, "  " if n == 0 else "   ↳ ", "")
             if unit.reposted_by:
-                out.print("     reposted by " + ", ".join(f"@{h}" for h in unit.reposted_by),
-                          markup=False)  # fmt: skip
+                who = (h if h.startswith("did:") else f"@{h}" for h in unit.reposted_by)
+                out.print("     reposted by " + ", ".join(who), markup=False)
             for post in unit.replies:
                 _said_line(post, "     ", "replied")
             for post in unit.quotes:
@@ -993,9 +993,10 @@ def _said_line(post: SaidPost, indent: str, how: str) -> None:
     marks = (" (you follow)" if post.followed else "") + (" [this week]" if post.recent else "")
     head = f"{indent}{who}{marks}{' ' + how if how else ''} · {(post.created_at or '')[:16]}"
     out.print(head, markup=False)
-    out.print(f"{indent}  {' '.join(post.text.split())[:280]}", markup=False)
+    pad = " " * (len(indent) + 2)
+    out.print(f"{pad}{' '.join(post.text.split())[:280]}", markup=False)
     if post.url:
-        out.print(f"{indent}  {post.url}", markup=False)
+        out.print(f"{pad}{post.url}", markup=False)
 
 
 @cli.command()

@@ -214,7 +214,8 @@ ROUTES: tuple[ApiRoute, ...] = (
     ApiRoute("/api/scholar/{who}", "A scholar's profile, posts (threads whole) and papers.",
              ScholarParams, ScholarModel, (300, 400, 404)),
     ApiRoute("/api/paper/{arxiv_id}", "A story: the paper, what mentions it (with how sure "
-             "each link is), its conversation on the network and related papers.", PaperParams, PaperModel),
+             "each link is), its conversation on the network and related papers.", PaperParams,
+             PaperModel),
     ApiRoute("/api/search", "Papers by words and meaning, filtered.", SearchParams, SearchModel,
              (300, 400, 404)),
     ApiRoute("/api/sources", "Sources with their health.", NoParams, list[dict[str, Any]], ()),
