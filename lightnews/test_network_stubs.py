@@ -16,7 +16,7 @@ import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from starlette.testclient import TestClient
@@ -29,7 +29,7 @@ from lightnews.serve.test_conversation import Library, library  # noqa: F401 - a
 from lightnews.settings import Settings
 from lightnews.sources.jetstream import POST
 from lightnews.sources.jetstream_fixtures import commit_event, text_record
-from lightnews.store import LOCAL_READER, Store
+from lightnews.store import LOCAL_READER, SQLiteStore, Store
 
 INTERVAL = 0.3
 _ENTRY = re.compile(r"<entry>.*?</entry>", re.S)
@@ -200,7 +200,7 @@ def test_posts_stored_before_stubs_were_made_become_stubs(
     store = library.store
     replay_file(store, settings, path)
     with store.transaction():  # as such a library was: network mentions, no paper rows
-        store.db.execute("DELETE FROM papers")
+        cast(SQLiteStore, store).db.execute("DELETE FROM papers")  # PostgreSQL's is one too
     assert store.counts()["stubs"] == 0
     assert store.add_network_stubs("2026-01-01T00:00:00Z") == 4
     assert store.counts()["stubs"] == 4 and store.add_network_stubs("2026-01-01T00:00:00Z") == 0
