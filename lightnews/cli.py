@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 import orjson
@@ -51,6 +51,9 @@ from lightnews.store import (
     unavailable,
 )
 from lightnews.store.readers import READER_SETTINGS, UserView
+
+if TYPE_CHECKING:
+    from lightnews.serve.conversation import SaidPost
 
 __all__ = ["EXIT_FAILED", "EXIT_NOT_FOUND", "EXIT_PARTIAL", "cli", "main"]
 
@@ -903,25 +906,45 @@ def related(app: App, arxiv_id: ArxivId, limit: int, as_json: bool) -> None:
 @click.argument("arxiv_id", callback=checked(validate.paper_id))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--bibtex", "as_bibtex", is_flag=True, help="Print a BibTeX entry.")
+@click.option(
+    "--posts",
+    "posts_page",
+    type=click.IntRange(1, 100_000),
+    default=1,
+    show_default=True,
+    help="Which page of the conversation on the network to show.",
+)
 @pass_app
-def show(app: App, arxiv_id: ArxivId, as_json: bool, as_bibtex: bool) -> None:
-    """Show a paper with its versions, links and everything that mentions it.
+def show(app: App, arxiv_id: ArxivId, as_json: bool, as_bibtex: bool, posts_page: int) -> None:
+    """Show a paper with its versions, links, everything that mentions it and its conversation.
 
     ARXIV_ID is an id (2510.03172, arXiv:2510.03172v2) or the paper's address
     (https://arxiv.org/abs/2510.03172, its PDF, Hugging Face or DOI link).
+    The conversation is what the network (``lightnews listen``) says of it:
+    threads whole, replies and quotes under what they answer, bots folded away.
     Exit status 1 when the paper is not stored.
     """
+    from lightnews.serve.conversation import read_conversation
+
     with errors_as_exit():
         paper = app.store.get_paper(arxiv_id.base)
+        talk = read_conversation(app.store, paper.arxiv_id, app.reader, app.settings.now(),
+                                 posts_page)  # fmt: skip
+        card = app.store.paper_cards([paper.arxiv_id]).get(paper.arxiv_id) if paper.stub else None
     if as_json:
-        emit_json(paper.to_json())
+        emit_json({**paper.to_json(), "conversation": talk.to_json(),
+                   "link_card": card.to_json() if card else None})  # fmt: skip
         return
     if as_bibtex:
         from lightnews.serve.export import bibtex
 
         click.echo(bibtex([paper]), nl=False)
         return
-    out.print(f"[bold]{paper.title or '(metadata not fetched yet)'}[/bold]")
+    if paper.stub:
+        title = f"{card.title} (stub: from a post's link card)" if card else "(a stub)"
+        out.print(f"[bold]{escape(title)}[/bold] [dim]metadata not fetched yet[/dim]")
+    else:
+        out.print(f"[bold]{escape(paper.title)}[/bold]")
     out.print(
         f"{paper.arxiv_id} · {paper.primary_category or ''} · "
         f"{(paper.published or '')[:10]}"
@@ -949,6 +972,33 @@ def show(app: App, arxiv_id: ArxivId, as_json: bool, as_bibtex: bool) -> None:
         out.print(f"\n[bold]mentioned in {len(paper.mentions)} items[/bold]")
         for m in paper.mentions:
             out.print(f"  {m.kind} · {m.source} · {m.title} · {m.url or ''}")
+    if talk:
+        out.print(f"\n[bold]on the network: {talk.why}[/bold]")
+        for unit in talk.units:
+            for n, post in enumerate(unit.posts):
+                _said_line(post, "  " if n == 0 else "   ↳ ", "")
+            if unit.reposted_by:
+                who = (h if h.startswith("did:") else f"@{h}" for h in unit.reposted_by)
+                out.print("     reposted by " + ", ".join(who), markup=False)
+            for post in unit.replies:
+                _said_line(post, "     ", "replied")
+            for post in unit.quotes:
+                _said_line(post, "     ", "quoted it")
+        if talk.pages > 1:
+            out.print(f"page {talk.page} of {talk.pages} (--posts N for another)")
+
+
+def _said_line(post: SaidPost, indent: str, how: str) -> None:
+    """One post of a story's conversation, as ``show`` prints it."""
+    who = post.author + (f" @{post.handle}" if post.handle and post.author != f"@{post.handle}"
+                         else "")  # fmt: skip
+    marks = (" (you follow)" if post.followed else "") + (" [this week]" if post.recent else "")
+    head = f"{indent}{who}{marks}{' ' + how if how else ''} · {(post.created_at or '')[:16]}"
+    out.print(head, markup=False)
+    pad = " " * (len(indent) + 2)
+    out.print(f"{pad}{' '.join(post.text.split())[:280]}", markup=False)
+    if post.url:
+        out.print(f"{pad}{post.url}", markup=False)
 
 
 @cli.command()

@@ -80,6 +80,8 @@ TITLE_LOOKUP_BATCH = 5
 STUBS = ("arxiv-api", "stubs")
 STUB_BATCH = 50
 STUB_LIMIT = 500
+#: Times a stub is asked of arXiv before it is left (an id arXiv does not know).
+STUB_TRIES = 5
 #: Retitled papers one relinking round takes, and items a new title's words may find.
 RELINK_PAPERS = 50
 RELINK_CANDIDATES = 200
@@ -574,14 +576,23 @@ def resolve_stubs(
 ) -> list[RunReport]:
     """Fetch the metadata of papers known only because something mentioned their id.
 
-    Politely, in batches by id list through the arXiv API; offline (or when arXiv
-    fails) the error is recorded on the stubs row and they wait for the next run.
+    Politely, in batches by id list through the arXiv API (``batch`` ids a
+    request, the shared client keeping arXiv's interval between requests);
+    offline (or when arXiv fails) the error is recorded on the stubs row and
+    they wait for the next run after its backoff. After a run that went well,
+    the next run fetches the stubs made since (a post naming a paper the
+    library lacks makes one at once) without waiting a refresh period; stubs
+    arXiv did not answer for are asked again once the period is over (at most
+    ``STUB_TRIES`` times). Papers that network posts named before posts made
+    stubs are made stubs first.
     """
     now = iso(clock())
     row, _ = store.add_source(*STUBS, now=now, title="Papers mentioned before their metadata")
-    if not force and row.next_attempt and row.next_attempt > now:
+    held = not force and bool(row.next_attempt) and (row.next_attempt or "") > now
+    if held and row.error_count:
         return []
-    ids = store.stub_ids(STUB_LIMIT)
+    store.add_network_stubs(now)
+    ids = store.stub_ids(STUB_LIMIT, max_lookups=1 if held else STUB_TRIES)
     reports = []
     for start in range(0, len(ids), batch):
         chunk = ids[start : start + batch]

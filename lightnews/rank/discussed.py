@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -41,6 +41,7 @@ __all__ = [
     "rank_discussion",
     "reach",
     "second_order_of",
+    "titles_of",
 ]
 
 #: Most rows read for one ranking (a busy day on the network is far below it).
@@ -78,6 +79,9 @@ class DiscussedPaper:
     bots: int
     why: str
     speakers: tuple[Speaker, ...]
+    #: Known only by its id so far (its metadata is fetched on the next refresh): the
+    #: title is then a post's link card's, or the id's.
+    stub: bool = False
 
     @property
     def arxiv_id(self) -> str | None:
@@ -95,7 +99,7 @@ class DiscussedPaper:
         return {"paper": self.paper, "arxiv_id": self.arxiv_id, "title": self.title,
                 "url": self.url, "score": round(self.score, 3), "people": self.people,
                 "followed": self.followed, "friends": self.friends, "bots": self.bots,
-                "why": self.why,
+                "why": self.why, "stub": self.stub,
                 "speakers": [s.to_json() for s in self.speakers[:50]]}  # fmt: skip
 
 
@@ -218,12 +222,32 @@ def discussed_papers(
     ranked = [d for d in rank_discussion(rows, followed, friends, bot_weight=bot_weight)
               if d.people]  # fmt: skip
     ranked = ranked[:limit]
-    known = store.papers_by_ids([d.paper for d in ranked if d.arxiv_id])
-    return [
-        DiscussedPaper(d.paper, known[d.paper].title if d.paper in known else "", d.score,
-                       d.people, d.followed, d.friends, d.bots, d.why, d.speakers)
-        for d in ranked
-    ]  # fmt: skip
+    return [replace(d, title=title, stub=stub)
+            for d, (title, stub) in zip(ranked, titles_of(store, [d.paper for d in ranked]),
+                                        strict=True)]  # fmt: skip
+
+
+def titles_of(store: Store, papers: Sequence[str]) -> list[tuple[str, bool]]:
+    """Each paper's title, never empty, and whether it is a stub still.
+
+    A stored paper has its own title; a stub (an arXiv paper known only by its
+    id until the next refresh fetches it) the title of a post's link card
+    naming it, else ``arXiv:ID``; a DOI or an OpenReview forum, its name.
+    """
+    arxiv = [p for p in papers if ":" not in p]
+    known = store.papers_by_ids(arxiv)
+    untitled = [p for p in arxiv if not (p in known and known[p].title)]
+    cards = store.paper_cards(untitled) if untitled else {}
+    found = []
+    for paper in papers:
+        if ":" in paper:
+            found.append((paper, False))
+        elif paper in known and known[paper].title:
+            found.append((known[paper].title, False))
+        else:
+            card = cards.get(paper)
+            found.append((card.title if card else f"arXiv:{paper}", True))
+    return found
 
 
 def discussion_of(

@@ -72,6 +72,8 @@ class ScholarParams:
 class PaperParams:
     arxiv_id: Annotated[str, Param("An arXiv id (2511.18342, with or without a version).",
                                    pattern=_ARXIV, example="2511.18342")]  # fmt: skip
+    posts: Annotated[int | None, Param("Which page of the conversation on the network.",
+                                       minimum=1, maximum=MAX_PAGE)] = None  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +158,9 @@ class PaperModel:
     mentions: list[dict[str, Any]]
     records: list[dict[str, Any]]
     related: dict[str, Any]
+    #: The network's posts about it: threads whole, replies and quotes under what they
+    #: answer, bots folded away with a count, paged.
+    conversation: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +214,8 @@ ROUTES: tuple[ApiRoute, ...] = (
     ApiRoute("/api/scholar/{who}", "A scholar's profile, posts (threads whole) and papers.",
              ScholarParams, ScholarModel, (300, 400, 404)),
     ApiRoute("/api/paper/{arxiv_id}", "A story: the paper, what mentions it (with how sure "
-             "each link is) and related papers.", PaperParams, PaperModel),
+             "each link is), its conversation on the network and related papers.", PaperParams,
+             PaperModel),
     ApiRoute("/api/search", "Papers by words and meaning, filtered.", SearchParams, SearchModel,
              (300, 400, 404)),
     ApiRoute("/api/sources", "Sources with their health.", NoParams, list[dict[str, Any]], ()),

@@ -127,6 +127,9 @@ def _badges(story: Story, paper: CardPaper | None) -> tuple[Badge, ...]:
                             f"Revised: version {paper.latest_version}{when}"))  # fmt: skip
     if paper is not None and paper.withdrawn:
         badges.append(Badge("withdrawn", "withdrawn", None, "The authors withdrew it"))
+    if paper is not None and paper.stub:
+        badges.append(Badge("stub", "stub", None, "Known from what mentions it; its metadata "
+                            "is fetched on the next refresh"))  # fmt: skip
     return tuple(badges)
 
 
@@ -141,6 +144,8 @@ def build_cards(
     """Cards for ``stories``: their papers and texts read at once (a few queries a page)."""
     stories = list(stories)
     papers = store.card_papers([s.arxiv_id for s in stories if s.arxiv_id])
+    untitled = [s.arxiv_id for s in stories if s.arxiv_id and not s.title.strip()]
+    link_cards = store.paper_cards(untitled) if untitled else {}  # what a stub is, meanwhile
     texts = store.item_texts(
         [s.items[0].id for s in stories if s.items and (s.arxiv_id or "") not in papers]
     )
@@ -160,8 +165,13 @@ def build_cards(
             authors = (CardAuthor(author),) if author else ()
         read_at, saved_at = states.get(story.key, (None, None))
         href = f"/paper/{story.arxiv_id}" if story.arxiv_id else story.url
+        title = tex_to_text(story.title)
+        if not title.strip():  # never empty: a stub's link card, else its id
+            found = link_cards.get(story.arxiv_id or "")
+            title = found.title if found else f"arXiv:{story.arxiv_id}" if story.arxiv_id else (
+                story.url or story.key)  # fmt: skip
         cards.append(Card(
-            key=story.key, title=tex_to_text(story.title), href=href, arxiv_id=story.arxiv_id,
+            key=story.key, title=title, href=href, arxiv_id=story.arxiv_id,
             category=story.category, time=story.time or "", authors=authors, more_authors=more,
             summary=summary, badges=_badges(story, paper), reasons=tuple(story.reasons),
             saved=saved_at is not None, read=read_at is not None,

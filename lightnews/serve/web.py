@@ -330,12 +330,23 @@ def create_app(
             related = related_papers(store, data.arxiv_id, limit=5,
                                      settings=current_settings(), paper=data)  # fmt: skip
         from lightnews.rank.discussed import second_order_of
+        from lightnews.serve.conversation import read_conversation
 
         chain = second_order_of(store, data.arxiv_id)
+        try:
+            posts_page = whole_number(request.query_params.get("posts", "1"), "posts", MAX_PAGE)
+        except LightnewsError as error:
+            return failure(request, error)
+        talk = read_conversation(store, data.arxiv_id, reader_of(request),
+                                 current_settings().now(), posts_page)  # fmt: skip
+        # A stub says what it is by a post's link card until its metadata is fetched.
+        card = store.paper_cards([data.arxiv_id]).get(data.arxiv_id) if data.stub else None
         if wants_json(request):
             hits = [h.to_json() for h in related]
             return JSONResponse({**data.to_json(), "related": {**related.about(), "hits": hits},
-                                 "second_order": [c.to_json() for c in chain]})  # fmt: skip
+                                 "second_order": [c.to_json() for c in chain],
+                                 "conversation": talk.to_json(),
+                                 "link_card": card.to_json() if card else None})  # fmt: skip
         if request.query_params.get("format") == "bibtex":
             return Response(bibtex([data]), media_type="application/x-bibtex")
         reader = reader_of(request)
@@ -348,13 +359,14 @@ def create_app(
 
         week = current_settings().now() - timedelta(days=7)
         heard = discussion_of(store, reader, [data.arxiv_id], week)
+        named = tex_to_text(data.title) or (card.title if card else data.arxiv_id)
         return page("paper.html", paper=data, groups=story_groups(data), related=related,
                     authors=story_authors(data, followed, current_settings().attribution_bar),
                     saved=saved_at is not None, read=read_at is not None,
                     watching=is_watching(store, reader_key(reader), data.arxiv_id),
                     discussion=heard.get(data.arxiv_id),
-                    chain=chain,
-                    title=tex_to_text(data.title) or data.arxiv_id)  # fmt: skip
+                    chain=chain, talk=talk, card=card,
+                    title=named)  # fmt: skip
 
     def search(request: Request) -> Response:
         query = request.query_params.get("q", "").strip()

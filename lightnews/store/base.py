@@ -31,7 +31,9 @@ from lightnews.model import (
 from lightnews.store.digests import DigestDelivery
 from lightnews.store.merge import PreparedPaper
 from lightnews.store.network import (
+    ConversationPost,
     Delivery,
+    LinkCard,
     ListenCursor,
     NetworkPost,
     PushTarget,
@@ -738,6 +740,21 @@ class Store(Protocol):
     def spoken_about(self, service: str, papers: Sequence[str], since_us: int) -> list[Spoken]: ...
 
     def network_mentions_of(self, service: str, paper: str, limit: int = 200) -> list[Spoken]: ...
+
+    def paper_conversation(
+        self, service: str, paper: str, limit: int = 5_000
+    ) -> list[ConversationPost]:
+        """Every network post about one paper, newest first, with its author and what it
+        answers (the story's conversation)."""
+        ...
+
+    def paper_cards(self, papers: Sequence[str], limit: int = 2_000) -> dict[str, LinkCard]:
+        """The newest link card naming each paper among network posts about it."""
+        ...
+
+    def add_network_stubs(self, now: str, limit: int = 5_000) -> int:
+        """Stubs for the arXiv papers network posts name that the library lacks."""
+        ...
 
     def save_follows(self, follower: str, follows: Iterable[str], now: str) -> int: ...
 

@@ -10,6 +10,11 @@ watches and has been told.
 
 Every call a reader's watches make is in :class:`WatchQueries`, taking the
 ``reader`` ('' is the one local reader): per-user accounts key them by user.
+
+A post naming an arXiv paper the library lacks makes the paper a stub at once
+(in the same transaction): the stubs are what ``resolve_stubs`` fetches, so a
+paper the network discusses gets its title on the next refresh. Until then
+its posts' link cards (:class:`LinkCard`) say what it is.
 """
 
 from __future__ import annotations
@@ -20,10 +25,15 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
+from lightnews.normalize.arxiv_ids import parse_arxiv_id
 from lightnews.store.dialect import Dialect
 
 __all__ = [
+    "ConversationPost",
     "Delivery",
+    "LinkCard",
     "ListenCursor",
     "NetworkMention",
     "NetworkPost",
@@ -111,6 +121,96 @@ class Spoken:
 
 
 @dataclass(frozen=True, slots=True)
+class LinkCard:
+    """A post's link card (``app.bsky.embed.external``): what the linked page says it is."""
+
+    uri: str
+    title: str
+    description: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"uri": self.uri, "title": self.title, "description": self.description}
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationPost:
+    """A network post about one paper, with who wrote it and what it answers.
+
+    ``reply_root`` and ``reply_parent`` are the thread it replies in and the
+    post it answers; ``subject`` the post a quote quotes or a repost reposts.
+    ``scholar`` is the name of the scholar whose account it is (any reader's),
+    ``name`` the account's display name.
+    """
+
+    uri: str
+    did: str
+    kind: str
+    text: str
+    created_at: str | None
+    time_us: int
+    handle: str
+    name: str
+    bot: bool
+    method: str
+    confidence: float
+    reply_root: str | None = None
+    reply_parent: str | None = None
+    subject: str | None = None
+    scholar_id: int | None = None
+    scholar: str | None = None
+    card: LinkCard | None = None
+
+
+def _payload(text: str) -> dict[str, Any]:
+    try:
+        value = orjson.loads(text) if text else {}
+    except orjson.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _uri_of(value: Any) -> str | None:
+    uri = value.get("uri") if isinstance(value, dict) else None
+    return uri if isinstance(uri, str) and uri.startswith("at://") else None
+
+
+def link_card(record: dict[str, Any]) -> LinkCard | None:
+    """The link card of a post record (also inside ``recordWithMedia``), if it has a title."""
+    embed = record.get("embed")
+    if not isinstance(embed, dict):
+        return None
+    external = embed.get("external")
+    if not isinstance(external, dict):
+        media = embed.get("media")
+        external = media.get("external") if isinstance(media, dict) else None
+    if not isinstance(external, dict):
+        return None
+    uri, title = external.get("uri"), external.get("title")
+    description = external.get("description")
+    if not isinstance(uri, str) or not isinstance(title, str) or not title.strip():
+        return None
+    text = description.strip() if isinstance(description, str) else ""
+    return LinkCard(uri, " ".join(title.split())[:500], text[:2000])
+
+
+def card_names(card: LinkCard, paper: str) -> bool:
+    """Whether a card is the paper's own (its address names the paper's id)."""
+    return paper in card.uri
+
+
+def _arxiv_papers(posts: Iterable[NetworkPost]) -> list[str]:
+    """The arXiv ids these posts name (not DOIs or OpenReview forums), once each."""
+    found = (m.paper for p in posts for m in p.mentions)
+    return list(dict.fromkeys(p for p in found if _is_arxiv(p)))
+
+
+def _is_arxiv(paper: str) -> bool:
+    """An arXiv id as papers are stored by (versionless), not ``doi:…`` or ``openreview:…``."""
+    parsed = parse_arxiv_id(paper) if ":" not in paper else None
+    return parsed is not None and parsed.base == paper
+
+
+@dataclass(frozen=True, slots=True)
 class PushTarget:
     kind: str
     address: str
@@ -195,6 +295,20 @@ class NetworkQueries(_Base):
                     [(post.uri, m.paper, m.method, m.confidence, m.evidence[:300])
                      for m in post.mentions],
                 )  # fmt: skip
+            stubs = _arxiv_papers(posts)
+            if stubs:
+                known = self.db.execute(
+                    f"SELECT arxiv_id FROM papers WHERE {self.sql.in_list('arxiv_id')}",
+                    (self.sql.list_param(stubs),),
+                )
+                held = {r[0] for r in known}
+                stubs = [paper for paper in stubs if paper not in held]
+            if stubs:  # a paper the library lacks is a stub now, fetched on the next refresh
+                self.db.executemany(
+                    "INSERT INTO papers (arxiv_id, first_seen, modified) VALUES (?, ?, ?) "
+                    "ON CONFLICT DO NOTHING",
+                    [(paper, now, now) for paper in stubs],
+                )
             for uri in deleted:
                 self.db.execute("DELETE FROM network_mentions WHERE uri = ?", (uri,))
                 self.db.execute("DELETE FROM network_posts WHERE uri = ?", (uri,))
@@ -327,6 +441,86 @@ class NetworkQueries(_Base):
             (service, paper, limit),
         )
         return [_spoken(r) for r in rows]
+
+    def paper_conversation(
+        self, service: str, paper: str, limit: int = 5_000
+    ) -> list[ConversationPost]:
+        """Every network post about one paper (newest ``limit``), newest first: who wrote it
+        (handle, display name, the scholar it is, whether it is a bot), what it says, and
+        the thread, post or quote it answers."""
+        rows = self.db.execute(
+            "SELECT p.uri, p.did, p.kind, p.text, p.created_at, p.time_us, "
+            "COALESCE(a.handle, ''), COALESCE(a.name, ''), COALESCE(a.bot, 0), m.method, "
+            "m.confidence, p.subject, p.payload FROM network_mentions m "
+            "JOIN network_posts p ON p.uri = m.uri "
+            "LEFT JOIN accounts a ON a.service = ? AND a.id = p.did "
+            "WHERE m.paper = ? ORDER BY p.time_us DESC, p.uri LIMIT ?",
+            (service, paper, limit),
+        ).fetchall()
+        dids = sorted({r[1] for r in rows})
+        scholars: dict[str, tuple[int, str]] = {}
+        if dids:
+            for did, scholar_id, name in self.db.execute(
+                "SELECT d.value, s.id, s.name FROM identities d JOIN scholars s "
+                "ON s.id = d.scholar_id WHERE d.kind LIKE '%-did' AND "
+                f"{self.sql.in_list('d.value')} ORDER BY s.id",
+                (self.sql.list_param(dids),),
+            ):
+                scholars.setdefault(did, (int(scholar_id), name))
+        found = []
+        for r in rows:
+            record = _payload(r[12])
+            reply = record.get("reply")
+            if not isinstance(reply, dict):
+                reply = {}
+            scholar_id, scholar = scholars.get(r[1], (None, None))
+            found.append(ConversationPost(
+                uri=r[0], did=r[1], kind=r[2], text=r[3] or "", created_at=r[4],
+                time_us=int(r[5]), handle=r[6], name=r[7] or "", bot=bool(r[8]), method=r[9],
+                confidence=float(r[10]), reply_root=_uri_of(reply.get("root")),
+                reply_parent=_uri_of(reply.get("parent")), subject=r[11],
+                scholar_id=scholar_id, scholar=scholar, card=link_card(record),
+            ))  # fmt: skip
+        return found
+
+    def paper_cards(self, papers: Sequence[str], limit: int = 2_000) -> dict[str, LinkCard]:
+        """For each of these papers, the newest link card of a network post about it whose
+        address names it (what a stub is, before its metadata is fetched)."""
+        if not papers:
+            return {}
+        rows = self.db.execute(
+            "SELECT m.paper, p.payload FROM network_mentions m JOIN network_posts p "
+            f"ON p.uri = m.uri WHERE {self.sql.in_list('m.paper')} "
+            "AND p.payload LIKE '%app.bsky.embed.external%' ORDER BY p.time_us DESC LIMIT ?",
+            (self.sql.list_param(papers), limit),
+        )
+        found: dict[str, LinkCard] = {}
+        for paper, payload in rows:
+            if paper in found:
+                continue
+            card = link_card(_payload(payload))
+            if card is not None and card_names(card, paper):
+                found[paper] = card
+        return found
+
+    def add_network_stubs(self, now: str, limit: int = 5_000) -> int:
+        """Make a stub of every arXiv paper network posts name that the library lacks (the
+        posts stored before posts made stubs at once); how many were made."""
+        rows = self.db.execute(
+            "SELECT DISTINCT m.paper FROM network_mentions m WHERE m.paper NOT LIKE '%:%' "
+            "AND NOT EXISTS (SELECT 1 FROM papers p WHERE p.arxiv_id = m.paper) LIMIT ?",
+            (limit,),
+        ).fetchall()
+        stubs = [r[0] for r in rows if _is_arxiv(r[0])]
+        if not stubs:
+            return 0
+        with self.transaction():
+            self.db.executemany(
+                "INSERT INTO papers (arxiv_id, first_seen, modified) VALUES (?, ?, ?) "
+                "ON CONFLICT DO NOTHING",
+                [(paper, now, now) for paper in stubs],
+            )
+        return len(stubs)
 
     def save_follows(self, follower: str, follows: Iterable[str], now: str) -> int:
         """Record that ``follower`` follows each of ``follows`` (idempotent)."""

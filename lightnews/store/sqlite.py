@@ -1475,7 +1475,8 @@ class SQLiteStore(
         if not arxiv_ids:
             return {}
         papers = self.db.execute(
-            "SELECT id, arxiv_id, abstract, latest_version, versions, withdrawn FROM papers "
+            "SELECT id, arxiv_id, abstract, latest_version, versions, withdrawn, "
+            "content_hash IS NULL AS stub FROM papers "
             f"WHERE {self.sql.in_list('arxiv_id')}",
             (self.sql.list_param(arxiv_ids),),
         ).fetchall()
@@ -1505,7 +1506,7 @@ class SQLiteStore(
                 authorships=tuple(authors.get(r["id"], ())),
                 code=tuple(sorted(code.get(r["id"], ()))), latest_version=r["latest_version"],
                 last_version_date=versions[-1][1] if versions else None,
-                withdrawn=bool(r["withdrawn"]),
+                withdrawn=bool(r["withdrawn"]), stub=bool(r["stub"]),
             )  # fmt: skip
         return found
 

@@ -349,6 +349,8 @@ class CardPaper:
     latest_version: int | None
     last_version_date: str | None
     withdrawn: bool
+    #: Known only by its id (its metadata not fetched yet).
+    stub: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,257 @@
+"""The conversation on a story: real Bluesky posts replayed through ``listen --from-file``.
+
+The library holds the paper the seed scholar (Michael Kirchhof) announced in
+his pinned thread; the events are his real records (the thread's root, and a
+reply of it that repeats the paper's link at its end), re-timed to the last
+hour, with a reply and a quote by others, a repost, a listing bot and an old
+post with a link card. Each must show on the story: in the store's read, in
+``/api/paper``, in ``show --json`` and ``show``, on both backends (the page
+in Chromium is ``test_browser_conversation``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from click.testing import CliRunner
+from starlette.testclient import TestClient
+
+from lightnews.cli import cli
+from lightnews.listen import replay_file
+from lightnews.model import Author, Paper
+from lightnews.serve.conversation import conversation_of, read_conversation
+from lightnews.settings import Settings
+from lightnews.sources.jetstream import POST, REPOST, SERVICE
+from lightnews.sources.jetstream_fixtures import (
+    commit_event,
+    identity_event,
+    listing_record,
+    seed_records,
+    text_record,
+)
+from lightnews.store import LOCAL_READER, SQLiteStore, Store
+from lightnews.store.network import ConversationPost
+
+SCHOLAR = "did:plc:ggectctbnnfbhajffo242o2o"  # the seed author (mkirchhof)
+PAPER = "2505.20295"
+TITLE = "SelfReflect: Can LLMs Communicate Their Internal Answer Distribution?"
+ROOT = f"at://{SCHOLAR}/{POST}/3l224rdyyyg22"
+THREAD_REPLY = f"at://{SCHOLAR}/{POST}/3l224rdyyyviy"
+REPLIER, QUOTER, REPOSTER, BOT, OLDER = (
+    "did:plc:replierreplierreplier01", "did:plc:quoterquoterquoterquot1",
+    "did:plc:reposterreposterrepost1", "did:plc:listingbotlistingbot001",
+    "did:plc:olderolderolderolderold1",
+)  # fmt: skip
+
+
+@dataclass
+class Library:
+    store: Store
+    address: str
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def library(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Library]:
+    """An empty library on each backend, with the address the web app and the CLI open."""
+    if request.param == "sqlite":
+        path = tmp_path / "lightnews.db"
+        db: Store = SQLiteStore(path)
+        address = str(path)
+    else:
+        from lightnews.store.postgres import PostgresStore
+
+        address = request.getfixturevalue("pg_url")
+        db = PostgresStore(address, pool_size=4)
+    yield Library(db, address)
+    db.close()
+
+
+def _when(minutes_ago: float) -> tuple[str, int]:
+    moment = datetime.now(UTC) - timedelta(minutes=minutes_ago)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.000Z"), int(moment.timestamp() * 1_000_000)
+
+
+def _post(did: str, rkey: str, record: dict[str, Any], minutes_ago: float) -> dict[str, Any]:
+    created, time_us = _when(minutes_ago)
+    return commit_event(did, time_us, POST, rkey, {**record, "createdAt": created})
+
+
+def conversation_events(shared: Path) -> list[dict[str, Any]]:
+    """The scholar's real thread and what others said of it, in the order heard."""
+    records = {f"at://{s.did}/{POST}/{s.rkey}": s.record for s in seed_records(shared)}
+    reply = dict(records[THREAD_REPLY])  # the thread's post repeats the link at its end
+    reply["text"] = reply["text"] + " Paper: arxiv.org/abs/2505.20295"
+    _, start = _when(60)
+    events = [
+        identity_event(SCHOLAR, start - 5, "mkirchhof.bsky.social"),
+        identity_event(REPLIER, start - 4, "replier.bsky.social"),
+        identity_event(QUOTER, start - 3, "quoter.bsky.social"),
+        _post(SCHOLAR, "3l224rdyyyg22", records[ROOT], 50),
+        _post(SCHOLAR, "3l224rdyyyviy", reply, 49),
+        _post(REPLIER, "3lreply000001", {
+            **text_record("Congrats! Measuring whether a summary string matches the answer "
+                          "distribution is overdue. arxiv.org/abs/2505.20295"),
+            "reply": {"root": {"uri": ROOT, "cid": "bafyroot"},
+                      "parent": {"uri": ROOT, "cid": "bafyroot"}},
+        }, 40),
+        _post(QUOTER, "3lquote000001", {
+            **text_record("The SelfReflect metric is a neat idea, worth a read."),
+            "embed": {"$type": "app.bsky.embed.record", "record": {"uri": ROOT, "cid": "bafyroot"}},
+        }, 30),
+        commit_event(REPOSTER, _when(20)[1], REPOST, "3lrepost00001", {
+            "$type": REPOST, "subject": {"uri": ROOT, "cid": "bafyroot"},
+            "createdAt": _when(20)[0]}),
+        _post(BOT, "3llisting0001", listing_record(PAPER, TITLE), 10),
+        _post(OLDER, "3lolder000001", {
+            **text_record("Reading group pick: arxiv.org/abs/2505.20295"),
+            "embed": {"$type": "app.bsky.embed.external", "external": {
+                "uri": "https://arxiv.org/abs/2505.20295", "title": TITLE,
+                "description": "Can LLMs describe their own answer distribution?"}},
+        }, 60 * 24 * 40),
+    ]  # fmt: skip
+    events.sort(key=lambda e: e["time_us"])
+    return events
+
+
+def replay(store: Store, events: list[dict[str, Any]], path: Path) -> None:
+    """``lightnews listen --from-file``: the events, one JSON object a line."""
+    path.write_bytes(b"\n".join(orjson.dumps(e) for e in events) + b"\n")
+    report = replay_file(store, Settings(environ={}), path)
+    assert report.counts.malformed == 0
+
+
+def holding_the_paper(store: Store) -> None:
+    """A library that holds the paper and follows its author on Bluesky."""
+    store.save_papers([Paper(PAPER, TITLE, "We ask whether LLMs can describe the distribution "
+                             "of their own answers.", [Author("Michael Kirchhof")], ["cs.LG"],
+                             "2025-05-26T17:00:00Z")], "2025-07-01T00:00:00Z")  # fmt: skip
+    scholar = store.create_scholar("Michael Kirchhof", "2025-07-01T00:00:00Z")
+    store.add_identity(scholar, "bluesky-did", SCHOLAR)
+    store.set_followed(LOCAL_READER, scholar, True, "2025-07-01T00:00:00Z")
+
+
+def heard(library: Library, shared: Path, tmp_path: Path) -> None:
+    holding_the_paper(library.store)
+    replay(library.store, conversation_events(shared), tmp_path / "events.jsonl")
+    library.store.mark_bot(SERVICE, BOT, "posts only arXiv listings")
+
+
+def _check(talk: dict[str, Any]) -> None:
+    """What a story's conversation must carry (the JSON every surface prints)."""
+    assert talk["posts"] == 6 and talk["people"] == 5  # 5 posts and a repost, by people
+    assert talk["bot_posts"] == 1 and talk["bots"] == 1  # folded away, counted
+    assert talk["this_week"] == 5  # the old post is shown, not marked
+    first, second = talk["units"]
+    # The followed scholar's thread first, as one unit, in reading order, with his name.
+    assert first["thread"] and [p["uri"] for p in first["posts"]] == [ROOT, THREAD_REPLY]
+    assert {p["author"] for p in first["posts"]} == {"Michael Kirchhof"}
+    assert all(p["followed"] and p["recent"] for p in first["posts"])
+    assert first["posts"][0]["url"] == (
+        "https://bsky.app/profile/mkirchhof.bsky.social/post/3l224rdyyyg22"
+    )
+    assert "Can LLMs access and describe their own internal distributions?" in (
+        first["posts"][0]["text"]
+    )
+    # The reply and the quote are under what they answer; the repost is counted there.
+    [reply] = first["replies"]
+    assert reply["handle"] == "replier.bsky.social" and reply["answers"] == ROOT
+    assert reply["text"].startswith("Congrats!") and reply["created_at"]
+    [quote] = first["quotes"]
+    assert quote["answers"] == ROOT and "SelfReflect metric" in quote["text"]
+    assert quote["url"] == "https://bsky.app/profile/quoter.bsky.social/post/3lquote000001"
+    assert first["reposted_by"] == [REPOSTER]
+    # All history: the old post shows too, not marked as this week's.
+    [old] = second["posts"]
+    assert old["did"] == OLDER and not old["recent"] and not second["recent"]
+    assert "folded away" in talk["why"]
+
+
+def test_the_store_reads_every_post_about_a_paper(
+    library: Library, shared: Path, tmp_path: Path
+) -> None:
+    heard(library, shared, tmp_path)
+    posts = library.store.paper_conversation(SERVICE, PAPER)
+    assert len(posts) == 7
+    by_uri = {p.uri: p for p in posts}
+    assert by_uri[ROOT].scholar == "Michael Kirchhof" and by_uri[ROOT].handle == (
+        "mkirchhof.bsky.social"
+    )
+    assert by_uri[THREAD_REPLY].reply_root == ROOT
+    quote = next(p for p in posts if p.did == QUOTER)
+    assert quote.kind == "quote" and quote.subject == ROOT
+    assert next(p for p in posts if p.did == BOT).bot
+    older = next(p for p in posts if p.did == OLDER)
+    assert older.card is not None and older.card.title == TITLE
+    talk = read_conversation(library.store, PAPER, LOCAL_READER, datetime.now(UTC))
+    _check(talk.to_json())
+
+
+def test_api_paper_and_show_carry_the_conversation(
+    library: Library, shared: Path, tmp_path: Path
+) -> None:
+    from lightnews.serve.web import create_app
+
+    heard(library, shared, tmp_path)
+    app = create_app(library.address, Settings(environ={}).with_overrides(resolve_online=False))
+    with TestClient(app, base_url="http://localhost") as client:
+        answer = client.get(f"/api/paper/{PAPER}")
+        assert answer.status_code == 200
+        _check(answer.json()["conversation"])
+        page = client.get(f"/paper/{PAPER}").text
+    assert "The conversation on Bluesky" in page and "Congrats! Measuring" in page
+    assert "https://bsky.app/profile/quoter.bsky.social/post/3lquote000001" in page
+    result = CliRunner().invoke(cli, ["--db", library.address, "show", PAPER, "--json"],
+                                catch_exceptions=False)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    _check(json.loads(result.stdout)["conversation"])
+    text = CliRunner().invoke(cli, ["--db", library.address, "show", PAPER],
+                              catch_exceptions=False).stdout  # fmt: skip
+    assert "on the network: 6 posts by 5 people, 5 this week" in text
+    assert "Michael Kirchhof @mkirchhof.bsky.social (you follow) [this week]" in text
+    assert "reposted by did:plc:reposterreposterrepost1" in text
+    assert "@quoter.bsky.social [this week] quoted it" in text
+
+
+def _said(uri: str, did: str, minutes_ago: int, **fields: Any) -> ConversationPost:
+    created, time_us = _when(minutes_ago)
+    values: dict[str, Any] = {
+        "uri": uri, "did": did, "kind": "post", "text": uri, "created_at": created,
+        "time_us": time_us, "handle": "", "name": "", "bot": False, "method": "arxiv-url",
+        "confidence": 1.0, **fields,
+    }  # fmt: skip
+    return ConversationPost(**values)
+
+
+def test_a_popular_paper_pages_its_posts() -> None:
+    posts = [_said(f"at://did:plc:p{n:04d}/{POST}/r", f"did:plc:p{n:04d}", n) for n in range(45)]
+    now = datetime.now(UTC)
+    first = conversation_of(PAPER, posts, followed={}, now=now, page_size=20)
+    last = conversation_of(PAPER, posts, followed={}, now=now, page=3, page_size=20)
+    assert (first.pages, first.total_units, len(first.units), len(last.units)) == (3, 45, 20, 5)
+    assert first.units[0].first.did == "did:plc:p0000"  # newest first
+    assert last.units[-1].first.did == "did:plc:p0044"
+    assert conversation_of(PAPER, posts, followed={}, now=now, page=99).page == 3
+
+
+def test_a_reply_to_a_reply_sits_under_the_thread_it_answers() -> None:
+    root = f"at://did:plc:a/{POST}/root"
+    reply = _said(f"at://did:plc:b/{POST}/r1", "did:plc:b", 5,
+                  reply_root=root, reply_parent=root)  # fmt: skip
+    deeper = _said(f"at://did:plc:c/{POST}/r2", "did:plc:c", 4,
+                   reply_root=root, reply_parent=reply.uri)  # fmt: skip
+    quote_of_reply = _said(f"at://did:plc:d/{POST}/q", "did:plc:d", 3, kind="quote",
+                           subject=reply.uri)  # fmt: skip
+    talk = conversation_of(PAPER, [quote_of_reply, deeper, reply, _said(root, "did:plc:a", 9)],
+                           followed={}, now=datetime.now(UTC))  # fmt: skip
+    [unit] = talk.units
+    assert unit.first.uri == root
+    assert [p.uri for p in unit.replies] == [reply.uri, deeper.uri]
+    assert [p.answers for p in unit.replies] == [root, reply.uri]
+    assert [p.uri for p in unit.quotes] == [quote_of_reply.uri]
