@@ -714,9 +714,16 @@ def embed(app: App, limit: int | None, batch_size: int, as_json: bool) -> None:
     show_default=True,
     help="Print as text, Atom 1.0 or JSON Feed 1.1.",
 )
+@click.option(
+    "--papers-only",
+    is_flag=True,
+    help="Only papers' stories: leave out posts and articles that name no paper.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_app
-def feed(app: App, limit: int, newest: bool, fmt: str, as_json: bool) -> None:
+def feed(
+    app: App, limit: int, newest: bool, fmt: str, papers_only: bool, as_json: bool
+) -> None:
     """The feed: stories ranked by what the scholars you follow write and discuss.
 
     Every entry says why it is there: posted or authored by a followed scholar,
@@ -730,7 +737,7 @@ def feed(app: App, limit: int, newest: bool, fmt: str, as_json: bool) -> None:
         settings = app.reader_settings
         reader = app.reader
         stories = (
-            newest_stories(app.store, reader, limit)
+            [s for s in newest_stories(app.store, reader, None) if s.arxiv_id or not papers_only]
             if newest
             else rank_stories(
                 app.store,
@@ -739,8 +746,9 @@ def feed(app: App, limit: int, newest: bool, fmt: str, as_json: bool) -> None:
                 half_life_hours=settings.half_life_hours,
                 bar=settings.attribution_bar,
                 settings=settings,
+                papers_only=papers_only,
             )
-        )
+        )[:limit]
     if as_json:
         emit_json([s.to_json() for s in stories])
         return

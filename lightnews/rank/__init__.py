@@ -48,6 +48,7 @@ __all__ = [
     "FEED_CHANGES",
     "FEED_ITEMS",
     "FEED_PAPERS",
+    "FEED_VIEWS",
     "SIGNALS",
     "CandidateWindows",
     "Context",
@@ -66,6 +67,8 @@ FEED_PAPERS = 150
 FEED_ITEMS = 600
 #: Papers whose newest version changed their text, newest change first (they come back).
 FEED_CHANGES = 100
+#: The feed's views: every story, or only papers' stories (no lone posts or articles).
+FEED_VIEWS = ("everything", "papers")
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,8 +315,11 @@ def close_to_your_papers(story: Story, context: Context) -> tuple[float, list[Re
 
 
 def coverage(story: Story, context: Context) -> tuple[float, list[Reason]]:
-    """Written about in articles or notes (which blog, whose notes), or on Daily Papers."""
-    if not story.items:
+    """Written about in articles or notes (which blog, whose notes), or on Daily Papers.
+
+    Only a paper's story is written *about*: an article that names no paper is the
+    story itself, and "in a post on Kestrel Weekly" would only repeat where it is."""
+    if not story.items or story.arxiv_id is None:
         return 0.0, []
     kinds = {i.kind for i in story.items}
     why = []
@@ -625,8 +631,14 @@ def rank_stories(
     now: datetime | None = None,
     settings: Settings | None = None,
     windows: CandidateWindows | None = None,
+    papers_only: bool = False,
 ) -> list[Story]:
     """``reader``'s feed: stories by what the scholars they follow do, each with why.
+
+    Papers come first: an item that names no paper (chatter, a newsletter with
+    no paper) counts for :data:`LONE_ITEM_SHARE` of its points and never above a
+    paper a followed scholar wrote or spoke of (:func:`_papers_first`);
+    ``papers_only`` leaves such items out.
 
     Follows, mutes, read and saved stories are ``reader``'s own.
 
@@ -662,8 +674,12 @@ def rank_stories(
     if newest:  # an old library (the demo) is ranked as of its newest story
         reference = min(context.now, datetime.fromisoformat(newest.replace("Z", "+00:00")))
     states = store.story_states(reader)
+    if papers_only:
+        stories = [s for s in stories if s.arxiv_id]
     for story in stories:
         _score(story, context, reference, half_life_hours, states)
+    since = (reference - timedelta(hours=horizon)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    _papers_first(stories, context, states, since)
     stories.sort(key=_order, reverse=True)
     if settings is not None:
         candidates = stories[:CLOSE_CANDIDATES]
@@ -672,8 +688,38 @@ def rank_stories(
         for story in candidates:
             if story.arxiv_id in context.close:
                 _score(story, context, reference, half_life_hours, states)
-        stories.sort(key=_order, reverse=True)
+        stories.sort(key=_order, reverse=True)  # papers only gained: lone items stay below
     return stories[:limit]
+
+
+#: What an item that names no paper keeps of its points: chatter needs more to show.
+LONE_ITEM_SHARE = 0.3
+
+
+def _papers_first(
+    stories: list[Story],
+    context: Context,
+    states: dict[str, tuple[str | None, str | None]],
+    since: str,
+) -> None:
+    """Lone items (no paper) keep :data:`LONE_ITEM_SHARE` of their score, and stay below
+    every unread paper of the reader's horizon (``since``) that a followed scholar wrote,
+    posted or reposted: the feed is about papers first, and a followed scholar's chatter
+    is not their paper."""
+    followed = [
+        s.score
+        for s in stories
+        if s.arxiv_id
+        and (s.time or "") >= since
+        and not (states.get(s.key, (None, None))[0])
+        and (context.authored.get(s.arxiv_id) or any(i.followed_scholar for i in s.items))
+    ]
+    floor = min(followed, default=None)
+    for story in stories:
+        if story.arxiv_id is None:
+            story.score *= LONE_ITEM_SHARE
+            if floor is not None:
+                story.score = min(story.score, floor * 0.999)
 
 
 CLOSE_CANDIDATES = 150

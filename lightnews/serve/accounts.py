@@ -292,8 +292,9 @@ def account_routes(
             return Response(bibtex(papers), media_type="application/x-bibtex")
         s = reader_settings(reader)
         stories = rank_stories(store, reader, limit=50, half_life_hours=s.half_life_hours,
-                               bar=s.attribution_bar, settings=s, windows=windows)  # fmt: skip
-        base = str(request.base_url).rstrip("/")
+                               bar=s.attribution_bar, settings=s, windows=windows,
+                               papers_only=request.query_params.get("view") == "papers")
+        base = str(request.base_url).rstrip("/")  # fmt: skip
         entries = [FeedEntry(f"{base}/paper/{st.arxiv_id}" if st.arxiv_id else st.key,
                              st.title, st.url, st.time, " · ".join(st.why)) for st in stories]
         self_url = f"{base}/feeds/{key}/{name}"  # fmt: skip

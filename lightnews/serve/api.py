@@ -20,6 +20,7 @@ from typing import Annotated, Any, Union, get_args, get_origin
 
 from lightnews import __version__
 from lightnews.normalize.validate import MAX_ID
+from lightnews.rank import FEED_VIEWS
 
 __all__ = ["ROUTES", "ApiRoute", "Param", "openapi"]
 
@@ -59,6 +60,12 @@ Id = Annotated[int, Param("A whole number.", minimum=1, maximum=MAX_ID)]
 @dataclass(frozen=True, slots=True)
 class NoParams:
     pass
+
+
+@dataclass(frozen=True, slots=True)
+class FeedParams:
+    view: Annotated[str | None, Param("everything (default), or papers: leave out items that "
+                                      "name no paper.", enum=FEED_VIEWS)] = None  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,7 +217,7 @@ class ApiRoute:
 
 ROUTES: tuple[ApiRoute, ...] = (
     ApiRoute("/api/feed", "The ranked feed: stories with every reason they are there.",
-             NoParams, list[FeedEntryModel], ()),
+             FeedParams, list[FeedEntryModel], (400,)),
     ApiRoute("/api/scholar/{who}", "A scholar's profile, posts (threads whole) and papers.",
              ScholarParams, ScholarModel, (300, 400, 404)),
     ApiRoute("/api/paper/{arxiv_id}", "A story: the paper, what mentions it (with how sure "

@@ -53,7 +53,15 @@ from lightnews.normalize.arxiv_ids import parse_arxiv_id, parse_arxiv_reference
 from lightnews.normalize.tex import tex_to_text
 from lightnews.normalize.times import now_iso, utc_now
 from lightnews.normalize.validate import whole_number
-from lightnews.rank import CandidateWindows, Reason, Story, display_name, rank_stories, reason
+from lightnews.rank import (
+    FEED_VIEWS,
+    CandidateWindows,
+    Reason,
+    Story,
+    display_name,
+    rank_stories,
+    reason,
+)
 from lightnews.search import SearchResults, search_papers
 from lightnews.serve.accounts import StoreGate, account_routes, admin_only
 from lightnews.serve.api import openapi as openapi_description
@@ -248,8 +256,13 @@ def create_app(
         """The feed; ``form`` keeps what was typed in the follow form, with its error."""
         reader = reader_of(request)
         s = reader_settings(reader)
+        view = request.query_params.get("view", FEED_VIEWS[0])
+        if view not in FEED_VIEWS:
+            return failure(request, UsageError(
+                f"view must be {' or '.join(FEED_VIEWS)}, got {view[:40]!r}"))
         stories = rank_stories(store, reader, limit=50, half_life_hours=s.half_life_hours,
-                               bar=s.attribution_bar, settings=s, windows=windows)  # fmt: skip
+                               bar=s.attribution_bar, settings=s, windows=windows,
+                               papers_only=view == "papers")  # fmt: skip
         if wants_json(request):
             return JSONResponse([story.to_json() for story in stories])
         cards = feed_cards(stories, reader_of(request))
@@ -270,7 +283,7 @@ def create_app(
                  + [("scholar", v, names.get(int(v), v)) for v in sorted(muted.scholar)]
                  + [("source", v, titles.get(v, v)) for v in sorted(muted.source)])  # fmt: skip
         return page("home.html", status, cards=cards, scholars=scholars, mutes=mutes,
-                    title="Your feed", follow=form,
+                    title="Your feed", follow=form, view=view,
                     feeds=feed_links(request, "Lightnews: your feed"))  # fmt: skip
 
     def feed_cards(stories: list[Story], reader: ReaderId) -> list[Card]:
