@@ -111,3 +111,29 @@ def test_saves_name_only_new_or_changed_papers_authors(store: Store, tmp_path: P
     # Names nobody follows under recompute nobody.
     assert attribute_new(store, {"okafor", "ng"}) == {}
     assert list(attribute_new(store, {"nyberg"}).values()) == [1]
+
+
+def test_the_command_line_paths(tmp_path: Path) -> None:
+    """`import arxiv-snapshot` after `follow --arxiv-author`, and a follow after an import."""
+    from click.testing import CliRunner
+
+    from lightnews.cli import cli
+
+    def feed(db: Path) -> dict[str, list[str]]:
+        result = CliRunner().invoke(cli, ["--db", str(db), "feed", "--json"])
+        assert result.exit_code == 0, result.output
+        return {s["arxiv_id"]: s["why"] for s in orjson.loads(result.stdout) if "arxiv_id" in s}
+
+    def run(db: Path, *args: str) -> None:
+        result = CliRunner().invoke(cli, ["--db", str(db), *args], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+
+    snapshot = str(_snapshot(tmp_path))
+    followed_first, imported_first = tmp_path / "a.db", tmp_path / "b.db"
+    run(followed_first, "follow", "--arxiv-author", "Mara Lindqvist")
+    run(followed_first, "import", "arxiv-snapshot", snapshot)
+    assert feed(followed_first)["2511.30001"] == ["authored by Mara Lindqvist"]
+    run(imported_first, "import", "arxiv-snapshot", snapshot)
+    assert feed(imported_first)["2511.30001"] == ["new on arXiv"]
+    run(imported_first, "follow", "--arxiv-author", "Mara Lindqvist")
+    assert feed(imported_first)["2511.30001"] == ["authored by Mara Lindqvist"]
