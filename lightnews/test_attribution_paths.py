@@ -137,3 +137,23 @@ def test_the_command_line_paths(tmp_path: Path) -> None:
     assert feed(imported_first)["2511.30001"] == ["new on arXiv"]
     run(imported_first, "follow", "--arxiv-author", "Mara Lindqvist")
     assert feed(imported_first)["2511.30001"] == ["authored by Mara Lindqvist"]
+
+
+def test_papers_looked_up_for_references_are_attributed(
+    server: RecordedServer, store: Store, settings: Settings, data: Path
+) -> None:
+    """A notes page cites "Snell: Optimality of ..."; the paper fetched for it is his."""
+    follow_scholar(store, LOCAL_READER, NOW, arxiv_author="Charlie Snell")
+    page = (
+        b"<html><body><h1>ICLR 2025 notes</h1><h2>ICLR2025 Snell: Optimality of Scaling "
+        b"LLM Test-Time Compute</h2><p>Spend compute at test time wisely.</p></body></html>"
+    )
+    url = server.route("/notes", Reply(200, page, {"Content-Type": "text/html"}))
+    api = server.route(
+        "/api/query", Reply(200, (data / "arxiv/iclr2025-noted-papers.xml").read_bytes())
+    )
+    store.add_source("notes", url, now=NOW)
+    online = settings.with_overrides(resolve_online=True, arxiv_api_url=api)
+    (report,) = refresh(store, online, kinds=["notes"])  # not his own arXiv source
+    assert report.ok and not report.saved.papers_new  # the notes page stored no paper itself
+    assert _why(store, "2408.03314")[0].startswith("authored by Charlie Snell")
