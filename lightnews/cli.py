@@ -648,6 +648,7 @@ def import_snapshot(app: App, path: Path, batch_size: int, as_json: bool) -> Non
             f"{summary.saved.papers_updated} updated, {summary.saved.unchanged} unchanged, "
             f"{summary.saved.stubs} stubs (no title yet), {summary.errors.count} unreadable lines"
             + (f", {summary.cut} fields cut to size" if summary.cut else "")
+            + (f"; {summary.attributed} scholars attributed" if summary.attributed else "")
         )
         for example in summary.errors.examples:
             err.print(f"[yellow]skipped[/yellow] {example}")

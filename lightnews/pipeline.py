@@ -33,7 +33,7 @@ from pathlib import Path
 from lightnews.embed import EmbedReport, SemanticUnavailable, embed_papers, semantic_unavailable
 from lightnews.errors import FetchError, LightnewsError, ParseError, Unavailable, UsageError
 from lightnews.link import link_titles
-from lightnews.link.attribution import attribute_all, attribute_scholar, parse_name
+from lightnews.link.attribution import attribute_new, attribute_scholar, parse_name
 from lightnews.link.bots import bot_reason
 from lightnews.model import (
     Account,
@@ -674,7 +674,7 @@ def fetch_cited_papers(
         except (FetchError, ParseError) as error:
             warnings.append(f"title lookup for {len(chunk)} references: {error}")
             break
-        store.save_papers(batch.papers, iso(clock()))
+        attribute_new(store, store.save_papers(batch.papers, iso(clock())).name_keys)
     return warnings
 
 
@@ -751,9 +751,14 @@ def resolve_bytes(
 
 
 def reattribute(store: Store, reports: list[RunReport]) -> None:
-    """New or changed papers may be by followed scholars: attribute them again."""
-    if any(r.saved.papers_new or r.saved.papers_updated for r in reports):
-        attribute_all(store)
+    """New or changed papers may be by followed scholars: attribute those scholars again.
+
+    Only the scholars whose surname is among the new or changed papers' authors
+    (:attr:`~lightnews.store.SaveResult.name_keys`) are recomputed.
+    """
+    name_keys = {key for r in reports for key in r.saved.name_keys}
+    if name_keys:
+        attribute_new(store, name_keys)
 
 
 def ingest_bytes(

@@ -4,10 +4,11 @@ Related papers used to ask the full-text index for the eight most telling
 words of a paper: most of the abstract was thrown away, and the result was
 worse than TF-IDF cosine, the simplest tool a user would pick instead. This
 is a real sparse lexical model over the whole title and abstract: Okapi
-BM25 (k1 = 1.2, b = 0.75, the textbook values, not tuned), Porter stems,
-English function words left out, the title's words counted ``TITLE_WEIGHT``
-times (a title is the paper's own summary; the one knob, chosen on the
-development queries of ``bench/relatedness_eval.py``). A paper's query is
+BM25 (``K1`` and ``B``), Porter stems, English function words left out,
+the title's words counted ``TITLE_WEIGHT`` times (a title is the paper's
+own summary). The three knobs, with the fusion's share of meaning
+(``lightnews.search.related``), are chosen by leave-one-out over the
+development queries of ``bench/relatedness_eval.py``. A paper's query is
 the paper itself: each of its words weighs its count times its IDF.
 
 Where it lives and how it stays current
@@ -84,9 +85,12 @@ __all__ = [
     "words",
 ]
 
-K1 = 1.2
-B = 0.75
-#: How many times a title's words count against an abstract's.
+#: BM25's term-frequency saturation and length normalisation, and how many times a
+#: title's words count against an abstract's: what leave-one-out selects on the
+#: development queries (bench/relatedness_eval.py; the textbook 1.2 and 0.75 until
+#: 2026-12-06). The index header records them: a change rebuilds ``<db>.lexical``.
+K1 = 1.6
+B = 0.5
 TITLE_WEIGHT = 6
 #: Most postings one query reads of one word (a common word's papers that use it
 #: most), and of all its words (about 15 ms of work at a million papers).

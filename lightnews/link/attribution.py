@@ -40,9 +40,12 @@ __all__ = [
     "Candidate",
     "Evidence",
     "NameParts",
+    "attribute_all",
+    "attribute_new",
     "attribute_scholar",
     "given_name_score",
     "parse_name",
+    "scholar_keys",
     "score_candidates",
 ]
 
@@ -277,8 +280,37 @@ def attribute_scholar(store: Store, scholar_id: int) -> int:
 
 def attribute_all(store: Store) -> dict[int, int]:
     """Recompute attributions of every scholar followed under an arXiv name."""
-    counts: dict[int, int] = {}
-    for scholar in store.list_scholars():
-        if any(i.kind == "arxiv-name" for i in scholar.identities):
-            counts[scholar.id] = attribute_scholar(store, scholar.id)
-    return counts
+    named = sorted({scholar_id for scholar_id, _ in store.identities_of_kind("arxiv-name")})
+    return {scholar_id: attribute_scholar(store, scholar_id) for scholar_id in named}
+
+
+def scholar_keys(store: Store) -> dict[str, set[int]]:
+    """The folded surnames (``authorships.name_key``) scholars are matched under, with whose.
+
+    One query over the arXiv-name identities, whatever the size of the library:
+    a save's :attr:`~lightnews.store.SaveResult.name_keys` are looked up in it.
+    """
+    keys: dict[str, set[int]] = {}
+    for scholar_id, name in store.identities_of_kind("arxiv-name"):
+        key = _surname_key(parse_name(name).surname)
+        if key:
+            keys.setdefault(key, set()).add(scholar_id)
+    return keys
+
+
+def attribute_new(
+    store: Store, name_keys: Iterable[str], keys: dict[str, set[int]] | None = None
+) -> dict[int, int]:
+    """Attribute again the scholars whose surname is among the authors of new or changed papers.
+
+    ``name_keys`` are what the saves reported (:attr:`SaveResult.name_keys`);
+    ``keys`` is :func:`scholar_keys` when the caller has it. Only the scholars
+    they name are recomputed, each once (a scholar's context pass needs all of
+    their candidates, so a recompute reads the authorships under their surname,
+    never the whole library). Returns authorships per recomputed scholar.
+    """
+    keys = scholar_keys(store) if keys is None else keys
+    wanted: set[int] = set()
+    for key in name_keys:
+        wanted |= keys.get(key, set())
+    return {s: attribute_scholar(store, s) for s in sorted(wanted)}

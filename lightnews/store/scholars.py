@@ -91,6 +91,14 @@ class ScholarQueries:
         )
         return [(r[0], r[1]) for r in rows]
 
+    def identities_of_kind(self, kind: str) -> list[tuple[int, str]]:
+        """``(scholar id, value)`` of every identity of ``kind`` (one query, all scholars)."""
+        rows = self.db.execute(
+            "SELECT scholar_id, value FROM identities WHERE kind = ? ORDER BY scholar_id, value",
+            (kind,),
+        )
+        return [(int(r[0]), r[1]) for r in rows]
+
     def scholar_by_identity(self, kind: str, value: str) -> int | None:
         row = self.db.execute(
             "SELECT scholar_id FROM identities WHERE kind = ? AND value = ?", (kind, value)

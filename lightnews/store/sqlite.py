@@ -194,6 +194,7 @@ _UPDATE_ITEM = (
     "content_hash = ?, modified = ? WHERE id = ?"
 )
 _AUTHORS = PAPER_COLUMNS.index("authors")
+_NAME_KEY = 2  # in an authorship row of prepare_paper: position, name, name_key, ...
 _UPDATED_COLUMN, _ABSTRACT_COLUMN, _COMMENTS_COLUMN = (
     PAPER_COLUMNS.index(c) for c in ("updated", "abstract", "comments")
 )
@@ -717,6 +718,7 @@ class SQLiteStore(
                 fresh.append((*values, now, now))
                 fresh_authors.append(authorships)
                 result.papers_new += 1
+                result.name_keys.update(a[_NAME_KEY] for a in authorships)
                 continue
             kept: list[str] = []
             merged = merged_values(values, old, kept)
@@ -729,6 +731,7 @@ class SQLiteStore(
                 result.unchanged += 1
                 continue
             rows.append((*merged, now, now))
+            result.name_keys.update(a[_NAME_KEY] for a in authorships)
             if old["content_hash"] is not None:
                 snapshots = _revision_rows(old, merged, now)
                 if snapshots:

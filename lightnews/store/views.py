@@ -116,6 +116,9 @@ class SaveResult:
     #: Records saved as stubs (no title: known by id only, waiting for their metadata).
     stubs: int = 0
     warnings: list[str] = field(default_factory=list)
+    #: Folded surnames (``authorships.name_key``) of the authors of papers this save
+    #: added or changed: the scholars to attribute again (:mod:`lightnews.link.attribution`).
+    name_keys: set[str] = field(default_factory=set)
 
     def add(self, other: SaveResult) -> None:
         self.papers_new += other.papers_new
@@ -126,6 +129,7 @@ class SaveResult:
         self.unchanged += other.unchanged
         self.stubs += other.stubs
         self.warnings.extend(other.warnings)
+        self.name_keys |= other.name_keys
 
     @property
     def changed(self) -> int:
