@@ -258,8 +258,7 @@ def main() -> None:
 def grid() -> list[dict[str, Any]]:
     """Settings tried one at a time around ``DEFAULT`` (on dev only)."""
     return [
-        {"vector_weight": 0.5}, {"vector_weight": 2.0}, {"c": 0.3}, {"c": 3.0},
-        {"nearest_share": 0.5}, {"negative_weight": 1.0},
+        {"vector_weight": 2.0}, {"c": 3.0}, {"nearest_share": 0.0},
     ]  # fmt: skip
 
 
