@@ -12,6 +12,7 @@ backends, so a second backend adds only its queries.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -29,6 +30,7 @@ from lightnews.model import (
     SourceState,
 )
 from lightnews.store.digests import DigestDelivery
+from lightnews.store.feedback import LearningSignals
 from lightnews.store.merge import PreparedPaper
 from lightnews.store.network import (
     ConversationPost,
@@ -824,3 +826,29 @@ class Store(Protocol):
         ...
 
     def watch_events(self, arxiv_id: str | None = None, limit: int = 100) -> list[WatchEvent]: ...
+
+    # -- the learned ranker (per reader) ------------------------------------------------------
+
+    def set_paper_feedback(
+        self, reader: int, paper_id: int, decision: str | None, now: str
+    ) -> None:
+        """Say "not interested" or "more like this" about a paper (None takes it back)."""
+        ...
+
+    def paper_feedback(self, reader: int) -> dict[int, str]: ...
+
+    def set_saved_list(self, reader: int, story_key: str, name: str, filed: bool = True) -> None:
+        """File a story in the reader's list ``name`` (or take it out)."""
+        ...
+
+    def saved_lists(self, reader: int) -> dict[str, list[str]]: ...
+
+    def learning_signals(
+        self, reader: int, bar: float = 0.5, limit: int = 2_000
+    ) -> LearningSignals:
+        """What the reader saved (with its lists), read, hid, and whom they muted."""
+        ...
+
+    def random_paper_ids(self, count: int, model: str, rng: random.Random) -> list[int]:
+        """About ``count`` papers drawn at random among those with a ``model`` vector."""
+        ...

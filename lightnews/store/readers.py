@@ -55,7 +55,10 @@ LOCAL_READER = ReaderId(0)
 #: Settings each reader sets for themself (the rest are the instance's).
 READER_SETTINGS = ("digest_to", "half_life_hours", "horizon_half_lives")
 #: Tables of per-reader state, each with a ``user_id`` column.
-_READER_TABLES = ("follows", "mutes", "story_state", "user_settings", "feed_keys")
+_READER_TABLES = (
+    "follows", "mutes", "story_state", "user_settings", "feed_keys",
+    "paper_feedback", "saved_lists",  # the learned ranker's (store/feedback.py)
+)  # fmt: skip
 #: Tables that name their reader by key ('' the local reader, ``user:N``): see watch.py.
 _KEYED_READER_TABLES = ("watches", "push_targets", "digest_watch_events")
 

@@ -54,6 +54,7 @@ from lightnews.normalize.arxiv_ids import parse_arxiv_id
 from lightnews.store.dialect import SQLITE, Dialect
 from lightnews.store.digests import DigestQueries
 from lightnews.store.downgrade import item_kept_reason
+from lightnews.store.feedback import FeedbackQueries
 from lightnews.store.fts import quoted
 from lightnews.store.merge import (
     PAPER_COLUMNS,
@@ -250,6 +251,7 @@ class SQLiteStore(
     WatchQueries,
     DigestQueries,
     SuggestQueries,
+    FeedbackQueries,
 ):
     """All reads and writes of one Lightnews SQLite database."""
 

@@ -1,0 +1,413 @@
+"""Rank: a personal ranker that learns from what one reader does.
+
+The feed's other signals are the same rules for everyone (who wrote it, who
+discusses it, how close it is to a saved paper). This one is learned per
+reader, as the recommenders that work best do (Scholar Inbox: a logistic
+regression per user on paper embeddings; arxiv-sanity-lite: a linear SVM per
+tag on TF-IDF): a logistic regression over each paper's stored sentence
+vector joined to its TF-IDF words (the stems of :func:`lexical.analyze`, IDF
+taken from the training papers, which are mostly a random sample of the
+library).
+
+What it learns from:
+
+- **saves** (positive), each saved list its own *interest*; saves in no list
+  form the interest ``saved``; "more like this" counts as a save;
+- **reads** (weak positive, ``read_weight``), each in the interest whose
+  saves it is nearest by meaning;
+- **"not interested"**, papers by muted scholars and papers with a muted
+  keyword (negative, ``negative_weight``);
+- **random papers of the library the reader has not touched** (weak
+  negatives: most of a library is not what one reader wants).
+
+Separate interests stay separate: one model per interest, each against the
+same negatives (never against another interest's saves). Mixed fairly: each
+interest's score is taken relative to its own scores on the random papers (a
+z-score), so an interest of three saves weighs as much as one of three
+hundred, and a paper's score is its best interest's. Each score says which
+interest brought it and which paper of that interest is nearest by meaning
+(:class:`Because`).
+
+Measured (``bench/feed_eval.py``, docs/benchmarks.md): the settings of
+:data:`DEFAULT` were chosen on the development readers only.
+
+Needs the ``semantic`` extra (vectors; scikit-learn fits the model):
+without it, or without a save, :func:`train_reader_model` returns None and
+the feed ranks without this signal.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from lightnews.embed.lexical import analyze
+from lightnews.settings import Settings
+from lightnews.store import Store
+from lightnews.store.readers import ReaderId
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+__all__ = [
+    "DEFAULT",
+    "SAVED",
+    "Because",
+    "Interest",
+    "Params",
+    "ReaderModel",
+    "TrainingSet",
+    "WordFeatures",
+    "fit_reader_model",
+    "train_reader_model",
+]
+
+#: The interest of saves in no list.
+SAVED = "saved"
+
+
+@dataclass(frozen=True, slots=True)
+class Params:
+    """The model's knobs (``DEFAULT`` chosen on the benchmark's development readers)."""
+
+    #: Scale of the sentence vector against the TF-IDF words (both unit length).
+    vector_weight: float = 1.0
+    #: Inverse regularisation strength of the logistic regression.
+    c: float = 1.0
+    #: Random papers of the library taken as weak negatives.
+    background: int = 1000
+    #: Weight of an explicit negative ("not interested", muted) against a random paper.
+    negative_weight: float = 5.0
+    #: Weight of a read paper against a saved one.
+    read_weight: float = 0.3
+    #: Share of closeness to the nearest saved paper blended into an interest's score
+    #: (0.5: best on both development sets, by less than their noise).
+    nearest_share: float = 0.5
+    #: Words found in fewer training papers are left out.
+    min_df: int = 2
+
+
+DEFAULT = Params()
+
+
+@dataclass(frozen=True, slots=True)
+class Interest:
+    """One interest of a reader: a saved list's name and its papers (row ids)."""
+
+    name: str
+    papers: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingSet:
+    """What one reader's model learns from, as paper row ids."""
+
+    interests: tuple[Interest, ...]
+    reads: tuple[int, ...] = ()
+    negatives: tuple[int, ...] = ()
+    background: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Because:
+    """Why a paper scored as it did: its best interest and that interest's nearest paper."""
+
+    interest: str
+    paper_id: int  # the saved paper of that interest nearest by meaning
+    similarity: float  # cosine of the two papers' vectors
+    score: float
+
+
+#: Papers' features as the store keeps them: ``paper ids -> (vectors by id, words by id)``.
+FeatureSource = Callable[
+    [Sequence[int]], tuple[Mapping[int, "npt.NDArray[np.float32]"], Mapping[int, Counter[str]]]
+]
+
+
+@dataclass(frozen=True, slots=True)
+class WordFeatures:
+    """TF-IDF over stems: sublinear term frequency times IDF, unit length."""
+
+    vocabulary: Mapping[str, int]
+    idf: npt.NDArray[np.float64]
+
+    @classmethod
+    def fit(cls, documents: Sequence[Counter[str]], min_df: int) -> WordFeatures:
+        import numpy as np
+
+        df: Counter[str] = Counter()
+        for counts in documents:
+            df.update(counts.keys())
+        terms = sorted(t for t, n in df.items() if n >= min_df)
+        n = len(documents)
+        idf = np.array([math.log((1 + n) / (1 + df[t])) + 1 for t in terms])
+        return cls({t: i for i, t in enumerate(terms)}, idf)
+
+    def transform(self, documents: Sequence[Counter[str]]) -> Any:
+        """A sparse matrix, one unit-length row per document."""
+        import numpy as np
+        from scipy import sparse
+
+        rows: list[int] = []
+        cols: list[int] = []
+        values: list[float] = []
+        for row, counts in enumerate(documents):
+            for term, count in counts.items():
+                col = self.vocabulary.get(term)
+                if col is not None:
+                    rows.append(row)
+                    cols.append(col)
+                    values.append((1 + math.log(count)) * float(self.idf[col]))
+        matrix = sparse.csr_matrix(
+            (values, (rows, cols)), shape=(len(documents), len(self.vocabulary))
+        )
+        norms = np.sqrt(np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel())
+        norms[norms == 0] = 1.0
+        return sparse.csr_matrix(sparse.diags(1 / norms) @ matrix)
+
+
+@dataclass(frozen=True, slots=True)
+class _Profile:
+    """One interest's fitted model and what its explanations point at."""
+
+    name: str
+    coef: npt.NDArray[np.float64]
+    intercept: float
+    mean: float  # of its scores on the random papers
+    std: float
+    papers: tuple[int, ...]
+    vectors: npt.NDArray[np.float32]  # of ``papers``, one row each
+    near_mean: float
+    near_std: float
+
+
+@dataclass(frozen=True, slots=True)
+class ReaderModel:
+    """One reader's learned ranker: a score per paper, and why."""
+
+    params: Params
+    words: WordFeatures
+    profiles: tuple[_Profile, ...]
+    source: FeatureSource | None = field(default=None, compare=False)
+
+    @property
+    def interests(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.profiles)
+
+    def score(self, paper_ids: Sequence[int]) -> dict[int, float]:
+        """Each paper's score (papers without a vector are left out): higher is better,
+        0 is as good as a random paper of the library, 1 a standard deviation above."""
+        return {p: b.score for p, b in self.explain(paper_ids).items()}
+
+    def explain(self, paper_ids: Sequence[int]) -> dict[int, Because]:
+        """Each paper's score with the interest and saved paper that brought it."""
+        if self.source is None:
+            raise ValueError("this model was fitted without a store: use score_features")
+        vectors, words = self.source(paper_ids)
+        known = [p for p in paper_ids if p in vectors]
+        if not known:
+            return {}
+        import numpy as np
+
+        matrix = np.stack([vectors[p] for p in known])
+        found = self.score_features(matrix, [words.get(p, Counter()) for p in known])
+        return dict(zip(known, found, strict=True))
+
+    def score_features(
+        self, vectors: npt.NDArray[np.float32], words: Sequence[Counter[str]]
+    ) -> list[Because]:
+        """Scores of papers given their vectors (unit rows) and words, in order."""
+        import numpy as np
+
+        features = _join(vectors, self.words.transform(words), self.params)
+        best: Any = None
+        which: Any = None
+        for i, profile in enumerate(self.profiles):
+            z = _z(profile, features, vectors, self.params)
+            if best is None:
+                best, which = z, np.zeros(len(z), dtype=int)
+            else:
+                better = z > best
+                best = np.where(better, z, best)
+                which = np.where(better, i, which)
+        found = []
+        for row in range(len(vectors)):
+            profile = self.profiles[int(which[row])]
+            similarity = profile.vectors @ vectors[row]
+            nearest = int(np.argmax(similarity))
+            found.append(Because(profile.name, profile.papers[nearest],
+                                 float(similarity[nearest]), float(best[row])))  # fmt: skip
+        return found
+
+
+def _join(vectors: Any, words: Any, params: Params) -> Any:
+    from scipy import sparse
+
+    return sparse.hstack([sparse.csr_matrix(vectors * params.vector_weight), words], format="csr")
+
+
+def _z(profile: _Profile, features: Any, vectors: Any, params: Params) -> Any:
+    raw = (features @ profile.coef + profile.intercept - profile.mean) / profile.std
+    if params.nearest_share:
+        near = (vectors @ profile.vectors.T).max(axis=1)
+        raw = raw + params.nearest_share * (near - profile.near_mean) / profile.near_std
+    return raw
+
+
+def fit_reader_model(
+    training: TrainingSet,
+    vectors: Mapping[int, npt.NDArray[np.float32]],
+    words: Mapping[int, Counter[str]],
+    params: Params = DEFAULT,
+    source: FeatureSource | None = None,
+) -> ReaderModel | None:
+    """Fit one model per interest (None: no interest has a paper with a vector).
+
+    Pure: papers are row ids, their vectors and words are given.
+    """
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    interests = [
+        Interest(i.name, tuple(p for p in dict.fromkeys(i.papers) if p in vectors))
+        for i in training.interests
+    ]
+    interests = [i for i in interests if i.papers]
+    if not interests:
+        return None
+    liked = {p for i in interests for p in i.papers}
+    negatives = [p for p in dict.fromkeys(training.negatives) if p in vectors and p not in liked]
+    disliked = set(negatives)
+    background = [p for p in dict.fromkeys(training.background)
+                  if p in vectors and p not in liked and p not in disliked]  # fmt: skip
+    reads = [p for p in dict.fromkeys(training.reads)
+             if p in vectors and p not in liked and p not in disliked]  # fmt: skip
+    centroids = np.stack([np.mean([vectors[p] for p in i.papers], axis=0) for i in interests])
+    read_home = (
+        np.argmax(np.stack([vectors[p] for p in reads]) @ centroids.T, axis=1)
+        if reads else np.zeros(0, dtype=int)
+    )  # fmt: skip
+    everyone = [*liked, *reads, *negatives, *background]
+    word_features = WordFeatures.fit([words.get(p, Counter()) for p in everyone], params.min_df)
+
+    def features(papers: Sequence[int]) -> Any:
+        matrix = np.stack([vectors[p] for p in papers])
+        return _join(matrix, word_features.transform([words.get(p, Counter()) for p in papers]),
+                     params)  # fmt: skip
+
+    shared = negatives + background
+    shared_x = features(shared) if shared else None
+    background_vectors = np.stack([vectors[p] for p in background]) if background else None
+    profiles = []
+    for index, interest in enumerate(interests):
+        own_reads = [p for p, home in zip(reads, read_home, strict=True) if home == index]
+        positives = list(interest.papers) + own_reads
+        weights = [1.0] * len(interest.papers) + [params.read_weight] * len(own_reads)
+        labels = [1] * len(positives)
+        if shared_x is None:  # nothing to learn against: closeness alone
+            x = features(positives)
+            coef = np.zeros(x.shape[1])
+            intercept = 0.0
+        else:
+            from scipy import sparse
+
+            x = sparse.vstack([features(positives), shared_x], format="csr")
+            labels += [0] * len(shared)
+            weights += [params.negative_weight] * len(negatives) + [1.0] * len(background)
+            model = LogisticRegression(C=params.c, class_weight="balanced", max_iter=2000)
+            model.fit(x, labels, sample_weight=weights)
+            coef = model.coef_[0].astype(np.float64)
+            intercept = float(model.intercept_[0])
+        own_vectors = np.stack([vectors[p] for p in interest.papers])
+        if shared_x is not None and background:
+            scores = shared_x[len(negatives):] @ coef + intercept
+            near = (background_vectors @ own_vectors.T).max(axis=1)
+            mean, std = float(scores.mean()), float(scores.std()) or 1.0
+            near_mean, near_std = float(near.mean()), float(near.std()) or 1.0
+        else:
+            mean, std, near_mean, near_std = 0.0, 1.0, 0.0, 1.0
+        profiles.append(_Profile(interest.name, coef, intercept, mean, std, interest.papers,
+                                 own_vectors, near_mean, near_std))  # fmt: skip
+    return ReaderModel(params, word_features, tuple(profiles), source)
+
+
+# -- from the store ---------------------------------------------------------------------
+
+
+def store_features(store: Store, model: str) -> FeatureSource:
+    """Papers' stored vectors (from encoder ``model``) and words, read when asked."""
+
+    def read(
+        paper_ids: Sequence[int],
+    ) -> tuple[dict[int, npt.NDArray[np.float32]], dict[int, Counter[str]]]:
+        from lightnews.embed.index import from_blob
+
+        ids = list(dict.fromkeys(int(p) for p in paper_ids))
+        vectors: dict[int, npt.NDArray[np.float32]] = {}
+        words: dict[int, Counter[str]] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            vectors.update((p, from_blob(blob)) for p, blob in store.vectors_of(chunk, model))
+            words.update((p, analyze(t, a)) for p, t, a in store.paper_texts_of(chunk))
+        return vectors, words
+
+    return read
+
+
+def train_reader_model(
+    store: Store,
+    reader: ReaderId,
+    settings: Settings,
+    params: Params = DEFAULT,
+    seed: int | None = None,
+) -> ReaderModel | None:
+    """The reader's model, learned from what they saved, read, hid and muted.
+
+    None when it cannot learn: no semantic extra or vectors, or nothing saved
+    (the feed then ranks without it). ``seed`` fixes the random papers taken
+    as weak negatives (tests); by default each training draws anew.
+    """
+    from lightnews.embed import semantic_unavailable
+
+    if semantic_unavailable(settings):
+        return None
+    try:
+        import sklearn  # noqa: F401
+    except ImportError:
+        return None
+    model = str(settings.semantic)
+    signals = store.learning_signals(reader)
+    if not signals.saved:
+        return None
+    by_list: dict[str, list[int]] = {}
+    for paper_id, name in signals.saved:
+        by_list.setdefault(name or SAVED, []).append(paper_id)
+    rng = random.Random(seed)
+    touched = {p for p, _ in signals.saved} | set(signals.read) | set(signals.not_interested)
+    background = [p for p in store.random_paper_ids(params.background, model, rng)
+                  if p not in touched]  # fmt: skip
+    source = store_features(store, model)
+    vectors, words = source([*touched, *signals.muted, *background])
+    keywords = [k.lower() for k in store.mutes(reader).keyword]
+    muted_words = [p for p in background if keywords and _mentions(words.get(p), keywords)]
+    training = TrainingSet(
+        interests=tuple(Interest(name, tuple(papers)) for name, papers in sorted(by_list.items())),
+        reads=signals.read,
+        negatives=(*signals.not_interested, *signals.muted, *muted_words),
+        background=tuple(p for p in background if p not in set(muted_words)),
+    )
+    return fit_reader_model(training, vectors, words, params, source)
+
+
+def _mentions(words: Counter[str] | None, keywords: Sequence[str]) -> bool:
+    """Whether a paper's words include a muted keyword (as its stems)."""
+    if not words:
+        return False
+    from lightnews.embed.lexical import words as stems
+
+    return any(all(s in words for s in stems(k)) and stems(k) for k in keywords)
