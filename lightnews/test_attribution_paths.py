@@ -68,18 +68,18 @@ def test_snapshot_import_attributes_a_followed_scholars_paper(
     follow_scholar(store, LOCAL_READER, NOW, arxiv_author="Mara Lindqvist")
     summary = import_snapshot(store, _snapshot(tmp_path), workers=0, now=NOW)
     assert summary.saved.papers_new == 3 and summary.attributed == 1
-    assert _why(store, "2511.30001") == ["authored by Mara Lindqvist"]
+    assert _why(store, "2511.30001") == ["authored by Mara Lindqvist (followed)"]
     assert _why(store, "2511.30002") == ["new on arXiv"]
     # Importing again changes nothing, so nobody is attributed again.
     assert import_snapshot(store, _snapshot(tmp_path), workers=0, now=NOW).attributed == 0
-    assert _why(store, "2511.30001") == ["authored by Mara Lindqvist"]
+    assert _why(store, "2511.30001") == ["authored by Mara Lindqvist (followed)"]
 
 
 def test_new_follow_attributes_the_backlog(store: Store, tmp_path: Path) -> None:
     import_snapshot(store, _snapshot(tmp_path), workers=0, now=NOW)
     assert _why(store, "2511.30001") == ["new on arXiv"]
     follow_scholar(store, LOCAL_READER, NOW, arxiv_author="Mara Lindqvist")
-    assert _why(store, "2511.30001") == ["authored by Mara Lindqvist"]
+    assert _why(store, "2511.30001") == ["authored by Mara Lindqvist (followed)"]
 
 
 def test_oai_harvest_attributes_a_followed_scholars_paper(
@@ -91,7 +91,7 @@ def test_oai_harvest_attributes_a_followed_scholars_paper(
     settings = settings.with_overrides(arxiv_oai_url=url, resolve_online=False)
     (report,) = refresh(store, settings, kinds=["arxiv-oai"])  # not her arXiv API source
     assert report.ok and report.saved.papers_new and "lindqvist" in report.saved.name_keys
-    assert _why(store, "2511.18342")[0] == "authored by Mara Lindqvist"
+    assert _why(store, "2511.18342")[0] == "authored by Mara Lindqvist (followed)"
     assert _why(store, "2511.21436") == ["new on arXiv"]  # by two others
 
 
@@ -132,11 +132,11 @@ def test_the_command_line_paths(tmp_path: Path) -> None:
     followed_first, imported_first = tmp_path / "a.db", tmp_path / "b.db"
     run(followed_first, "follow", "--arxiv-author", "Mara Lindqvist")
     run(followed_first, "import", "arxiv-snapshot", snapshot)
-    assert feed(followed_first)["2511.30001"] == ["authored by Mara Lindqvist"]
+    assert feed(followed_first)["2511.30001"] == ["authored by Mara Lindqvist (followed)"]
     run(imported_first, "import", "arxiv-snapshot", snapshot)
     assert feed(imported_first)["2511.30001"] == ["new on arXiv"]
     run(imported_first, "follow", "--arxiv-author", "Mara Lindqvist")
-    assert feed(imported_first)["2511.30001"] == ["authored by Mara Lindqvist"]
+    assert feed(imported_first)["2511.30001"] == ["authored by Mara Lindqvist (followed)"]
 
 
 def test_papers_looked_up_for_references_are_attributed(

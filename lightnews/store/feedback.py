@@ -3,7 +3,7 @@
 Part of the store (mixed into :class:`~lightnews.store.sqlite.SQLiteStore`, and
 so into the PostgreSQL store, with the same SQL on both), kept apart because it
 has one job: keep and read the few facts :mod:`lightnews.rank.learn` learns
-from. Two tables of per-reader state (migration 0040 on both backends):
+from. Two tables of per-reader state (migrations 0021 on SQLite, 0013 on PostgreSQL):
 
 - ``paper_feedback``: a reader's word on one paper, "not interested" or "more
   like this" (one of the two at a time; taking it back deletes the row);

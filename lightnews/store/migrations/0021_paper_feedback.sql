@@ -4,7 +4,6 @@
 -- interested" lowers it and papers like it; "more like this" counts as a save).
 -- ``saved_lists``: the lists a reader files saved stories in, each an interest
 -- of its own to the ranker (a story may be in several lists).
--- Numbered 0040 to stay clear of migrations being written on other branches.
 CREATE TABLE paper_feedback (
     user_id    INTEGER NOT NULL,
     paper_id   INTEGER NOT NULL REFERENCES papers(id) ON DELETE CASCADE,

@@ -1,4 +1,4 @@
--- The same tables as SQLite's migrations/0040_paper_feedback.sql (see there): a
+-- The same tables as SQLite's migrations/0021_paper_feedback.sql (see there): a
 -- reader's word on papers ("not interested", "more like this") and their saved lists.
 CREATE TABLE paper_feedback (
     user_id    BIGINT NOT NULL,
