@@ -766,9 +766,10 @@ def feed(
     if not stories:
         out.print("the feed is empty: add sources and run `lightnews refresh`")
     for story in stories:
-        label = story.arxiv_id or "item"
+        label = story.arxiv_id or story.key  # what `read`, `more-like-this` take (item:ID)
         out.print(f"[bold]{escape(story.title)}[/bold]")
-        out.print(f"  {label} · {(story.time or '')[:10]}")
+        score = "" if newest else f" · score {story.score:.2f}"
+        out.print(f"  {label} · {(story.time or '')[:10]}{score}")
         out.print(f"  why: {escape(' · '.join(story.why))}")
         if story.url:
             out.print(f"  {story.url}")
@@ -1533,6 +1534,39 @@ def read_command(app: App, stories: tuple[str, ...], unread: bool, save: bool) -
             app.store.mark_story(app.reader, key, now, read=not unread,
                                  saved=True if save else None)  # fmt: skip
             out.print(f"{key}: {'unread' if unread else 'read'}{', saved' if save else ''}")
+
+
+@cli.command("more-like-this")
+@click.argument("papers", nargs=-1, required=True, callback=checked(validate.story_key))
+@click.option("--undo", is_flag=True, help="Take it back.")
+@pass_app
+def more_like_this(app: App, papers: tuple[str, ...], undo: bool) -> None:
+    """Ask for more papers like these: your feed learns from it as from a save."""
+    _paper_feedback(app, papers, None if undo else "more-like-this")
+
+
+@cli.command("not-interested")
+@click.argument("papers", nargs=-1, required=True, callback=checked(validate.story_key))
+@click.option("--undo", is_flag=True, help="Take it back: the paper may come back.")
+@pass_app
+def not_interested(app: App, papers: tuple[str, ...], undo: bool) -> None:
+    """Hide papers from your feed, and show fewer like them (yours alone)."""
+    _paper_feedback(app, papers, None if undo else "not-interested")
+
+
+def _paper_feedback(app: App, papers: tuple[str, ...], decision: str | None) -> None:
+    """The reader's word on papers (all of them known before any is recorded)."""
+    now = now_iso()
+    with errors_as_exit():
+        rows: dict[str, int] = {}
+        for key in dict.fromkeys(papers):
+            row = None if key.startswith("item:") else app.store.paper_row_id(key)
+            if row is None:
+                raise NotFound(f"{key} is not a stored paper (only papers take this)")
+            rows[key] = row
+        for key, row in rows.items():
+            app.store.set_paper_feedback(app.reader, row, decision, now)
+            out.print(f"{key}: {decision or 'no feedback'}")
 
 
 @cli.command("export")

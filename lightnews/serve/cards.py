@@ -81,6 +81,8 @@ class Card:
     reasons: tuple[Reason, ...]
     saved: bool = False
     read: bool = False
+    #: The feed's score (reasons' points, decayed with age); None where nothing ranked it.
+    score: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -89,7 +91,7 @@ class Card:
             "authors": [a.to_json() for a in self.authors], "more_authors": self.more_authors,
             "summary": self.summary, "badges": [b.to_json() for b in self.badges],
             "reasons": [r.to_json() for r in self.reasons], "saved": self.saved,
-            "read": self.read,
+            "read": self.read, "score": None if self.score is None else round(self.score, 4),
         }  # fmt: skip
 
 
@@ -174,7 +176,7 @@ def build_cards(
             key=story.key, title=title, href=href, arxiv_id=story.arxiv_id,
             category=story.category, time=story.time or "", authors=authors, more_authors=more,
             summary=summary, badges=_badges(story, paper), reasons=tuple(story.reasons),
-            saved=saved_at is not None, read=read_at is not None,
+            saved=saved_at is not None, read=read_at is not None, score=story.score,
         ))  # fmt: skip
     return cards
 

@@ -517,6 +517,13 @@ def create_app(
                     mark_story(store, reader_of(request), key, now, saved=action == "save")
                 else:
                     mark_story(store, reader_of(request), key, now, read=action == "read")
+            elif action in FEEDBACK_ACTIONS and key:
+                paper = store.paper_row_id(validate.story_key(key))
+                if paper is None:
+                    raise UsageError("only a paper's story takes “more like this” or “not "
+                                     "interested”")  # fmt: skip
+                store.set_paper_feedback(reader_of(request), paper,
+                                         FEEDBACK_ACTIONS[action], now)  # fmt: skip
             elif action in ("mute", "unmute") and value:
                 if kind == "keyword":
                     value = value.lower()
@@ -526,8 +533,9 @@ def create_app(
                     value = str(store.get_source(whole_number(value, "a source id")).id)
                 set_mute(store, reader_of(request), kind, value, now, muted=action == "mute")
             else:
-                raise UsageError("nothing to do: give a story and read, unread, save or "
-                                 "unsave, or what to (un)mute")  # fmt: skip
+                raise UsageError("nothing to do: give a story and read, unread, save, unsave, "
+                                 "more-like-this, not-interested or no-feedback, or what to "
+                                 "(un)mute")  # fmt: skip
         except ValueError:
             return failure(request, UsageError("a source is given by its number"))
         except LightnewsError as error:
@@ -857,6 +865,13 @@ def reader_of(request: Request) -> ReaderId:
 def reader_states(store: Store, reader: ReaderId) -> dict[str, tuple[str | None, str | None]]:
     """Story key → (read at, saved at)."""
     return store.story_states(reader)
+
+
+#: The reader's word on a paper, for their learned ranker (store/feedback.py): the form's
+#: action and what is stored (None takes it back).
+FEEDBACK_ACTIONS: dict[str, str | None] = {
+    "more-like-this": "more-like-this", "not-interested": "not-interested", "no-feedback": None,
+}  # fmt: skip
 
 
 def mark_story(store: Store, reader: ReaderId, key: str, now: str, *, read: bool | None = None,

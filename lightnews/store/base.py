@@ -699,6 +699,10 @@ class Store(Protocol):
         """The row id of a stored paper (its id in the word and vector indexes)."""
         ...
 
+    def paper_row_ids(self, arxiv_ids: Sequence[str]) -> dict[str, int]:
+        """Row ids of stored papers by arXiv id (those not stored are left out)."""
+        ...
+
     # -- the whole conversation (lightnews.store.network) ----------------------------------
 
     def listen_cursor(self, name: str) -> ListenCursor | None:

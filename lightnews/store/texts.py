@@ -68,3 +68,13 @@ class TextQueries:
         """The row id of a stored paper (its id in the word and vector indexes)."""
         row = self.db.execute("SELECT id FROM papers WHERE arxiv_id = ?", (arxiv_id,)).fetchone()
         return int(row[0]) if row else None
+
+    def paper_row_ids(self, arxiv_ids: Sequence[str]) -> dict[str, int]:
+        """Row ids of stored papers by arXiv id (those not stored are left out)."""
+        if not arxiv_ids:
+            return {}
+        rows = self.db.execute(
+            f"SELECT arxiv_id, id FROM papers WHERE {self.sql.in_list('arxiv_id')}",
+            (self.sql.list_param(list(arxiv_ids)),),
+        )
+        return {r[0]: int(r[1]) for r in rows}
