@@ -1834,7 +1834,10 @@ def worker(app: App, concurrency: int) -> None:
     each source is fetched by one worker at a time, each host's interval (arXiv's
     3 s) holds for all of them together, and the jobs of a worker that dies are
     run again by another. Every `worker_tick` seconds one of them queues what is
-    due. Ctrl-C or SIGTERM stops it once its running jobs are done.
+    due; each job queued and each job's end is said on a line. Ctrl-C or SIGTERM
+    stops it once its running jobs are done. A database lost for longer than
+    `worker_reconnect_seconds` stops it with an error (exit status 4), for its
+    supervisor to start it again.
 
     Only for a postgresql:// library: with an SQLite file, `lightnews refresh`
     does the same work in-process (run it from cron).
@@ -1846,9 +1849,12 @@ def worker(app: App, concurrency: int) -> None:
             "in-process (from cron, say)"
         )
     app.in_background()
-    from lightnews.worker import JobOutcome, run_worker
+    from lightnews.worker import DEFER_TASK, JobOutcome, run_worker
 
     def echo(outcome: JobOutcome) -> None:
+        if outcome.task == DEFER_TASK:  # a job queued ("queued #3 ..."): its end comes later
+            out.print(escape(outcome.summary))
+            return
         mark = "[green]ok[/green]  " if outcome.ok else "[red]fail[/red]"
         out.print(f"{mark} {escape(outcome.summary)}")
 
