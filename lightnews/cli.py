@@ -265,12 +265,84 @@ def cli(ctx: click.Context, db: str | None, as_user: str | None) -> None:
 
 
 @cli.command()
+@click.option(
+    "--admin-from-env", is_flag=True,
+    help="On a library without accounts, create the first admin: LIGHTNEWS_ADMIN_USER, with "
+    "the password in LIGHTNEWS_ADMIN_PASSWORD_FILE (a file) or LIGHTNEWS_ADMIN_PASSWORD. "
+    "With accounts, nothing changes (no password is ever overwritten).",
+)  # fmt: skip
 @pass_app
-def init(app: App) -> None:
-    """Create the database (or bring its schema up to date)."""
+def init(app: App, admin_from_env: bool) -> None:
+    """Create the database (or bring its schema up to date).
+
+    A deployment's setup step runs `lightnews init --admin-from-env` before the
+    web processes start: the first time it makes the first admin from the
+    environment; every time after, it only says that accounts exist.
+    """
     with errors_as_exit():
         version = app.store.schema_version
+        said = _admin_from_env(app) if admin_from_env else ""
     out.print(f"database ready at {_shown(app.db_path)} (schema version {version})")
+    if said:
+        out.print(escape(said))
+
+
+ADMIN_ENV = ("LIGHTNEWS_ADMIN_USER", "LIGHTNEWS_ADMIN_PASSWORD", "LIGHTNEWS_ADMIN_PASSWORD_FILE")
+
+
+def _admin_from_env(app: App) -> str:
+    """The first admin, made from the environment when the library has no account; what was done.
+
+    Only the *first* account is made: once accounts exist, an admin removed on
+    purpose does not come back at the next start, and no password changes.
+    """
+    from lightnews.accounts import check_password, check_user_name, hash_password, verify_password
+
+    user_env, password_env, file_env = ADMIN_ENV
+    name = os.environ.get(user_env, "").strip()
+    accounts = app.store.user_count()
+    if accounts:
+        found = app.store.password_hash(name) if name else None
+        if found is None:
+            return f"{accounts} accounts exist: no admin made from the environment"
+        user, stored = found
+        given = _admin_password(required=False)
+        if given and not verify_password(stored, given):
+            err.print(f"note: the password in the environment is not {name}'s: left as it is "
+                      f"(`lightnews users passwd {name}` changes it)")  # fmt: skip
+        role = "admin" if user.admin else "reader (not made an admin)"
+        return f"{role} {name} exists: its password is left as it is"
+    if not name:
+        raise UsageError(
+            f"--admin-from-env: this library has no accounts; set {user_env} to the first "
+            f"admin's name and {file_env} (or {password_env}) to its password"
+        )
+    check_user_name(name)
+    password = check_password(_admin_password(required=True))
+    try:
+        user = app.store.add_user(name, hash_password(password), admin=True, now=now_iso())
+    except UsageError:  # another setup made it meanwhile
+        return f"admin {name} exists: its password is left as it is"
+    app.store.audit(_actor(app), "users.add", f"{name} (admin, from the environment)", now_iso())
+    return f"added admin {user.name} (#{user.id}) from the environment; the web UI asks to sign in"
+
+
+def _admin_password(*, required: bool) -> str:
+    """The first admin's password from the environment (a file's first line, or the value)."""
+    _, password_env, file_env = ADMIN_ENV
+    value, path = os.environ.get(password_env, ""), os.environ.get(file_env, "").strip()
+    if value and path:
+        raise UsageError(f"set {password_env} or {file_env}, not both")
+    if path:
+        try:
+            lines = Path(path).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as error:
+            raise UsageError(f"{file_env}: cannot read {path}: {error}") from None
+        value = lines[0] if lines else ""
+    if not value and required:
+        raise UsageError(f"no password for the first admin: set {file_env} (a file holding "
+                         f"it) or {password_env}")  # fmt: skip
+    return value
 
 
 # -- sources -------------------------------------------------------------------
