@@ -1898,8 +1898,13 @@ def mcp_command(app: App) -> None:
     "--concurrency", default=1, show_default=True, type=click.IntRange(1, 64),
     help="Jobs this worker runs at once (each in a thread of its own).",
 )
+@click.option(
+    "--status", is_flag=True,
+    help="Say what the workers do instead (live workers, jobs waiting and running, the last "
+    "fetch, sources due) and exit.",
+)  # fmt: skip
 @pass_app
-def worker(app: App, concurrency: int) -> None:
+def worker(app: App, concurrency: int, status: bool) -> None:
     """Run jobs from a PostgreSQL library's queue: refresh due sources, embed, resolve stubs.
 
     Start as many workers as you like, on any machines that reach the database:
@@ -1920,6 +1925,14 @@ def worker(app: App, concurrency: int) -> None:
             f"{app.db_path} is an SQLite file, which `lightnews refresh` refreshes "
             "in-process (from cron, say)"
         )
+    if status:
+        from lightnews.worker import queue_status
+
+        with errors_as_exit():
+            state = queue_status(app.db_path, float(app.settings.worker_heartbeat))
+        for line in state.lines():
+            out.print(escape(line))
+        return
     app.in_background()
     from lightnews.worker import DEFER_TASK, JobOutcome, run_worker
 

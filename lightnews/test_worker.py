@@ -602,6 +602,11 @@ def test_a_worker_as_deployed_refreshes_a_due_source_within_its_tick(
     due = time.monotonic()
     wait_until(lambda: last_success(pg_url, source) != done, "the second refresh", 60 + 15)
     second = time.monotonic() - due
+    status = CliRunner().invoke(cli, ["--db", pg_url, "worker", "--status"])
+    assert status.exit_code == 0, status.output
+    assert "workers: 1 alive" in status.output
+    assert f"last fetch: #{source} arxiv-api all:tick at " in status.output
+    assert "(ok)" in status.output and "sources due now: 0" in status.output
     assert worker.stop() == 0
     said = worker.output()
     assert f"queued #{source} arxiv-api all:tick" in said

@@ -77,11 +77,13 @@ __all__ = [
     "REFRESH_TASK",
     "STUBS_TASK",
     "JobOutcome",
+    "QueueStatus",
     "Worker",
     "build_app",
     "cron_every",
     "defer_refresh",
     "queue_refresh",
+    "queue_status",
     "recover_once",
     "run_worker",
     "tick_period",
@@ -658,3 +660,66 @@ def run_worker(
         asyncio.run(_serve(app, worker, run))
     finally:
         worker.close()
+
+
+@dataclass(frozen=True, slots=True)
+class QueueStatus:
+    """What the workers of a library are doing, read from the database (``worker --status``)."""
+
+    workers: int
+    last_beat: float | None  # seconds since the latest heartbeat of any worker
+    waiting: dict[str, int]  # jobs by task
+    running: dict[str, int]
+    failed: int
+    last_attempt: str | None  # the latest source fetched, and when
+    due: int
+
+    def lines(self) -> list[str]:
+        def jobs(counts: dict[str, int]) -> str:
+            total = sum(counts.values())
+            parts = ", ".join(f"{n} {task.removeprefix('lightnews.')}"
+                              for task, n in sorted(counts.items()))  # fmt: skip
+            return f"{total}" + (f" ({parts})" if parts else "")
+
+        beat = "" if self.last_beat is None else f", last heartbeat {self.last_beat:.0f} s ago"
+        return [
+            f"workers: {self.workers} alive{beat}",
+            f"queue: {jobs(self.waiting)} waiting, {jobs(self.running)} running, "
+            f"{self.failed} failed kept",
+            f"last fetch: {self.last_attempt or 'none yet'}",
+            f"sources due now: {self.due}",
+        ]
+
+
+def queue_status(url: str, heartbeat: float = 10.0) -> QueueStatus:
+    """The queue's state: live workers (a beat within three), jobs waiting and running, the
+    last source fetched and how many are due."""
+    with PostgresStore(url, pool_size=2) as store:
+        db = store.db
+        alive = db.execute(
+            "SELECT count(*), EXTRACT(EPOCH FROM now() - max(last_heartbeat)) "
+            "FROM procrastinate_workers WHERE last_heartbeat > now() - make_interval(secs => ?)",
+            (MISSED_BEATS * heartbeat,),
+        ).fetchone()
+        by_status: dict[str, dict[str, int]] = {"todo": {}, "doing": {}, "failed": {}}
+        for status, task, count in db.execute(
+            "SELECT status::text, task_name, count(*) FROM procrastinate_jobs "
+            "WHERE status IN ('todo', 'doing', 'failed') GROUP BY 1, 2"
+        ).fetchall():
+            by_status[str(status)][str(task)] = int(count)
+        last = db.execute(
+            "SELECT id, kind, address, last_attempt, last_success = last_attempt FROM sources "
+            "WHERE last_attempt IS NOT NULL ORDER BY last_attempt DESC LIMIT 1"
+        ).fetchone()
+        due = len(due_for_refresh(store, iso(utc_now())))
+        store.close()
+    said = None
+    if last is not None:
+        outcome = "ok" if last[4] else "failed"
+        said = f"#{last[0]} {last[1]} {last[2]} at {last[3]} ({outcome})"
+    return QueueStatus(
+        workers=int(alive[0]) if alive else 0,
+        last_beat=float(alive[1]) if alive and alive[1] is not None else None,
+        waiting=by_status["todo"], running=by_status["doing"],
+        failed=sum(by_status["failed"].values()), last_attempt=said, due=due,
+    )  # fmt: skip
