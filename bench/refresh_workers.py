@@ -107,7 +107,7 @@ def prepare(url: str, feeds: list[str], api: str, paced: int, interval: float) -
     settings = {
         "arxiv_api_url": api, "arxiv_interval": interval, "arxiv_max_results": 100,
         "allow_private_addresses": "true", "resolve_online": "false", "semantic": "off",
-        "http_retries": 1, "worker_tick": 3600, "worker_heartbeat": 2,
+        "http_retries": 1, "worker_tick": 86400, "worker_heartbeat": 2,
     }  # fmt: skip
     with PostgresStore(url, pool_size=2) as store:
         for name, value in settings.items():

@@ -268,12 +268,84 @@ def cli(ctx: click.Context, db: str | None, as_user: str | None) -> None:
 
 
 @cli.command()
+@click.option(
+    "--admin-from-env", is_flag=True,
+    help="On a library without accounts, create the first admin: LIGHTNEWS_ADMIN_USER, with "
+    "the password in LIGHTNEWS_ADMIN_PASSWORD_FILE (a file) or LIGHTNEWS_ADMIN_PASSWORD. "
+    "With accounts, nothing changes (no password is ever overwritten).",
+)  # fmt: skip
 @pass_app
-def init(app: App) -> None:
-    """Create the database (or bring its schema up to date)."""
+def init(app: App, admin_from_env: bool) -> None:
+    """Create the database (or bring its schema up to date).
+
+    A deployment's setup step runs `lightnews init --admin-from-env` before the
+    web processes start: the first time it makes the first admin from the
+    environment; every time after, it only says that accounts exist.
+    """
     with errors_as_exit():
         version = app.store.schema_version
+        said = _admin_from_env(app) if admin_from_env else ""
     out.print(f"database ready at {_shown(app.db_path)} (schema version {version})")
+    if said:
+        out.print(escape(said))
+
+
+ADMIN_ENV = ("LIGHTNEWS_ADMIN_USER", "LIGHTNEWS_ADMIN_PASSWORD", "LIGHTNEWS_ADMIN_PASSWORD_FILE")
+
+
+def _admin_from_env(app: App) -> str:
+    """The first admin, made from the environment when the library has no account; what was done.
+
+    Only the *first* account is made: once accounts exist, an admin removed on
+    purpose does not come back at the next start, and no password changes.
+    """
+    from lightnews.accounts import check_password, check_user_name, hash_password, verify_password
+
+    user_env, password_env, file_env = ADMIN_ENV
+    name = os.environ.get(user_env, "").strip()
+    accounts = app.store.user_count()
+    if accounts:
+        found = app.store.password_hash(name) if name else None
+        if found is None:
+            return f"{accounts} accounts exist: no admin made from the environment"
+        user, stored = found
+        given = _admin_password(required=False)
+        if given and not verify_password(stored, given):
+            err.print(f"note: the password in the environment is not {name}'s: left as it is "
+                      f"(`lightnews users passwd {name}` changes it)")  # fmt: skip
+        role = "admin" if user.admin else "reader (not made an admin)"
+        return f"{role} {name} exists: its password is left as it is"
+    if not name:
+        raise UsageError(
+            f"--admin-from-env: this library has no accounts; set {user_env} to the first "
+            f"admin's name and {file_env} (or {password_env}) to its password"
+        )
+    check_user_name(name)
+    password = check_password(_admin_password(required=True))
+    try:
+        user = app.store.add_user(name, hash_password(password), admin=True, now=now_iso())
+    except UsageError:  # another setup made it meanwhile
+        return f"admin {name} exists: its password is left as it is"
+    app.store.audit(_actor(app), "users.add", f"{name} (admin, from the environment)", now_iso())
+    return f"added admin {user.name} (#{user.id}) from the environment; the web UI asks to sign in"
+
+
+def _admin_password(*, required: bool) -> str:
+    """The first admin's password from the environment (a file's first line, or the value)."""
+    _, password_env, file_env = ADMIN_ENV
+    value, path = os.environ.get(password_env, ""), os.environ.get(file_env, "").strip()
+    if value and path:
+        raise UsageError(f"set {password_env} or {file_env}, not both")
+    if path:
+        try:
+            lines = Path(path).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as error:
+            raise UsageError(f"{file_env}: cannot read {path}: {error}") from None
+        value = lines[0] if lines else ""
+    if not value and required:
+        raise UsageError(f"no password for the first admin: set {file_env} (a file holding "
+                         f"it) or {password_env}")  # fmt: skip
+    return value
 
 
 # -- sources -------------------------------------------------------------------
@@ -1929,15 +2001,23 @@ def mcp_command(app: App) -> None:
     "--concurrency", default=1, show_default=True, type=click.IntRange(1, 64),
     help="Jobs this worker runs at once (each in a thread of its own).",
 )
+@click.option(
+    "--status", is_flag=True,
+    help="Say what the workers do instead (live workers, jobs waiting and running, the last "
+    "fetch, sources due) and exit.",
+)  # fmt: skip
 @pass_app
-def worker(app: App, concurrency: int) -> None:
+def worker(app: App, concurrency: int, status: bool) -> None:
     """Run jobs from a PostgreSQL library's queue: refresh due sources, embed, resolve stubs.
 
     Start as many workers as you like, on any machines that reach the database:
     each source is fetched by one worker at a time, each host's interval (arXiv's
     3 s) holds for all of them together, and the jobs of a worker that dies are
     run again by another. Every `worker_tick` seconds one of them queues what is
-    due. Ctrl-C or SIGTERM stops it once its running jobs are done.
+    due; each job queued and each job's end is said on a line. Ctrl-C or SIGTERM
+    stops it once its running jobs are done. A database lost for longer than
+    `worker_reconnect_seconds` stops it with an error (exit status 4), for its
+    supervisor to start it again.
 
     Only for a postgresql:// library: with an SQLite file, `lightnews refresh`
     does the same work in-process (run it from cron).
@@ -1948,10 +2028,21 @@ def worker(app: App, concurrency: int) -> None:
             f"{app.db_path} is an SQLite file, which `lightnews refresh` refreshes "
             "in-process (from cron, say)"
         )
+    if status:
+        from lightnews.worker import queue_status
+
+        with errors_as_exit():
+            state = queue_status(app.db_path, float(app.settings.worker_heartbeat))
+        for line in state.lines():
+            out.print(escape(line))
+        return
     app.in_background()
-    from lightnews.worker import JobOutcome, run_worker
+    from lightnews.worker import DEFER_TASK, JobOutcome, run_worker
 
     def echo(outcome: JobOutcome) -> None:
+        if outcome.task == DEFER_TASK:  # a job queued ("queued #3 ..."): its end comes later
+            out.print(escape(outcome.summary))
+            return
         mark = "[green]ok[/green]  " if outcome.ok else "[red]fail[/red]"
         out.print(f"{mark} {escape(outcome.summary)}")
 

@@ -421,7 +421,9 @@ SETTINGS: tuple[Setting, ...] = (
         60,
         _positive_int,
         "Seconds between two looks of `lightnews worker` for due sources, new papers to embed "
-        "and stubs to resolve (one look for the whole cluster, whichever worker makes it).",
+        "and stubs to resolve (one look for the whole cluster, whichever worker makes it). "
+        "Looks fall on the clock's divisions: the tick is rounded down to one dividing the "
+        "minute, the hour or the day (45 runs every 30 s, 420 every 6 min).",
     ),
     Setting(
         "worker_heartbeat",
@@ -430,6 +432,13 @@ SETTINGS: tuple[Setting, ...] = (
         "Seconds between two heartbeats of a worker; the jobs of a worker silent for three "
         "of them run again on another, unless its connection still holds them (a slow "
         "machine, not a dead worker).",
+    ),
+    Setting(
+        "worker_reconnect_seconds",
+        300.0,
+        _positive_float,
+        "Seconds a worker that lost its database tries to reach it again (with a growing "
+        "pause) before it exits with an error, for its supervisor to restart it.",
     ),
     Setting(
         "jetstream_url",

@@ -113,3 +113,55 @@ def test_bad_account_input_is_a_usage_error(
 ) -> None:
     result = run(str(tmp_path / "x.db"), *args, code=2, stdin=stdin)
     assert message in result.output and "Traceback" not in result.output
+
+
+def test_init_makes_the_first_admin_from_the_environment_once(
+    library: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A deployment's setup step: the first admin from the environment, then never again."""
+    from lightnews.accounts import verify_password
+
+    for name in ("LIGHTNEWS_ADMIN_USER", "LIGHTNEWS_ADMIN_PASSWORD",
+                 "LIGHTNEWS_ADMIN_PASSWORD_FILE"):  # fmt: skip
+        monkeypatch.delenv(name, raising=False)
+    # Nothing to make an admin from: a usage error that names what to set.
+    refused = run(library, "init", "--admin-from-env", code=2)
+    assert "LIGHTNEWS_ADMIN_USER" in refused.output and "no accounts" in refused.output
+    monkeypatch.setenv("LIGHTNEWS_ADMIN_USER", "ada")
+    assert "LIGHTNEWS_ADMIN_PASSWORD" in run(library, "init", "--admin-from-env", code=2).output
+    secret = tmp_path / "admin-password"
+    secret.write_text("correct horse\n")
+    monkeypatch.setenv("LIGHTNEWS_ADMIN_PASSWORD_FILE", str(secret))
+    monkeypatch.setenv("LIGHTNEWS_ADMIN_PASSWORD", "something else")
+    assert "not both" in run(library, "init", "--admin-from-env", code=2).output
+    monkeypatch.delenv("LIGHTNEWS_ADMIN_PASSWORD")
+    monkeypatch.setenv("LIGHTNEWS_ADMIN_PASSWORD_FILE", str(tmp_path / "missing"))
+    assert "cannot read" in run(library, "init", "--admin-from-env", code=2).output
+    monkeypatch.setenv("LIGHTNEWS_ADMIN_PASSWORD_FILE", str(secret))
+
+    made = run(library, "init", "--admin-from-env")
+    assert "added admin ada" in made.output
+    with open_store(library) as store:
+        ada = store.password_hash("ada")
+    assert ada is not None and ada[0].admin and verify_password(ada[1], "correct horse")
+    # Again, with another password given: the account and its password are left alone, said so.
+    monkeypatch.delenv("LIGHTNEWS_ADMIN_PASSWORD_FILE")
+    monkeypatch.setenv("LIGHTNEWS_ADMIN_PASSWORD", "a new one, please")
+    again = run(library, "init", "--admin-from-env")
+    assert "admin ada exists: its password is left as it is" in again.output
+    assert "not ada's" in again.output
+    # Once accounts exist, the environment makes no other: a removed admin stays removed.
+    run(library, "users", "add", "bob", "--admin", "--password-stdin", stdin="battery staple\n")
+    run(library, "users", "remove", "ada", "--yes")
+    gone = run(library, "init", "--admin-from-env")
+    assert "no admin made from the environment" in gone.output
+    monkeypatch.delenv("LIGHTNEWS_ADMIN_USER")
+    monkeypatch.delenv("LIGHTNEWS_ADMIN_PASSWORD")
+    run(library, "init", "--admin-from-env")  # a later start without the secrets: fine
+    listed = json.loads(run(library, "users", "list", "--json").stdout)
+    assert [(u["name"], u["admin"]) for u in listed] == [("bob", True)]
+    with open_store(library) as store:
+        found = store.password_hash("bob")
+        audit = [(e.action, e.target) for e in store.audit_log()]
+    assert found is not None and verify_password(found[1], "battery staple")
+    assert ("users.add", "ada (admin, from the environment)") in audit

@@ -333,10 +333,10 @@ def test_a_source_is_fetched_by_one_worker_at_a_time(
 ) -> None:
     api = SlowArxiv(server, per_query=8, page=2, delay=0.3)
     url = make_db()
-    (source,) = prepare(url, api, ["all:busy"], worker_tick=3600)
+    (source,) = prepare(url, api, ["all:busy"], worker_tick=86400)
     running = [workers(url, tmp_path / f"w{i}.log", concurrency=2) for i in range(2)]
     # Queued once; once it is being fetched, queued again, by force (no periodic look
-    # comes within the hour of worker_tick).
+    # comes within the day of worker_tick).
     assert queue_refresh(url, [source]) == 1
     wait_until(lambda: len(api.of("all:busy")) >= 1, "the first run has begun", timeout=60)
     assert queue_refresh(url, [source], force=True) == 1
@@ -459,7 +459,7 @@ def test_a_dead_workers_job_queued_anew_meanwhile_runs_once(
     """The source was queued again while its job still looked running: that job is closed."""
     api = SlowArxiv(server, per_query=12, page=2, delay=0.3)
     url = make_db()
-    (source,) = prepare(url, api, ["all:again"], worker_tick=3600)
+    (source,) = prepare(url, api, ["all:again"], worker_tick=86400)
     assert queue_refresh(url, [source]) == 1
     first = workers(url, tmp_path / "first.log")
     wait_until(lambda: len(api.of("all:again")) >= 2, "the first run has begun")
@@ -491,7 +491,7 @@ def test_a_slow_workers_job_stays_with_it_and_a_dead_ones_goes_back(
     api = SlowArxiv(server, per_query=12, page=2, delay=0.5)
     url = make_db()
     # A minute between beats: the worker's row stays as the test leaves it.
-    (source,) = prepare(url, api, ["all:slow"], worker_tick=3600, worker_heartbeat=60)
+    (source,) = prepare(url, api, ["all:slow"], worker_tick=86400, worker_heartbeat=60)
     assert queue_refresh(url, [source]) == 1
     slow = workers(url, tmp_path / "slow.log")
     wait_until(lambda: len(api.of("all:slow")) >= 2, "the run has begun")
@@ -528,3 +528,88 @@ def test_a_slow_workers_job_stays_with_it_and_a_dead_ones_goes_back(
     with psycopg.connect(url, autocommit=True) as conn:
         papers = conn.execute("SELECT count(*) FROM papers").fetchone()
     assert papers is not None and papers[0] == 12
+
+
+# -- the tick ---------------------------------------------------------------------------------
+
+
+def firings(cron: str, start: float, until: float) -> list[int]:
+    """When procrastinate's periodic deferrer fires ``cron`` after ``start`` (its own croniter)."""
+    from procrastinate.periodic import PeriodicDeferrer, PeriodicRegistry, PeriodicTask
+
+    nothing: Any = None  # the deferrer reads the cron only
+    task: Any = PeriodicTask(task=nothing, cron=cron, periodic_id="", configure_kwargs={})
+    deferrer = PeriodicDeferrer(registry=PeriodicRegistry())  # type: ignore[no-untyped-call]
+    return list(deferrer.get_timestamps(periodic_task=task, since=int(start), until=until))
+
+
+@pytest.mark.parametrize(
+    ("tick", "period"),
+    [(1, 1), (5, 5), (10, 10), (45, 30), (60, 60), (90, 60), (300, 300), (420, 360),
+     (3600, 3600), (5 * 3600, 4 * 3600), (86400, 86400), (7 * 86400, 86400)],
+)  # fmt: skip
+def test_the_periodic_jobs_fire_every_tick(tick: int, period: int) -> None:
+    """As procrastinate reads the cron (seconds last), a look comes every tick, evenly.
+
+    ``0 */1 * * * *`` (the tick of 60 before) fired at 02:00:00, 02:00:01 ...
+    after 01:07:30: every second of minute 0 of each hour, and no other minute.
+    """
+    from datetime import UTC, datetime
+
+    from lightnews.worker import cron_every, tick_period
+
+    assert tick_period(tick) == period
+    for start in ("2026-01-01T01:07:30", "2026-01-01T23:59:59.5", "2026-03-31T00:00:00"):
+        at = datetime.fromisoformat(start).replace(tzinfo=UTC).timestamp()
+        fired = firings(cron_every(tick), at, at + 4 * period)
+        assert 0 < fired[0] - at <= period, (start, fired)
+        assert [b - a for a, b in itertools.pairwise(fired)] == [period] * (len(fired) - 1)
+        assert len(fired) >= 4, (start, fired)
+
+
+def test_a_worker_registers_its_periodic_jobs_on_the_tick(pg_url: str) -> None:
+    from lightnews.worker import Worker, build_app, cron_every
+
+    worker = Worker(pg_url)
+    try:
+        app = build_app(pg_url, worker, tick=60)
+        crons = {t.cron for t in app.periodic_registry.periodic_tasks.values()}
+    finally:
+        worker.close()
+    assert crons == {cron_every(60)} == {"*/1 * * * *"}
+
+
+def last_success(url: str, source: int) -> str | None:
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute("SELECT last_success FROM sources WHERE id = %s", (source,)).fetchone()
+    return None if row is None or row[0] is None else str(row[0])
+
+
+def test_a_worker_as_deployed_refreshes_a_due_source_within_its_tick(
+    pg_url: str, server: RecordedServer, workers: Callable[..., WorkerProcess], tmp_path: Path
+) -> None:
+    """The default tick and heartbeat (60 s, 10 s), nothing forced: a due source is fetched
+    within a tick of the worker's start, and again within a tick of being due again."""
+    api = SlowArxiv(server, per_query=2, page=2, delay=0.0)
+    (source,) = prepare(pg_url, api, ["all:tick"], worker_tick=60, worker_heartbeat=10)
+    began = time.monotonic()
+    worker = workers(pg_url, tmp_path / "worker.log")
+    wait_until(lambda: last_success(pg_url, source) is not None, "the first refresh", 60 + 15)
+    first = time.monotonic() - began
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # due again
+        conn.execute("UPDATE sources SET next_attempt = NULL WHERE id = %s", (source,))
+    done = last_success(pg_url, source)
+    due = time.monotonic()
+    wait_until(lambda: last_success(pg_url, source) != done, "the second refresh", 60 + 15)
+    second = time.monotonic() - due
+    status = CliRunner().invoke(cli, ["--db", pg_url, "worker", "--status"])
+    assert status.exit_code == 0, status.output
+    assert "workers: 1 alive" in status.output
+    assert f"last fetch: #{source} arxiv-api all:tick at " in status.output
+    assert "(ok)" in status.output and "sources due now: 0" in status.output
+    assert worker.stop() == 0
+    said = worker.output()
+    assert f"queued #{source} arxiv-api all:tick" in said
+    assert f"#{source} arxiv-api all:tick: " in said  # the job's end
+    assert len(api.of("all:tick")) == 2
+    print(f"first refresh {first:.1f} s after the start, the next {second:.1f} s after due")

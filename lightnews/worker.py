@@ -40,10 +40,13 @@ the process that calls it, as before.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
+import signal
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
@@ -74,13 +77,16 @@ __all__ = [
     "REFRESH_TASK",
     "STUBS_TASK",
     "JobOutcome",
+    "QueueStatus",
     "Worker",
     "build_app",
     "cron_every",
     "defer_refresh",
     "queue_refresh",
+    "queue_status",
     "recover_once",
     "run_worker",
+    "tick_period",
 ]
 
 REFRESH_TASK = "lightnews.refresh_source"
@@ -119,12 +125,36 @@ def source_lock(source_id: int) -> str:
     return f"source-{source_id}"
 
 
+def tick_period(seconds: int) -> int:
+    """The period the periodic jobs really run at for a ``worker_tick`` of ``seconds``.
+
+    A cron fires on the clock's divisions, so the tick is rounded down to one
+    that divides the minute (under a minute), the hour (under an hour) or the
+    day: 45 s runs every 30 s, 7 min every 6 min, 5 h every 4 h; past a day,
+    daily. Every tick is then as long as the one before.
+    """
+    for unit, span in ((1, 60), (60, 60), (3600, 24)):
+        count = max(1, seconds // unit)
+        if count < span:
+            return unit * max(d for d in range(1, count + 1) if span % d == 0)
+    return 86400
+
+
 def cron_every(seconds: int) -> str:
-    """A six-field cron (seconds first) firing every ``seconds`` (whole minutes past 59)."""
-    if seconds < 60:
-        return f"*/{max(1, seconds)} * * * * *"
-    minutes = seconds // 60
-    return f"0 */{minutes} * * * *" if minutes < 60 else "0 0 * * * *"
+    """The cron procrastinate fires every :func:`tick_period` of ``seconds`` by.
+
+    procrastinate's croniter reads five fields (minute hour day month weekday)
+    and an optional sixth, *seconds*, last: ``0 */1 * * * *`` is every second
+    of minute 0 of each hour, not every minute.
+    """
+    period = tick_period(seconds)
+    if period < 60:
+        return "* * * * * *" if period == 1 else f"* * * * * */{period}"
+    if period < 3600:
+        return f"*/{period // 60} * * * *"
+    if period < 86400:
+        return f"0 */{period // 3600} * * *"
+    return "0 0 * * *"
 
 
 class Worker:
@@ -194,9 +224,14 @@ class Worker:
             reattribute(store, [report])
         return self._report(JobOutcome(REFRESH_TASK, _describe(report), report.ok))
 
-    def due_sources(self) -> list[int]:
-        """Ids of the sources due now."""
-        return [row.id for row in due_for_refresh(self.store, iso(utc_now()))]
+    def due_sources(self) -> list[SourceRow]:
+        """The sources due now."""
+        return list(due_for_refresh(self.store, iso(utc_now())))
+
+    def queued(self, rows: Iterable[SourceRow]) -> None:
+        """Say which refresh jobs this worker's look queued (their end is said by the job)."""
+        for row in rows:
+            self._report(JobOutcome(DEFER_TASK, f"queued #{row.id} {row.kind} {row.address}"))
 
     def embed(self) -> JobOutcome:
         result = embed_new(self.store, self.settings())
@@ -298,7 +333,10 @@ def build_app(url: str, worker: Worker | None = None, *, tick: int = 60) -> Any:
     """
     from procrastinate import App, PsycopgConnector, RetryStrategy
 
-    app = App(connector=PsycopgConnector(conninfo=url, kwargs={"application_name": "lightnews"}))
+    # A connection waited for 10 s at most: a lost database is noticed within a heartbeat or so.
+    connector = PsycopgConnector(conninfo=url, timeout=10.0,
+                                 kwargs={"application_name": "lightnews"})  # fmt: skip
+    app = App(connector=connector)
     if worker is None:
         return app
     # The database was unreachable or busy: not the source's fault, so try again.
@@ -324,9 +362,10 @@ def build_app(url: str, worker: Worker | None = None, *, tick: int = 60) -> Any:
     @app.periodic(cron=cron_every(tick))
     @app.task(name=DEFER_TASK, lock=DEFER_TASK, queueing_lock=DEFER_TASK)
     async def defer_due(timestamp: int) -> str:
-        ids = await asyncio.to_thread(worker.due_sources)
-        deferred = await defer_refresh(app, ids)
-        return f"{deferred} of {len(ids)} due sources queued"
+        rows = await asyncio.to_thread(worker.due_sources)
+        deferred = set(await _defer_each(app, [row.id for row in rows]))
+        worker.queued(row for row in rows if row.id in deferred)
+        return f"{len(deferred)} of {len(rows)} due sources queued"
 
     @app.periodic(cron=cron_every(tick))
     @periodic_task(EMBED_TASK)
@@ -357,9 +396,14 @@ def build_app(url: str, worker: Worker | None = None, *, tick: int = 60) -> Any:
 
 async def defer_refresh(app: Any, source_ids: Iterable[int], *, force: bool = False) -> int:
     """Queue a refresh job per source (one waiting per source at most); returns how many."""
+    return len(await _defer_each(app, source_ids, force=force))
+
+
+async def _defer_each(app: Any, source_ids: Iterable[int], *, force: bool = False) -> list[int]:
+    """Queue a refresh job per source not already waiting; the ids queued."""
     from procrastinate.exceptions import AlreadyEnqueued
 
-    deferred = 0
+    deferred = []
     for source_id in source_ids:
         lock = source_lock(source_id)
         task = app.configure_task(REFRESH_TASK, lock=lock, queueing_lock=lock)
@@ -367,7 +411,7 @@ async def defer_refresh(app: Any, source_ids: Iterable[int], *, force: bool = Fa
             await task.defer_async(source_id=source_id, force=force)
         except AlreadyEnqueued:
             continue  # already waiting in the queue
-        deferred += 1
+        deferred.append(source_id)
     return deferred
 
 
@@ -388,12 +432,16 @@ def queue_refresh(url: str, source_ids: Iterable[int], *, force: bool = False) -
 
 async def _recover_stalled(app: Any, url: str, every: float) -> None:
     """Put the jobs of dead workers back in the queue, every ``every`` seconds."""
+    failing = False
     while True:
         await asyncio.sleep(every)
         try:
             await recover_once(app, url, MISSED_BEATS * every)
+            failing = False
         except Exception as error:  # the database restarting: try again at the next beat
-            log.warning("could not look for jobs of dead workers: %s", error)
+            if not failing:  # said once, not at every beat
+                log.warning("could not look for jobs of dead workers: %s", _said(error))
+            failing = True
 
 
 async def recover_once(app: Any, url: str, stalled_after: float) -> list[str]:
@@ -438,25 +486,141 @@ async def _hand_back(app: Any, job: Any) -> str:
     return f"job {job.call_string} of a dead worker queued again"
 
 
-async def _serve(app: Any, url: str, concurrency: int, heartbeat: float, name: str) -> None:
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """How a worker runs: its name, its pace, and how long it waits for a lost database."""
+
+    name: str
+    concurrency: int
+    heartbeat: float
+    reconnect_for: float
+
+
+async def _serve(app: Any, worker: Worker, run: _Run) -> None:
+    """Run jobs until SIGINT or SIGTERM; through a lost database, for ``run.reconnect_for``.
+
+    procrastinate ends its worker *quietly* when it loses the database (a side
+    task fails, the worker stops as if asked to): the signals are ours, so an
+    end that no signal asked for is a loss. It reconnects with a growing pause
+    and, when the database stays away past the bound, raises
+    :class:`~lightnews.errors.Unavailable` (an error exit for the supervisor).
+    """
     loop = asyncio.get_running_loop()
     # Jobs run in the loop's default executor: one thread per job, a few to spare.
     loop.set_default_executor(
-        ThreadPoolExecutor(max_workers=concurrency + 2, thread_name_prefix="lightnews-job")
+        ThreadPoolExecutor(max_workers=run.concurrency + 2, thread_name_prefix="lightnews-job")
     )
-    async with app.open_async():
-        recovery = asyncio.create_task(_recover_stalled(app, url, heartbeat))
-        try:
-            await app.run_worker_async(
-                concurrency=concurrency,
-                name=name,
-                update_heartbeat_interval=heartbeat,
-                stalled_worker_timeout=max(FORGET_WORKER, MISSED_BEATS * heartbeat),
-                fetch_job_polling_interval=max(1.0, heartbeat),
+    stopping = asyncio.Event()
+    signals = (signal.SIGINT, signal.SIGTERM)
+    for signum in signals:
+        loop.add_signal_handler(signum, stopping.set)
+    try:
+        while True:
+            reason = await _run_until_lost(app, worker.url, run, stopping)
+            if stopping.is_set():
+                return
+            log.warning("lost the database (%s); trying to reach it again for up to %.0f s",
+                        reason, run.reconnect_for)  # fmt: skip
+            began = time.monotonic()
+            if not await _reconnect(worker.url, run.reconnect_for, stopping):
+                if stopping.is_set():
+                    return
+                raise Unavailable(
+                    f"the database {redact(worker.url)} could not be reached for "
+                    f"{run.reconnect_for:.0f} s (worker_reconnect_seconds): the worker stops"
+                )
+            # The pooled connections of the jobs went with the old server: new ones.
+            await asyncio.to_thread(worker.store.renew_connections)
+            log.warning("the database is back after %.0f s: running jobs again",
+                        time.monotonic() - began)  # fmt: skip
+    finally:
+        for signum in signals:
+            loop.remove_signal_handler(signum)
+
+
+async def _run_until_lost(app: Any, url: str, run: _Run, stopping: asyncio.Event) -> str:
+    """Run procrastinate's worker until asked to stop or until it ends by itself: why it ended."""
+    reason = "the queue's worker stopped"
+    try:
+        async with app.open_async():
+            recovery = asyncio.create_task(_recover_stalled(app, url, run.heartbeat))
+            work = asyncio.create_task(app.run_worker_async(
+                concurrency=run.concurrency,
+                name=run.name,
+                update_heartbeat_interval=run.heartbeat,
+                stalled_worker_timeout=max(FORGET_WORKER, MISSED_BEATS * run.heartbeat),
+                fetch_job_polling_interval=max(1.0, run.heartbeat),
                 delete_jobs="successful",
-            )
-        finally:
-            recovery.cancel()
+                install_signal_handlers=False,
+            ))  # fmt: skip
+            asked = asyncio.create_task(stopping.wait())
+            try:
+                await asyncio.wait({work, asked}, return_when=asyncio.FIRST_COMPLETED)
+                if not work.done():  # asked to stop: running jobs finish first
+                    work.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await work
+                elif work.exception() is not None:
+                    reason = _said(work.exception())
+            finally:
+                recovery.cancel()
+                asked.cancel()
+    except Exception as error:  # opening or closing the queue's connections failed
+        reason = _said(error)
+    return reason
+
+
+async def _reconnect(url: str, bound: float, stopping: asyncio.Event) -> bool:
+    """Whether the database answers again within ``bound`` seconds (pauses 1, 2, 4 ... 30 s)."""
+    import psycopg
+
+    deadline = time.monotonic() + bound
+    pause = 1.0
+    while not stopping.is_set():
+        try:
+            conn = await psycopg.AsyncConnection.connect(url, connect_timeout=10)
+            async with conn:
+                await conn.execute("SELECT 1")
+            return True
+        except psycopg.Error as error:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            log.warning("the database does not answer (%s); again in %.0f s",
+                        _said(error), min(pause, left))  # fmt: skip
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stopping.wait(), timeout=min(pause, max(0.0, left)))
+        pause = min(30.0, pause * 2)
+    return False
+
+
+class _NotTheLoss(logging.Filter):
+    """Leaves out the tracebacks of a lost database (the worker says the loss on one line)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        import psycopg
+        from procrastinate.exceptions import ConnectorException
+
+        error = record.exc_info[1] if record.exc_info else None
+        return not isinstance(error, ConnectorException | psycopg.OperationalError)
+
+
+def _say_on_stderr(logger: logging.Logger, *filters: logging.Filter) -> None:
+    """``logger``'s records on stderr, one message a line, once however often it is asked."""
+    if logger.handlers:
+        return
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    for one in filters:
+        handler.addFilter(one)
+    logger.addHandler(handler)
+    logger.propagate = False
+
+
+def _said(error: BaseException | None) -> str:
+    """An error on one line."""
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text[:300]
 
 
 def run_worker(
@@ -466,23 +630,96 @@ def run_worker(
     echo: Callable[[JobOutcome], None] | None = None,
     on_start: Callable[[str], None] | None = None,
 ) -> None:
-    """Run jobs from the library's queue until SIGINT or SIGTERM (running jobs finish first)."""
+    """Run jobs from the library's queue until SIGINT or SIGTERM (running jobs finish first).
+
+    A database lost for longer than ``worker_reconnect_seconds`` raises
+    :class:`~lightnews.errors.Unavailable`: the worker never stops quietly.
+    """
+    _say_on_stderr(log)  # what the recovery does, as the job lines are
+    # procrastinate's warnings and failed jobs, without its tracebacks of a lost database.
+    _say_on_stderr(logging.getLogger("procrastinate"), _NotTheLoss())
     logging.getLogger("procrastinate").setLevel(logging.WARNING)
-    if not log.handlers:  # what the recovery does is said on stderr, as the job lines are
-        handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter("%(message)s"))
-        log.addHandler(handler)
-        log.propagate = False
+    # Each failed reconnection of a pool, said again and again: the loss is said once.
+    logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
     worker = Worker(url, concurrency=concurrency, echo=echo)
     try:
         settings = worker.settings()
-        name = f"{socket.gethostname()}-{os.getpid()}"
-        app = build_app(url, worker, tick=int(settings.worker_tick))
+        tick = int(settings.worker_tick)
+        run = _Run(
+            name=f"{socket.gethostname()}-{os.getpid()}",
+            concurrency=concurrency,
+            heartbeat=float(settings.worker_heartbeat),
+            reconnect_for=float(settings.worker_reconnect_seconds),
+        )
+        app = build_app(url, worker, tick=tick)
         if on_start:
             on_start(
-                f"worker {name} on {redact(url)}: {concurrency} at a time, looking for due "
-                f"sources every {int(settings.worker_tick)} s"
+                f"worker {run.name} on {redact(url)}: {concurrency} at a time, looking for due "
+                f"sources every {tick_period(tick)} s"
             )
-        asyncio.run(_serve(app, url, concurrency, float(settings.worker_heartbeat), name))
+        asyncio.run(_serve(app, worker, run))
     finally:
         worker.close()
+
+
+@dataclass(frozen=True, slots=True)
+class QueueStatus:
+    """What the workers of a library are doing, read from the database (``worker --status``)."""
+
+    workers: int
+    last_beat: float | None  # seconds since the latest heartbeat of any worker
+    waiting: dict[str, int]  # jobs by task
+    running: dict[str, int]
+    failed: int
+    last_attempt: str | None  # the latest source fetched, and when
+    due: int
+
+    def lines(self) -> list[str]:
+        def jobs(counts: dict[str, int]) -> str:
+            total = sum(counts.values())
+            parts = ", ".join(f"{n} {task.removeprefix('lightnews.')}"
+                              for task, n in sorted(counts.items()))  # fmt: skip
+            return f"{total}" + (f" ({parts})" if parts else "")
+
+        beat = "" if self.last_beat is None else f", last heartbeat {self.last_beat:.0f} s ago"
+        return [
+            f"workers: {self.workers} alive{beat}",
+            f"queue: {jobs(self.waiting)} waiting, {jobs(self.running)} running, "
+            f"{self.failed} failed kept",
+            f"last fetch: {self.last_attempt or 'none yet'}",
+            f"sources due now: {self.due}",
+        ]
+
+
+def queue_status(url: str, heartbeat: float = 10.0) -> QueueStatus:
+    """The queue's state: live workers (a beat within three), jobs waiting and running, the
+    last source fetched and how many are due."""
+    with PostgresStore(url, pool_size=2) as store:
+        db = store.db
+        alive = db.execute(
+            "SELECT count(*), EXTRACT(EPOCH FROM now() - max(last_heartbeat)) "
+            "FROM procrastinate_workers WHERE last_heartbeat > now() - make_interval(secs => ?)",
+            (MISSED_BEATS * heartbeat,),
+        ).fetchone()
+        by_status: dict[str, dict[str, int]] = {"todo": {}, "doing": {}, "failed": {}}
+        for status, task, count in db.execute(
+            "SELECT status::text, task_name, count(*) FROM procrastinate_jobs "
+            "WHERE status IN ('todo', 'doing', 'failed') GROUP BY 1, 2"
+        ).fetchall():
+            by_status[str(status)][str(task)] = int(count)
+        last = db.execute(
+            "SELECT id, kind, address, last_attempt, last_success = last_attempt FROM sources "
+            "WHERE last_attempt IS NOT NULL ORDER BY last_attempt DESC LIMIT 1"
+        ).fetchone()
+        due = len(due_for_refresh(store, iso(utc_now())))
+        store.close()
+    said = None
+    if last is not None:
+        outcome = "ok" if last[4] else "failed"
+        said = f"#{last[0]} {last[1]} {last[2]} at {last[3]} ({outcome})"
+    return QueueStatus(
+        workers=int(alive[0]) if alive else 0,
+        last_beat=float(alive[1]) if alive and alive[1] is not None else None,
+        waiting=by_status["todo"], running=by_status["doing"],
+        failed=sum(by_status["failed"].values()), last_attempt=said, due=due,
+    )  # fmt: skip

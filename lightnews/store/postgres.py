@@ -356,6 +356,16 @@ class PostgresStore(SQLiteStore):
             self._held[threading.current_thread()] = raw
         return _Connection(raw)
 
+    def renew_connections(self) -> None:
+        """Let go of every connection held and check the idle ones: after the server
+        restarted, when no thread is using its own (each takes a new one at its next use)."""
+        with self._guard:
+            held = list(self._held.values())
+        for raw in held:
+            with suppress(Exception):
+                raw.close()  # its thread sees it closed and takes another
+        self.pool.check()
+
     def close(self) -> None:
         with self._guard:
             self._closed = True
