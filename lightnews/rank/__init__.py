@@ -340,7 +340,7 @@ def learned_interest(story: Story, context: Context) -> tuple[float, list[Reason
     title = found.title if len(found.title) <= 60 else found.title[:57].rstrip() + "…"
     paper = Part(f"“{title}”", f"/paper/{found.arxiv_id}")
     if found.interest == SAVED:
-        return points, [reason("like ", paper, ", going by what you saved", weight=points)]
+        return points, [reason("like ", paper, ", going by your saves", weight=points)]
     listed = Part(f"“{found.interest}”", "/saved")
     return points, [reason("for your ", listed, " list: like ", paper, weight=points)]
 
@@ -729,7 +729,7 @@ def rank_stories(
 
 
 #: A paper the reader's model rates this many standard deviations above a random one
-#: says so ("like “…”, going by what you saved"): about one random paper in a thousand
+#: says so ("like “…”, going by your saves"): about one random paper in a thousand
 #: if the scores were normal (a cautious bar, not yet fitted on readers' clicks).
 LEARNED_FLOOR = 3.0
 

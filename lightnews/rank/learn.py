@@ -43,7 +43,7 @@ import random
 import threading
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from lightnews.embed.lexical import analyze
@@ -433,7 +433,9 @@ class ReaderModels:
         with self._lock:
             kept = self._kept.get(key)
         if kept is not None and kept[0] == version:
-            return kept[1]
+            found = kept[1]  # read its papers' features through this store (another may be shut)
+            return None if found is None else replace(
+                found, source=store_features(store, str(settings.semantic)))
         # The same reader and data learn the same model (the random papers drawn by reader).
         model = train_reader_model(store, reader, settings, seed=int(reader))
         with self._lock:
