@@ -35,7 +35,7 @@ from rich.progress import (
 from rich.table import Table
 
 from lightnews import __version__
-from lightnews.errors import LightnewsError, NotFound, Unavailable, UsageError
+from lightnews.errors import LightnewsError, NotFound, ParseError, Unavailable, UsageError
 from lightnews.normalize import validate
 from lightnews.normalize.arxiv_ids import ArxivId
 from lightnews.normalize.times import now_iso, utc_now
@@ -683,6 +683,45 @@ def _embed_after(app: App, quiet: bool) -> None:
 @cli.group("import")
 def import_group() -> None:
     """Bulk imports."""
+
+
+@import_group.command("library")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--list", "list_name", metavar="NAME",
+              help="File the saves in this saved list (an interest of its own).")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@pass_app
+def import_library(app: App, path: Path, list_name: str | None, as_json: bool) -> None:
+    """Save the papers of your reference library: a BibTeX or CSL JSON export (Zotero,
+    Mendeley, Paperpile, JabRef). Your feed learns what you like from them at once.
+
+    Entries with an arXiv id are saved (papers the library lacks are fetched by the
+    next refresh); entries with another DOI are saved when a stored paper has it.
+    Re-running is safe.
+    """
+    from lightnews.rank.coldstart import save_library
+    from lightnews.sources.libraries import parse_library
+
+    if list_name is not None and not list_name.strip():
+        raise click.BadParameter("give the list a name", param_hint="--list")
+    with errors_as_exit():
+        if path.stat().st_size > 50 * 1024 * 1024:
+            raise UsageError(f"{path} is over 50 MB: not one person's library")
+        try:
+            entries = parse_library(path.read_bytes())
+        except ParseError as error:  # the user's file: wrong usage, not a failed fetch
+            raise UsageError(str(error)) from None
+        done = save_library(app.store, app.reader, entries, now_iso(), list_name)
+    if as_json:
+        emit_json(done.to_json())
+        return
+    fetched = f" ({done.new_stubs} new to the library, fetched at the next refresh)" if (
+        done.new_stubs) else ""  # fmt: skip
+    out.print(f"saved {done.saved} of {done.entries} entries{fetched}"
+              + (f" in the list “{list_name}”" if list_name else ""))  # fmt: skip
+    if done.unmatched:
+        shown = ", ".join(done.unmatched[:8]) + (" …" if len(done.unmatched) > 8 else "")
+        out.print(f"{len(done.unmatched)} without an arXiv id or a known DOI: {shown}")
 
 
 @import_group.command("arxiv-snapshot")
