@@ -831,17 +831,27 @@ def embed(app: App, limit: int | None, batch_size: int, as_json: bool) -> None:
     is_flag=True,
     help="Only papers' stories: leave out posts and articles that name no paper.",
 )
+@click.option(
+    "--with-read", is_flag=True, help="Keep the stories you have read (marked read)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_app
 def feed(
-    app: App, limit: int, newest: bool, fmt: str, papers_only: bool, as_json: bool
+    app: App,
+    limit: int,
+    newest: bool,
+    fmt: str,
+    papers_only: bool,
+    with_read: bool,
+    as_json: bool,
 ) -> None:
     """The feed: stories ranked by what the scholars you follow write and discuss.
 
     Every entry says why it is there: posted or authored by a followed scholar,
     how many scholars discuss it, upvotes, topics you follow; newer counts more
     (the half_life_hours setting). The whole candidate window is ranked before
-    the list is cut, so --limit 5 is the first five of --limit 50.
+    the list is cut, so --limit 5 is the first five of --limit 50. Stories you
+    have read stay out until something new happens to them (--with-read keeps them).
     """
     from lightnews.rank import newest_stories, rank_stories
 
@@ -859,6 +869,7 @@ def feed(
                 bar=settings.attribution_bar,
                 settings=settings,
                 papers_only=papers_only,
+                keep_read=with_read,
             )
         )[:limit]
     if as_json:

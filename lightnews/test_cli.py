@@ -302,6 +302,8 @@ def test_feed_formats_bibtex_and_export(demo_db: Path) -> None:
 def test_mute_and_read(demo_db: Path) -> None:
     run(demo_db, "read", "arXiv:2511.18342v1", "--save")
     feed = as_json(run(demo_db, "feed", "--json", "--limit", "30"))
+    assert "2511.18342" not in [s.get("arxiv_id") for s in feed]  # read: out until news
+    feed = as_json(run(demo_db, "feed", "--json", "--limit", "30", "--with-read"))
     entry = next(s for s in feed if s.get("arxiv_id") == "2511.18342")
     assert "read" in entry["why"] and "saved" in entry["why"]
     run(demo_db, "mute", "--keyword", "Calibrated")
@@ -321,7 +323,7 @@ def test_saved_bibtex_and_digest_marks_read(demo_db: Path) -> None:
     assert bib.count("@misc{") == 2 and "eprint = {2511.17015}" in bib
     run(demo_db, "read", "2511.18342", "2511.17015", "--unread")
     run(demo_db, "digest", "--since", "2025-11-01")
-    feed = as_json(run(demo_db, "feed", "--json", "--limit", "30"))
+    feed = as_json(run(demo_db, "feed", "--json", "--limit", "30", "--with-read"))
     entry = next(s for s in feed if s.get("arxiv_id") == "2511.18342")
     assert "read" in entry["why"]
 

@@ -664,6 +664,7 @@ def rank_stories(
     settings: Settings | None = None,
     windows: CandidateWindows | None = None,
     papers_only: bool = False,
+    keep_read: bool | frozenset[str] = frozenset(),
 ) -> list[Story]:
     """``reader``'s feed: stories by what the scholars they follow do, each with why.
 
@@ -671,6 +672,11 @@ def rank_stories(
     no paper) counts for :data:`LONE_ITEM_SHARE` of its points and never above a
     paper a followed scholar wrote or spoke of (:func:`_papers_first`);
     ``papers_only`` leaves such items out.
+
+    A story the reader has read leaves the feed until something material happens
+    to it (it comes back saying what); ``keep_read`` keeps read stories, marked
+    "read": all of them (True), or these keys (the one just read or said "not
+    interested" in, shown with an undo where it was).
 
     Follows, mutes, read and saved stories are ``reader``'s own.
 
@@ -707,7 +713,8 @@ def rank_stories(
         reference = min(context.now, datetime.fromisoformat(newest.replace("Z", "+00:00")))
     states = store.story_states(reader)
     feedback = store.paper_feedback(reader)
-    hidden = _not_interested(store, feedback)
+    kept_keys = keep_read if isinstance(keep_read, frozenset) else frozenset()
+    hidden = _not_interested(store, feedback) - kept_keys
     stories = [s for s in stories if s.arxiv_id not in hidden]
     if papers_only:
         stories = [s for s in stories if s.arxiv_id]
@@ -725,7 +732,14 @@ def rank_stories(
             if story.arxiv_id in context.close or story.arxiv_id in context.learned:
                 _score(story, context, reference, half_life_hours, states)
         stories.sort(key=_order, reverse=True)  # papers only gained: lone items stay below
+    if keep_read is not True:
+        stories = [s for s in stories if s.key in kept_keys or not _read_without_news(s, states)]
     return stories[:limit]
+
+
+def _read_without_news(story: Story, states: dict[str, tuple[str | None, str | None]]) -> bool:
+    read_at = states.get(story.key, (None, None))[0]
+    return read_at is not None and _since(story, read_at) is None
 
 
 #: A paper the reader's model rates this many standard deviations above a random one

@@ -89,7 +89,9 @@ def test_mutes_and_read_state(store: SQLiteStore, settings: Settings) -> None:
     assert first.arxiv_id == "2511.18342"
     store.mark_story(LOCAL_READER, "2511.18342", "2030-01-01T00:00:00Z", read=True)
     again = {s.arxiv_id: s for s in rank_stories(store, LOCAL_READER, limit=30)}
-    assert "read" in again["2511.18342"].why and again["2511.18342"].score < first.score / 10
+    assert "2511.18342" not in again  # read, nothing new: out of the feed
+    kept = {s.arxiv_id: s for s in rank_stories(store, LOCAL_READER, limit=30, keep_read=True)}
+    assert "read" in kept["2511.18342"].why and kept["2511.18342"].score < first.score / 10
     # read before the news
     store.mark_story(LOCAL_READER, "2511.18342", "2025-11-01T00:00:00Z", read=True)
     back = {s.arxiv_id: s for s in rank_stories(store, LOCAL_READER, limit=30)}["2511.18342"]

@@ -108,7 +108,8 @@ def build_server(store: Store, settings: Settings, reader: ReaderId) -> Any:
         return answer(lambda: [
             s.to_json() for s in rank_stories(store, reader, limit=size,
                                               half_life_hours=settings.half_life_hours,
-                                              bar=settings.attribution_bar, settings=settings)
+                                              bar=settings.attribution_bar, settings=settings,
+                                              keep_read=True)
         ])  # fmt: skip
 
     @server.tool()

@@ -94,7 +94,8 @@ MAX_FORM_BYTES = 1 << 20
 
 SECURITY_HEADERS: Mapping[str, str] = {
     "content-security-policy": (
-        "default-src 'none'; style-src 'self'; img-src 'self' https: data:; "
+        "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; "
+        "img-src 'self' https: data:; "
         "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
     ),
     "x-content-type-options": "nosniff",

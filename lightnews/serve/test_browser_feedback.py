@@ -31,12 +31,14 @@ def test_not_interested_and_more_like_this_on_the_feed(
     lone = p.locator("main article.entry", has_text="Packing for San Diego")
     assert lone.get_by_role("button", name="Not interested").count() == 0  # papers only
     card.get_by_role("button", name="Not interested in").click()
-    p.wait_for_load_state()
+    card.get_by_role("status").wait_for()  # in place, with an undo
+    assert "Not interested: hidden from your feed" in card.inner_text()
+    p.goto(base_url + "/")
     assert p.locator("main article.entry", has_text="Calibrated Abstention").count() == 0
     first = p.locator("main article.entry").first
     title = first.locator("h2").inner_text()
     first.get_by_role("button", name="More like").click()
-    p.wait_for_load_state()
+    first.get_by_role("button", name="More like").wait_for()
     shot(p, "feedback")
     with open_store(demo_library) as store:
         said = store.paper_feedback(LOCAL_READER)

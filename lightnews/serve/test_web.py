@@ -120,12 +120,19 @@ def test_bibtex(client: TestClient) -> None:
 
 
 def test_mark_read_and_mute_from_the_feed(client: TestClient) -> None:
-    done = client.post(
-        "/mark", data={"story": "2511.17015", "action": "read"}, follow_redirects=False
-    )
+    done = client.post("/mark", data={"story": "2511.17015", "action": "read",
+                                      "back": "/?view=papers#s-2511-17015"},
+                       follow_redirects=False)  # fmt: skip
     assert done.status_code == 303
-    entry = next(s for s in client.get("/api/feed").json() if s.get("arxiv_id") == "2511.17015")
-    assert "read" in entry["why"]
+    assert done.headers["location"] == "/?view=papers&marked=2511.17015#s-2511-17015"
+    assert "2511.17015" not in [s.get("arxiv_id") for s in client.get("/api/feed").json()]
+    once = client.get(done.headers["location"]).text  # where it was, with an undo, once
+    aside = once.split('id="s-2511-17015"')[1].split("</article>")[0]
+    assert "Marked read" in aside and 'value="unread"' in aside
+    assert 'id="s-2511-17015"' not in client.get("/").text
+    client.post("/mark", data={"story": "2511.17015", "action": "unread"})
+    assert "2511.17015" in [s.get("arxiv_id") for s in client.get("/api/feed").json()]
+    client.post("/mark", data={"story": "2511.17015", "action": "read"})
     client.post("/mark", data={"action": "mute", "keyword": "leaderboards"})
     assert "LLM Leaderboards" not in client.get("/").text
     assert client.post("/mark", data={"action": "read"}).status_code == 400

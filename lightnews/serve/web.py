@@ -25,7 +25,7 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode
 
 import anyio.from_thread
 import anyio.to_thread
@@ -260,9 +260,13 @@ def create_app(
         if view not in FEED_VIEWS:
             return failure(request, UsageError(
                 f"view must be {' or '.join(FEED_VIEWS)}, got {view[:40]!r}"))
+        # The story just marked read or "not interested" stays where it was, once, with
+        # an undo (the way back from /mark names it); it is gone on the next visit.
+        marked = request.query_params.get("marked", "")[:64]
         stories = rank_stories(store, reader, limit=50, half_life_hours=s.half_life_hours,
                                bar=s.attribution_bar, settings=s, windows=windows,
-                               papers_only=view == "papers")  # fmt: skip
+                               papers_only=view == "papers",
+                               keep_read=frozenset({marked} if marked else ()))  # fmt: skip
         if wants_json(request):
             return JSONResponse([story.to_json() for story in stories])
         cards = feed_cards(stories, reader_of(request))
@@ -282,8 +286,11 @@ def create_app(
         mutes = ([("keyword", v, v) for v in sorted(muted.keyword)]
                  + [("scholar", v, names.get(int(v), v)) for v in sorted(muted.scholar)]
                  + [("source", v, titles.get(v, v)) for v in sorted(muted.source)])  # fmt: skip
+        hidden = {c.key for c in cards if c.key == marked and c.arxiv_id and (
+            store.paper_feedback(reader).get(store.paper_row_id(c.key) or 0) == "not-interested")}
         return page("home.html", status, cards=cards, scholars=scholars, mutes=mutes,
-                    title="Your feed", follow=form, view=view,
+                    title="Your feed", follow=form, view=view, marked=marked,
+                    hidden=hidden,
                     feeds=feed_links(request, "Lightnews: your feed"))  # fmt: skip
 
     def feed_cards(stories: list[Story], reader: ReaderId) -> list[Card]:
@@ -544,7 +551,10 @@ def create_app(
             return JSONResponse({"done": action, "story": key or None,
                                  "kind": kind if action in ("mute", "unmute") else None,
                                  "value": value or None})  # fmt: skip
-        return RedirectResponse(_back(form, "/"), status_code=303)
+        back = _back(form, "/")
+        if action in ("read", "not-interested") and key:
+            back = _with_marked(back, key)  # shown once where it was, with an undo
+        return RedirectResponse(back, status_code=303)
 
     def item(request: Request) -> Response:
         """An article, post or note with the papers it names (seed: a lab's blog post)."""
@@ -972,6 +982,14 @@ def _empty_range(typed: SearchFilters, now: datetime) -> bool:
     except UsageError:
         return False
     return bool(since and until and since > until)
+
+
+def _with_marked(back: str, key: str) -> str:
+    """``back`` (a path, maybe with a query and an anchor) naming the story just marked."""
+    path, _, anchor = back.partition("#")
+    base, _, query = path.partition("?")
+    kept = [(k, v) for k, v in parse_qsl(query) if k != "marked"]
+    return f"{base}?{urlencode([*kept, ('marked', key)])}" + (f"#{anchor}" if anchor else "")
 
 
 def _back(form: FormData, default: str) -> str:
