@@ -18,9 +18,10 @@ after the paper's first version the post came. (Co-authors named in the post
 are not evidence yet: the real announcements it was fitted on carry no author
 lists, so their weight could not be measured.) A logistic model fitted on real
 announcements (``bench/announce_eval.py``, dev split) turns that into a
-probability, kept in ``linker_weights.json`` beside the title models (``announcement`` with meaning, ``announcement-words``
-without it); a link is asserted at :data:`BAR` or above, and not at all when
-a second paper of the scholar is judged likely too.
+probability, kept in ``linker_weights.json`` beside the title models
+(``announcement`` with meaning, ``announcement-words`` without it); a link is
+asserted at :data:`BAR` or above, and not at all when a second paper of the
+scholar is judged likely too.
 
 Pure: papers and vectors come in as arguments; nothing is looked up here.
 """
