@@ -56,6 +56,7 @@ from lightnews.embed import paper_text
 from lightnews.embed.encoders import load_encoder
 from lightnews.link.announcements import (
     BAR,
+    Judged,
     OwnPaper,
     announcement_features,
     decide_announcement,
@@ -432,14 +433,15 @@ def report(judgements: list[Judgement], titles: dict[tuple[str, bool], set[str]]
     untitled = [j for j in present if not j.post.titled]
     print("\n| bar | untitled precision | untitled recall | false per 1,000 absent |")
     print("| ---: | ---: | ---: | ---: |")
-    for bar in (0.5, 0.7, 0.8, 0.85, 0.9, 0.95, 0.98):
+    for bar in (0.5, 0.8, 0.9, 0.95, 0.97, 0.98, 0.99, 0.995):
 
         def at(j: Judgement, bar: float = bar) -> str | None:
-            if not j.judged or j.judged[0][1] < bar:
-                return None
-            if len(j.judged) > 1 and j.judged[1][1] >= 0.5:
-                return None
-            return j.judged[0][0]
+            judged = [
+                Judged(OwnPaper(arxiv_id, ""), probability, tuple(row.items()))
+                for arxiv_id, probability, row in j.judged
+            ]
+            found = decide_announcement(judged, bar)
+            return found.arxiv_id if found else None
 
         asserted = [j for j in untitled if at(j)]
         correct = [j for j in asserted if at(j) == j.post.arxiv_id]

@@ -86,10 +86,12 @@ ANNOUNCEMENT_FEATURES = (
     "words_margin",  # words over the scholar's next recent paper
     "meaning_margin",  # meaning over the scholar's next recent paper
     "announces",  # "new paper", "preprint", "accepted at", "we show"
-    "months",  # months between the paper's first version and the post (0-3)
+    "months",  # calendar months between the paper's first version and the post (0-3)
     "post_information",  # nats the post's own words carry, over 40 (capped at 1)
     "named",  # the post names a work by a title of its own (quoted, or Title Case after "paper")
     "named_fit",  # share of that name's information the paper's title holds
+    "information_margin",  # nats shared over the next recent paper's, over 20 (-1 to 1)
+    "unexplained",  # nats of the post's own words the paper does not hold, over 20 (capped)
 )
 #: The same without the encoder (a library without the ``semantic`` extra).
 WORDS_FEATURES = tuple(f for f in ANNOUNCEMENT_FEATURES if not f.startswith("meaning"))
