@@ -140,7 +140,10 @@ def main() -> None:
     started = time.perf_counter()
     rows = collect(dev, store, papers)
     seconds = time.perf_counter() - started
-    document: dict[str, object] = {}
+    # Routes fitted elsewhere (the announcement models, ``bench/announce_eval.py``) are kept.
+    document: dict[str, object] = (
+        json.loads(args.out.read_text(encoding="utf-8")) if args.out.exists() else {}
+    )
     for route, names in (("title", TITLE_FEATURES), ("reference", REFERENCE_FEATURES)):
         x, y = rows[route]
         coef, intercept = fit(x, y, args.c)

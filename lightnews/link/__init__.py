@@ -2,8 +2,9 @@
 
 Identifiers in text, links and link cards (``identifiers``), titles in
 headings and running text and "Surname: short title" references (``titles``,
-read from text by ``references``), threads (``threads``), authors to scholars
-(``attribution``) and bot accounts (``bots``). Each yields
+read from text by ``references``), a scholar's post describing one of their
+own recent papers (``announcements``), threads (``threads``), authors to
+scholars (``attribution``) and bot accounts (``bots``). Each yields
 :class:`~lightnews.model.Mention` objects with a method and a confidence; the
 store decides what to keep.
 
@@ -14,9 +15,12 @@ runs the same function, so both find the same links.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+from typing import Protocol, runtime_checkable
 
+from lightnews.link.announcements import WINDOW_DAYS, OwnPaper, link_announcement
+from lightnews.link.attribution import given_name_score, parse_name
 from lightnews.link.identifiers import (
     find_arxiv_mentions,
     find_code_links,
@@ -33,11 +37,14 @@ from lightnews.link.titles import (
     title_weights,
 )
 from lightnews.model import Item, Mention, Reference
+from lightnews.store.suggest import PaperAuthor, SocialIdentity
+from lightnews.store.views import AccountView, AuthorshipCandidate, PaperSummary
 
 __all__ = [
     "Library",
     "find_arxiv_mentions",
     "item_references",
+    "link_announcements",
     "link_item",
     "link_titles",
     "merge_mentions",
@@ -65,6 +72,135 @@ class Library(TitleLookup, Protocol):
     """What linking asks of the stored library besides titles."""
 
     def papers_by_doi(self, dois: Sequence[str]) -> dict[str, str]: ...
+
+
+@runtime_checkable
+class ScholarLibrary(Protocol):
+    """What linking a scholar's announcement asks of the stored library: who wrote what."""
+
+    def social_identities(self) -> list[SocialIdentity]: ...
+
+    def accounts_matching(
+        self,
+        service: str,
+        *,
+        ids: Sequence[str] = (),
+        handles: Sequence[str] = (),
+        names: Sequence[str] = (),
+    ) -> list[AccountView]: ...
+
+    def scholars_paper_ids(
+        self, scholar_ids: Sequence[int], bar: float, limit: int = 2_000
+    ) -> dict[int, list[str]]: ...
+
+    def authorship_candidates(self, name_keys: Sequence[str]) -> list[AuthorshipCandidate]: ...
+
+    def papers_by_ids(self, arxiv_ids: Sequence[str]) -> dict[str, PaperSummary]: ...
+
+    def paper_row_id(self, arxiv_id: str) -> int | None: ...
+
+    def paper_texts_of(self, paper_ids: Sequence[int]) -> list[tuple[int, str, str]]: ...
+
+    def paper_authors(self, arxiv_ids: Sequence[str], bar: float) -> list[PaperAuthor]: ...
+
+
+#: An authorship is the poster's when it is attributed to their scholar at least this
+#: surely, or when the written name fits their display name at least this well.
+AUTHORSHIP_BAR = 0.5
+NAME_FIT = 0.9
+
+
+def _recent(published: str | None, posted: str | None) -> bool:
+    if not published or not posted:
+        return True
+    try:
+        first = datetime.fromisoformat(published.replace("Z", "+00:00")[:25])
+        when = datetime.fromisoformat(posted.replace("Z", "+00:00")[:25])
+    except ValueError:
+        return True
+    if (first.tzinfo is None) != (when.tzinfo is None):
+        first, when = first.replace(tzinfo=None), when.replace(tzinfo=None)
+    return when - timedelta(days=WINDOW_DAYS) <= first <= when + timedelta(days=7)
+
+
+def _posters_papers(item: Item, library: ScholarLibrary) -> tuple[str, list[str]]:
+    """The poster's name and the papers they wrote: through the scholar their account is
+    (a confirmed identity: DID or handle), else by their display name among the authors."""
+    account = item.account or ""
+    handle = (item.author or "").lstrip("@").casefold()
+    scholars = {
+        i.scholar_id: i.scholar_name
+        for i in library.social_identities()
+        if (i.kind.endswith("-did") and i.value == account)
+        or (i.kind.endswith("-handle") and handle and i.value.casefold().lstrip("@") == handle)
+    }
+    if scholars:
+        ids = library.scholars_paper_ids(sorted(scholars), AUTHORSHIP_BAR)
+        return next(iter(scholars.values())), sorted({a for v in ids.values() for a in v})
+    names = [a.name for a in library.accounts_matching("bluesky", ids=[account]) if a.name]
+    if not account or not names:
+        return "", []
+    wanted = parse_name(names[0])
+    if not wanted.given or not wanted.surname:
+        return "", []
+    found = {
+        c.arxiv_id
+        for c in library.authorship_candidates([wanted.surname.split()[-1]])
+        if parse_name(c.name, c.keyname, c.forenames).surname == wanted.surname
+        and given_name_score(wanted, parse_name(c.name, c.keyname, c.forenames)) >= NAME_FIT
+        and _recent(c.published, item.published)
+    }
+    return names[0], sorted(found)
+
+
+def link_announcements(
+    items: Sequence[Item],
+    library: ScholarLibrary,
+    weight: Callable[[str], float],
+    *,
+    encode: Callable[[str], Sequence[float]] | None = None,
+    vectors: Callable[[Sequence[str]], dict[str, Sequence[float]]] | None = None,
+) -> None:
+    """Join each post by a known scholar to the recent paper of theirs it describes.
+
+    Only posts that name no paper otherwise are judged (a post that writes an
+    identifier or a title is linked by those). ``encode`` and ``vectors``
+    (the library's encoder and its stored paper vectors) add meaning to the
+    words; without them the words-only model judges.
+    """
+    for item in items:
+        if item.kind != "post" or item.mentions or not item.text:
+            continue
+        _, ids = _posters_papers(item, library)
+        if not ids:
+            continue
+        summaries = library.papers_by_ids(ids)
+        recent = [s for s in summaries.values() if _recent(s.published, item.published)]
+        if not recent:
+            continue
+        rows = {a: library.paper_row_id(a) for a in (s.arxiv_id for s in recent)}
+        texts = {
+            r[0]: r[2] for r in library.paper_texts_of([i for i in rows.values() if i is not None])
+        }
+        authors: dict[str, list[str]] = {}
+        for author in library.paper_authors([s.arxiv_id for s in recent], 0.0):
+            authors.setdefault(author.arxiv_id, []).append(author.name)
+        stored = vectors([s.arxiv_id for s in recent]) if vectors and encode else {}
+        papers = [
+            OwnPaper(
+                s.arxiv_id,
+                s.title,
+                texts.get(rows[s.arxiv_id] or -1, ""),
+                s.published,
+                tuple(authors.get(s.arxiv_id, ())),
+                tuple(stored[s.arxiv_id]) if s.arxiv_id in stored else None,
+            )
+            for s in recent
+        ]
+        vector = encode(item.text) if encode and stored else None
+        found = link_announcement(item.text, papers, weight, posted=item.published, vector=vector)
+        if found is not None:
+            item.mentions = merge_mentions(item.mentions, [found], exclude=item.paper_id)
 
 
 def item_references(item: Item) -> tuple[Reference, ...]:
@@ -150,3 +286,5 @@ def link_titles(items: list[Item], lookup: Library, *, bar: float) -> None:
             )
         if found:
             item.mentions = merge_mentions(item.mentions, found, exclude=item.paper_id)
+    if isinstance(lookup, ScholarLibrary):
+        link_announcements(items, lookup, weight)

@@ -22,9 +22,11 @@ from functools import cache
 from pathlib import Path
 
 __all__ = [
+    "ANNOUNCEMENT_FEATURES",
     "REFERENCE_FEATURES",
     "TITLE_FEATURES",
     "WEIGHTS",
+    "WORDS_FEATURES",
     "Model",
     "load_models",
     "model",
@@ -74,6 +76,33 @@ REFERENCE_FEATURES = (
     "short",  # the short title has at most two telling words
 )
 
+#: What a scholar's post is judged by against one of their recent papers (see
+#: ``announcements.judge_announcement``; fitted by ``bench/announce_eval.py --fit``).
+ANNOUNCEMENT_FEATURES = (
+    "words",  # share of the post's information the paper's title and abstract hold
+    "information",  # nats the post shares with the paper, over 20 (capped at 1)
+    "title_words",  # share of the title's information the post writes
+    "meaning",  # cosine of the post and the paper (title and abstract) in the encoder
+    "words_margin",  # words over the scholar's next recent paper
+    "meaning_margin",  # meaning over the scholar's next recent paper
+    "announces",  # "new paper", "preprint", "accepted at", "we show"
+    "months",  # calendar months between the paper's first version and the post (0-3)
+    "post_information",  # nats the post's own words carry, over 40 (capped at 1)
+    "named",  # the post names a work by a title of its own (quoted, or Title Case after "paper")
+    "named_fit",  # share of that name's information the paper's title holds
+    "information_margin",  # nats shared over the next recent paper's, over 20 (-1 to 1)
+    "unexplained",  # nats of the post's own words the paper does not hold, over 20 (capped)
+)
+#: The same without the encoder (a library without the ``semantic`` extra).
+WORDS_FEATURES = tuple(f for f in ANNOUNCEMENT_FEATURES if not f.startswith("meaning"))
+#: Every route's features, as the weights file must hold them.
+ROUTES = {
+    "title": TITLE_FEATURES,
+    "reference": REFERENCE_FEATURES,
+    "announcement": ANNOUNCEMENT_FEATURES,
+    "announcement-words": WORDS_FEATURES,
+}
+
 
 @dataclass(frozen=True, slots=True)
 class Model:
@@ -95,10 +124,11 @@ class Model:
 def load_models(path: Path = WEIGHTS) -> dict[str, Model]:
     """The models in a weights file, checked against the features the linker computes."""
     document = json.loads(path.read_text(encoding="utf-8"))
-    expected = {"title": TITLE_FEATURES, "reference": REFERENCE_FEATURES}
     models: dict[str, Model] = {}
-    for route, names in expected.items():
-        entry = document[route]
+    for route, names in ROUTES.items():
+        entry = document.get(route)
+        if entry is None:
+            continue  # not fitted yet: asking for it raises KeyError in ``model``
         features = tuple(str(f) for f in entry["features"])
         if features != names:
             raise ValueError(
@@ -113,5 +143,5 @@ def load_models(path: Path = WEIGHTS) -> dict[str, Model]:
 
 @cache
 def model(route: str) -> Model:
-    """The shipped model for ``route`` (``title`` or ``reference``)."""
+    """The shipped model for ``route`` (``title``, ``reference``, ``announcement``, ...)."""
     return load_models()[route]

@@ -1,0 +1,499 @@
+"""Announcements by their authors: fit and measure the linker that joins them to their paper.
+
+Data: the 8,958 real announcements of ``../shared/fixtures/announcements``
+(PaperTweet: an account's post about an arXiv paper, usually its own, with the
+paper's title and abstract). Split by a fixed rule: an announcement is **dev**
+when the first byte of ``sha256(author_name)`` is even, **test** otherwise, so
+a scholar's posts all fall on one side.
+
+What the linker sees for a post (``lightnews.link.announcements``): the
+poster's recent papers. Here those are the papers the same account announced
+in the post's month or the two before (the data's own record of who wrote
+what), plus three papers of the same month by others, the nearest in meaning
+to the announced one (a scholar's other recent work is usually on the same
+topic: the hardest rivals the data can give).
+
+Negatives, announcements whose paper the library lacks: the papers are cut in
+two halves by ``sha256(arxiv_id)``; each half in turn is left out of the
+library, so every announcement is judged twice: once with its paper present
+(a positive) and once with it absent (a negative: its other candidates are
+still there; any link is false).
+
+A post "writes its title" when the title's words, lower-cased, stand in it in
+order. Titled posts are linked by the title linker as well (``--titles``: the
+real ``find_title_mentions`` on a SQLite library of the half's papers and the
+11k Hugging Face papers); an untitled post only by the announcement route.
+
+Run::
+
+    .venv/bin/python bench/announce_eval.py --fit                 # dev only; writes the weights
+    .venv/bin/python bench/announce_eval.py --split dev [--titles]
+    .venv/bin/python bench/announce_eval.py --split test --titles # once, after tuning
+
+Vectors (minilm-int8) are cached in ``bench/out/announce-vectors.npz``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import itertools
+import json
+import re
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fit_linker import fit
+
+from lightnews.embed import paper_text
+from lightnews.embed.encoders import load_encoder
+from lightnews.link.announcements import (
+    BAR,
+    Judged,
+    OwnPaper,
+    announcement_features,
+    decide_announcement,
+    judge_announcement,
+    post_words,
+)
+from lightnews.link.calibration import ANNOUNCEMENT_FEATURES, WEIGHTS, WORDS_FEATURES
+from lightnews.link.titles import TitleCandidate, stems, title_weights
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared" / "fixtures"
+DATA = SHARED / "announcements" / "papertweet-dev.jsonl"
+OUT = ROOT / "bench" / "out"
+DISTRACTORS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Announcement:
+    tweet_id: str
+    author: str
+    text: str
+    arxiv_id: str
+    month: int  # year * 12 + month - 1 of the post
+    split: str
+    titled: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Known:
+    arxiv_id: str
+    title: str
+    abstract: str
+    month: int  # of the first version, from the id
+
+
+def _norm(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def _month_of(arxiv_id: str) -> int:
+    return (2000 + int(arxiv_id[:2])) * 12 + int(arxiv_id[2:4]) - 1
+
+
+def _iso(month: int) -> str:
+    return f"{month // 12:04d}-{month % 12 + 1:02d}-15T12:00:00Z"
+
+
+def _half(arxiv_id: str) -> int:
+    return hashlib.sha256(arxiv_id.encode()).digest()[0] % 2
+
+
+def load() -> tuple[list[Announcement], dict[str, Known]]:
+    posts: list[Announcement] = []
+    papers: dict[str, Known] = {}
+    for line in DATA.open(encoding="utf-8"):
+        row = json.loads(line)
+        arxiv_id = re.sub(r"^arxiv:|v\d+$", "", row["arxiv_id"].strip(), flags=re.I)
+        if not re.match(r"\d{4}\.\d{4,5}$", arxiv_id):
+            continue
+        text = "\n".join(row["tweets"])
+        split = (
+            "dev" if hashlib.sha256(row["author_name"].encode()).digest()[0] % 2 == 0 else "test"
+        )
+        titled = _norm(row["title"]) in _norm(text)
+        posts.append(
+            Announcement(
+                row["tweet_id"],
+                row["author_name"],
+                text,
+                arxiv_id,
+                row["year"] * 12 + row["month"] - 1,
+                split,
+                titled,
+            )
+        )
+        papers.setdefault(
+            arxiv_id,
+            Known(arxiv_id, " ".join(row["title"].split()), row["abstract"], _month_of(arxiv_id)),
+        )
+    return posts, papers
+
+
+def vectors(
+    posts: list[Announcement], papers: dict[str, Known]
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Post and paper vectors in the default encoder, cached."""
+    cache = OUT / "announce-vectors.npz"
+    post_ids = [p.tweet_id for p in posts]
+    paper_ids = sorted(papers)
+    if cache.exists():
+        saved = np.load(cache)
+        if list(saved["post_ids"]) == post_ids and list(saved["paper_ids"]) == paper_ids:
+            return (
+                dict(zip(post_ids, saved["posts"], strict=True)),
+                dict(zip(paper_ids, saved["papers"], strict=True)),
+            )
+    encoder = load_encoder("minilm-int8")
+    started = time.perf_counter()
+    post_rows = encoder.encode([post_words(p.text) for p in posts])
+    paper_rows = encoder.encode(
+        [paper_text(papers[i].title, papers[i].abstract) for i in paper_ids]
+    )
+    print(f"encoded {len(posts) + len(paper_ids)} texts in {time.perf_counter() - started:.0f}s")
+    OUT.mkdir(parents=True, exist_ok=True)
+    np.savez(
+        cache,
+        post_ids=np.array(post_ids),
+        paper_ids=np.array(paper_ids),
+        posts=post_rows,
+        papers=paper_rows,
+    )
+    return dict(zip(post_ids, post_rows, strict=True)), dict(
+        zip(paper_ids, paper_rows, strict=True)
+    )
+
+
+class Titles:
+    """A library's title statistics in memory (what ``title_weights`` asks of a store)."""
+
+    def __init__(self, titles: list[str]) -> None:
+        self.count = len(titles)
+        self.df: dict[str, int] = defaultdict(int)
+        for title in titles:
+            for stem in set(stems(title)):
+                self.df[stem] += 1
+
+    def title_candidates(
+        self, words: object, limit: int, surname: str | None = None
+    ) -> list[TitleCandidate]:
+        return []
+
+    def title_doc_freq(self, stem: str) -> int:
+        return self.df.get(stem, 0)
+
+    def paper_count(self) -> int:
+        return self.count
+
+
+def corpus_titles() -> list[str]:
+    path = SHARED / "corpus/hf-papers/hf-papers-11k.jsonl"
+    return [json.loads(line)["title"] for line in path.open(encoding="utf-8")]
+
+
+@dataclass
+class Judgement:
+    post: Announcement
+    present: bool  # its paper is in the library
+    judged: list[tuple[str, float, dict[str, float]]]  # arxiv_id, probability, features
+    linked: str | None
+    confidence: float
+
+
+def candidates(
+    post: Announcement,
+    absent: int,
+    papers: dict[str, Known],
+    by_author: dict[str, list[str]],
+    by_month: dict[int, list[str]],
+    paper_vec: dict[str, np.ndarray],
+) -> list[str]:
+    """The poster's recent papers in the library (half ``absent`` left out), and rivals."""
+    own = [
+        i
+        for i in by_author[post.author]
+        if _half(i) != absent and post.month - 2 <= papers[i].month <= post.month
+    ]
+    target = paper_vec[post.arxiv_id]
+    pool = [
+        i
+        for i in by_month[papers[post.arxiv_id].month]
+        if _half(i) != absent and i not in by_author[post.author]
+    ]
+    if pool:
+        sims = np.stack([paper_vec[i] for i in pool]) @ target
+        own += [pool[j] for j in np.argsort(-sims)[:DISTRACTORS]]
+    return sorted(set(own))
+
+
+def judge_all(
+    posts: list[Announcement],
+    papers: dict[str, Known],
+    post_vec: dict[str, np.ndarray],
+    paper_vec: dict[str, np.ndarray],
+    *,
+    fitting: bool,
+    meaning: bool = True,
+) -> list[Judgement]:
+    every = list(papers.values())
+    by_author: dict[str, list[str]] = defaultdict(list)
+    for post in posts:
+        by_author[post.author].append(post.arxiv_id)
+    by_month: dict[int, list[str]] = defaultdict(list)
+    for paper in every:
+        by_month[paper.month].append(paper.arxiv_id)
+    hf = corpus_titles()
+    out: list[Judgement] = []
+    for absent in (0, 1):
+        library = Titles([p.title for p in every if _half(p.arxiv_id) != absent] + hf)
+        weight = title_weights(library)
+        for post in posts:
+            ids = candidates(post, absent, papers, by_author, by_month, paper_vec)
+            own = [
+                OwnPaper(
+                    i,
+                    papers[i].title,
+                    papers[i].abstract,
+                    _iso(papers[i].month),
+                    vector=tuple(float(v) for v in paper_vec[i]) if meaning else None,
+                )
+                for i in ids
+            ]
+            vector = [float(v) for v in post_vec[post.tweet_id]] if meaning else None
+            present = _half(post.arxiv_id) != absent
+            posted = _iso(post.month)
+            if fitting:
+                rows, _ = announcement_features(
+                    post.text, own, weight, posted=posted, vector=vector
+                )
+                judged = [(p.arxiv_id, 0.0, r) for p, r in zip(own, rows, strict=False)]
+                out.append(Judgement(post, present, judged, None, 0.0))
+                continue
+            scored = judge_announcement(post.text, own, weight, posted=posted, vector=vector)
+            decision = decide_announcement(scored, BAR)
+            out.append(
+                Judgement(
+                    post,
+                    present,
+                    [(j.paper.arxiv_id, j.probability, dict(j.features)) for j in scored],
+                    decision.arxiv_id if decision else None,
+                    decision.confidence if decision else 0.0,
+                )
+            )
+    return out
+
+
+def fit_models(judgements: list[Judgement], c: float) -> None:
+    document = json.loads(WEIGHTS.read_text(encoding="utf-8"))
+    for route, names in (
+        ("announcement", ANNOUNCEMENT_FEATURES),
+        ("announcement-words", WORDS_FEATURES),
+    ):
+        x: list[list[float]] = []
+        y: list[int] = []
+        for j in judgements:
+            for arxiv_id, _, row in j.judged:
+                x.append([row[n] for n in names])
+                y.append(int(arxiv_id == j.post.arxiv_id))
+        coef, intercept = fit(x, y, c)
+        document[route] = {"features": list(names), "coef": coef, "intercept": intercept}
+        print(f"{route}: {len(y)} candidates, {sum(y)} right")
+        for name, value in zip(names, coef, strict=True):
+            print(f"  {name:>15} {value:+.3f}")
+        print(f"  {'intercept':>15} {intercept:+.3f}")
+    document["announcement-fitted"] = (
+        f"{date.today().isoformat()} by bench/announce_eval.py --fit --c {c}: dev split only, "
+        f"{len(judgements)} judgements (each dev announcement with its paper present and absent)"
+    )
+    WEIGHTS.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {WEIGHTS}")
+
+
+def _ece(pairs: list[tuple[float, bool]]) -> tuple[float, list[tuple[str, int, float, float]]]:
+    edges = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0001]
+    rows = []
+    total = 0.0
+    for lo, hi in itertools.pairwise(edges):
+        inside = [(p, r) for p, r in pairs if lo <= p < hi]
+        if not inside:
+            continue
+        mean = sum(p for p, _ in inside) / len(inside)
+        right = sum(r for _, r in inside) / len(inside)
+        total += len(inside) * abs(mean - right)
+        rows.append((f"{lo:.2f}-{min(hi, 1.0):.2f}", len(inside), mean, right))
+    return total / max(len(pairs), 1), rows
+
+
+def title_links(
+    judgements: list[Judgement], papers: dict[str, Known]
+) -> dict[tuple[str, bool], set[str]]:
+    """What the title linker links in each post, against each half's SQLite library."""
+    from conftest import hf_corpus  # the realistic library's other papers
+    from lightnews.link.titles import find_title_mentions
+    from lightnews.model import Paper
+    from lightnews.store import SQLiteStore
+
+    found: dict[tuple[str, bool], set[str]] = {}
+    hf = hf_corpus(SHARED)
+    for absent in (0, 1):
+        path = OUT / f"announce-library-{absent}.db"
+        wanted = [
+            Paper(p.arxiv_id, title=p.title, abstract=p.abstract, published=_iso(p.month))
+            for p in papers.values()
+            if _half(p.arxiv_id) != absent
+        ]
+        store = SQLiteStore(path)
+        if store.paper_count() != len(wanted) + len(hf):
+            store.close()
+            for suffix in ("", "-wal", "-shm"):
+                path.with_name(path.name + suffix).unlink(missing_ok=True)
+            store = SQLiteStore(path)
+            store.save_papers([*wanted, *hf], "2026-01-01T00:00:00Z")
+        weight = title_weights(store)
+        for j in judgements:
+            if (_half(j.post.arxiv_id) != absent) != j.present:
+                continue
+            mentions = find_title_mentions(
+                j.post.text, store, bar=0.8, published=_iso(j.post.month), weight=weight
+            )
+            found[(j.post.tweet_id, j.present)] = {m.arxiv_id for m in mentions}
+        store.close()
+    return found
+
+
+def report(judgements: list[Judgement], titles: dict[tuple[str, bool], set[str]] | None) -> None:
+    present = [j for j in judgements if j.present]
+    absent = [j for j in judgements if not j.present]
+    print("\nannouncement route, bar", BAR)
+    print("| posts | judged | asserted | correct | precision | recall |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    for name, group in (
+        ("untitled, paper present", [j for j in present if not j.post.titled]),
+        ("titled, paper present", [j for j in present if j.post.titled]),
+    ):
+        asserted = [j for j in group if j.linked]
+        correct = [j for j in asserted if j.linked == j.post.arxiv_id]
+        print(
+            f"| {name} | {len(group)} | {len(asserted)} | {len(correct)} | "
+            f"{len(correct) / max(len(asserted), 1):.3f} | "
+            f"{len(correct) / max(len(group), 1):.3f} |"
+        )
+    false = [j for j in absent if j.linked]
+    print(
+        f"\npaper absent: {len(absent)} announcements, {len(false)} false links by the "
+        f"announcement route ({1000 * len(false) / max(len(absent), 1):.2f} per 1,000)"
+    )
+    for j in false[:10]:
+        print(f"  false: {j.post.tweet_id} {j.linked} at {j.confidence:.3f}: {j.post.text[:90]!r}")
+    if titles is not None:
+        titled = [j for j in present if j.post.titled]
+        either = [
+            j
+            for j in titled
+            if j.linked == j.post.arxiv_id or j.post.arxiv_id in titles[(j.post.tweet_id, True)]
+        ]
+        by_title = [j for j in titled if j.post.arxiv_id in titles[(j.post.tweet_id, True)]]
+        wrong_titled = [
+            j
+            for j in present
+            if (titles[(j.post.tweet_id, True)] - {j.post.arxiv_id})
+            or (j.linked and j.linked != j.post.arxiv_id)
+        ]
+        print(
+            f"titled posts, both routes: recall {len(either) / max(len(titled), 1):.3f} "
+            f"({len(either)} of {len(titled)}; title route alone {len(by_title)})"
+        )
+        untitled = [j for j in present if not j.post.titled]
+        title_found = [j for j in untitled if j.post.arxiv_id in titles[(j.post.tweet_id, True)]]
+        print(f"untitled posts the title route links anyway: {len(title_found)}")
+        print(
+            "posts with a paper present linked to another paper (either route): "
+            f"{len(wrong_titled)}"
+        )
+        absent_title = [j for j in absent if titles[(j.post.tweet_id, False)]]
+        print(
+            f"paper absent, title route: {len(absent_title)} posts with a link "
+            f"(any paper; some name another paper by its title)"
+        )
+        for j in absent_title[:10]:
+            print(
+                f"  title link: {j.post.tweet_id} {sorted(titles[(j.post.tweet_id, False)])}: "
+                f"{j.post.text[:90]!r}"
+            )
+    # Bars: what another bar would give on untitled posts (read on dev to set BAR).
+    untitled = [j for j in present if not j.post.titled]
+    print("\n| bar | untitled precision | untitled recall | false per 1,000 absent |")
+    print("| ---: | ---: | ---: | ---: |")
+    for bar in (0.5, 0.8, 0.9, 0.95, 0.97, 0.98, 0.99, 0.995):
+
+        def at(j: Judgement, bar: float = bar) -> str | None:
+            judged = [
+                Judged(OwnPaper(arxiv_id, ""), probability, tuple(row.items()))
+                for arxiv_id, probability, row in j.judged
+            ]
+            found = decide_announcement(judged, bar)
+            return found.arxiv_id if found else None
+
+        asserted = [j for j in untitled if at(j)]
+        correct = [j for j in asserted if at(j) == j.post.arxiv_id]
+        false_n = sum(1 for j in absent if at(j))
+        print(
+            f"| {bar} | {len(correct) / max(len(asserted), 1):.3f} | "
+            f"{len(correct) / max(len(untitled), 1):.3f} | "
+            f"{1000 * false_n / max(len(absent), 1):.2f} |"
+        )
+    linked = [(j.confidence, j.linked == j.post.arxiv_id) for j in judgements if j.linked]
+    ece, _ = _ece(linked)
+    top = [(j.judged[0][1], j.judged[0][0] == j.post.arxiv_id) for j in judgements if j.judged]
+    ece_all, rows = _ece(top)
+    print(f"\nreliability of asserted links ({len(linked)}): ECE {ece:.4f}")
+    print(f"reliability of every post's likeliest paper ({len(top)}): ECE {ece_all:.4f}")
+    print("| confidence | posts | mean confidence | share right |")
+    print("| --- | ---: | ---: | ---: |")
+    for label, n, mean, right in rows:
+        print(f"| {label} | {n} | {mean:.3f} | {right:.3f} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--fit", action="store_true", help="fit on dev and write the weights")
+    parser.add_argument("--split", choices=("dev", "test"), default="dev")
+    parser.add_argument("--titles", action="store_true", help="run the title linker too")
+    parser.add_argument("--words-only", action="store_true", help="no encoder: the words model")
+    parser.add_argument("--c", type=float, default=1.0)
+    args = parser.parse_args()
+    if not DATA.exists():
+        print(f"SKIP: {DATA} is not present")
+        return
+    posts, papers = load()
+    post_vec, paper_vec = vectors(posts, papers)
+    split = "dev" if args.fit else args.split
+    chosen = [p for p in posts if p.split == split]
+    titled = sum(p.titled for p in chosen)
+    print(
+        f"{split}: {len(chosen)} announcements ({titled} write their title), "
+        f"{len({p.author for p in chosen})} accounts; library {len(papers)} announced papers"
+    )
+    started = time.perf_counter()
+    judgements = judge_all(
+        chosen, papers, post_vec, paper_vec, fitting=args.fit, meaning=not args.words_only
+    )
+    print(f"judged {len(judgements)} in {time.perf_counter() - started:.0f}s")
+    if args.fit:
+        fit_models(judgements, args.c)
+        return
+    titles = title_links(judgements, papers) if args.titles else None
+    report(judgements, titles)
+
+
+if __name__ == "__main__":
+    main()
