@@ -2271,8 +2271,15 @@ def demo(app: App, as_json: bool, port: int | None) -> None:
             f"{(story.time or '')[:10]} · "
             f"{' · '.join(dict.fromkeys(story.why))}"
         )
-    out.print(f"\nTry: lightnews --db {_shown(app.db_path)} search attention")
+    db = _shown(app.db_path)
+    out.print("\n[bold]Where to look next[/bold] (the same library each time):")
+    out.print(f"  lightnews --db {db} serve --port 8080    # the web UI: http://127.0.0.1:8080/")
+    out.print(f"  lightnews --db {db} feed                 # this feed, with why")
+    out.print(f"  lightnews --db {db} search attention     # words and meaning")
+    out.print(f"  lightnews --db {db} show 2511.18342      # one story and its conversation")
+    out.print(f"  (or `export LIGHTNEWS_DB={db}` and leave out --db)")
     if port is not None:
+        out.print(f"\nServing it now: http://127.0.0.1:{port}/ (Ctrl-C stops)")
         _serve(app.db_path, "127.0.0.1", port, app.settings)
 
 

@@ -235,6 +235,14 @@ def test_demo_says_what_it_does_and_its_day_is_the_digest_s(tmp_path: Path) -> N
     built = runner.invoke(cli, ["--db", db, "demo"])
     assert built.exit_code == 0, built.output
     assert "Demo library ready" in built.stderr and "Encoding tokens" not in built.output
+    # It ends saying where to look next: the web UI's address and commands on this library.
+    assert "http://127.0.0.1:8080/" in built.stdout
+    shown = [line.split("#")[0].split() for line in built.stdout.splitlines()
+             if line.strip().startswith("lightnews --db")]  # fmt: skip
+    assert {"serve", "feed", "search", "show"} <= {words[3] for words in shown}
+    for words in shown[1:]:  # each reads this very library: the feed is not empty
+        done = runner.invoke(cli, words[1:])
+        assert done.exit_code == 0 and "empty" not in done.stdout, (words, done.output)
     clock = runner.invoke(cli, ["--db", db, "settings", "--json"])
     assert "2025-11-28T11:17:44Z" in clock.stdout  # an hour after the snapshot's newest item
     digest = runner.invoke(cli, ["--db", db, "digest", "--since", "1d", "--dry-run"])
