@@ -431,7 +431,9 @@ def gather_stories(
     requests). On top of it come the stories that touch this reader within
     ``horizon_hours`` of the library's newest story, however many newer papers
     the library holds: papers attributed (at ``bar``) to scholars they follow,
-    those scholars' own posts, and the papers they watch. Items say which
+    those scholars' own posts and what they post about network-wide, and the
+    papers they watch. The window itself holds the papers the network discusses
+    most this week. Items say which
     followed scholar put them in the feed. Each call gets its own copies.
     """
     accounts = store.followed_accounts(reader)
@@ -483,6 +485,9 @@ def _add_readers_own(
     by_key = {s.key: s for s in stories}
     wanted = store.followed_papers(reader, since, bar, READER_PAPERS)
     wanted += sorted(store.watched(reader_key(reader)))
+    moment = _parse_time(since)
+    if moment is not None:  # what the scholars they follow post about on the network
+        wanted += store.discussed_by(accounts, int(moment.timestamp() * 1_000_000), READER_ITEMS)
     posts = store.items_by_accounts(accounts, since, READER_ITEMS)
     named = {i for item in posts for i in item.papers}
     missing = [i for i in dict.fromkeys([*wanted, *sorted(named)]) if i not in by_key]
@@ -556,9 +561,27 @@ class CandidateWindows:
 def _gather(store: Store, papers: int, items: int) -> list[Story]:
     """The newest ``papers`` and the stories of the newest ``items``, for no reader."""
     stories = _build(store, store.recent_papers(papers), store.recent_items(items))
+    _with_discussed(store, stories)
     _with_changes(store, stories)
     _with_code(store, stories)
     return list(stories.values())
+
+
+#: The papers the most accounts discuss network-wide join every reader's window.
+DISCUSSED_PAPERS = 100
+
+
+def _with_discussed(store: Store, stories: dict[str, Story]) -> None:
+    """The papers the network discusses most this week (``lightnews listen``), as of the
+    window's newest story, join the window, however old the papers themselves."""
+    newest = _parse_time(max((s.time or "" for s in stories.values()), default=""))
+    if newest is None:
+        return
+    since = int((newest - DISCUSSION_WINDOW).timestamp() * 1_000_000)
+    wanted = [i for i in store.most_discussed(since, DISCUSSED_PAPERS) if i not in stories]
+    found = store.papers_by_ids(wanted)
+    extra = _build(store, [found[i] for i in wanted if i in found and found[i].title], [])
+    stories.update(extra)
 
 
 def _build(

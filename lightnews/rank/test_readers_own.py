@@ -62,3 +62,33 @@ def test_a_followed_scholars_paper_stays_among_newer_papers(
     gone = rank_stories(store, LOCAL_READER, limit=None, now=later,
                         settings=Settings(environ={}).with_overrides(horizon_half_lives=4.0))
     assert HERS not in [s.key for s in gone][:50]
+
+
+def test_what_the_network_and_followed_scholars_discuss_joins_the_feed(
+    store: Store, settings: Settings
+) -> None:
+    """An older paper (outside the newest papers) that many accounts post about this week,
+    and one a followed scholar posts about network-wide, are in the feed, saying so."""
+    from lightnews.store.network import ListenCursor, NetworkMention, NetworkPost
+
+    clock = library_with_a_busy_category(store, settings, newer=400)
+    old = [Paper(f"2509.{70000 + n}", title=f"An older paper {n} the network discusses",
+                 abstract="Old.", categories=["cs.CL"],
+                 published=iso(clock - timedelta(days=60 + n)))
+           for n in range(2)]  # fmt: skip
+    with store.transaction():
+        store.save_papers(old, iso(clock))
+    now_us = int((clock - timedelta(hours=2)).timestamp() * 1_000_000)
+    mara = store.find_scholar("Mara Lindqvist")
+    store.add_identity(mara, "bluesky-did", "did:plc:mara")
+    posts = [NetworkPost(f"at://did:plc:p{n}/app.bsky.feed.post/{n}", f"did:plc:p{n}", "post",
+                         now_us + n, (NetworkMention(old[0].arxiv_id, "arxiv-url", 1.0),),
+                         text=f"Reading {old[0].arxiv_id}")
+             for n in range(5)]  # fmt: skip
+    posts.append(NetworkPost("at://did:plc:mara/app.bsky.feed.post/m", "did:plc:mara", "post",
+                             now_us + 9, (NetworkMention(old[1].arxiv_id, "arxiv-url", 1.0),),
+                             text="A classic"))  # fmt: skip
+    store.save_network(posts, [], ListenCursor("replay", now_us + 9), iso(clock))
+    feed = {s.key: s for s in rank_stories(store, LOCAL_READER, limit=None, now=clock)}
+    assert old[0].arxiv_id in feed and any("discuss it" in w for w in feed[old[0].arxiv_id].why)
+    assert old[1].arxiv_id in feed

@@ -271,6 +271,14 @@ class Store(Protocol):
         """Items by these social accounts since ``since``, newest first."""
         ...
 
+    def most_discussed(self, since_us: int, limit: int) -> list[str]:
+        """arXiv papers the most accounts posted about on the network since ``since_us``."""
+        ...
+
+    def discussed_by(self, dids: Sequence[str], since_us: int, limit: int) -> list[str]:
+        """arXiv papers these accounts posted about on the network since ``since_us``."""
+        ...
+
     def items_about(self, arxiv_ids: Sequence[str], limit: int) -> list[FeedCandidate]:
         """Items that record or mention these papers, newest first."""
         ...

@@ -418,6 +418,30 @@ class NetworkQueries(_Base):
         )
         return [_spoken(r) for r in rows]
 
+    def most_discussed(self, since_us: int, limit: int) -> list[str]:
+        """arXiv papers the most accounts posted about since ``since_us``, most first."""
+        rows = self.db.execute(
+            "SELECT m.paper, count(DISTINCT p.did) AS people FROM network_posts p "
+            "JOIN network_mentions m ON m.uri = p.uri "
+            "WHERE p.time_us >= ? AND m.paper NOT LIKE '%:%' "
+            "GROUP BY m.paper ORDER BY people DESC, m.paper LIMIT ?",
+            (since_us, limit),
+        )
+        return [r[0] for r in rows]
+
+    def discussed_by(self, dids: Sequence[str], since_us: int, limit: int) -> list[str]:
+        """arXiv papers these accounts posted about since ``since_us``, newest first."""
+        if not dids:
+            return []
+        rows = self.db.execute(
+            "SELECT m.paper, max(p.time_us) AS newest FROM network_posts p "
+            "JOIN network_mentions m ON m.uri = p.uri "
+            f"WHERE {self.sql.in_list('p.did')} AND p.time_us >= ? AND m.paper NOT LIKE '%:%' "
+            "GROUP BY m.paper ORDER BY newest DESC LIMIT ?",
+            (self.sql.list_param(sorted(dids)), since_us, limit),
+        )
+        return [r[0] for r in rows]
+
     def spoken_about(self, service: str, papers: Sequence[str], since_us: int) -> list[Spoken]:
         """:meth:`spoken_since` for some papers only (the feed's candidates)."""
         if not papers:
