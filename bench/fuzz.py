@@ -19,6 +19,16 @@ example each, in ``--save``), and exits 1 when anything raised::
 
     .venv/bin/python bench/fuzz.py --inputs 50000 --seed 1 --save bench/out/fuzz
 
+``--adversarial`` instead times hostile bodies as large as a response may be
+(``http_max_bytes``, 15 MB): one field made huge (author, title, text, link,
+date, attribute values), deep nesting, many entries, many links, categories
+or attributes, in RSS, Atom and JSON Feed, and the longest string or the
+longest list of real Bluesky and Daily Papers responses blown up. Each is
+read as a refresh reads it, and its CPU time is reported; it exits 1 when one
+takes over 5 s or raises::
+
+    .venv/bin/python bench/fuzz.py --adversarial
+
 The in-suite property tests (``lightnews/sources/test_fuzz.py``) run the
 same kind of inputs, bounded to a few seconds per parser.
 """
@@ -495,6 +505,183 @@ def run(
     return tallies
 
 
+# -- adversarial bodies: the most a response may hold ------------------------------------
+
+ADVERSARIAL_SECONDS = 5.0
+_RSS = (b'<?xml version="1.0" encoding="utf-8"?><rss version="2.0" '
+        b'xmlns:dc="http://purl.org/dc/elements/1.1/" '
+        b'xmlns:content="http://purl.org/rss/1.0/modules/content/" '
+        b'xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd"><channel><title>t</title>'
+        b"<link>https://example.org/</link>", b"</channel></rss>")  # fmt: skip
+_ATOM = (b'<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom">'
+         b"<title>t</title><id>urn:feed</id>", b"</feed>")  # fmt: skip
+
+
+def _fill(size: int, unit: bytes) -> bytes:
+    return unit * max(1, size // len(unit))
+
+
+def _rss_item(number: int, inner: bytes) -> bytes:
+    return (b"<item><guid>https://example.org/%d</guid><title>t</title>" % number) + inner + (
+        b"</item>"
+    )
+
+
+def _atom_entry(number: int, inner: bytes) -> bytes:
+    return (b'<entry><id>urn:%d</id><title>t</title><link href="https://example.org/%d"/>'
+            b"<updated>2025-01-01T00:00:00Z</updated>" % (number, number)) + inner + (
+        b"</entry>")  # fmt: skip
+
+
+def _document(shell: tuple[bytes, bytes], entry: Callable[[int, bytes], bytes],
+              inner: Callable[[int], bytes], size: int, per_entry: int) -> bytes:  # fmt: skip
+    """A feed of entries whose ``inner(per_entry)`` parts add up to about ``size`` bytes."""
+    part = inner(min(per_entry, size))
+    count = max(1, size // len(entry(0, part)))
+    return shell[0] + b"".join(entry(n, part) for n in range(count)) + shell[1]
+
+
+def _xml_cases(size: int) -> Iterator[tuple[str, bytes]]:
+    fields: dict[str, Callable[[int], bytes]] = {
+        "rss author (one word)": lambda n: b"<author>" + _fill(n, b"a") + b"</author>",
+        "rss author (e-mail dots)": lambda n: b"<author>a@" + _fill(n, b"a.") + b"</author>",
+        "rss author (CDATA)": lambda n: b"<author><![CDATA[" + _fill(n, b"a") + b"]]></author>",
+        "rss dc:creator": lambda n: b"<dc:creator>" + _fill(n, b"a") + b"</dc:creator>",
+        "rss itunes:keywords": lambda n: b"<itunes:keywords>" + _fill(n, b"k,")
+        + b"</itunes:keywords>",
+        "rss title": lambda n: b"<title>" + _fill(n, b"ab ") + b"</title>",
+        "rss description (escaped html)": lambda n: b"<description>"
+        + _fill(n, b"&lt;p&gt;arXiv:2401.00001 &lt;a href='https://e.org/'&gt;x&lt;/a&gt;")
+        + b"</description>",
+        "rss content:encoded (CDATA html)": lambda n: b"<content:encoded><![CDATA["
+        + _fill(n, b"<p><b>x</b> <a href='https://e.org/'>y</a></p>") + b"]]></content:encoded>",
+        "rss link": lambda n: b"<link>https://example.org/" + _fill(n, b"a") + b"</link>",
+        "rss pubDate": lambda n: b"<pubDate>" + _fill(n, b"1 ") + b"</pubDate>",
+        "rss categories": lambda n: b"".join(
+            b"<category>c%d</category>" % i for i in range(n // 25)),
+        "atom author name": lambda n: b"<author><name>" + _fill(n, b"a") + b"</name></author>",
+        "atom many links": lambda n: b"".join(
+            b'<link rel="related" href="https://example.org/%d"/>' % i for i in range(n // 48)),
+        "atom deep nesting": lambda n: b"<x>" * (n // 7) + b"</x>" * (n // 7),
+        "atom xhtml deep nesting": lambda n: b'<content type="xhtml"><div '
+        b'xmlns="http://www.w3.org/1999/xhtml">' + b"<b>" * (n // 7) + b"</b>" * (n // 7)
+        + b"</div></content>",
+        "atom huge href": lambda n: b'<link rel="related" href="https://e.org/'
+        + _fill(n, b"a") + b'"/>',
+        "atom huge category term": lambda n: b'<category term="' + _fill(n, b"a") + b'"/>',
+        "atom huge xml:base": lambda n: b'<summary xml:base="https://e.org/' + _fill(n, b"a")
+        + b'">x</summary>',
+        "atom many attributes": lambda n: b"<summary " + b"".join(
+            b'a%d="x" ' % i for i in range(n // 10)) + b">x</summary>",
+    }  # fmt: skip
+    for name, inner in fields.items():
+        atom = name.startswith("atom")
+        shell, entry = (_ATOM, _atom_entry) if atom else (_RSS, _rss_item)
+        for label, per_entry in (("one entry", size), ("1 MB entries", 1 << 20),
+                                 ("2 KB entries", 2048)):  # fmt: skip
+            yield f"feed: {name}, {label}", _document(shell, entry, inner, size, per_entry)
+    yield "feed: rss many tiny entries", _document(_RSS, _rss_item, lambda n: b"", size, 0)
+    yield "feed: atom many tiny entries", _document(_ATOM, _atom_entry, lambda n: b"", size, 0)
+    yield "feed: header of categories", _RSS[0] + _fill(size, b"<category>c</category>") + _RSS[1]
+    yield "feed: one unclosed item", _RSS[0] + b"<item><author>" + _fill(size, b"a")
+
+
+def _json_feed_cases(size: int) -> Iterator[tuple[str, bytes]]:
+    version = "https://jsonfeed.org/version/1.1"
+    items: dict[str, Callable[[int], dict[str, Any]]] = {
+        "author": lambda n: {"authors": [{"name": "a" * n}]},
+        "many authors": lambda n: {"authors": [{"name": "a"}] * (n // 13)},
+        "title": lambda n: {"title": "ab " * (n // 3)},
+        "content_html": lambda n: {"content_html": "<p><b>x</b> arXiv:2401.00001</p>" * (n // 33)},
+        "tags": lambda n: {"tags": ["t"] * (n // 4)},
+        "deep nesting": lambda n: {"x": json.loads("[" * 250 + "]" * 250)},
+    }  # fmt: skip
+    for name, inner in items.items():
+        for label, per_item in (("one item", size), ("2 KB items", 2048)):
+            part = inner(min(per_item, size))
+            count = max(1, size // max(1, len(json.dumps(part))))
+            body = {"version": version, "items": [{"id": str(n), **part} for n in range(count)]}
+            yield f"json feed: {name}, {label}", json.dumps(body).encode()
+
+
+def _blown_up(seed: Any, size: int) -> Iterator[tuple[str, Any]]:
+    """``seed`` with its longest string, then its longest list, made ``size`` bytes long."""
+    paths = _paths(seed, limit=100_000)
+
+    def at(path: tuple[Any, ...]) -> Any:
+        value = seed
+        for step in path:
+            value = value[step]
+        return value
+
+    strings = [p for p in paths if p and isinstance(at(p), str)]
+    lists = [p for p in paths if p and isinstance(at(p), list) and at(p)]
+    for kind, chosen in (("string", max(strings, key=lambda p: len(at(p)), default=None)),
+                         ("list", max(lists, key=lambda p: len(at(p)), default=None))):  # fmt: skip
+        if chosen is None:
+            continue
+        doc = copy.deepcopy(seed)
+        parent = doc
+        for step in chosen[:-1]:
+            parent = parent[step]
+        old = parent[chosen[-1]]
+        if kind == "string":
+            parent[chosen[-1]] = _fill(size, b"a").decode()
+        else:
+            repeat = max(1, size // max(1, len(json.dumps(old))))
+            parent[chosen[-1]] = old * repeat
+        yield f"longest {kind} ({'.'.join(map(str, chosen))[:40]})", doc
+
+
+def adversarial(size: int) -> Iterator[tuple[str, Callable[[bytes], Any], bytes]]:
+    """Hostile bodies of about ``size`` bytes, with the parser that reads each."""
+    feed = _source("feed")
+    for name, body in _xml_cases(size):
+        yield name, feed, body
+    for name, body in _json_feed_cases(size):
+        yield name, feed, body
+    for kind, address, folder, pattern in (
+        ("bluesky", "someone.bsky.social", DATA / "bluesky", "getAuthorFeed*.json"),
+        ("hf-daily", "", DATA / "hf", "daily*"),
+        ("hf-papers-feed", "https://example.org/x", DATA / "hf", "papers*"),
+    ):
+        seeds = _files((folder, pattern))[:1]
+        for seed in seeds:
+            for name, doc in _blown_up(orjson.loads(seed), size):
+                yield f"{kind}: {name}", _source(kind, address), json.dumps(doc).encode()
+
+
+def run_adversarial(size: int) -> int:
+    """Time every adversarial body; 1 when one took over the limit or raised."""
+    signal.signal(signal.SIGALRM, _alarm)
+    worst = 0.0
+    failed = 0
+    print(f"{'case':62} {'MB':>6} {'CPU s':>6} {'items':>6}  outcome")
+    for name, parse, body in adversarial(size):
+        begun = time.process_time()
+        signal.setitimer(signal.ITIMER_REAL, 60 * ADVERSARIAL_SECONDS)
+        items, outcome = 0, "read"
+        try:
+            result = parse(body)
+            items = len(result.items) if isinstance(result, Batch) else 0
+        except _Timeout:
+            outcome = "TIMED OUT"
+        except LightnewsError as error:
+            outcome = f"refused: {str(error)[:60]}"
+        except Exception as error:  # what the run is looking for
+            outcome = f"RAISED {type(error).__name__}: {str(error)[:60]}"
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        seconds = time.process_time() - begun
+        worst = max(worst, seconds)
+        bad = seconds > ADVERSARIAL_SECONDS or outcome.isupper() or outcome.startswith("RAISED")
+        failed += bad
+        print(f"{name[:62]:62} {len(body) / 1e6:6.1f} {seconds:6.2f} {items:6}  "
+              f"{'OVER: ' if bad else ''}{outcome}", flush=True)  # fmt: skip
+    print(f"worst {worst:.2f} s of CPU; {failed} over {ADVERSARIAL_SECONDS:g} s or raised")
+    return 1 if failed else 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--inputs", type=int, default=50_000, help="inputs shared by the parsers")
@@ -504,7 +691,13 @@ def main() -> int:
     parser.add_argument("--budget", type=float, help="stop after this many seconds")
     parser.add_argument("--json", type=Path, help="write the tallies as JSON here")
     parser.add_argument("--only", action="append", help="fuzz only this target (repeatable)")
+    parser.add_argument("--adversarial", action="store_true",
+                        help="time hostile bodies as large as a response may be, instead")
+    parser.add_argument("--size", type=int, default=int(Settings(environ={}).http_max_bytes),
+                        help="bytes of each adversarial body (default: http_max_bytes)")
     args = parser.parse_args()
+    if args.adversarial:
+        return run_adversarial(args.size)
     started = time.monotonic()
     tallies = run(args.inputs, args.seed, args.save, args.budget, args.only, args.normalize_inputs)
     elapsed = time.monotonic() - started

@@ -51,6 +51,7 @@ import math
 import mmap
 import os
 import re
+import tempfile
 import threading
 import time
 import unicodedata
@@ -461,13 +462,20 @@ class LexicalIndex:
         header = json.dumps(meta).encode("utf-8")
         start = -(-(16 + len(header)) // 64) * 64
         path = self.path(db_path)
-        tmp = path.with_name(path.name + ".tmp")
-        with tmp.open("wb") as out:
-            out.write(_MAGIC + len(header).to_bytes(8, "little") + header)
-            for name, blob in blobs.items():
-                out.seek(start + specs[name]["offset"])
-                out.write(blob)
-        os.replace(tmp, path)
+        # A name of its own: two web processes saving at once must not write one file.
+        handle, name_ = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+        tmp = Path(name_)
+        try:
+            os.fchmod(handle, 0o644)  # as open() made it: readable by another service user
+            with os.fdopen(handle, "wb") as out:
+                out.write(_MAGIC + len(header).to_bytes(8, "little") + header)
+                for name, blob in blobs.items():
+                    out.seek(start + specs[name]["offset"])
+                    out.write(blob)
+            os.replace(tmp, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
         self.stamp = path.stat().st_mtime_ns
 
     @classmethod

@@ -212,3 +212,31 @@ def test_a_serving_process_far_behind_catches_up_in_a_thread_of_its_own(
     import_snapshot(library, _snapshot(tmp_path / "h.jsonl", more), workers=0)
     monkeypatch.setattr(lexical, "CATCH_UP_INLINE", 0)
     assert open_lexical(library) is index and index.delta_size == 5  # not serving: inline
+
+
+def test_two_processes_saving_at_once_neither_fails(library: Store) -> None:
+    # Two web processes once shared one temporary name: one moved the other's half-written
+    # file into place, and the other's rename then failed (a 500).
+    import threading
+
+    index = open_lexical(library)
+    assert index is not None
+    failures: list[BaseException] = []
+
+    def save() -> None:
+        for _ in range(30):
+            try:
+                index.save(library.path)
+            except OSError as error:
+                failures.append(error)
+
+    writers = [threading.Thread(target=save) for _ in range(3)]
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join()
+    assert failures == []
+    forget_lexical()
+    loaded = LexicalIndex.load(library.path)
+    assert loaded is not None and loaded.base.terms == index.base.terms
+    assert not list(library.path.parent.glob("*.tmp"))

@@ -122,6 +122,13 @@ def test_a_scholars_page_past_the_last(client: TestClient) -> None:
     assert client.get("/scholar/maralindqvist.bsky.social?tab=nonsense").status_code == 400
 
 
+def test_a_scholar_named_by_digits_that_are_not_a_number(client: TestClient) -> None:
+    # "¹" and "²³" are digits to str.isdigit but no int(): they answered 500.
+    for who in ("¹", "²³", "٣"):
+        assert client.get(f"/api/scholar/{who}").status_code == 404, who
+        assert client.get(f"/scholar/{who}").status_code == 404, who
+
+
 def test_scholar_by_part_of_a_name(client: TestClient) -> None:
     for who in ("Mara", "Lindqvist", "maralind"):
         page = client.get(f"/scholar/{who}")

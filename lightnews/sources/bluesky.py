@@ -72,7 +72,7 @@ from lightnews.model import (
 from lightnews.normalize.text import clean_text, iso_utc, sanitize_html
 from lightnews.normalize.urls import safe_url, safe_urls
 from lightnews.settings import Settings
-from lightnews.sources import Source, SourceTraits
+from lightnews.sources import Source, SourceTraits, jsonsafe
 
 __all__ = [
     "API_URL",
@@ -179,7 +179,7 @@ def _load(body: bytes | dict[str, Any]) -> dict[str, Any]:
         document = body
     else:
         try:
-            document = orjson.loads(body)
+            document = jsonsafe.loads(body)
         except orjson.JSONDecodeError as error:
             start = body[:60].decode("utf-8", "replace")
             raise ParseError(f"Bluesky response is not JSON ({error}): {start!r}") from None

@@ -30,7 +30,8 @@ from lightnews.link import link_item
 from lightnews.model import Batch, Item, Problem, SourceState
 from lightnews.normalize.text import clean_text, html_to_text, iso_utc, sanitize_html
 from lightnews.normalize.urls import safe_url, safe_urls
-from lightnews.sources import Source, SourceTraits
+from lightnews.sources import Source, SourceTraits, jsonsafe
+from lightnews.sources.feedbounds import Budget, bound_feed
 
 __all__ = ["FeedSource", "parse_feed"]
 
@@ -133,12 +134,13 @@ def _feedparser(body: bytes, headers: dict[str, str]) -> Any:
     )
 
 
-def _from_feedparser(body: bytes, url: str | None) -> Batch:
+def _from_feedparser(body: bytes, url: str | None, budget: Budget) -> Batch:
     # feedparser then follows the XML declaration (RFC 3023) for the encoding.
     headers = {"content-type": "application/xml"}
     if url:
         headers["content-location"] = url
-    body = _CHAR_REF.sub(_char_ref, body)
+    bounded = bound_feed(body, budget)  # what feedparser reads costs seconds at most
+    body = _CHAR_REF.sub(_char_ref, bounded.body)
     geography: str | None = None
     try:
         parsed = _feedparser(body, headers)
@@ -152,6 +154,8 @@ def _from_feedparser(body: bytes, url: str | None) -> Batch:
                 f"not a readable feed: the feed parser failed ({type(again).__name__}: {again})"
             ) from None
     batch = Batch(title=clean_text(_str(parsed.feed.get("title"))) or None)
+    batch.warnings += bounded.warnings
+    batch.problems += bounded.problems
     problem = parsed.get("bozo_exception")
     if not parsed.entries and not parsed.get("version"):
         raise ParseError(
@@ -203,9 +207,9 @@ def _feedparser_entry(entry: Any, problems: list[Problem]) -> Item:
     )
 
 
-def _from_json_feed(body: bytes) -> Batch:
+def _from_json_feed(body: bytes, budget: Budget) -> Batch:
     try:
-        document = orjson.loads(body)
+        document = jsonsafe.loads(body)
     except orjson.JSONDecodeError as error:
         raise ParseError(f"not a readable JSON Feed: {error}") from None
     if not isinstance(document, dict) or not str(document.get("version", "")).startswith(
@@ -216,10 +220,33 @@ def _from_json_feed(body: bytes) -> Batch:
     if not isinstance(entries, list):
         raise ParseError("JSON Feed has no items list")
     batch = Batch(title=clean_text(_str(document.get("title"))) or None)
-    for entry in entries:
+    size = 0
+    for number, entry in enumerate(entries):
         if not isinstance(entry, dict):
             batch.warnings.append("JSON Feed item that is not an object skipped")
             continue
+        # The same budget as an XML feed's: what one refresh reads costs seconds at most.
+        try:
+            length = len(orjson.dumps(entry, option=orjson.OPT_NON_STR_KEYS))
+        except (TypeError, orjson.JSONEncodeError) as error:  # nested past orjson's limit
+            batch.problems.append(Problem(f"item skipped: {error}", _entry_key(entry)))
+            continue
+        if length > budget.entry_bytes:
+            batch.problems.append(
+                Problem(
+                    f"item skipped: {length:,} bytes, more than an entry may hold "
+                    f"({budget.entry_bytes:,})",
+                    _entry_key(entry),
+                )
+            )
+            continue
+        if number >= budget.entries or size + length > budget.total_bytes:
+            batch.warnings.append(
+                f"read the first {number:,} items only: the rest is past what one refresh reads "
+                f"({budget.entries:,} items, {budget.total_bytes:,} bytes)"
+            )
+            break
+        size += length
         try:
             batch.items.append(_json_feed_entry(entry, batch.problems))
         except Exception as error:  # a programmer's error on one item must not lose the rest
@@ -259,13 +286,14 @@ def _json_feed_entry(entry: dict[str, Any], problems: list[Problem]) -> Item:
     )
 
 
-def parse_feed(body: bytes, url: str | None = None) -> Batch:
-    """Articles of one feed document, whatever its format."""
+def parse_feed(body: bytes, url: str | None = None, budget: Budget | None = None) -> Batch:
+    """Articles of one feed document, whatever its format, read within ``budget``."""
+    budget = budget or Budget()
     if body.lstrip()[:1] in (b"{", b"["):
-        return _from_json_feed(body)
+        return _from_json_feed(body, budget)
     if not body.strip():
         raise ParseError("empty response where a feed was expected")
-    return _from_feedparser(body, url)
+    return _from_feedparser(body, url, budget)
 
 
 class FeedSource(Source):
@@ -276,6 +304,10 @@ class FeedSource(Source):
     traits = SourceTraits(in_opml=True, filter_label="blogs and feeds", filter_order=2)
 
     def parse(self, body: bytes, state: SourceState, *, url: str | None = None) -> Batch:
-        batch = parse_feed(body, url or self.address)
+        budget = Budget(
+            title_chars=int(self.settings.max_title_chars),
+            url_chars=int(self.settings.max_url_chars),
+        )
+        batch = parse_feed(body, url or self.address, budget)
         batch.state = state
         return batch

@@ -66,7 +66,7 @@ from lightnews.model import (
 from lightnews.normalize import clean_text, iso_utc, parse_arxiv_id
 from lightnews.normalize.urls import safe_url
 from lightnews.settings import Settings
-from lightnews.sources import Source, SourceTraits
+from lightnews.sources import Source, SourceTraits, jsonsafe
 
 __all__ = [
     "API_URL",
@@ -137,7 +137,7 @@ def _load_json(body: bytes, what: str) -> Any:
     if not body.strip():
         raise ParseError(f"empty response where {what} was expected")
     try:
-        return orjson.loads(body)
+        return jsonsafe.loads(body)
     except orjson.JSONDecodeError as error:
         raise ParseError(f"not {what}: the body is not JSON ({error})") from None
 
@@ -324,7 +324,7 @@ def _feed_entries(body: bytes) -> tuple[list[Any], str | None]:
     if not stripped:
         raise ParseError("empty response where a Hugging Face papers feed was expected")
     try:
-        document = orjson.loads(stripped)
+        document = jsonsafe.loads(stripped)
     except orjson.JSONDecodeError as error:
         if stripped[:1] != b"{" or b"\n" not in stripped:
             raise ParseError(
@@ -335,7 +335,7 @@ def _feed_entries(body: bytes) -> tuple[list[Any], str | None]:
             if not line.strip():
                 continue
             try:
-                entries.append(orjson.loads(line))
+                entries.append(jsonsafe.loads(line))
             except orjson.JSONDecodeError as line_error:
                 raise ParseError(
                     f"not a Hugging Face papers feed: line {number} is not JSON ({line_error})"

@@ -129,7 +129,8 @@ class ScholarQueries:
         if not text:
             raise UsageError("give a scholar: an id, a handle, an ORCID iD or (part of) a name")
         if (
-            text.isdigit()
+            text.isascii()  # "¹" is a digit to isdigit, and no int
+            and text.isdigit()
             and len(text) < 19
             and self.db.execute("SELECT 1 FROM scholars WHERE id = ?", (int(text),)).fetchone()
         ):
