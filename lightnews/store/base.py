@@ -393,10 +393,16 @@ class Store(Protocol):
         ...
 
     def set_decision(
-        self, scholar_id: int, arxiv_id: str, decision: str | None, now: str
-    ) -> None: ...
+        self, scholar_id: int, arxiv_id: str, decision: str | None, now: str, by: str | None = None
+    ) -> None:
+        """A shared decision on whether the paper is the scholar's (``by``: who made it)."""
+        ...
 
     def decisions(self, scholar_id: int) -> dict[str, str]: ...
+
+    def deciders(self, scholar_id: int) -> dict[str, str]:
+        """Who made each decision on the scholar's papers that says so (arXiv id → name)."""
+        ...
 
     def scholar_papers(
         self, scholar_id: int, bar: float, limit: int, offset: int = 0
