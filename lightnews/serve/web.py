@@ -107,6 +107,9 @@ MAX_PAGE = 100_000
 THREADS = 16
 #: Seconds a client is asked to wait before retrying when the database is busy.
 RETRY_AFTER = 5
+#: Seconds a request waits for a database connection (PostgreSQL) before its 503: a
+#: connection is at hand unless the server is down or every one is in use.
+CONNECTION_WAIT = 1.0
 
 
 def _kind_label(kind: str) -> str:
@@ -151,7 +154,11 @@ def create_app(
     beyond loopback): with no accounts, nothing is served.
     """
     store: Store = open_store(db_path)
-    store.write_wait = float((settings or Settings(store.saved_settings())).write_wait)
+    #: The settings last read from the library: the 503 page is drawn with them, from
+    #: memory, when the library cannot answer (an outage must not turn it into a 500).
+    remembered = [settings or Settings(store.saved_settings())]
+    store.write_wait = float(remembered[0].write_wait)
+    store.connection_wait = min(store.write_wait, CONNECTION_WAIT) or CONNECTION_WAIT
     windows = CandidateWindows()  # the feed's candidates, kept between requests
     env = Environment(
         loader=PackageLoader("lightnews.serve", "templates"),
@@ -173,10 +180,16 @@ def create_app(
     env.globals["thumbnail"] = thumbnail
 
     def current_settings() -> Settings:
-        return settings or Settings(store.saved_settings())
+        if settings is not None:
+            return settings
+        remembered[0] = Settings(store.saved_settings())
+        return remembered[0]
 
-    def page(name: str, status: int = 200, **context: Any) -> HTMLResponse:
-        _PAGE_NOW.set(current_settings().now())  # "3 hours ago" by the library's clock
+    def page(name: str, status: int = 200, *, from_memory: bool = False,
+             **context: Any) -> HTMLResponse:  # fmt: skip
+        """The template as a response; ``from_memory``: without asking the library."""
+        shown = remembered[0] if from_memory else current_settings()
+        _PAGE_NOW.set(shown.now())  # "3 hours ago" by the library's clock
         html = env.get_template(name).render(**context)
         if public_read_only:
             html = without_post_forms(html)
@@ -212,7 +225,7 @@ def create_app(
                                 status_code=503, headers=headers)  # fmt: skip
         response = page("error.html", status=503, title="Busy: please try again",
                         message=f"{message}. Nothing was lost; reload the page in a few "
-                        "seconds.")  # fmt: skip
+                        "seconds.", from_memory=True)  # fmt: skip
         response.headers.update(headers)
         return response
 
@@ -850,7 +863,9 @@ def create_app(
         headers = getattr(exc, "headers", None)  # 405 says which methods it takes (Allow)
         if wants_json(request):
             return JSONResponse({"error": message}, status_code=status, headers=headers)
-        response = page("error.html", status=status, message=message,
+        # Drawn from memory: this runs on the event loop, where a database call would hold
+        # up every request (and an outage would turn a 404 into a 500).
+        response = page("error.html", status=status, message=message, from_memory=True,
                         title="Not found" if status == 404 else "Cannot do that")  # fmt: skip
         response.headers.update(headers or {})
         return response

@@ -86,6 +86,9 @@ class Store(Protocol):
     path: Path
     #: Seconds a write waits for another writer before giving up with ``Busy``.
     write_wait: float
+    #: Seconds a thread waits for a connection (PostgreSQL's pool) before ``Unavailable``:
+    #: during an outage the web answers 503 this soon instead of after ``write_wait``.
+    connection_wait: float
     #: Whether :meth:`nearest_vectors` runs in the database (else a FAISS index beside it).
     vectors_indexed: bool
 
