@@ -1408,9 +1408,14 @@ def _decide(app: App, who: str, arxiv_id: ArxivId, decision: str | None) -> None
     from lightnews.link.attribution import attribute_scholar
 
     with errors_as_exit():
+        actor = _actor(app)  # checked before anything changes
         scholar_id = app.store.find_scholar(who)
         app.store.get_paper(arxiv_id.base)
-        app.store.set_decision(scholar_id, arxiv_id.base, decision, now_iso())
+        now = now_iso()
+        app.store.set_decision(scholar_id, arxiv_id.base, decision, now, by=actor)
+        # A decision every reader sees: the audit log says who made it.
+        app.store.audit(actor, f"attribution.{decision or 'undecide'}",
+                        f"#{scholar_id} {arxiv_id.base}", now)  # fmt: skip
         attribute_scholar(app.store, scholar_id)
     word = {"confirm": "confirmed", "reject": "rejected", None: "left to the matcher"}[decision]
     out.print(f"{arxiv_id.base} {word} for #{scholar_id}")

@@ -353,6 +353,55 @@ def follow_scholar(
     return scholar_id
 
 
+def follow_fetched(
+    store: Store,
+    reader: ReaderId,
+    now: str,
+    *,
+    handle: str | None = None,
+    arxiv_author: str | None = None,
+    orcid: str | None = None,
+) -> tuple[list[int], list[str]]:
+    """``reader`` follows a scholar without changing what the instance fetches or who is who.
+
+    A reader of a shared instance who may not add sources (the
+    ``readers_add_sources`` setting) follows the scholars who already hold the
+    identities given; when none does, one new scholar with them (no source:
+    what the library already holds is attributed). No identity is tied to an
+    existing scholar and no source is added. Returns the scholars followed and
+    the accounts and authors given that are new to the instance, so not fetched
+    (``"@handle"``, ``"arXiv author Name"``), for the reader to be told.
+    """
+    wanted: list[tuple[str, str]] = []
+    if handle:
+        handle = handle.removeprefix("@").strip()
+        wanted.append(("bluesky-did" if handle.startswith("did:") else "bluesky-handle", handle))
+    if arxiv_author:
+        wanted.append(("arxiv-name", " ".join(arxiv_author.split())))
+    if orcid:
+        wanted.append(("orcid", orcid))
+    if not wanted:
+        raise UsageError("give a Bluesky handle, an arXiv author name or an ORCID")
+    found = [store.scholar_by_identity(kind, value) for kind, value in wanted]
+    followed = list(dict.fromkeys(s for s in found if s is not None))
+    if not followed:
+        kind, value = wanted[0]
+        name = f"@{value}" if kind.startswith("bluesky") else value
+        if kind == "orcid":
+            name = f"ORCID {value}"
+        created = store.create_scholar(name, now)
+        for kind, value in wanted:
+            store.add_identity(created, kind, value)
+        followed = [created]
+    for scholar_id in followed:
+        store.set_followed(reader, scholar_id, True, now)
+        attribute_scholar(store, scholar_id)
+    unfetched = [f"@{value}" if kind.startswith("bluesky") else f"arXiv author {value}"
+                 for (kind, value), owner in zip(wanted, found, strict=True)
+                 if owner is None and kind != "orcid"]  # fmt: skip
+    return followed, unfetched
+
+
 def follow_account(store: Store, reader: ReaderId, account: Account, now: str) -> int:
     """``reader`` follows ``account`` as a scholar with a source reading its posts (idempotent)."""
     did_kind = f"{account.service}-did"

@@ -337,6 +337,14 @@ SETTINGS: tuple[Setting, ...] = (
         "Hours a web sign-in lasts before the reader is asked to sign in again.",
     ),
     Setting(
+        "readers_add_sources",
+        False,
+        _boolean,
+        "Whether a reader who is not an admin adds what the instance fetches when they follow "
+        "someone new (a Bluesky account, an arXiv author); off, they follow what is already "
+        "fetched and an admin adds sources.",
+    ),
+    Setting(
         "sign_in_attempts",
         5,
         _positive_int,

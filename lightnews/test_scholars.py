@@ -67,6 +67,18 @@ def test_follow_on_demo_and_decisions_survive_reingest(tmp_path: Path) -> None:
     assert ids[0] not in kept and "2511.15577" in kept
     listed = run(db, "scholars", "list", "--json")
     assert listed[0]["records"] == again["records_at_least"]
+    # A decision every reader sees: recorded with who made it (issue 31).
+    from lightnews.store import open_store
+
+    with open_store(db) as store:
+        mara = store.find_scholar("Mara Lindqvist")
+        made = [(e.actor, e.action, e.target) for e in reversed(store.audit_log())]
+        actor = made[0][0]
+        assert store.deciders(mara) == {ids[0]: actor, "2511.15577": actor}
+    assert actor.startswith("cli") and made == [
+        (actor, "attribution.reject", f"#{mara} {ids[0]}"),
+        (actor, "attribution.confirm", f"#{mara} 2511.15577"),
+    ]
 
 
 def test_merge_and_split(tmp_path: Path) -> None:

@@ -292,3 +292,30 @@ def test_watch_events_go_into_the_next_digest_once(
     assert again.exit_code == 0 and "Watched papers" not in again.stdout
     # Another reader watching nothing is told nothing.
     assert store.undigested_events("user:99") == []
+
+
+def test_an_address_with_a_line_break_is_refused_and_a_stored_one_fails_alone(
+    store: Store, tmp_path: Path, smtp: tuple[Inbox, int]  # noqa: F811 - the fixture imported above
+) -> None:
+    """Issue 31: "x@y\\nBcc: ..." would add headers; a stored one blocked every later delivery."""
+    from lightnews.cli import cli
+
+    db = tmp_path / "lib.db"
+    runner = CliRunner()
+    base = ["--db", str(db), "settings", "set"]
+    assert runner.invoke(cli, [*base, "smtp_host", "127.0.0.1"]).exit_code == 0
+    for bad in ("reader@example.org\nBcc:all@example.org", "reader@example.org\r\nX:y",
+                "reader@example.org\tx", "reader @example.org"):  # fmt: skip
+        refused = runner.invoke(cli, ["--db", str(db), "push", "add", "email", bad])
+        assert refused.exit_code == 2 and "not an e-mail address" in refused.output, bad
+    inbox, port = smtp
+    _library(store)
+    start_watching(store, "", A)
+    for address in ("first@example.org", "bad@example.org\nBcc: all@example.org",
+                    "last@example.org"):  # fmt: skip
+        store.set_push_target(PushTarget("email", address), "2026-12-03T09:00:00Z")
+    record(store, [code_event(A, "https://github.com/apple/ml-selfreflect", "2026-12-05")])
+    report = notify(store, _settings(port))
+    assert (report.sent, report.failed) == (2, 1), report.errors
+    assert "not an e-mail address" in report.errors[0]
+    assert sorted(m["To"] for m in inbox.messages) == ["first@example.org", "last@example.org"]

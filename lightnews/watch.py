@@ -184,12 +184,19 @@ def check_target(kind: str, address: str, reader: str, settings: Settings) -> Pu
             raise UsageError(f"a {kind} target is an http(s) URL, got {value[:60]!r}")
         return PushTarget(kind, value, reader)
     if kind == "email":
-        if "@" not in value or " " in value or len(value) > 254:
-            raise UsageError(f"{value[:60]!r} is not an e-mail address")
+        if not_an_address(value):
+            raise UsageError(f"{value[:60]!r} is not an e-mail address (one line, no blanks)")
         if not settings.smtp_host:
             raise UsageError("set smtp_host (and smtp_from) to be told by e-mail")
         return PushTarget(kind, value, reader)
     raise UsageError(f"a push target is a webhook, ntfy or email, not {kind!r}")
+
+
+def not_an_address(value: str) -> bool:
+    """Whether ``value`` cannot be an e-mail address: no "@", too long, or a blank or a line
+    break in it (which would add headers to the message: "x@y\nBcc: ...")."""
+    return ("@" not in value or len(value) > 254
+            or any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in value))  # fmt: skip
 
 
 def _client(settings: Settings) -> httpx.Client:
@@ -236,6 +243,8 @@ def validate_url(url: str) -> bool:
 def _mail(settings: Settings, to: str, event: WatchEvent) -> None:
     if not settings.smtp_host:
         raise LightnewsError("smtp_host is not set: cannot e-mail")
+    if not_an_address(to):  # stored before it was checked: this one fails, the rest go on
+        raise LightnewsError(f"e-mail to {to[:60]!r}: not an e-mail address (one line, no blanks)")
     message = EmailMessage()
     message["Subject"] = f"Lightnews: {event.summary}"[:200]
     message["From"] = settings.smtp_from or f"lightnews@{settings.smtp_host}"

@@ -41,7 +41,9 @@ class Param:
     example: str | None = None  # a value a client can try (it exists in the demo library)
 
 
-_DAY = r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$"  # days every month has
+#: Days every month has, of a year from 0001 (there is no year 0000: the handler refuses it).
+_DAY = (r"^([1-9][0-9]{3}|0[1-9][0-9]{2}|00[1-9][0-9]|000[1-9])"
+        r"-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$")  # fmt: skip
 _SINCE = r"^(|[1-9][0-9]{0,3}[hdw]|today|yesterday|(19[7-9][0-9]|20[0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8]))$"  # noqa: E501
 _CATEGORY = r"^(|cs|stat|math|cs\.(LG|CL|CV|AI|IR|RO|NE)|stat\.ML|math\.OC)$"
 #: Placeholder for the source kinds a search takes, read from the registry when described.

@@ -532,3 +532,77 @@ def test_concurrent_wrong_passwords_check_at_most_the_limit(library: str, servin
             done = member.post("/signin", data={"name": "bob", "password": "bob's password",
                                                 "csrf_token": token}, follow_redirects=False)
             assert done.status_code == 303, done.text  # fmt: skip
+
+
+def test_a_reader_follows_what_is_fetched_and_adds_no_source(library: str) -> None:
+    """Issue 31: /follow by a reader follows for them; new sources are an admin's (or every
+    reader's with ``readers_add_sources``), and existing scholars gain no identity."""
+    with open_store(library) as store:
+        before = {(r.kind, r.address) for r in store.list_sources()}
+        mara = store.find_scholar("Mara Lindqvist")
+        handle = next(i.value for i in store.get_scholar(mara).identities
+                      if i.kind == "bluesky-handle")  # fmt: skip
+    with client_for(library) as bob:
+        sign_in(bob, "bob")
+        new = bob.post("/follow", data={"arxiv_author": "Jon Ode"}, follow_redirects=False)
+        assert new.status_code == 303 and new.headers["location"].endswith("?not_fetched=1")
+        assert "does not fetch all of what you gave" in bob.get(new.headers["location"]).text
+        # A known handle with an unknown name: mara is followed, the name is not made hers.
+        mixed = bob.post("/follow", data={"handle": handle, "arxiv_author": "Ode Jonsson"},
+                         follow_redirects=False)  # fmt: skip
+        assert mixed.headers["location"] == f"/scholar/{mara}?not_fetched=1"
+        known = bob.post("/follow", data={"handle": handle}, follow_redirects=False)
+        assert known.headers["location"] == f"/scholar/{mara}"  # all of it is fetched
+        bad = bob.post("/follow", data={"arxiv_author": ""})
+        assert bad.status_code == 400 and 'name="arxiv_author"' in bad.text
+    with open_store(library) as store:
+        assert {(r.kind, r.address) for r in store.list_sources()} == before
+        bob_follows = store.follows(store.get_user("bob").reader)
+        ode = store.find_scholar("Jon Ode")
+        assert bob_follows == {ode, mara}
+        assert "Ode Jonsson" not in {i.value for i in store.get_scholar(mara).identities}
+        assert ode not in store.follows(store.get_user("ada").reader)
+    allowed = SETTINGS.with_overrides(readers_add_sources=True)
+    with client_for(library, allowed) as bob, client_for(library) as ada:
+        sign_in(bob, "bob")
+        sign_in(ada, "ada")
+        assert bob.post("/follow", data={"arxiv_author": "Ida Reyes"},
+                        follow_redirects=False).status_code == 303  # fmt: skip
+        assert ada.post("/follow", data={"arxiv_author": "Oskar Nyberg"},
+                        follow_redirects=False).status_code == 303  # fmt: skip
+    with open_store(library) as store:
+        added = {(r.kind, r.title) for r in store.list_sources()} - {
+            (r.kind, r.title) for r in store.list_sources() if (r.kind, r.address) in before}
+        assert added == {("arxiv-api", "Ida Reyes"), ("arxiv-api", "Oskar Nyberg")}
+
+
+def test_shared_decisions_are_admins_and_audited_and_a_readers_hide_is_theirs(
+    library: str,
+) -> None:
+    with open_store(library) as store:
+        mara = store.find_scholar("Mara Lindqvist")
+    paper = "2511.10268"
+    with client_for(library) as ada, client_for(library) as bob:
+        sign_in(ada, "ada")
+        sign_in(bob, "bob")
+        for action in ("reject", "confirm", "undecide"):
+            asked = {"scholar": mara, "paper": paper, "action": action}
+            refused = bob.post("/scholars/manage", data=asked)
+            assert refused.status_code == 403 and "decided for every reader" in refused.text
+        hide = {"scholar": mara, "paper": paper, "action": "hide"}
+        hid = bob.post("/scholars/manage", data=hide, follow_redirects=False)
+        assert hid.status_code == 303
+        assert paper not in {s.get("arxiv_id") for s in bob.get("/api/feed").json()}
+        assert paper in {s.get("arxiv_id") for s in ada.get("/api/feed").json()}
+        assert "hidden from your feed" in bob.get(f"/scholar/{mara}?tab=papers").text
+        bob.post("/scholars/manage", data={"scholar": mara, "paper": paper, "action": "unhide"})
+        assert "hidden from your feed" not in bob.get(f"/scholar/{mara}?tab=papers").text
+        ada.post("/scholars/manage", data={"scholar": mara, "paper": paper, "action": "confirm"})
+        assert "confirmed for everyone, by ada" in bob.get(f"/scholar/{mara}?tab=papers").text
+        ada.post("/scholars/manage", data={"scholar": mara, "paper": paper, "action": "undecide"})
+    with open_store(library) as store:
+        assert store.decisions(mara) == {} and store.deciders(mara) == {}
+        assert [(e.actor, e.action, e.target) for e in reversed(store.audit_log())] == [
+            ("ada", "attribution.confirm", f"#{mara} {paper}"),
+            ("ada", "attribution.undecide", f"#{mara} {paper}"),
+        ]

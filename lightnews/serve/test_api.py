@@ -80,3 +80,23 @@ def test_schemathesis_all_checks_pass(api_url: str, tmp_path: Path) -> None:
     assert re.search(rf"Operations:\s+{routes} selected / {routes} total", every.stdout)
     assert re.search(rf"Tested:\s+{routes}\b", every.stdout), every.stdout[-4000:]
     assert "repeatedly returned 404" not in every.stdout  # the examples reach real records
+
+
+def test_the_day_the_description_allows_is_the_day_the_handler_takes() -> None:
+    """Issue 31: ``/api/daily/0000-01-01`` matched the description and was refused."""
+    from lightnews.errors import UsageError
+    from lightnews.normalize.validate import day
+
+    (param,) = openapi()["paths"]["/api/daily/{day}"]["get"]["parameters"]
+    pattern = param["schema"]["pattern"]
+
+    def taken(text: str) -> bool:
+        try:
+            day(text)
+        except UsageError:
+            return False
+        return True
+
+    for text in ("0000-01-01", "0000-12-28", "0001-01-01", "0010-02-28", "0999-11-09",
+                 "2025-11-27", "9999-12-28"):  # fmt: skip
+        assert bool(re.search(pattern, text)) == taken(text), text

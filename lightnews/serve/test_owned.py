@@ -77,7 +77,8 @@ def test_confirm_and_reject_on_the_papers_tab_survive_reattribution(client: Test
     client.post("/scholars/manage", data={"scholar": mara, "paper": second, "action": "reject"})
     attribute_scholar(store, mara)  # as a re-ingest does
     html = client.get(f"/scholar/{mara}?tab=papers").text
-    assert "confirmed by you" in html and f'aria-label="Undo rejecting {second}"' in html
+    assert "confirmed for everyone, by local reader" in html
+    assert f'aria-label="Undo rejecting {second}"' in html
     listed = [p["arxiv_id"] for p in client.get(f"/api/scholar/{mara}?tab=papers").json()["papers"]]
     assert first in listed and second not in listed
     assert store.decisions(mara) == {first: "confirm", second: "reject"}

@@ -91,7 +91,7 @@ def test_the_done_when_walk(page: P, base_url: str, tmp_path: Path) -> None:  # 
     confirm.click()
     p.wait_for_url("**tab=papers**")
     entry = p.locator("main article", has=p.locator(f'input[name="paper"][value="{arxiv_id}"]'))
-    assert "confirmed by you" in entry.inner_text()
+    assert "confirmed for everyone, by local reader" in entry.inner_text()
     shot(p, "walk-3-scholar-confirmed")
     # 8. Unfollow her.
     p.get_by_role("button", name="Unfollow", exact=True).click()

@@ -77,6 +77,7 @@ from lightnews.serve.export import FeedEntry, atom_feed, bibtex, json_feed, sour
 from lightnews.serve.scholar import numbers_itself, post_units, scholar_page
 from lightnews.serve.security import (
     SiteGuard,
+    Visitor,
     csrf_field,
     current_visitor,
     link,
@@ -106,6 +107,9 @@ MAX_PAGE = 100_000
 THREADS = 16
 #: Seconds a client is asked to wait before retrying when the database is busy.
 RETRY_AFTER = 5
+#: Seconds a request waits for a database connection (PostgreSQL) before its 503: a
+#: connection is at hand unless the server is down or every one is in use.
+CONNECTION_WAIT = 1.0
 
 
 def _kind_label(kind: str) -> str:
@@ -150,7 +154,11 @@ def create_app(
     beyond loopback): with no accounts, nothing is served.
     """
     store: Store = open_store(db_path)
-    store.write_wait = float((settings or Settings(store.saved_settings())).write_wait)
+    #: The settings last read from the library: the 503 page is drawn with them, from
+    #: memory, when the library cannot answer (an outage must not turn it into a 500).
+    remembered = [settings or Settings(store.saved_settings())]
+    store.write_wait = float(remembered[0].write_wait)
+    store.connection_wait = min(store.write_wait, CONNECTION_WAIT) or CONNECTION_WAIT
     windows = CandidateWindows()  # the feed's candidates, kept between requests
     env = Environment(
         loader=PackageLoader("lightnews.serve", "templates"),
@@ -172,10 +180,16 @@ def create_app(
     env.globals["thumbnail"] = thumbnail
 
     def current_settings() -> Settings:
-        return settings or Settings(store.saved_settings())
+        if settings is not None:
+            return settings
+        remembered[0] = Settings(store.saved_settings())
+        return remembered[0]
 
-    def page(name: str, status: int = 200, **context: Any) -> HTMLResponse:
-        _PAGE_NOW.set(current_settings().now())  # "3 hours ago" by the library's clock
+    def page(name: str, status: int = 200, *, from_memory: bool = False,
+             **context: Any) -> HTMLResponse:  # fmt: skip
+        """The template as a response; ``from_memory``: without asking the library."""
+        shown = remembered[0] if from_memory else current_settings()
+        _PAGE_NOW.set(shown.now())  # "3 hours ago" by the library's clock
         html = env.get_template(name).render(**context)
         if public_read_only:
             html = without_post_forms(html)
@@ -211,7 +225,7 @@ def create_app(
                                 status_code=503, headers=headers)  # fmt: skip
         response = page("error.html", status=503, title="Busy: please try again",
                         message=f"{message}. Nothing was lost; reload the page in a few "
-                        "seconds.")  # fmt: skip
+                        "seconds.", from_memory=True)  # fmt: skip
         response.headers.update(headers)
         return response
 
@@ -325,12 +339,16 @@ def create_app(
             return feed
         if asked is None and data.profile is None:
             tab = "papers"  # an arXiv-only scholar has no posts to open on
-        muted = str(data.scholar.id) in muted_scholars(store, reader_of(request))
+        reader = reader_of(request)
+        muted = str(data.scholar.id) in muted_scholars(store, reader)
         decided = decisions(store, data.scholar.id)
         rejected = store.papers_by_ids(sorted(k for k, v in decided.items() if v == "reject"))
         return page("scholar.html", data=data, tab=tab, who=who, muted=muted,
                     units=post_units(data.posts), numbers_itself=numbers_itself,
                     decided=decided, rejected=rejected, title=data.scholar.name,
+                    deciders=store.deciders(data.scholar.id),
+                    shared=visitor_of(request).admin, hidden=hidden_papers(store, reader),
+                    not_fetched=request.query_params.get("not_fetched") == "1",
                     feeds=feed_links(request, f"Lightnews: {data.scholar.name}"))  # fmt: skip
 
     def paper(request: Request) -> Response:
@@ -476,7 +494,10 @@ def create_app(
                     note_kinds=set(kinds_where(lambda t: t.note_pages)))  # fmt: skip
 
     def follow(request: Request) -> Response:
-        from lightnews.pipeline import follow_scholar
+        """Follow a scholar for this reader. Adding what the instance fetches (a source for a
+        new account or author) is an admin's, or every reader's with ``readers_add_sources``;
+        otherwise the reader follows what is already fetched and is told what is not."""
+        from lightnews.pipeline import follow_fetched, follow_scholar
 
         form = read_form(request)
         typed = {name: str(form.get(name) or "").strip()
@@ -489,10 +510,19 @@ def create_app(
             )
             author = typed["arxiv_author"] and validate.arxiv_author(typed["arxiv_author"])
             orcid = typed["orcid"] and validate.orcid(typed["orcid"])
-            scholar_id = follow_scholar(
-                store, reader_of(request), now_iso(), handle=handle or None,
-                arxiv_author=author or None, orcid=orcid or None,
-            )  # fmt: skip
+            if visitor_of(request).admin or current_settings().readers_add_sources:
+                scholar_id = follow_scholar(store, reader_of(request), now_iso(),
+                                            handle=handle or None, arxiv_author=author or None,
+                                            orcid=orcid or None)  # fmt: skip
+            else:
+                followed, unfetched = follow_fetched(store, reader_of(request), now_iso(),
+                                                     handle=handle or None,
+                                                     arxiv_author=author or None,
+                                                     orcid=orcid or None)  # fmt: skip
+                scholar_id = followed[0]
+                if unfetched:  # followed for what the library holds; the page says the rest
+                    return RedirectResponse(f"/scholar/{scholar_id}?not_fetched=1",
+                                            status_code=303)  # fmt: skip
         except UsageError as error:  # the feed again, the form as typed, what is wrong
             return home(request, 400, error=str(error), **typed)
         except LightnewsError as error:
@@ -628,7 +658,7 @@ def create_app(
         refusal = admin_only(visitor)
         if refusal is not None:
             return page("error.html", status=403, title="Not allowed", message=refusal)
-        actor = visitor.user.name if visitor.user else "local reader"
+        actor = actor_of(visitor)
         form = read_form(request)
         now = now_iso()
         try:
@@ -758,9 +788,17 @@ def create_app(
         return page("suggestions.html", suggestions=found, title="Whom to follow")
 
     def manage_scholar(request: Request) -> Response:
-        """Follow or unfollow a scholar; confirm, reject or undecide an attributed paper."""
+        """Follow or unfollow a scholar; confirm, reject or undecide an attributed paper
+        (shared: admins), or hide it from the reader's own feed (or show it again).
+
+        Whether a paper is a scholar's is one answer for every reader of the
+        instance, so only an admin (or the local reader of an install without
+        accounts) gives it, and the audit log records who did. A reader's own
+        "hide from my feed" is their "not interested" in the paper: theirs alone.
+        """
         form = read_form(request)
         action = str(form.get("action") or "")
+        visitor = visitor_of(request)
         try:
             scholar_id = whole_number(str(form.get("scholar") or ""), "a scholar id")
             store.get_scholar(scholar_id)
@@ -768,10 +806,15 @@ def create_app(
                 set_followed(store, reader_of(request), scholar_id, action == "follow")
             elif action in ("confirm", "reject", "undecide"):
                 arxiv_id = validate.paper_id(str(form.get("paper") or "")).base
+                if not visitor.admin:
+                    return page("error.html", status=403, title="Not allowed", message=SHARED)
                 choice = None if action == "undecide" else action
-                decide(store, scholar_id, arxiv_id, choice, now_iso())
+                decide(store, scholar_id, arxiv_id, choice, now_iso(), by=actor_of(visitor))
+            elif action in ("hide", "unhide"):
+                arxiv_id = validate.paper_id(str(form.get("paper") or "")).base
+                hide_paper(store, reader_of(request), arxiv_id, action == "hide", now_iso())
             else:
-                raise UsageError("give follow, unfollow, confirm, reject or undecide")
+                raise UsageError("give follow, unfollow, confirm, reject, undecide, hide or unhide")
         except LightnewsError as error:
             return failure(request, error)
         return RedirectResponse(_back(form, f"/scholar/{scholar_id}"), status_code=303)
@@ -830,7 +873,9 @@ def create_app(
         headers = getattr(exc, "headers", None)  # 405 says which methods it takes (Allow)
         if wants_json(request):
             return JSONResponse({"error": message}, status_code=status, headers=headers)
-        response = page("error.html", status=status, message=message,
+        # Drawn from memory: this runs on the event loop, where a database call would hold
+        # up every request (and an outage would turn a 404 into a 500).
+        response = page("error.html", status=status, message=message, from_memory=True,
                         title="Not found" if status == 404 else "Cannot do that")  # fmt: skip
         response.headers.update(headers or {})
         return response
@@ -877,6 +922,10 @@ def reader_states(store: Store, reader: ReaderId) -> dict[str, tuple[str | None,
     return store.story_states(reader)
 
 
+#: Why a reader who is not an admin may not confirm or reject a scholar's paper.
+SHARED = ("Whether a paper is a scholar's is decided for every reader, by an admin: ask one "
+          "of them. “Hide from my feed” hides it for you alone.")  # fmt: skip
+
 #: The reader's word on a paper, for their learned ranker (store/feedback.py): the form's
 #: action and what is stored (None takes it back).
 FEEDBACK_ACTIONS: dict[str, str | None] = {
@@ -908,13 +957,41 @@ def muted_scholars(store: Store, reader: ReaderId) -> frozenset[str]:
     return store.mutes(reader).scholar
 
 
-def decide(store: Store, scholar_id: int, arxiv_id: str, decision: str | None, now: str) -> None:
-    """Confirm or reject a paper for a scholar (kept across re-ingest), then re-attribute."""
+def decide(
+    store: Store, scholar_id: int, arxiv_id: str, decision: str | None, now: str, *, by: str
+) -> None:
+    """Confirm or reject a paper for a scholar, for every reader (kept across re-ingest),
+    then re-attribute; the audit log says ``by`` whom."""
     from lightnews.link.attribution import attribute_scholar
 
     store.get_paper(arxiv_id)
-    store.set_decision(scholar_id, arxiv_id, decision, now)
+    store.set_decision(scholar_id, arxiv_id, decision, now, by=by)
+    store.audit(by, f"attribution.{decision or 'undecide'}", f"#{scholar_id} {arxiv_id}", now)
     attribute_scholar(store, scholar_id)
+
+
+def hide_paper(store: Store, reader: ReaderId, arxiv_id: str, hidden: bool, now: str) -> None:
+    """Hide a paper from the reader's own feed (their "not interested"), or show it again."""
+    paper = store.paper_row_id(arxiv_id)
+    if paper is None:
+        raise NotFound(f"no paper {arxiv_id} in the library")
+    if hidden:
+        store.set_paper_feedback(reader, paper, "not-interested", now)
+    elif store.paper_feedback(reader).get(paper) == "not-interested":
+        store.set_paper_feedback(reader, paper, None, now)
+
+
+def hidden_papers(store: Store, reader: ReaderId) -> frozenset[str]:
+    """arXiv ids of the papers the reader hid from their feed ("not interested")."""
+    ids = [p for p, said in store.paper_feedback(reader).items() if said == "not-interested"]
+    if not ids:
+        return frozenset()
+    return frozenset(h.arxiv_id for h in store.papers_by_rowids(ids).values())
+
+
+def actor_of(visitor: Visitor) -> str:
+    """Who the audit log names for what ``visitor`` does."""
+    return visitor.user.name if visitor.user else "local reader"
 
 
 def decisions(store: Store, scholar_id: int) -> dict[str, str]:

@@ -86,6 +86,9 @@ class Store(Protocol):
     path: Path
     #: Seconds a write waits for another writer before giving up with ``Busy``.
     write_wait: float
+    #: Seconds a thread waits for a connection (PostgreSQL's pool) before ``Unavailable``:
+    #: during an outage the web answers 503 this soon instead of after ``write_wait``.
+    connection_wait: float
     #: Whether :meth:`nearest_vectors` runs in the database (else a FAISS index beside it).
     vectors_indexed: bool
 
@@ -401,10 +404,16 @@ class Store(Protocol):
         ...
 
     def set_decision(
-        self, scholar_id: int, arxiv_id: str, decision: str | None, now: str
-    ) -> None: ...
+        self, scholar_id: int, arxiv_id: str, decision: str | None, now: str, by: str | None = None
+    ) -> None:
+        """A shared decision on whether the paper is the scholar's (``by``: who made it)."""
+        ...
 
     def decisions(self, scholar_id: int) -> dict[str, str]: ...
+
+    def deciders(self, scholar_id: int) -> dict[str, str]:
+        """Who made each decision on the scholar's papers that says so (arXiv id → name)."""
+        ...
 
     def scholar_papers(
         self, scholar_id: int, bar: float, limit: int, offset: int = 0

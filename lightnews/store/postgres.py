@@ -311,6 +311,7 @@ class PostgresStore(SQLiteStore):
     def __init__(self, url: str, *, write_wait: float = WRITE_WAIT, pool_size: int = 20) -> None:
         self.url = url
         self.write_wait = write_wait
+        self.connection_wait = write_wait or 30.0
         digest = hashlib.sha256(redact(url).encode()).hexdigest()[:16]
         cache = Path(platformdirs.user_cache_dir("lightnews")) / "postgresql"
         cache.mkdir(parents=True, exist_ok=True)
@@ -349,7 +350,7 @@ class PostgresStore(SQLiteStore):
             if stale is not None:
                 self.pool.putconn(stale)
         try:
-            raw = self.pool.getconn(timeout=self.write_wait or 30.0)
+            raw = self.pool.getconn(timeout=self.connection_wait)
         except Exception as error:
             raise pg_unavailable(error) from None
         with self._guard:

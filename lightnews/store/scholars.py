@@ -409,7 +409,9 @@ class ScholarQueries:
                 [(scholar_id, c, p, pos, c) for p, pos, c in rows],
             )
 
-    def set_decision(self, scholar_id: int, arxiv_id: str, decision: str | None, now: str) -> None:
+    def set_decision(
+        self, scholar_id: int, arxiv_id: str, decision: str | None, now: str, by: str | None = None
+    ) -> None:
         with self.transaction():
             if decision is None:
                 self.db.execute(
@@ -419,14 +421,25 @@ class ScholarQueries:
             else:
                 self.db.execute(
                     "INSERT INTO attribution_decisions (scholar_id, arxiv_id, decision, "
-                    "decided_at) VALUES (?, ?, ?, ?) ON CONFLICT(scholar_id, arxiv_id) "
-                    "DO UPDATE SET decision = excluded.decision, decided_at = excluded.decided_at",
-                    (scholar_id, arxiv_id, decision, now),
+                    "decided_at, decided_by) VALUES (?, ?, ?, ?, ?) "
+                    "ON CONFLICT(scholar_id, arxiv_id) DO UPDATE SET "
+                    "decision = excluded.decision, decided_at = excluded.decided_at, "
+                    "decided_by = excluded.decided_by",
+                    (scholar_id, arxiv_id, decision, now, by),
                 )
 
     def decisions(self, scholar_id: int) -> dict[str, str]:
         rows = self.db.execute(
             "SELECT arxiv_id, decision FROM attribution_decisions WHERE scholar_id = ?",
+            (scholar_id,),
+        )
+        return {r[0]: r[1] for r in rows}
+
+    def deciders(self, scholar_id: int) -> dict[str, str]:
+        """Who made each decision on the scholar's papers that says so (arXiv id → name)."""
+        rows = self.db.execute(
+            "SELECT arxiv_id, decided_by FROM attribution_decisions "
+            "WHERE scholar_id = ? AND decided_by IS NOT NULL",
             (scholar_id,),
         )
         return {r[0]: r[1] for r in rows}

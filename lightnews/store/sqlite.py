@@ -260,6 +260,7 @@ class SQLiteStore(
     def __init__(self, path: str | Path, *, write_wait: float = WRITE_WAIT) -> None:
         self.path = Path(path)
         self.write_wait = write_wait
+        self.connection_wait = write_wait  # a file opens at once: nothing to wait for
         # An in-memory database exists once per connection: its threads share one.
         self._shared = str(path) == ":memory:"
         if not self._shared:

@@ -21,6 +21,42 @@ def test_cut_short_is_a_strict_prefix() -> None:
     assert not cut_short("text", None) and not cut_short("text", "")
 
 
+def test_a_cut_marked_as_such_is_cut_short() -> None:
+    stored = "<p>We write down a toy model of the thing, and solve it.</p>"
+    for fresh in ("<p>We write down a toy…</p>", "<p>We write down a toy [...]</p>",
+                  "<p>We write down a toy model (…)</p>", "<p>We write down a t...</p>",
+                  '<p>We write down a toy <a href="https://x.example/post">Read more</a></p>',
+                  "<p>We write down a toy model of the thing, Continue reading →</p>",
+                  "<p>We write down a toy model [ … ]</p>"):
+        assert cut_short(fresh, stored), fresh
+    changed = "<p>We write down a toy model of the thing, and solve it twice.</p>"
+    for fresh in ("<p>We write down another model…</p>", changed):  # not the stored text
+        assert not cut_short(fresh, stored), fresh
+    assert not cut_short("A title…", None)
+
+
+def test_a_marked_excerpt_after_the_whole_item_keeps_the_full_text(
+    store: SQLiteStore, settings: Settings
+) -> None:
+    def feed(text: str) -> bytes:
+        return (
+            '<?xml version="1.0"?><rss version="2.0"><channel><title>Lab</title>'
+            "<link>https://lab.example/</link><item><title>A post</title>"
+            "<link>https://lab.example/post</link><guid>https://lab.example/post</guid>"
+            f"<description><![CDATA[{text}]]></description></item></channel></rss>"
+        ).encode()
+
+    whole = "<p>" + "We write down a toy model of the thing, and solve it. " * 12 + "</p>"
+    address = "https://lab.example/feed.xml"
+    assert ingest_bytes(store, "feed", address, feed(whole), settings).ok
+    (full,) = store.db.execute("SELECT text FROM items").fetchone()
+    for excerpt in (whole[:200] + " […]", whole[:200] + "...", whole[:180] +
+                    ' <a href="https://lab.example/post">Read more</a>'):  # fmt: skip
+        report = ingest_bytes(store, "feed", address, feed(excerpt), settings)
+        assert store.db.execute("SELECT text FROM items").fetchone()[0] == full
+        assert "stored copy kept" in " ".join(report.saved.warnings)
+
+
 def test_item_kept_reason() -> None:
     stored = {"title": "A title", "text": "Full text of the post."}
     assert item_kept_reason(
