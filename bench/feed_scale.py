@@ -127,6 +127,19 @@ def build(store: Store, args: argparse.Namespace, clock: datetime, hours: float)
             "attribution_s": attribution_s, "scholars": scholars}  # fmt: skip
 
 
+def kept(store: Store, args: argparse.Namespace) -> dict[str, Any]:
+    """A library built by an earlier run (``--keep``): its readers, and new tokens."""
+    users = store.list_users()
+    users.sort(key=lambda u: int(u.name.removeprefix("reader")))
+    tokens: dict[ReaderId, str] = {}
+    for user in users[: args.active]:
+        token = new_token()
+        store.create_token(user.id, "bench", digest(token), iso(datetime.now(UTC)))
+        tokens[user.reader] = token
+    return {"readers": [u.reader for u in users], "tokens": tokens, "papers_s": 0.0,
+            "attribution_s": 0.0, "scholars": args.readers * args.follows}  # fmt: skip
+
+
 def expected(store: Store, reader: ReaderId, since: str, bar: float) -> set[str]:
     return set(store.followed_papers(reader, since, bar, 10_000))
 
@@ -143,7 +156,10 @@ def run(location: str, args: argparse.Namespace) -> dict[str, Any]:
     with open_store(location) as store:
         store.migrate()
         print(f"building {args.papers:,} papers ({args.horizon_papers:,} in the horizon)")
-        built = build(store, args, clock, hours)
+        if store.counts()["papers"] >= args.papers:  # a kept library (--keep): measured again
+            built = kept(store, args)
+        else:
+            built = build(store, args, clock, hours)
         store.save_setting("clock", iso(clock))
         since = iso(clock - timedelta(hours=hours))
         active = built["readers"][: args.active]
@@ -171,7 +187,7 @@ def run(location: str, args: argparse.Namespace) -> dict[str, Any]:
     tokens: dict[ReaderId, str] = built["tokens"]
     lat_one: list[float] = []
     lat_many: list[float] = []
-    with server(location, ROOT, LIGHTNEWS_CLOCK=iso(clock)) as base:
+    with server(location, ROOT, "--workers", str(args.workers), LIGHTNEWS_CLOCK=iso(clock)) as base:
         def get(token: str) -> float:
             with httpx.Client(base_url=base, timeout=60,
                               headers={"authorization": f"Bearer {token}"}) as client:
@@ -188,6 +204,7 @@ def run(location: str, args: argparse.Namespace) -> dict[str, Any]:
             lat_many = list(pool.map(get, order))
     return {
         "backend": "postgresql" if location.startswith("postgresql") else "sqlite",
+        "web_processes": args.workers,
         "papers": args.papers, "horizon_papers": args.horizon_papers,
         "readers": args.readers, "follows": args.follows, "active": args.active,
         "build_papers_s": round(built["papers_s"], 1),
@@ -213,6 +230,8 @@ def main() -> None:
     parser.add_argument("--follows", type=int, default=20)
     parser.add_argument("--active", type=int, default=50)
     parser.add_argument("--concurrency", type=int, default=10)
+    parser.add_argument("--workers", type=int, default=2,
+                        help="web processes (serve --workers; a group's server runs 2)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--postgres", action="store_true", help="PostgreSQL from pgserver")
     parser.add_argument("--keep", type=Path, help="keep the SQLite library at this path")
