@@ -61,12 +61,15 @@ def test_two_readers_see_only_their_own_feed_saves_and_mutes(
         bob.wait_for_url("**/scholar/*")
         bob.goto(served + "/")
         bob.locator("main article").first.get_by_role("button", name="Save").click()
+        # Saved in place (no reload): wait for the button to say so before going on.
+        bob.locator("main article").first.get_by_role("button", name="Saved ✓").wait_for()
         bob.get_by_label("Mute a keyword").fill("diffusion")
         bob.get_by_role("button", name="Mute", exact=True).click()
         # ada mutes another keyword and saves another story.
         ada.get_by_label("Mute a keyword").fill("Attention")
         ada.get_by_role("button", name="Mute", exact=True).click()
         ada.locator("main article").nth(1).get_by_role("button", name="Save").click()
+        ada.locator("main article").nth(1).get_by_role("button", name="Saved ✓").wait_for()
 
         ada.goto(served + "/")
         bob.goto(served + "/")

@@ -12,8 +12,10 @@ So the document is bounded first, in a few passes of C-speed regular
 expressions over the bytes, never a Python loop per tag:
 
 * entries are kept in document order while they fit the budget (2,000
-  entries, 4 MB, 100,000 tags); an entry that alone holds more than an entry
-  may (1.5 MB or 5,000 tags) is skipped, and the header before the first entry
+  entries, 4 MB, 100,000 tags); an entry over 1.5 MB has its long runs of
+  text cut (a 10 MB title keeps its first 384 KB, then the title's own limit
+  cuts it and says so); one that still holds more than an entry may (1.5 MB
+  or 5,000 tags) is skipped, and the header before the first entry
   must be small (1 MB, 5,000 tags) or the feed is refused;
 * a tag over 8 KB or with more than 64 attributes keeps its name and its
   first 64 attributes whose values fit ``max_url_chars``; an empty element
@@ -174,7 +176,11 @@ def _bound_entries(body: bytes, budget: Budget, out: Bounded) -> bytes:
     size, tags = head_end, head_tags
     for number, (start, end) in enumerate(itertools.pairwise(bounds)):
         end = max(start, end)
+        span = body[start:end]
         length, count = end - start, body.count(b"<", start, end)
+        if length > budget.entry_bytes and count <= budget.entry_tags:
+            span = _shorten_texts(span, budget.entry_bytes // 4)  # a 10 MB title: its text cut
+            length = len(span)
         if length > budget.entry_bytes or count > budget.entry_tags:
             out.problems.append(
                 Problem(
@@ -190,17 +196,27 @@ def _bound_entries(body: bytes, budget: Budget, out: Bounded) -> bytes:
                 f"reads ({budget.total_bytes:,} bytes, {budget.total_tags:,} tags)"
             )
             break
-        kept.append(body[start:end])
+        kept.append(span)
         size, tags = size + length, tags + count
     else:
         if len(starts) > budget.entries:
             out.warnings.append(
                 f"read the first {budget.entries:,} entries only: a refresh reads no more"
             )
-    if len(kept) == len(bounds) and len(starts) <= budget.entries:
-        return body  # nothing skipped: the very same bytes
+    if len(kept) == len(bounds) and len(starts) <= budget.entries and (
+        sum(map(len, kept)) == entries_end
+    ):
+        return body  # nothing skipped or cut: the very same bytes
     kept.append(body[entries_end:])
     return b"".join(kept)
+
+
+def _shorten_texts(span: bytes, limit: int) -> bytes:
+    """An entry with every run of text longer than ``limit`` bytes cut to it (the fields'
+    own limits cut them further once parsed, and say so)."""
+    return re.sub(
+        rb">([^<]{%d,})" % (limit + 1), lambda m: b">" + _cut(m[1], limit), span
+    )
 
 
 def _rewrite_tag(match: re.Match[bytes], budget: Budget) -> bytes:
