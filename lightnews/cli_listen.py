@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+from collections import Counter
 from pathlib import Path
 
 import click
@@ -20,6 +21,7 @@ from rich.markup import escape
 
 from lightnews.cli import (
     EXIT_FAILED,
+    EXIT_PARTIAL,
     App,
     checked,
     cli,
@@ -274,7 +276,8 @@ def push_send(app: App, as_json: bool) -> None:
 
     Each event is delivered once per target, however often this runs: it is
     marked sent only after the target took it, and a failed delivery is
-    tried again next time.
+    tried again next time. Each failure is printed with its target and why;
+    the exit status is 3 when some deliveries failed, 4 when none went.
     """
     from lightnews.watch import notify
 
@@ -285,5 +288,8 @@ def push_send(app: App, as_json: bool) -> None:
     else:
         out.print(f"{report.events} new events, {report.sent} messages sent, "
                   f"{report.failed} failed")  # fmt: skip
-    if report.failed and not report.sent:
-        sys.exit(EXIT_FAILED)
+        for error, times in Counter(report.errors).items():  # one line per target and why
+            again = f" ({times} messages)" if times > 1 else ""
+            err.print(f"[red]failed:[/red] {escape(error)}{again}")
+    if report.failed:
+        sys.exit(EXIT_PARTIAL if report.sent else EXIT_FAILED)
