@@ -36,7 +36,7 @@ from lightnews.normalize import validate
 from lightnews.normalize.arxiv_ids import ArxivId
 from lightnews.normalize.times import utc_now
 
-__all__ = ["discussed", "listen", "push", "suggest", "unwatch", "watch"]
+__all__ = ["discussed", "listen", "push", "suggest", "unwatch", "watch", "watches"]
 
 
 def _moment_typed(text: str) -> str:
@@ -204,6 +204,33 @@ def watch(app: App, arxiv_id: ArxivId, as_json: bool) -> None:
         emit_json({"watching": watched, "added": changed})
         return
     out.print(f"watching {arxiv_id.base}" if changed else f"already watching {arxiv_id.base}")
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_app
+def watches(app: App, as_json: bool) -> None:
+    """The papers you watch, each with when you began, and where news of them goes."""
+    with errors_as_exit():
+        since = app.store.watches_since(_reader(app))
+        papers = app.store.papers_by_ids([arxiv_id for arxiv_id, _ in since])
+        targets = app.store.push_targets(_reader(app))
+    listed = [{"paper": arxiv_id, "title": papers[arxiv_id].title if arxiv_id in papers else None,
+               "since": began} for arxiv_id, began in since]  # fmt: skip
+    if as_json:
+        told_at = [{"kind": t.kind, "address": t.address} for t in targets]
+        emit_json({"watching": listed, "targets": told_at})
+        return
+    if not listed:
+        out.print("no watched papers: watch one with `lightnews watch ID`")
+        return
+    for entry in listed:
+        title = f"  {escape(str(entry['title']))}" if entry["title"] else ""
+        out.print(f"[bold]{entry['paper']}[/bold]{title}  (since {str(entry['since'])[:10]})")
+    told = ", ".join(f"{t.kind} {escape(t.address)}" for t in targets)
+    if not told:
+        told = "the digest only (add a target with `lightnews push add`)"
+    out.print(f"news goes to: {told}")
 
 
 @cli.command()

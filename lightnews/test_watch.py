@@ -367,3 +367,32 @@ def test_push_send_says_which_target_failed_and_why_and_push_add_refuses_private
         good.close()
         broken.close()
     assert len(good.received) == 1 and len(broken.received) == 1
+
+
+def _location(store: Store) -> str:
+    """Where the CLI finds ``store``'s library: its PostgreSQL URL or its SQLite file."""
+    url = getattr(store, "url", None)
+    return str(url) if url else str(store.path)
+
+
+def test_watches_lists_the_readers_watches(store: Store) -> None:
+    """Issue 29: there was no list of watches."""
+    from lightnews.cli import cli
+
+    _library(store)
+    runner = CliRunner()
+    db = ["--db", _location(store)]
+    empty = runner.invoke(cli, [*db, "watches"])
+    assert empty.exit_code == 0 and "no watched papers" in empty.stdout
+    assert runner.invoke(cli, [*db, "watch", A]).exit_code == 0
+    assert runner.invoke(cli, [*db, "watch", "2401.00001"]).exit_code == 0  # not stored yet
+    store.set_watch("user:7", "2402.00002", "2026-12-03T09:00:00Z")  # another reader's
+    assert runner.invoke(cli, [*db, "push", "add", "ntfy", "https://ntfy.sh/t"]).exit_code == 0
+    text = runner.invoke(cli, [*db, "watches"])
+    assert text.exit_code == 0, text.output
+    assert f"{A}  SelfReflect  (since " in text.stdout and "2401.00001  (since" in text.stdout
+    assert "2402.00002" not in text.stdout and "news goes to: ntfy https://ntfy.sh/t" in text.stdout
+    listed = orjson.loads(runner.invoke(cli, [*db, "watches", "--json"]).stdout)
+    assert sorted((w["paper"], w["title"]) for w in listed["watching"]) == [
+        ("2401.00001", None), (A, "SelfReflect")]  # fmt: skip
+    assert listed["targets"] == [{"kind": "ntfy", "address": "https://ntfy.sh/t"}]
