@@ -317,6 +317,6 @@ def push_send(app: App, as_json: bool) -> None:
                   f"{report.failed} failed")  # fmt: skip
         for error, times in Counter(report.errors).items():  # one line per target and why
             again = f" ({times} messages)" if times > 1 else ""
-            err.print(f"[red]failed:[/red] {escape(error)}{again}")
+            err.print(f"[red]failed:[/red] {escape(error)}{again}", soft_wrap=True)
     if report.failed:
         sys.exit(EXIT_PARTIAL if report.sent else EXIT_FAILED)
