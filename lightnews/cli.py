@@ -1502,9 +1502,8 @@ def scholar(app: App, who: str, page: int, per_page: int, as_json: bool) -> None
     from lightnews.serve.scholar import numbers_itself, scholar_page
 
     with errors_as_exit():
-        data = scholar_page(
-            app.store, who, page=page, per_page=per_page, bar=app.settings.attribution_bar
-        )
+        data = scholar_page(app.store, who, page=page, per_page=per_page,
+                            bar=app.settings.attribution_bar, reader=app.reader)  # fmt: skip
     if as_json:
         emit_json(data.to_json())
         return
