@@ -724,6 +724,39 @@ def import_library(app: App, path: Path, list_name: str | None, as_json: bool) -
         out.print(f"{len(done.unmatched)} without an arXiv id or a known DOI: {shown}")
 
 
+@import_group.command("export")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print what was taken as JSON.")
+@pass_app
+def import_export(app: App, path: Path, as_json: bool) -> None:
+    """Take back what `lightnews export` wrote: follows, mutes, read and saved stories, your
+    settings, and the shared decisions, sources and settings (those in the audit log).
+
+    Re-running is safe: what is already so is left as it is. Exit status 3 when some
+    entries could not be taken (each is printed with why).
+    """
+    from lightnews.serve.export import read_export, user_import
+
+    with errors_as_exit():
+        if path.stat().st_size > 200 * 1024 * 1024:
+            raise UsageError(f"{path} is over 200 MB: not an export of one reader")
+        document = read_export(path.read_bytes())
+        actor = _actor(app)  # checked before anything changes
+        report = user_import(app.store, app.reader, document, now_iso(), actor=actor)
+    if as_json:
+        emit_json(report.to_json())
+    else:
+        out.print(f"imported {path.name}: {report.follows} follows, {report.mutes} mutes, "
+                  f"{report.stories} stories, {report.settings} settings, {report.sources} "
+                  f"sources, {report.decisions} decisions new or changed")  # fmt: skip
+        for note in report.notes:
+            err.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
+        for problem in report.left_out:
+            err.print(f"[red]left out:[/red] {escape(problem)}", soft_wrap=True)
+    if report.left_out:
+        sys.exit(EXIT_PARTIAL)
+
+
 @import_group.command("arxiv-snapshot")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
@@ -1469,9 +1502,8 @@ def scholar(app: App, who: str, page: int, per_page: int, as_json: bool) -> None
     from lightnews.serve.scholar import numbers_itself, scholar_page
 
     with errors_as_exit():
-        data = scholar_page(
-            app.store, who, page=page, per_page=per_page, bar=app.settings.attribution_bar
-        )
+        data = scholar_page(app.store, who, page=page, per_page=per_page,
+                            bar=app.settings.attribution_bar, reader=app.reader)  # fmt: skip
     if as_json:
         emit_json(data.to_json())
         return

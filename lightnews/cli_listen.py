@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+from collections import Counter
 from pathlib import Path
 
 import click
@@ -20,6 +21,7 @@ from rich.markup import escape
 
 from lightnews.cli import (
     EXIT_FAILED,
+    EXIT_PARTIAL,
     App,
     checked,
     cli,
@@ -34,7 +36,7 @@ from lightnews.normalize import validate
 from lightnews.normalize.arxiv_ids import ArxivId
 from lightnews.normalize.times import utc_now
 
-__all__ = ["discussed", "listen", "push", "suggest", "unwatch", "watch"]
+__all__ = ["discussed", "listen", "push", "suggest", "unwatch", "watch", "watches"]
 
 
 def _moment_typed(text: str) -> str:
@@ -205,6 +207,33 @@ def watch(app: App, arxiv_id: ArxivId, as_json: bool) -> None:
 
 
 @cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_app
+def watches(app: App, as_json: bool) -> None:
+    """The papers you watch, each with when you began, and where news of them goes."""
+    with errors_as_exit():
+        since = app.store.watches_since(_reader(app))
+        papers = app.store.papers_by_ids([arxiv_id for arxiv_id, _ in since])
+        targets = app.store.push_targets(_reader(app))
+    listed = [{"paper": arxiv_id, "title": papers[arxiv_id].title if arxiv_id in papers else None,
+               "since": began} for arxiv_id, began in since]  # fmt: skip
+    if as_json:
+        told_at = [{"kind": t.kind, "address": t.address} for t in targets]
+        emit_json({"watching": listed, "targets": told_at})
+        return
+    if not listed:
+        out.print("no watched papers: watch one with `lightnews watch ID`")
+        return
+    for entry in listed:
+        title = f"  {escape(str(entry['title']))}" if entry["title"] else ""
+        out.print(f"[bold]{entry['paper']}[/bold]{title}  (since {str(entry['since'])[:10]})")
+    told = ", ".join(f"{t.kind} {escape(t.address)}" for t in targets)
+    if not told:
+        told = "the digest only (add a target with `lightnews push add`)"
+    out.print(f"news goes to: {told}")
+
+
+@cli.command()
 @click.argument("arxiv_id", callback=checked(validate.paper_id))
 @pass_app
 def unwatch(app: App, arxiv_id: ArxivId) -> None:
@@ -274,7 +303,8 @@ def push_send(app: App, as_json: bool) -> None:
 
     Each event is delivered once per target, however often this runs: it is
     marked sent only after the target took it, and a failed delivery is
-    tried again next time.
+    tried again next time. Each failure is printed with its target and why;
+    the exit status is 3 when some deliveries failed, 4 when none went.
     """
     from lightnews.watch import notify
 
@@ -285,5 +315,8 @@ def push_send(app: App, as_json: bool) -> None:
     else:
         out.print(f"{report.events} new events, {report.sent} messages sent, "
                   f"{report.failed} failed")  # fmt: skip
-    if report.failed and not report.sent:
-        sys.exit(EXIT_FAILED)
+        for error, times in Counter(report.errors).items():  # one line per target and why
+            again = f" ({times} messages)" if times > 1 else ""
+            err.print(f"[red]failed:[/red] {escape(error)}{again}", soft_wrap=True)
+    if report.failed:
+        sys.exit(EXIT_PARTIAL if report.sent else EXIT_FAILED)

@@ -822,11 +822,13 @@ def ingest_bytes(
     """Parse and store a saved response as if ``kind`` had fetched it from ``address``.
 
     The replay gets a source row of its own (``address`` is usually a
-    ``file://`` URL), so its errors show in ``sources list`` like any other.
+    ``file://`` URL). A replay that fails leaves no new row behind: a file that could
+    not be read is not a source every reader would see failing; a row that was there
+    before (the file read once already) gets the error, like any other source.
     """
     source_class = get_source_class(kind)
     now = iso(clock())
-    row, _ = store.add_source(kind, address, now=now)
+    row, created = store.add_source(kind, address, now=now)
     report = RunReport(row.id, kind, address, pages=1)
     store.record_attempt(row.id, now)
     try:
@@ -839,12 +841,23 @@ def ingest_bytes(
     except BACKEND_ERRORS as error:
         raise unavailable(error) from error
     except LightnewsError as error:
-        return _fail(store, row, report, str(error), settings, clock(), None)
+        return _replay_failed(store, row, created, report, str(error), settings, clock())
     except Exception as error:
         message = f"internal error while reading this file: {type(error).__name__}: {error}"
-        return _fail(store, row, report, message, settings, clock(), None)
+        return _replay_failed(store, row, created, report, message, settings, clock())
     reattribute(store, [report])
     return _succeed(store, row, report, settings, clock())
+
+
+def _replay_failed(store: Store, row: SourceRow, created: bool, report: RunReport,
+                   message: str, settings: Settings, now: datetime) -> RunReport:  # fmt: skip
+    """A replay that failed: its new row goes again, an old one records the error."""
+    if not created:
+        return _fail(store, row, report, message, settings, now, None)
+    store.remove_source(row.id)
+    report.ok = False
+    report.error = message
+    return report
 
 
 def ingest_file(

@@ -167,8 +167,9 @@ def test_ingest_replay_and_errors(tmp_path: Path, demo_dir: Path, data: Path) ->
     broken.write_bytes(b"<feed><entry>")
     failed = run(db, "ingest", "--kind", "arxiv-api", "--from-file", str(broken), code=4)
     assert "not well-formed" in failed.output
-    listed = as_json(run(db, "sources", "list", "--json"))
-    assert any(s["last_error"] and "not well-formed" in s["last_error"] for s in listed)
+    listed = as_json(run(db, "sources", "list", "--json"))  # issue 29: no broken source left
+    assert [s["url"] for s in listed] == [(demo_dir / "arxiv-api-cs.LG.xml").resolve().as_uri()]
+    assert not listed[0]["last_error"]
     run(db, "ingest", "--kind", "nope", "--from-file", str(broken), code=2)
     abs_report = as_json(
         run(

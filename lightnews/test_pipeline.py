@@ -16,7 +16,7 @@ from lightnews.model import Item
 from lightnews.pipeline import RunReport, ingest_bytes, refresh
 from lightnews.settings import Settings
 from lightnews.sources.arxiv_api import parse_api_feed
-from lightnews.store import SQLiteStore
+from lightnews.store import SQLiteStore, Store
 
 NOW = datetime(2025, 12, 1, 8, 0, tzinfo=UTC)
 
@@ -395,3 +395,19 @@ def test_titles_are_linked_outside_the_write_transaction(
     report = ingest_bytes(store, "feed", "file:///blog.xml", body, settings, clock=clock)
     assert report.ok and report.saved.mentions >= 4  # linked all the same
     assert seen == [False]
+
+
+def test_a_failed_replay_leaves_no_source_behind(
+    store: Store, settings: Settings, demo_dir: Path
+) -> None:
+    """Issue 29: a failed `lightnews ingest` left a broken source in every reader's list."""
+    good = (demo_dir / "arxiv-api-cs.LG.xml").read_bytes()
+    failed = ingest_bytes(store, "arxiv-api", "file:///broken.xml", b"<feed><entry>", settings)
+    assert not failed.ok and "not well-formed" in (failed.error or "")
+    assert store.list_sources() == []
+    # A file read once already is a source: a later failure is recorded on it.
+    assert ingest_bytes(store, "arxiv-api", "file:///cs.LG.xml", good, settings).ok
+    again = ingest_bytes(store, "arxiv-api", "file:///cs.LG.xml", b"<feed>", settings)
+    assert not again.ok
+    [row] = store.list_sources()
+    assert row.address == "file:///cs.LG.xml" and "not well-formed" in (row.last_error or "")

@@ -319,3 +319,80 @@ def test_an_address_with_a_line_break_is_refused_and_a_stored_one_fails_alone(
     assert (report.sent, report.failed) == (2, 1), report.errors
     assert "not an e-mail address" in report.errors[0]
     assert sorted(m["To"] for m in inbox.messages) == ["first@example.org", "last@example.org"]
+
+
+def test_push_send_says_which_target_failed_and_why_and_push_add_refuses_private_addresses(
+    tmp_path: Path,
+) -> None:
+    """Issue 29: "2 failed" without why, a partial failure exited 0, and a webhook on a
+    private address was accepted by `push add` and refused at every send."""
+    from lightnews.cli import cli
+    from lightnews.store import SQLiteStore
+
+    db = tmp_path / "lib.db"
+    with SQLiteStore(db) as store:
+        _library(store)
+        start_watching(store, "", A)
+    runner = CliRunner()
+
+    def run(*args: str) -> Any:
+        return runner.invoke(cli, ["--db", str(db), *args])
+
+    good, broken = Counter(200), Counter(500)
+    try:
+        for url in (good.url("/hook"), "http://localhost/hook", "http://10.0.0.7/hook",
+                    "http://[::ffff:127.0.0.1]/hook"):  # fmt: skip
+            refused = run("push", "add", "webhook", url)
+            assert refused.exit_code == 2, (url, refused.output)
+            assert "not a public address" in refused.output and "allow_private" in refused.output
+        assert run("push", "list", "--json").output.strip() == "[]"
+        assert run("settings", "set", "allow_private_addresses", "true").exit_code == 0
+        for url in (good.url("/hook"), broken.url("/hook")):
+            assert run("push", "add", "webhook", url).exit_code == 0
+        with SQLiteStore(db) as store:
+            record(store, [code_event(A, "https://github.com/apple/ml-selfreflect", "2026-12-05")])
+        partial = run("push", "send")
+        assert partial.exit_code == 3, partial.output
+        assert "1 messages sent, 1 failed" in partial.stdout
+        assert f"failed: webhook {broken.url('/hook')}: HTTP 500" in partial.stderr
+        assert good.url("/hook") not in partial.stderr
+        # The instance stops allowing private addresses: the stored one fails, saying why.
+        assert run("settings", "set", "allow_private_addresses", "false").exit_code == 0
+        failed = run("push", "send", "--json")
+        assert failed.exit_code == 4, failed.output
+        errors = orjson.loads(failed.stdout)["errors"]
+        assert len(errors) == 1 and errors[0].startswith(f"webhook {broken.url('/hook')}: ")
+        assert "not a public address" in errors[0]
+    finally:
+        good.close()
+        broken.close()
+    assert len(good.received) == 1 and len(broken.received) == 1
+
+
+def _location(store: Store) -> str:
+    """Where the CLI finds ``store``'s library: its PostgreSQL URL or its SQLite file."""
+    url = getattr(store, "url", None)
+    return str(url) if url else str(store.path)
+
+
+def test_watches_lists_the_readers_watches(store: Store) -> None:
+    """Issue 29: there was no list of watches."""
+    from lightnews.cli import cli
+
+    _library(store)
+    runner = CliRunner()
+    db = ["--db", _location(store)]
+    empty = runner.invoke(cli, [*db, "watches"])
+    assert empty.exit_code == 0 and "no watched papers" in empty.stdout
+    assert runner.invoke(cli, [*db, "watch", A]).exit_code == 0
+    assert runner.invoke(cli, [*db, "watch", "2401.00001"]).exit_code == 0  # not stored yet
+    store.set_watch("user:7", "2402.00002", "2026-12-03T09:00:00Z")  # another reader's
+    assert runner.invoke(cli, [*db, "push", "add", "ntfy", "https://ntfy.sh/t"]).exit_code == 0
+    text = runner.invoke(cli, [*db, "watches"])
+    assert text.exit_code == 0, text.output
+    assert f"{A}  SelfReflect  (since " in text.stdout and "2401.00001  (since" in text.stdout
+    assert "2402.00002" not in text.stdout and "news goes to: ntfy https://ntfy.sh/t" in text.stdout
+    listed = orjson.loads(runner.invoke(cli, [*db, "watches", "--json"]).stdout)
+    assert sorted((w["paper"], w["title"]) for w in listed["watching"]) == [
+        ("2401.00001", None), (A, "SelfReflect")]  # fmt: skip
+    assert listed["targets"] == [{"kind": "ntfy", "address": "https://ntfy.sh/t"}]

@@ -31,7 +31,7 @@ from email.message import EmailMessage
 
 import httpx
 
-from lightnews.errors import LightnewsError, NotFound, UsageError
+from lightnews.errors import Blocked, LightnewsError, NotFound, UsageError
 from lightnews.normalize import validate
 from lightnews.normalize.times import now_iso
 from lightnews.settings import Settings
@@ -180,8 +180,20 @@ def check_target(kind: str, address: str, reader: str, settings: Settings) -> Pu
     """A push target as typed, checked (a UsageError says what is wrong)."""
     value = address.strip()
     if kind in ("webhook", "ntfy"):
-        if not value.startswith(("https://", "http://")):
+        try:
+            host = httpx.URL(value).host
+        except httpx.InvalidURL as error:
+            raise UsageError(f"{value[:60]!r} is not a URL: {error}") from None
+        if not value.startswith(("https://", "http://")) or not host:
             raise UsageError(f"a {kind} target is an http(s) URL, got {value[:60]!r}")
+        if not settings.allow_private_addresses:
+            from lightnews.sources.http import refuse_non_public
+
+            try:
+                refuse_non_public(value)
+            except Blocked as error:
+                raise UsageError(f"{error}; a {kind} target must be on the public Internet "
+                                 "(or set allow_private_addresses)") from None  # fmt: skip
         return PushTarget(kind, value, reader)
     if kind == "email":
         if not_an_address(value):
@@ -226,7 +238,7 @@ def deliver(delivery: Delivery, settings: Settings, client: httpx.Client) -> Non
         else:
             _mail(settings, target.address, event)
             return
-    except httpx.HTTPError as error:
+    except (httpx.HTTPError, Blocked) as error:  # Blocked: the address is not public
         raise LightnewsError(f"{target.kind} {target.address}: {error}") from None
     if response.status_code >= 300:
         raise LightnewsError(f"{target.kind} {target.address}: HTTP {response.status_code}")
@@ -242,7 +254,7 @@ def validate_url(url: str) -> bool:
 
 def _mail(settings: Settings, to: str, event: WatchEvent) -> None:
     if not settings.smtp_host:
-        raise LightnewsError("smtp_host is not set: cannot e-mail")
+        raise LightnewsError(f"e-mail to {to[:60]!r}: smtp_host is not set")
     if not_an_address(to):  # stored before it was checked: this one fails, the rest go on
         raise LightnewsError(f"e-mail to {to[:60]!r}: not an e-mail address (one line, no blanks)")
     message = EmailMessage()

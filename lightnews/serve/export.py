@@ -4,13 +4,15 @@ Readers keep using their feed reader, their reference manager and their own
 backups: the ranked feed, a scholar's records and any search come out as Atom
 1.0 and JSON Feed 1.1 (each entry carries why it is there), a story or a list
 of papers as BibTeX, and everything the user owns (follows, decisions,
-sources, settings) as one JSON document.
+sources, settings) as one JSON document, which :func:`read_export` and
+:func:`user_import` read back in (a restore, a move to another instance).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -22,7 +24,7 @@ from lxml import etree
 from pylatexenc.latexencode import UnicodeToLatexEncoder
 
 from lightnews import __version__
-from lightnews.errors import LightnewsError
+from lightnews.errors import LightnewsError, UsageError
 from lightnews.normalize.names import fold
 from lightnews.sources import kind_traits
 from lightnews.store import ReaderId, Store
@@ -30,13 +32,16 @@ from lightnews.store.views import PaperPage
 
 __all__ = [
     "FeedEntry",
+    "ImportReport",
     "atom_feed",
     "bibtex",
     "bibtex_entry",
     "json_feed",
+    "read_export",
     "sources_opml",
     "tex_escape",
     "user_export",
+    "user_import",
 ]
 
 ATOM = "http://www.w3.org/2005/Atom"
@@ -234,24 +239,245 @@ def user_export(store: Store, reader: ReaderId) -> dict[str, Any]:
     with the decisions, sources and settings of the library they share."""
     scholars = store.list_scholars()
     mine = store.follows(reader)
+    mutes = store.mutes(reader)
     return {
         "lightnews": __version__,
         "exported": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "follows": [
-            {"name": s.name, "followed": s.id in mine,
+            {"name": s.name, "followed": s.id in mine, "muted": str(s.id) in mutes.scholar,
              "identities": [i.to_json() for i in s.identities],
              "decisions": store.decisions(s.id)}
             for s in scholars
-            if s.id in mine or store.decisions(s.id)
+            if s.id in mine or str(s.id) in mutes.scholar or store.decisions(s.id)
         ],
         "sources": [
             {"kind": r.kind, "url": r.address, "title": r.title, "folder": r.folder,
-             "enabled": r.enabled}
+             "enabled": r.enabled, "muted": str(r.id) in mutes.source}
             for r in store.list_sources()
         ],
         "settings": {name: value for name, value in {**store.saved_settings(),
                      **store.reader_settings(reader)}.items() if not _is_secret(name)},
-        "mutes": store.mutes(reader).to_json(),
+        "mutes": mutes.to_json(),  # scholars and sources by this library's ids: see "muted"
         "stories": {key: {"read": read, "saved": saved}
                     for key, (read, saved) in store.story_states(reader).items()},
     }  # fmt: skip
+
+
+#: What an export holds, each part with its JSON type ("lightnews" is the version that wrote it).
+_EXPORT_PARTS: dict[str, type] = {"lightnews": str, "follows": list, "sources": list,
+                                  "settings": dict, "mutes": dict, "stories": dict}  # fmt: skip
+_LONGEST = 2000  # characters of a name, address or identity taken from an export
+
+
+def read_export(data: bytes) -> dict[str, Any]:
+    """The document ``lightnews export`` wrote, checked in its outline (a UsageError says
+    why it is not one); its entries are checked one by one by :func:`user_import`."""
+    import orjson
+
+    try:
+        document = orjson.loads(data)
+    except orjson.JSONDecodeError as error:
+        raise UsageError(f"not a Lightnews export: not JSON ({error})") from None
+    if not isinstance(document, dict):
+        raise UsageError("not a Lightnews export: not a JSON object")
+    wrong = [name for name, kind in _EXPORT_PARTS.items()
+             if not isinstance(document.get(name), kind)]  # fmt: skip
+    if wrong:
+        raise UsageError(f"not a Lightnews export (what `lightnews export` writes): "
+                         f"{', '.join(wrong)} missing or of the wrong type")  # fmt: skip
+    return document
+
+
+@dataclass(slots=True)
+class ImportReport:
+    """What an import changed (each count: things that were not so before), the entries it
+    could not take (``left_out``, each with why) and what an export cannot carry over
+    (``notes``)."""
+
+    follows: int = 0
+    decisions: int = 0
+    sources: int = 0
+    settings: int = 0
+    mutes: int = 0
+    stories: int = 0
+    left_out: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> int:
+        return (self.follows + self.decisions + self.sources + self.settings + self.mutes
+                + self.stories)  # fmt: skip
+
+    def to_json(self) -> dict[str, Any]:
+        return {"follows": self.follows, "decisions": self.decisions, "sources": self.sources,
+                "settings": self.settings, "mutes": self.mutes, "stories": self.stories,
+                "left_out": self.left_out, "notes": self.notes}  # fmt: skip
+
+
+def _text(value: object) -> str | None:
+    """A short one-line text from an export, or None."""
+    if not isinstance(value, str) or not value.strip() or len(value) > _LONGEST:
+        return None
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+        return None
+    return value.strip()
+
+
+def _scholar_for(store: Store, entry: dict[str, Any], now: str) -> int:
+    """The scholar an export's entry names: found by an identity, else by name, else made."""
+    from lightnews.model import IDENTITY_KINDS
+
+    pairs: list[tuple[str, str]] = []
+    for identity in entry.get("identities") or []:
+        kind = identity.get("kind") if isinstance(identity, dict) else None
+        value = _text(identity.get("value")) if isinstance(identity, dict) else None
+        if kind not in IDENTITY_KINDS or value is None:
+            raise UsageError(f"an identity of {str(entry.get('name'))[:60]!r} is not "
+                             f"KIND and VALUE: {str(identity)[:80]}")  # fmt: skip
+        pairs.append((str(kind), value))
+    name = _text(entry.get("name"))
+    if name is None:
+        raise UsageError(f"a scholar without a name: {str(entry)[:80]}")
+    owners = (store.scholar_by_identity(kind, value) for kind, value in pairs)
+    found = next((owner for owner in owners if owner is not None), None)
+    if found is None and not pairs:
+        found = next((s.id for s in store.list_scholars() if s.name == name), None)
+    scholar_id = found if found is not None else store.create_scholar(name, now)
+    for kind, value in pairs:
+        store.add_identity(scholar_id, kind, value)  # one known elsewhere stays where it is
+    return scholar_id
+
+
+def user_import(store: Store, reader: ReaderId, document: dict[str, Any], now: str, *,
+                actor: str) -> ImportReport:  # fmt: skip
+    """Take what :func:`user_export` wrote (checked by :func:`read_export`) into ``reader``'s
+    state and the library: follows with their identities, mutes, read and saved stories, the
+    reader's settings, and the shared decisions, sources and settings (audited as ``actor``).
+
+    Running it twice changes nothing more. Entries that cannot be taken are left out and
+    said in the report; a story of an item without a paper (``item:ID``) names an entry of
+    the library it came from and is left out.
+    """
+    from lightnews.normalize import validate
+    from lightnews.normalize.arxiv_ids import parse_arxiv_id
+    from lightnews.settings import Settings
+    from lightnews.sources import registry
+    from lightnews.store.readers import READER_SETTINGS
+
+    report = ImportReport()
+    left = report.left_out.append
+    followed = store.follows(reader)
+    mutes = store.mutes(reader)
+    for entry in document["follows"]:
+        if not isinstance(entry, dict):
+            left(f"a follow that is not an object: {str(entry)[:80]}")
+            continue
+        try:
+            scholar_id = _scholar_for(store, entry, now)
+        except UsageError as error:
+            left(str(error))
+            continue
+        if entry.get("followed") is True and scholar_id not in followed:
+            store.set_followed(reader, scholar_id, True, now)
+            report.follows += 1
+        if entry.get("muted") is True and str(scholar_id) not in mutes.scholar:
+            store.set_mute(reader, "scholar", str(scholar_id), now)
+            report.mutes += 1
+        decisions = entry.get("decisions")
+        if not isinstance(decisions, dict):
+            decisions = {}
+        known = store.decisions(scholar_id)
+        for arxiv_id, decision in decisions.items():
+            parsed = parse_arxiv_id(str(arxiv_id))
+            if parsed is None or decision not in ("confirm", "reject"):
+                left(f"a decision on {str(arxiv_id)[:40]!r}: not an arXiv id and "
+                     f"confirm or reject ({str(decision)[:20]!r})")  # fmt: skip
+                continue
+            if known.get(parsed.base) != decision:
+                store.set_decision(scholar_id, parsed.base, str(decision), now, by=actor)
+                store.audit(actor, f"attribution.{decision}", f"#{scholar_id} {parsed.base} "
+                            "(import)", now)  # fmt: skip
+                report.decisions += 1
+    kinds = registry()
+    for entry in document["sources"]:
+        kind = entry.get("kind") if isinstance(entry, dict) else None
+        address = entry.get("url") if isinstance(entry, dict) else None
+        if kind not in kinds or not isinstance(address, str) or len(address) > _LONGEST:
+            left(f"a source of no installed kind or with no address: {str(entry)[:80]}")
+            continue
+        assert isinstance(entry, dict)
+        try:
+            if kind_traits(str(kind)).in_opml or kind == "notes":  # an address on the web
+                address = validate.web_address(address, f"a {kind} source")
+        except UsageError as error:
+            left(str(error))
+            continue
+        title, folder = _text(entry.get("title")), _text(entry.get("folder"))
+        row, created = store.add_source(str(kind), address, now=now, title=title, folder=folder)
+        if created:
+            store.audit(actor, "sources.add", f"#{row.id} {row.kind} {row.address} (import)", now)
+            if entry.get("enabled") is False:
+                store.set_source_enabled(row.id, False)
+            report.sources += 1
+        if entry.get("muted") is True and str(row.id) not in mutes.source:
+            store.set_mute(reader, "source", str(row.id), now)
+            report.mutes += 1
+    shared, own = store.saved_settings(), store.reader_settings(reader)
+    for name, value in document["settings"].items():
+        try:
+            setting = Settings.lookup(str(name))
+            setting.convert(str(value), f"setting {setting.name}")
+        except LightnewsError as error:
+            left(str(error))
+            continue
+        if setting.secret:
+            continue  # never exported; one written by hand is not taken either
+        if setting.name in READER_SETTINGS:
+            if own.get(setting.name) != str(value):
+                store.save_reader_setting(reader, setting.name, str(value))
+                report.settings += 1
+        elif shared.get(setting.name) != str(value):
+            store.save_setting(setting.name, str(value))
+            store.audit(actor, "settings.set", f"{setting.name} = {value} (import)", now)
+            report.settings += 1
+    words = document["mutes"].get("keyword")
+    for word in words if isinstance(words, list) else []:
+        keyword = _text(word)
+        if keyword is None:
+            left(f"a muted keyword that is not a word: {str(word)[:40]!r}")
+        elif keyword.lower() not in mutes.keyword:
+            store.set_mute(reader, "keyword", keyword.lower(), now)
+            report.mutes += 1
+    states = store.story_states(reader)
+    items = 0
+    for key, state in document["stories"].items():
+        if str(key).startswith("item:"):
+            items += 1
+            continue
+        try:
+            story = validate.story_key(str(key))
+        except UsageError as error:
+            left(str(error))
+            continue
+        read_at = state.get("read") if isinstance(state, dict) else None
+        saved_at = state.get("saved") if isinstance(state, dict) else None
+        if not all(v is None or _text(v) for v in (read_at, saved_at)):
+            left(f"story {story}: read and saved are times or null")
+            continue
+        before = states.get(story, (None, None))
+        if read_at and before[0] != read_at:
+            store.mark_story(reader, story, str(read_at), read=True)
+        if saved_at and before[1] != saved_at:
+            store.mark_story(reader, story, str(saved_at), saved=True)
+        if (read_at and before[0] != read_at) or (saved_at and before[1] != saved_at):
+            report.stories += 1
+    if items:
+        report.notes.append(f"{items} stories of entries without a paper (item:ID) not taken: "
+                            "their ids are the exporting library's")  # fmt: skip
+    by_id = sum(len(v) for k, v in document["mutes"].items()
+                if k in ("scholar", "source") and isinstance(v, list))  # fmt: skip
+    if by_id and not any(isinstance(e, dict) and "muted" in e
+                         for e in [*document["follows"], *document["sources"]]):  # fmt: skip
+        report.notes.append(f"{by_id} mutes of scholars or sources not taken: this (older) "
+                            "export names them by the exporting library's ids")  # fmt: skip
+    return report

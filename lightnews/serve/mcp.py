@@ -95,7 +95,8 @@ def build_server(store: Store, settings: Settings, reader: ReaderId) -> Any:
         from lightnews.serve.scholar import scholar_page
 
         return answer(lambda: scholar_page(store, who, page=max(1, page), per_page=20,
-                                           bar=settings.attribution_bar).to_json())  # fmt: skip
+                                           bar=settings.attribution_bar,
+                                           reader=reader).to_json())  # fmt: skip
 
     @server.tool()
     def feed(limit: int = 20, unseen_only: bool = False) -> str:

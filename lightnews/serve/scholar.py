@@ -12,14 +12,14 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from lightnews.errors import UsageError
 from lightnews.link.threads import assemble_threads, item_uri
 from lightnews.model import Actor, Item, LinkCard, QuotedPost
 from lightnews.normalize.validate import page_in_range
-from lightnews.store import Store
+from lightnews.store import ReaderId, Store
 from lightnews.store.views import ScholarPaper, ScholarView
 
 __all__ = [
@@ -286,8 +286,10 @@ def scholar_page(
     per_page: int = 20,
     bar: float = 0.6,
     tab: str | None = None,
+    reader: ReaderId,
 ) -> ScholarPage:
-    """Everything a scholar's page shows (raises NotFound for an unknown scholar).
+    """Everything a scholar's page shows to ``reader`` (raises NotFound for an unknown scholar):
+    ``followed`` says whether *this* reader follows them, never whether anyone does.
 
     ``who`` may be part of a name (several scholars matching raise Ambiguous);
     a page past the last is a UsageError saying how many there are.
@@ -295,6 +297,7 @@ def scholar_page(
     """
     scholar_id = store.find_scholar(who)
     scholar = store.get_scholar(scholar_id)
+    scholar = replace(scholar, followed=scholar_id in store.follows(reader))
     # An account is known by its id or its handle (identities ``<service>-did`` or ``-handle``).
     keys: list[tuple[str, str]] = []
     for identity in scholar.identities:

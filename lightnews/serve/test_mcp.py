@@ -82,3 +82,24 @@ def test_mcp_client_lists_tools_gets_a_story_and_the_unseen_feed(library: Path) 
     # The read story is not in the unseen feed; the other one is, saying why.
     assert [s["arxiv_id"] for s in found["unseen"]] == ["2511.00001"]
     assert "accepted at ICLR 2026" in found["unseen"][0]["why"]
+
+
+def test_the_scholar_tool_says_whether_the_asking_reader_follows(tmp_path: Path) -> None:
+    """Issue 31: the scholar tool revealed other readers' follows."""
+    from lightnews.serve.mcp import build_server
+    from lightnews.settings import Settings
+
+    with SQLiteStore(tmp_path / "lightnews.db") as store:
+        ada = store.add_user("ada", "x", admin=True, now=NOW)
+        bob = store.add_user("bob", "x", admin=False, now=NOW)
+        mara = store.create_scholar("Mara Lindqvist", NOW)
+        store.set_followed(bob.reader, mara, True, NOW)
+
+        async def followed(reader: Any) -> bool:
+            server = build_server(store, Settings(environ={}), reader)
+            result = await server.call_tool("scholar", {"who": "Mara Lindqvist"})
+            blocks = result[0] if isinstance(result, tuple) else result
+            return bool(json.loads(blocks[0].text)["scholar"]["followed"])
+
+        assert anyio.run(followed, bob.reader) is True
+        assert anyio.run(followed, ada.reader) is False  # bob's follow, not ada's

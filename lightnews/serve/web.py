@@ -321,13 +321,11 @@ def create_app(
                 raise UsageError(f"tab must be posts or papers, got {tab[:40]!r}")
             number = whole_number(request.query_params.get("page", "1"), "page", MAX_PAGE)
             data = scholar_page(store, who, page=number, per_page=PER_PAGE, tab=tab,
-                                bar=current_settings().attribution_bar)  # fmt: skip
+                                bar=current_settings().attribution_bar,
+                                reader=reader_of(request))  # fmt: skip
         except LightnewsError as error:
             tail = f"?tab={tab}" if tab == "papers" else ""
             return failure(request, error, lambda key: f"/scholar/{key}{tail}")
-        # "followed" is whether *this* reader follows them (never whether anyone does).
-        mine = data.scholar.id in store.follows(reader_of(request))
-        data = replace(data, scholar=replace(data.scholar, followed=mine))
         if wants_json(request):
             return JSONResponse(data.to_json())
         feed = as_feed(request, f"Lightnews: {data.scholar.name}", [

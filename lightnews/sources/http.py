@@ -61,7 +61,14 @@ from lightnews.errors import Blocked, FetchError, TooLarge
 from lightnews.settings import Settings
 from lightnews.sources.pacing import LocalPacer, Pacer
 
-__all__ = ["MAX_REDIRECTS", "HttpClient", "Response", "safe_transport", "user_agent"]
+__all__ = [
+    "MAX_REDIRECTS",
+    "HttpClient",
+    "Response",
+    "refuse_non_public",
+    "safe_transport",
+    "user_agent",
+]
 
 MAX_REDIRECTS: Final = 5
 """Redirects followed for one request before giving up."""
@@ -255,6 +262,17 @@ def _pinned_transport(allow_private: bool) -> httpx.HTTPTransport:
         network_backend=_PinnedBackend(allow_private),
     )
     return transport
+
+
+def refuse_non_public(url: str) -> None:
+    """Raise Blocked when ``url``'s host is, or resolves to, an address that is not public:
+    what a request through :func:`safe_transport` would refuse, said when the URL is given
+    rather than at every request. A host that does not resolve now is let be (it may later)."""
+    host = httpx.URL(url).host
+    try:
+        _resolve(host, 443, allow_private=False)
+    except httpcore.ConnectError:
+        return
 
 
 def safe_transport(allow_private: bool) -> httpx.HTTPTransport:

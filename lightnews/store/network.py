@@ -610,6 +610,12 @@ class WatchQueries(_Base):
             found.setdefault(arxiv_id, set()).add(who)
         return found
 
+    def watches_since(self, reader: str) -> list[tuple[str, str]]:
+        rows = self.db.execute(
+            "SELECT arxiv_id, created_at FROM watches WHERE reader = ? ORDER BY 2, 1", (reader,)
+        )
+        return [(str(arxiv_id), str(since)) for arxiv_id, since in rows]
+
     def set_push_target(self, target: PushTarget, now: str, present: bool = True) -> None:
         with self.transaction():
             if present:
