@@ -437,8 +437,6 @@ def sources_add(
       lightnews sources add --author "Sepp Hochreiter"
       lightnews sources add --opml subscriptions.opml
     """
-    from lightnews.sources.opml import parse_opml
-
     wanted: list[tuple[str, str, str | None, str | None, dict[str, Any]]] = []
     if url:
         wanted.append(("feed", url, title, folder, {}))
@@ -464,9 +462,7 @@ def sources_add(
     if notes_url:
         wanted.append(("notes", notes_url, title, folder, {}))
     if opml_file:
-        with errors_as_exit():
-            feeds = parse_opml(opml_file.read_bytes())
-        wanted += [("feed", f.url, f.title, folder or f.folder, {}) for f in feeds]
+        wanted += _opml_feeds(opml_file, folder, int(app.settings.max_title_chars))
     if not wanted:
         raise click.UsageError(
             "nothing to add: give a URL or one of --category, --author, "
@@ -490,6 +486,43 @@ def sources_add(
     for entry in added:
         state = "added" if entry["created"] else "already there"
         out.print(f"{state}: #{entry['id']} {entry['kind']} {entry['url']}")
+
+
+#: An OPML file larger than this, or listing more feeds, is not a reader's subscriptions.
+MAX_OPML_BYTES = 15 * 1024 * 1024
+MAX_OPML_FEEDS = 5000
+
+
+def _opml_feeds(
+    path: Path, folder: str | None, title_chars: int
+) -> list[tuple[str, str, str | None, str | None, dict[str, Any]]]:
+    """The feeds of an OPML file, each address checked as ``sources add URL`` checks it
+    (those refused are said and left out) and each title and folder cut to the title limit."""
+    from lightnews.sources.opml import parse_opml
+
+    with errors_as_exit():
+        if path.stat().st_size > MAX_OPML_BYTES:
+            raise UsageError(f"{path} is over {MAX_OPML_BYTES // (1024 * 1024)} MB: not an OPML "
+                             "list of subscriptions")  # fmt: skip
+        try:
+            feeds = parse_opml(path.read_bytes())
+        except ParseError as error:  # the user's file: wrong usage
+            raise UsageError(f"{path}: {error}") from None
+        if len(feeds) > MAX_OPML_FEEDS:
+            raise UsageError(f"{path} lists {len(feeds):,} feeds: at most {MAX_OPML_FEEDS:,}")
+    found: list[tuple[str, str, str | None, str | None, dict[str, Any]]] = []
+    for feed in feeds:
+        try:
+            address = validate.feed_address(feed.url)
+        except UsageError as error:
+            err.print(f"skipped {escape(feed.url[:200])}: {escape(str(error))}")
+            continue
+        title = feed.title[:title_chars] if feed.title else None
+        group = folder or (feed.folder[:title_chars] if feed.folder else None)
+        found.append(("feed", address, title, group, {}))
+    if feeds and not found:
+        raise click.UsageError(f"no feed of {path} has an address that can be followed")
+    return found
 
 
 @sources.command("list")

@@ -189,3 +189,35 @@ def test_a_proxy_that_is_not_an_address_is_refused(demo_db: Path) -> None:
     wrong = run(demo_db, "settings", "set", "trusted_proxies", "proxy.local")
     assert wrong.exit_code == 2 and "addresses or networks" in wrong.output
     assert run(demo_db, "settings", "set", "trusted_proxies", "10.0.0.0/8,::1").exit_code == 0
+
+
+def test_opml_entries_are_checked_as_sources_add_checks_them(tmp_path: Path) -> None:
+    """Before, OPML import skipped the URL and size checks of `sources add URL`, and stored
+    a 2 MB title whole."""
+    db = tmp_path / "opml.db"
+    opml = tmp_path / "subscriptions.opml"
+    huge = "T" * 2_000_000
+    opml.write_text(
+        '<?xml version="1.0"?><opml version="2.0"><head><title>mine</title></head><body>'
+        f'<outline text="Labs"><outline type="rss" title="{huge}" '
+        'xmlUrl="https://lab.example/feed.xml"/>'
+        '<outline type="rss" title="Local" xmlUrl="file:///etc/passwd"/>'
+        '<outline type="rss" title="Odd" xmlUrl="javascript:alert(1)"/></outline>'
+        "</body></opml>"
+    )
+    added = run(db, "sources", "add", "--opml", str(opml), "--json")
+    assert added.exit_code == 0, added.output
+    assert "skipped file:///etc/passwd" in added.stderr
+    assert "skipped javascript:alert(1)" in added.stderr
+    (row,) = json.loads(added.stdout)
+    assert row["url"] == "https://lab.example/feed.xml" and len(row["title"]) == 1000
+    only_bad = tmp_path / "bad.opml"
+    only_bad.write_text(
+        '<opml version="2.0"><body><outline type="rss" xmlUrl="ftp://x.example/f"/></body></opml>'
+    )
+    refused = run(db, "sources", "add", "--opml", str(only_bad))
+    assert refused.exit_code == 2 and "no feed of" in refused.output
+    prose = tmp_path / "notes.opml"
+    prose.write_text("not xml at all <<<")
+    broken = run(db, "sources", "add", "--opml", str(prose))
+    assert broken.exit_code == 2 and "notes.opml" in broken.output
