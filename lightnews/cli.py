@@ -2108,12 +2108,12 @@ def mcp_command(app: App) -> None:
     the ranked feed without what you have read. It only reads the library.
     """
     try:
-        from lightnews.serve.mcp import build_server
+        from lightnews.serve.mcp import build_server, serve_stdio
     except ImportError:  # pragma: no cover - the dependency is declared
         raise click.UsageError("the MCP server needs the mcp package: pip install mcp") from None
     with errors_as_exit():
         server = build_server(app.store, app.reader_settings, app.reader)
-    server.run("stdio")
+    serve_stdio(server)
 
 
 @cli.command()

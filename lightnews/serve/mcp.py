@@ -24,7 +24,7 @@ from lightnews.errors import LightnewsError
 from lightnews.settings import Settings
 from lightnews.store import ReaderId, Store
 
-__all__ = ["UNSEEN_FEED", "build_server", "unseen_feed"]
+__all__ = ["UNSEEN_FEED", "build_server", "malformed_answer", "serve_stdio", "unseen_feed"]
 
 #: The resource of stories the reader has not read yet.
 UNSEEN_FEED = "lightnews://feed/unseen"
@@ -136,3 +136,86 @@ def build_server(store: Store, settings: Settings, reader: ReaderId) -> Any:
         return answer(lambda: unseen_feed(store, settings, reader))
 
     return server
+
+
+def malformed_answer(line: str) -> str | None:
+    """The JSON-RPC error that answers ``line``, or None when it is a message to serve.
+
+    The SDK's own stdio transport only logs what it cannot read ("Internal Server
+    Error" as a notification), so a client that sent a broken request waits for an
+    answer that never comes. JSON-RPC 2.0 says: a parse error (-32700) or an invalid
+    request (-32600), with the request's id when one can be read, else null.
+    """
+    from mcp.types import JSONRPCMessage
+    from pydantic import ValidationError
+
+    try:
+        document = orjson.loads(line)
+    except orjson.JSONDecodeError as error:
+        return _error(None, -32700, f"Parse error: {error}")
+    if isinstance(document, list):
+        return _error(None, -32600, "Invalid Request: batches are not taken, send one at a time")
+    try:
+        JSONRPCMessage.model_validate(document)
+    except ValidationError as error:
+        found = document.get("id") if isinstance(document, dict) else None
+        ident = found if isinstance(found, str | int) and not isinstance(found, bool) else None
+        first = error.errors()[0]
+        where = ".".join(str(p) for p in first["loc"][1:]) or "message"
+        return _error(ident, -32600, f"Invalid Request: {where}: {first['msg']}")
+    return None
+
+
+def _error(ident: str | int | None, code: int, message: str) -> str:
+    payload = {"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": message[:500]}}
+    return orjson.dumps(payload).decode()
+
+
+def serve_stdio(server: Any) -> None:
+    """Run ``server`` (from :func:`build_server`) on standard input and output, answering
+    every line: what cannot be read gets its JSON-RPC error (:func:`malformed_answer`)."""
+    import sys
+    from io import TextIOWrapper
+
+    import anyio
+    from mcp.shared.message import SessionMessage
+    from mcp.types import JSONRPCMessage
+
+    async def run() -> None:
+        stdin = anyio.wrap_file(TextIOWrapper(sys.stdin.buffer, encoding="utf-8",
+                                              errors="replace"))  # fmt: skip
+        stdout = anyio.wrap_file(TextIOWrapper(sys.stdout.buffer, encoding="utf-8"))
+        incoming_writer, incoming = anyio.create_memory_object_stream[SessionMessage | Exception]()
+        outgoing, outgoing_reader = anyio.create_memory_object_stream[SessionMessage]()
+        lock = anyio.Lock()
+
+        async def emit(text: str) -> None:
+            async with lock:  # one whole line at a time, answers and errors alike
+                await stdout.write(text + "\n")
+                await stdout.flush()
+
+        async def read() -> None:
+            async with incoming_writer:
+                async for line in stdin:
+                    if not line.strip():
+                        continue
+                    problem = malformed_answer(line)
+                    if problem is not None:
+                        await emit(problem)
+                        continue
+                    message = JSONRPCMessage.model_validate_json(line)
+                    await incoming_writer.send(SessionMessage(message))
+
+        async def write() -> None:
+            async with outgoing_reader:
+                async for sent in outgoing_reader:
+                    await emit(sent.message.model_dump_json(by_alias=True, exclude_none=True))
+
+        core = server._mcp_server  # FastMCP's low-level server (no public name for it in mcp 1)
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(read)
+            tasks.start_soon(write)
+            await core.run(incoming, outgoing, core.create_initialization_options())
+            tasks.cancel_scope.cancel()
+
+    anyio.run(run)

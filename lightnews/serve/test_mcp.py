@@ -103,3 +103,50 @@ def test_the_scholar_tool_says_whether_the_asking_reader_follows(tmp_path: Path)
 
         assert anyio.run(followed, bob.reader) is True
         assert anyio.run(followed, ada.reader) is False  # bob's follow, not ada's
+
+
+def test_every_malformed_request_gets_an_answer(library: Path) -> None:
+    """A broken line, a non-request, a batch, a request with bad params: each is answered
+    with its JSON-RPC error (before, some got only a log line, and the client waited)."""
+    import select
+    import subprocess
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "lightnews", "--db", str(library), "mcp"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        env={"PYTHONPATH": str(ROOT), "LIGHTNEWS_SEMANTIC": "off",
+             "HOME": os.environ.get("HOME", str(library.parent))},
+    )  # fmt: skip
+    assert process.stdin is not None and process.stdout is not None
+
+    def ask(line: str) -> dict[str, Any]:
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(line.encode() + b"\n")
+        process.stdin.flush()
+        ready, _, _ = select.select([process.stdout], [], [], 20)
+        assert ready, f"no answer to {line!r}"
+        answer: dict[str, Any] = json.loads(process.stdout.readline())
+        return answer
+
+    try:
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {},
+                 "clientInfo": {"name": "test", "version": "1"}}  # fmt: skip
+        assert ask(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                               "params": hello}))["id"] == 1  # fmt: skip
+        process.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+        cases = {
+            "{not json": (None, -32700),
+            json.dumps({"hello": 1}): (None, -32600),
+            json.dumps({"jsonrpc": "2.0", "id": 8}): (8, -32600),
+            json.dumps([{"jsonrpc": "2.0", "id": 9, "method": "tools/list"}]): (None, -32600),
+            json.dumps({"jsonrpc": "2.0", "id": 6, "method": "tools/call",
+                        "params": [1, 2]}): (6, -32600),
+        }
+        for line, (ident, code) in cases.items():
+            answer = ask(line)
+            assert answer["id"] == ident and answer["error"]["code"] == code, (line, answer)
+        listed = ask(json.dumps({"jsonrpc": "2.0", "id": 10, "method": "tools/list"}))
+        assert "story" in {t["name"] for t in listed["result"]["tools"]}  # still serving
+    finally:
+        process.kill()
+        process.wait()
