@@ -151,6 +151,6 @@ def test_a_paper_another_writer_stored_first_is_merged(
         rows = [(*values, STAMP, STAMP) for values, _ in papers]
         side.insert(ids, rows, [authors for _, authors in papers], STAMP)
     assert late.papers_new == -1 and late.unchanged == 1  # counted new when handed on
-    stored = store.db.execute("SELECT arxiv_id FROM papers ORDER BY id").fetchall()
+    stored = store.db.execute("SELECT arxiv_id FROM papers ORDER BY arxiv_id").fetchall()
     assert [r[0] for r in stored] == ["2506.00001", "2506.00002"]
     assert store.db.execute("SELECT count(*) FROM authorships").fetchone()[0] == 2 + 3  # once each
