@@ -138,6 +138,7 @@ def test_a_paper_another_writer_stored_first_is_merged(
     not lost and not doubled."""
     from lightnews.sources.arxiv_snapshot import SnapshotErrors, iter_snapshot
     from lightnews.store.merge import prepare_paper
+    from lightnews.store.postgres import PostgresStore
 
     store, _ = two_libraries
     with _snapshot(tmp_path, 2).open("rb") as stream:
@@ -147,7 +148,9 @@ def test_a_paper_another_writer_stored_first_is_merged(
         ids = [r[0] for r in store.db.execute(
             "SELECT nextval(pg_get_serial_sequence('papers', 'id')) FROM generate_series(1, 2)"
         )]  # fmt: skip (as the import reserves them for the two papers it found new)
-        store.save_prepared(papers[:1], STAMP)  # the other writer, first
+        other = PostgresStore(store.url, pool_size=1)  # another writer, first
+        other.save_prepared(papers[:1], STAMP)
+        other.close()
         rows = [(*values, STAMP, STAMP) for values, _ in papers]
         side.insert(ids, rows, [authors for _, authors in papers], STAMP)
     assert late.papers_new == -1 and late.unchanged == 1  # counted new when handed on
