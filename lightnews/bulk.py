@@ -26,6 +26,12 @@ writer of the library (a refresh, the web app, a ``lightnews mute``) waits for
 the lock (:meth:`~lightnews.store.Store.writers_waiting`): a click during an
 import waits for one chunk, not for a whole transaction.
 
+Into PostgreSQL, new papers are inserted over several connections at once
+(``connections``, by default the CPU count): the server computes each new
+paper's full-text column in the process that inserts it, and that is what
+bounds an import there (:mod:`lightnews.store.pg_bulk`). SQLite has one
+writer per file and ignores it.
+
 The new and changed papers are attributed to the scholars followed under their
 authors' surnames (:func:`~lightnews.link.attribution.attribute_new`): each
 chunk keeps the followed surnames among its authors (a set lookup per author),
