@@ -350,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
             else ""
         )
     )
-    print(f"Database: {db_mb:,.0f} MB (+ WAL {wal_mb:,.0f} MB) after the re-import.")
+    print(f"SQLite database: {db_mb:,.0f} MB (+ WAL {wal_mb:,.0f} MB) after its last phase.")
     target = 20_000
     rate = imp["records"] / imp["seconds"]
     print(
