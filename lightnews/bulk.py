@@ -26,6 +26,12 @@ writer of the library (a refresh, the web app, a ``lightnews mute``) waits for
 the lock (:meth:`~lightnews.store.Store.writers_waiting`): a click during an
 import waits for one chunk, not for a whole transaction.
 
+Into PostgreSQL, new papers are inserted over several connections at once
+(``connections``, by default the CPU count): the server computes each new
+paper's full-text column in the process that inserts it, and that is what
+bounds an import there (:mod:`lightnews.store.pg_bulk`). SQLite has one
+writer per file and ignores it.
+
 The new and changed papers are attributed to the scholars followed under their
 authors' surnames (:func:`~lightnews.link.attribution.attribute_new`): each
 chunk keeps the followed surnames among its authors (a set lookup per author),
@@ -79,6 +85,9 @@ TRANSACTION_SECONDS = 4.0
 #: changed records into a 150k library takes 0.1-0.3 s on a quiet machine, and several
 #: times that at a lower priority beside busy readers; a waiting writer waits that long.
 WRITE_CHUNK = 200
+#: Connections inserting new papers at once into PostgreSQL, at most (by default one
+#: per CPU: each keeps a server process busy computing full-text columns).
+MAX_CONNECTIONS = 8
 #: How often a worker checks that the process that started it is still there.
 PARENT_POLL_SECONDS = 0.5
 #: Cut fields named in the summary (the others are only counted).
@@ -200,6 +209,7 @@ def import_snapshot(
     on_progress: Callable[[int], None] | None = None,
     workers: int | None = None,
     limits: Limits | None = None,
+    connections: int | None = None,
 ) -> ImportSummary:
     """Import a snapshot file; returns counts, timing and the unreadable lines.
 
@@ -210,7 +220,9 @@ def import_snapshot(
     library). ``workers=0`` parses in this process (no overlap); by default
     one process parses while this one writes, two when the library already
     has papers (see :func:`_workers`). Fields longer than ``limits`` (by
-    default the settings' defaults) are cut and counted.
+    default the settings' defaults) are cut and counted. ``connections``: how
+    many connections insert new papers at once where the backend can (PostgreSQL;
+    by default the CPU count, at most ``MAX_CONNECTIONS``).
     """
     limits = limits or Limits()
     watched = scholar_keys(store)  # followed surnames: a chunk keeps only these of its keys
@@ -269,7 +281,10 @@ def import_snapshot(
     # About how many papers the file holds (arXiv's lines average ~1.5 kB).
     expected = path.stat().st_size // 1500
     try:
-        with store.bulk_import(expected), transaction:  # an error rolls back the open one
+        if connections is None:
+            connections = min(os.cpu_count() or 1, MAX_CONNECTIONS)
+        with store.bulk_import(expected, connections) as late, transaction:  # an error rolls
+            # back the open transaction; ``late``: what the store saved on its own
             if workers == 0:
                 for start, end in _spans(path):
                     take(_parse_span(name, start, end, limits), end)
@@ -290,6 +305,8 @@ def import_snapshot(
                         take(future.result(), done)
             if pending:
                 save()
+        late.name_keys &= watched.keys()
+        summary.saved.add(late)
     except BaseException:
         # What was committed is attributed even when the import stops part way (importing
         # again would find those papers unchanged); the first error is the one raised.

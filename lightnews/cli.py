@@ -796,9 +796,16 @@ def import_export(app: App, path: Path, as_json: bool) -> None:
     "--batch-size", default=5000, show_default=True, type=click.IntRange(min=1),
     help="Records per batch (several batches make one transaction).",
 )
+@click.option(
+    "--connections", type=click.IntRange(min=1), default=None,
+    help="PostgreSQL: connections inserting new papers at once, each a server process "
+    "computing their full-text columns [default: the CPU count, at most 8].",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @pass_app
-def import_snapshot(app: App, path: Path, batch_size: int, as_json: bool) -> None:
+def import_snapshot(
+    app: App, path: Path, batch_size: int, connections: int | None, as_json: bool
+) -> None:
     """Import arXiv's metadata snapshot (JSON Lines), streamed in constant memory.
 
     Re-importing is safe: unchanged records are skipped, changed ones merged.
@@ -815,6 +822,7 @@ def import_snapshot(app: App, path: Path, batch_size: int, as_json: bool) -> Non
             batch_size=batch_size,
             on_progress=lambda done: progress.update(task, completed=done),
             limits=Limits.from_settings(app.settings),
+            connections=connections,
         )
     if as_json:
         emit_json(summary.to_json())

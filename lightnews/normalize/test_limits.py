@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from lightnews.model import Account, Author, Batch, Item, LinkCard, Paper, PostDetails
+from collections.abc import Callable
+
+from lightnews.model import Account, Author, Batch, Item, LinkCard, Paper, PostDetails, Problem
 from lightnews.normalize.limits import Limits, cap_batch
 from lightnews.pipeline import ingest_bytes
 from lightnews.settings import Settings
@@ -73,3 +75,47 @@ def test_a_ten_megabyte_title_is_not_stored_whole(store: SQLiteStore, settings: 
     assert report.error is not None and "post-1 title: cut to 1,000 characters" in report.error
     source = store.get_source(report.source_id)
     assert source.last_error is not None and "post-1 title" in source.last_error
+
+
+def _full_paper() -> Paper:
+    """Every field of a paper at its cap (SMALL), so a character more would be cut."""
+    return Paper(
+        "2501.00002",
+        title="T" * 10,
+        abstract="A" * 20,
+        authors=[Author("N" * 10, keyname="K" * 10, forenames="F" * 10, affiliations=["a" * 10])],
+        categories=["c" * 10],
+        doi="d" * 10,
+        journal_ref="j" * 10,
+        comments="m" * 20,
+        license="https://x.org/" + "l" * 11,
+        submitter="s" * 10,
+    )
+
+
+def test_a_paper_at_its_caps_is_left_alone_and_one_character_more_is_cut() -> None:
+    """The quick check that lets most papers through must not let a long field by:
+    each field one character over its cap, alone, is still cut and named."""
+    from lightnews.normalize.limits import cap_paper
+
+    problems: list[Problem] = []
+    paper = _full_paper()
+    cap_paper(paper, SMALL, problems)
+    assert paper == _full_paper() and problems == []
+    longer: dict[str, Callable[[Paper], object]] = {
+        "title": lambda p: setattr(p, "title", p.title + "T"),
+        "abstract": lambda p: setattr(p, "abstract", p.abstract + "A"),
+        "authors": lambda p: setattr(p.authors[0], "keyname", "K" * 11),
+        "affiliations": lambda p: p.authors[0].affiliations.append("b" * 11),
+        "categories": lambda p: p.categories.append("e" * 11),
+        "doi": lambda p: setattr(p, "doi", "d" * 11),
+        "journal_ref": lambda p: setattr(p, "journal_ref", "j" * 11),
+        "comments": lambda p: setattr(p, "comments", "m" * 21),
+        "license": lambda p: setattr(p, "license", "https://x.org/" + "l" * 12),
+        "submitter": lambda p: setattr(p, "submitter", "s" * 11),
+    }
+    for name, lengthen in longer.items():
+        paper, problems = _full_paper(), []
+        lengthen(paper)
+        cap_paper(paper, SMALL, problems)
+        assert [p.field for p in problems] == [name], name

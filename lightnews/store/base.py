@@ -109,9 +109,14 @@ class Store(Protocol):
         """
         ...
 
-    def bulk_import(self, expected: int) -> AbstractContextManager[None]:
+    def bulk_import(
+        self, expected: int, connections: int = 1
+    ) -> AbstractContextManager[SaveResult]:
         """A bulk import of about ``expected`` papers runs in this block (the backend may
-        set its indexes aside and rebuild them once at the end)."""
+        set its indexes aside and rebuild them once at the end, and insert new papers
+        over up to ``connections`` connections at once). What it yields is filled, by
+        the block's end, with what the backend saved on its own beside the block's
+        :meth:`save_prepared` calls (to be added to their counts)."""
         ...
 
     def time_budget(self, seconds: float, what: str = "this query") -> AbstractContextManager[None]:

@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import platformdirs
@@ -32,9 +32,12 @@ from lightnews.errors import Busy, TooExpensive, Unavailable, UsageError
 from lightnews.link.titles import TitleCandidate
 from lightnews.model import QueryTerm, SearchFilters
 from lightnews.store.dialect import POSTGRES, Dialect
-from lightnews.store.merge import PAPER_COLUMNS
+from lightnews.store.merge import PAPER_COLUMNS, PreparedPaper
 from lightnews.store.sqlite import WRITE_WAIT, SQLiteStore, read_migrations, unavailable
-from lightnews.store.views import ItemMatch, PaperHit
+from lightnews.store.views import ItemMatch, PaperHit, SaveResult
+
+if TYPE_CHECKING:
+    from lightnews.store.pg_bulk import ParallelInserts
 
 __all__ = [
     "MIGRATION_LOCK",
@@ -426,7 +429,7 @@ class PostgresStore(SQLiteStore):
         return bool(row[0])
 
     @contextmanager
-    def bulk_import(self, expected: int) -> Iterator[None]:
+    def bulk_import(self, expected: int, connections: int = 1) -> Iterator[SaveResult]:
         """Set up this connection for a bulk import of about ``expected`` papers.
 
         What bounds an import into PostgreSQL is the server's work per row, not
@@ -440,15 +443,36 @@ class PostgresStore(SQLiteStore):
         Commits do not wait for the WAL to reach the disk (``synchronous_commit
         = off``): a crash loses at most the last moments of the import, which
         importing again completes, never consistency.
+
+        With ``connections`` above one, new papers are inserted over that many
+        side connections at once, so that the server computes their full-text
+        columns in as many processes (:mod:`lightnews.store.pg_bulk`); only this
+        thread's saves take that path. What yields is the count of the papers
+        the side connections found stored by another writer meanwhile and this
+        connection merged at the end (to be added to the saves' counts).
         """
+        from lightnews.store.pg_bulk import ParallelInserts
+
         db = self.db
+        late = SaveResult()
         rebuild = expected > 0 and self.paper_count() < expected
         db.execute("SET synchronous_commit = off")
         if rebuild:
             db.execute("DROP INDEX IF EXISTS papers_search")
+        side = ParallelInserts(self.url, connections) if connections > 1 else None
+        self._local.side = side
         try:
-            yield
+            yield late
+            if side is not None:
+                side.drain()
+                returned = side.returned()
+                if returned:
+                    with self.transaction():
+                        late.add(self._merge_returned(returned, side.now))
         finally:
+            self._local.side = None
+            if side is not None:
+                side.close()
             if not db.conn.closed:
                 with suppress(Exception):  # a broken connection: the next open rebuilds it
                     db.execute("RESET synchronous_commit")
@@ -494,6 +518,43 @@ class PostgresStore(SQLiteStore):
                 db.execute("SET statement_timeout = 0")
 
     # -- papers: PostgreSQL indexes the full text itself -------------------------------------
+
+    def _save_prepared(self, prepared: Sequence[PreparedPaper], now: str) -> SaveResult:
+        side: ParallelInserts | None = getattr(self._local, "side", None)
+        if side is None:
+            return super()._save_prepared(prepared, now)
+        # A paper still being inserted on a side connection is merged once it is there.
+        side.wait_for({values[0] for values, _ in prepared})
+        result = super()._save_prepared(prepared, now)
+        returned = side.returned()
+        if returned:
+            result.add(self._merge_returned(returned, now))
+        return result
+
+    def _merge_returned(self, returned: Sequence[PreparedPaper], now: str) -> SaveResult:
+        """Merge new papers that a side connection found stored by another writer: they
+        were counted new when handed on."""
+        result = self._save_prepared(returned, now)
+        result.papers_new -= len(returned)
+        return result
+
+    def _insert_fresh(
+        self, fresh: Sequence[tuple[Any, ...]], authors: Sequence[Sequence[Sequence[Any]]], now: str
+    ) -> bool:
+        side: ParallelInserts | None = getattr(self._local, "side", None)
+        if side is None:
+            return super()._insert_fresh(fresh, authors, now)
+        # Their ids now, in the order one connection would have inserted them.
+        ids = [
+            r[0]
+            for r in self.db.execute(
+                "SELECT nextval(pg_get_serial_sequence('papers', 'id')) "
+                "FROM generate_series(1, ?) ORDER BY 1",
+                (len(fresh),),
+            )
+        ]
+        side.insert(ids, fresh, authors, now)
+        return True
 
     def _insert_papers(self, rows: Sequence[tuple[Any, ...]]) -> dict[str, int]:
         """New papers through COPY (the full-text column fills itself); their row ids."""

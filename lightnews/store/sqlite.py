@@ -231,6 +231,34 @@ _SOURCE_COLUMNS = (
 )
 
 
+def text_code_links(values: Sequence[Sequence[Any]], now: str) -> list[tuple[str, str, str]]:
+    """``(arxiv_id, url, first seen)`` of the repositories that papers' prepared values
+    name in their abstract or comments, dated by the record's update date."""
+    return [
+        (v[0], url, v[_UPDATED_COLUMN] or now)
+        for v in values
+        if _may_name_code(v[_ABSTRACT_COLUMN], v[_COMMENTS_COLUMN])
+        for url in find_code_in_text(f"{v[_ABSTRACT_COLUMN]} {v[_COMMENTS_COLUMN] or ''}")
+    ]
+
+
+_CODE_HOST_RE = re.compile(r"git(?:hub|lab)\.com", re.I)
+
+
+def _may_name_code(abstract: str, comments: str | None) -> bool:
+    """Whether a repository's host is named in the abstract or comments: the full search
+    (a slow regular expression) runs only then. Looking for "git" alone let every
+    "digit" and "legitimate" through, 3% of a snapshot's papers."""
+    for text in (abstract, comments or ""):
+        low = text.lower()
+        if "github.com" in low or "gitlab.com" in low:
+            return True
+        # Outside ASCII the expression's case-blind match knows more letters than lower().
+        if not low.isascii() and _CODE_HOST_RE.search(text):
+            return True
+    return False
+
+
 def read_migrations(folder: str) -> list[tuple[int, str, str]]:
     """The migrations ``NNNN_name.sql`` in this package's ``folder``: (number, name, script)."""
     found = []
@@ -442,10 +470,11 @@ class SQLiteStore(
             db.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
 
     @contextmanager
-    def bulk_import(self, expected: int) -> Iterator[None]:
+    def bulk_import(self, expected: int, connections: int = 1) -> Iterator[SaveResult]:
         """A bulk import of about ``expected`` papers runs in this block (nothing to
-        prepare on SQLite: its full-text index takes rows in batches already)."""
-        yield
+        prepare on SQLite: its full-text index takes rows in batches already, and one
+        file has one writer, whatever ``connections`` asks)."""
+        yield SaveResult()
 
     @contextmanager
     def time_budget(self, seconds: float, what: str = "this query") -> Iterator[None]:
@@ -721,7 +750,6 @@ class SQLiteStore(
                 fresh.append((*values, now, now))
                 fresh_authors.append(authorships)
                 result.papers_new += 1
-                result.name_keys.update(a[_NAME_KEY] for a in authorships)
                 continue
             kept: list[str] = []
             merged = merged_values(values, old, kept)
@@ -751,17 +779,17 @@ class SQLiteStore(
                 "ON CONFLICT DO NOTHING",
                 stubs,
             )
-        if fresh:
-            ids = self._insert_papers(fresh)
-            self._save_authorships(
-                [(ids[r[0]], a) for r, a in zip(fresh, fresh_authors, strict=True) if a],
-                stale=False,
-            )
+        result.name_keys.update({a[_NAME_KEY] for rows in fresh_authors for a in rows})
+        handed_on = bool(fresh) and self._insert_fresh(fresh, fresh_authors, now)
         if rows:
             self.db.executemany(_UPSERT_PAPER, rows)
         if changed:
             self._save_authorships(changed, stale=True)
-        self._save_text_code_links([v for v, _ in latest.values()], now)
+        linked = [v for v, _ in latest.values()]
+        if handed_on:  # their code links go in with them
+            new_ids = {r[0] for r in fresh}
+            linked = [v for v in linked if v[0] not in new_ids]
+        self._save_text_code_links(linked, now)
         if revised:
             # The text before (kept as first seen for its version) and after (its version's
             # newest text): see lightnews.store.revisions.
@@ -773,18 +801,26 @@ class SQLiteStore(
             )
         return result
 
+    def _insert_fresh(
+        self, fresh: Sequence[tuple[Any, ...]], authors: Sequence[Sequence[Sequence[Any]]], now: str
+    ) -> bool:
+        """New papers (their rows and authorship rows, in the same order), in this
+        transaction; whether their code links were saved too (a backend that hands
+        them to other connections saves those there, since the papers are not yet
+        visible here)."""
+        ids = self._insert_papers(fresh)
+        self._save_authorships(
+            [(ids[r[0]], a) for r, a in zip(fresh, authors, strict=True) if a], stale=False
+        )
+        return False
+
     def _save_text_code_links(self, values: Sequence[Sequence[Any]], now: str) -> None:
         """Repositories a paper's abstract or comments name become its code links.
 
         A link first seen is dated by the version that brought it (the record's
         update date), so code added in a later version is "released after the paper".
         """
-        found = [
-            (v[0], url, v[_UPDATED_COLUMN] or now)
-            for v in values
-            if "git" in f"{v[_ABSTRACT_COLUMN]} {v[_COMMENTS_COLUMN] or ''}".lower()
-            for url in find_code_in_text(f"{v[_ABSTRACT_COLUMN]} {v[_COMMENTS_COLUMN] or ''}")
-        ]
+        found = text_code_links(values, now)
         if not found:
             return
         ids = self._paper_ids(sorted({f[0] for f in found}))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -348,3 +349,32 @@ def test_card_papers_are_what_the_paper_page_shows(store: SQLiteStore) -> None:
     ids = [r[0] for r in store.db.execute("SELECT id FROM items ORDER BY key").fetchall()]
     assert store.item_texts([*ids, 10**9]) == {ids[0]: "arXiv:2510.00003 is good", ids[1]: ""}
     assert store.item_texts([]) == {}
+
+
+def test_code_links_are_read_from_abstracts_and_comments_whatever_the_case() -> None:
+    """The quick look for a repository host before the full search misses none: in the
+    abstract or the comments, in capitals, after non-ASCII text; "digit" finds none."""
+    from lightnews.store.merge import PAPER_COLUMNS
+    from lightnews.store.sqlite import text_code_links
+
+    def values(arxiv_id: str, abstract: str, comments: str | None) -> list[Any]:
+        row: list[Any] = [None] * len(PAPER_COLUMNS)
+        row[0] = arxiv_id
+        row[PAPER_COLUMNS.index("abstract")] = abstract
+        row[PAPER_COLUMNS.index("comments")] = comments
+        return row
+
+    found = text_code_links(
+        [
+            values("1", "Code: GitHub.com/Lab/Repo.", None),
+            values("2", "Ten digits, legitimately.", "12 pages; code at gitlab.com/a/b"),
+            values("3", "Müller's code: https://GITHUB.COM/m/x", ""),
+            values("4", "Digit recognition, no code.", "git is mentioned, no host"),
+        ],
+        "2025-01-01",
+    )
+    assert found == [
+        ("1", "https://github.com/Lab/Repo", "2025-01-01"),
+        ("2", "https://gitlab.com/a/b", "2025-01-01"),
+        ("3", "https://github.com/m/x", "2025-01-01"),
+    ]
