@@ -688,6 +688,7 @@ def rank_stories(
     windows: CandidateWindows | None = None,
     papers_only: bool = False,
     keep_read: bool | frozenset[str] = frozenset(),
+    own_state: bool = True,
 ) -> list[Story]:
     """``reader``'s feed: stories by what the scholars they follow do, each with why.
 
@@ -701,7 +702,9 @@ def rank_stories(
     "read": all of them (True), or these keys (the one just read or said "not
     interested" in, shown with an undo where it was).
 
-    Follows, mutes, read and saved stories are ``reader``'s own.
+    Follows, mutes, read and saved stories are ``reader``'s own. ``own_state``
+    False (a public read-only page): by ``reader``'s follows alone, with none of
+    their mutes, reads, saves or feedback, used or said.
 
     With ``settings`` (and the semantic extra), stories near the papers of
     followed scholars or saved papers gain too, saying which paper. That
@@ -718,7 +721,7 @@ def rank_stories(
     )
     gathered = gather_stories(store, reader, windows=windows, horizon_hours=horizon, bar=bar,
                               now=now)  # fmt: skip
-    stories = _apply_mutes(store, reader, gathered)
+    stories = _apply_mutes(store, reader, gathered) if own_state else gathered
     arxiv_ids = [s.arxiv_id for s in stories if s.arxiv_id]
     context = Context(
         authored=store.followed_authorships(reader, arxiv_ids, bar),
@@ -734,8 +737,8 @@ def rank_stories(
     reference = context.now
     if newest:  # an old library (the demo) is ranked as of its newest story
         reference = min(context.now, datetime.fromisoformat(newest.replace("Z", "+00:00")))
-    states = store.story_states(reader)
-    feedback = store.paper_feedback(reader)
+    states = store.story_states(reader) if own_state else {}
+    feedback = store.paper_feedback(reader) if own_state else {}
     kept_keys = keep_read if isinstance(keep_read, frozenset) else frozenset()
     hidden = _not_interested(store, feedback) - kept_keys
     stories = [s for s in stories if s.arxiv_id not in hidden]
@@ -746,7 +749,7 @@ def rank_stories(
     since = (reference - timedelta(hours=horizon)).strftime("%Y-%m-%dT%H:%M:%SZ")
     _papers_first(stories, context, states, since)
     stories.sort(key=_order, reverse=True)
-    if settings is not None:
+    if settings is not None and own_state:  # near what was saved; the reader's model
         candidates = stories[:CLOSE_CANDIDATES]
         wanted = [s.arxiv_id for s in candidates if s.arxiv_id]
         context.close = closest_interests(store, reader, settings, wanted, bar)

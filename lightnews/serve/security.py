@@ -231,12 +231,13 @@ def _read_session(secret: str, value: str | None) -> tuple[int, int, int, str] |
     return int(match[1]), int(match[2]), int(match[3]), match[4]
 
 
-_POST_FORM = re.compile(r"<form\b(?=[^>]*\bmethod=\"post\")", re.I)
+#: A form that posts, to its end (forms do not nest in HTML).
+_POST_FORM = re.compile(r"<form\b(?=[^>]*\bmethod=\"post\").*?</form>", re.I | re.S)
 
 
 def without_post_forms(html: str) -> str:
-    """A page of a read-only instance: every form that would change something is hidden."""
-    return _POST_FORM.sub('<form hidden inert aria-hidden="true"', html)
+    """A page of a read-only instance: every form that would change something is gone."""
+    return _POST_FORM.sub("", html)
 
 
 def csrf_field() -> Markup:

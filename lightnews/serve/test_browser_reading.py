@@ -12,10 +12,12 @@ This module changes the library: its own demo library per backend.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from lightnews.serve.test_accounts import SETTINGS, library, pg_demo_template, pg_demo_url
 from lightnews.serve.test_browser import (  # noqa: F401 - fixtures shared with that module
     CHROMIUM,
     base_url,
@@ -23,6 +25,10 @@ from lightnews.serve.test_browser import (  # noqa: F401 - fixtures shared with 
     screenshots,
     shot,
 )
+from lightnews.serve.test_browser_accounts import signed_in
+from lightnews.store import open_store
+
+__all__ = ["library", "pg_demo_template", "pg_demo_url"]  # fixtures used here
 
 P = Any  # a Playwright page (untyped here, as in test_browser)
 
@@ -105,19 +111,83 @@ def test_without_scripts_the_reader_lands_back_on_the_same_card(
 PAGES = ("/", "/?view=papers", "/paper/2511.18342", "/scholar/1", "/scholar/1?tab=papers",
          "/search?q=attention", "/daily", "/discussed", "/notes", "/saved", "/scholars",
          "/sources", "/suggestions", "/item/1")  # fmt: skip
+#: Signed in, the account's pages too.
+ACCOUNT_PAGES = ("/account", "/admin", "/group")
+#: What a failing feed leaves on the Sources page: a long address and a long error, which
+#: once made the page 1,621 px wide in a 1,280 px window.
+FAILING = "https://feeds.example.org/" + "a-very-long-path-segment-" * 8 + "feed.xml"
+
+
+def _add_failing_source(location: str) -> None:
+    """A feed whose last refresh failed, recorded as the pipeline records a failed fetch."""
+    with open_store(location) as store:
+        row, _ = store.add_source("rss", FAILING, now="2025-11-20T00:00:00Z")
+        store.record_failure(row.id, f"FetchError: GET {FAILING}?token=" + "x" * 120
+                             + " answered 503 Service Unavailable after 3 attempts",
+                             "2025-11-20T00:00:00Z", "2025-11-20T01:00:00Z")  # fmt: skip
+
+
+#: What sticks out: of the window (the page scrolls sideways), or of the header, the main
+#: column or the footer (a centered column hides that at 1,280 px: "Sign out" did).
+STICKING_OUT = """() => {
+  const out = [];
+  const over = document.documentElement.scrollWidth - window.innerWidth;
+  if (over > 0) out.push(`the page, by ${over} px`);
+  for (const box of document.querySelectorAll("body > header, body > main, body > footer")) {
+    const edge = box.getBoundingClientRect().right;
+    for (const el of box.querySelectorAll("*")) {
+      const r = el.getBoundingClientRect();
+      if (r.width && r.right > edge + 1)
+        out.push(`${el.tagName} "${el.textContent.trim().slice(0, 30)}" by ` +
+                 `${Math.round(r.right - edge)} px`);
+    }
+  }
+  return out.slice(0, 5);
+}"""
+
+
+def _too_wide(p: P, base: str, paths: tuple[str, ...], width: int, who: str) -> list[Any]:
+    """The pages at ``paths`` wider than the window or their column (a screenshot of each)."""
+    wide = []
+    for path in paths:
+        p.goto(base + path)
+        over = p.evaluate(STICKING_OUT)
+        if over:
+            wide.append((width, path, over))
+            shot(p, f"wide-{who}-{width}-{path.strip('/').replace('/', '_') or 'home'}")
+    return wide
 
 
 @pytest.mark.parametrize("width", [375, 1280])
 def test_no_page_is_wider_than_the_window(
-    browser: Any, base_url: str, width: int  # noqa: F811
+    browser: Any, base_url: str, demo_library: str, width: int  # noqa: F811
 ) -> None:
+    if width == 375:
+        _add_failing_source(demo_library)
     p = _tab(browser, width, 800)
+    wide = _too_wide(p, base_url, PAGES, width, "out")
+    assert not wide, wide
+    p.context.close()
+
+
+@pytest.fixture
+def served(library: str, serving: Any) -> Iterator[str]:
+    """An instance with accounts (ada, an admin) and a failing source."""
+    from lightnews.serve.web import create_app
+
+    _add_failing_source(library)
+    with serving(create_app(library, SETTINGS)) as url:
+        yield url
+
+
+def test_no_page_is_wider_than_the_window_signed_in(
+    browser: Any, served: str  # noqa: F811
+) -> None:
+    p = signed_in(browser, served, "ada")
     wide = []
-    for path in PAGES:
-        p.goto(base_url + path)
-        over = p.evaluate("document.documentElement.scrollWidth - window.innerWidth")
-        if over > 0:
-            wide.append((path, over))
-            shot(p, f"wide-{width}-{path.strip('/').replace('/', '_') or 'home'}")
+    for width in (375, 1280):
+        p.set_viewport_size({"width": width, "height": 800})
+        wide += _too_wide(p, served, PAGES + ACCOUNT_PAGES, width, "in")
+    assert "Sign out" in p.locator("header").inner_text()
     assert not wide, wide
     p.context.close()

@@ -95,7 +95,7 @@ from lightnews.store import (
     open_store,
     unavailable,
 )
-from lightnews.store.views import ItemView
+from lightnews.store.views import ItemView, Mutes
 
 __all__ = ["app_from_environment", "create_app", "site_secret"]
 
@@ -279,11 +279,11 @@ def create_app(
         marked = request.query_params.get("marked", "")[:64]
         stories = rank_stories(store, reader, limit=50, half_life_hours=s.half_life_hours,
                                bar=s.attribution_bar, settings=s, windows=windows,
-                               papers_only=view == "papers",
+                               papers_only=view == "papers", own_state=own_state(request),
                                keep_read=frozenset({marked} if marked else ()))  # fmt: skip
         if wants_json(request):
             return JSONResponse([story.to_json() for story in stories])
-        cards = feed_cards(stories, reader_of(request))
+        cards = feed_cards(stories, request)
         feed = as_feed(request, "Lightnews: your feed", [
             FeedEntry(f"{request.base_url}paper/{c.arxiv_id}" if c.arxiv_id else c.key,
                       c.title, f"https://arxiv.org/abs/{c.arxiv_id}" if c.arxiv_id else c.href,
@@ -292,8 +292,9 @@ def create_app(
             for c in cards])  # fmt: skip
         if feed is not None:
             return feed
-        scholars = store.followed_scholars(reader)
-        muted = store.mutes(reader)
+        own = own_state(request)  # a public read-only page: no one's follows or mutes
+        scholars = store.followed_scholars(reader) if own else []
+        muted = store.mutes(reader) if own else Mutes()
         names = store.scholar_names(int(v) for v in muted.scholar)
         titles = {str(r.id): r.title or r.address for r in store.list_sources()
                   if str(r.id) in muted.source} if muted.source else {}  # fmt: skip
@@ -307,9 +308,11 @@ def create_app(
                     hidden=hidden,
                     feeds=feed_links(request, "Lightnews: your feed"))  # fmt: skip
 
-    def feed_cards(stories: list[Story], reader: ReaderId) -> list[Card]:
+    def feed_cards(stories: list[Story], request: Request) -> list[Card]:
+        reader = reader_of(request)
         followed = {r.id: r.name for r in store.followed_scholars(reader)}
-        return build_cards(store, stories, followed=followed, states=reader_states(store, reader),
+        states = reader_states(store, reader) if own_state(request) else {}
+        return build_cards(store, stories, followed=followed, states=states,
                            bar=current_settings().attribution_bar)  # fmt: skip
 
     def scholar(request: Request) -> Response:
@@ -338,14 +341,16 @@ def create_app(
         if asked is None and data.profile is None:
             tab = "papers"  # an arXiv-only scholar has no posts to open on
         reader = reader_of(request)
-        muted = str(data.scholar.id) in muted_scholars(store, reader)
+        own = own_state(request)
+        muted = own and str(data.scholar.id) in muted_scholars(store, reader)
         decided = decisions(store, data.scholar.id)
         rejected = store.papers_by_ids(sorted(k for k, v in decided.items() if v == "reject"))
         return page("scholar.html", data=data, tab=tab, who=who, muted=muted,
                     units=post_units(data.posts), numbers_itself=numbers_itself,
                     decided=decided, rejected=rejected, title=data.scholar.name,
                     deciders=store.deciders(data.scholar.id),
-                    shared=visitor_of(request).admin, hidden=hidden_papers(store, reader),
+                    shared=visitor_of(request).admin,
+                    hidden=hidden_papers(store, reader) if own else frozenset(),
                     not_fetched=request.query_params.get("not_fetched") == "1",
                     feeds=feed_links(request, f"Lightnews: {data.scholar.name}"))  # fmt: skip
 
@@ -387,7 +392,8 @@ def create_app(
             return Response(bibtex([data]), media_type="application/x-bibtex")
         reader = reader_of(request)
         followed = {r.id: r.name for r in store.followed_scholars(reader)}
-        read_at, saved_at = reader_states(store, reader).get(data.arxiv_id, (None, None))
+        states = reader_states(store, reader) if own_state(request) else {}
+        read_at, saved_at = states.get(data.arxiv_id, (None, None))
         from datetime import timedelta
 
         from lightnews.rank.discussed import discussion_of
@@ -399,7 +405,8 @@ def create_app(
         return page("paper.html", paper=data, groups=story_groups(data), related=related,
                     authors=story_authors(data, followed, current_settings().attribution_bar),
                     saved=saved_at is not None, read=read_at is not None,
-                    watching=is_watching(store, reader_key(reader), data.arxiv_id),
+                    watching=own_state(request)
+                    and is_watching(store, reader_key(reader), data.arxiv_id),
                     discussion=heard.get(data.arxiv_id),
                     chain=chain, talk=talk, card=card,
                     title=named)  # fmt: skip
@@ -487,7 +494,7 @@ def create_app(
         rows = [r.to_json() for r in store.list_sources()]
         if wants_json(request):
             return JSONResponse(rows)
-        muted = store.mutes(reader_of(request)).source
+        muted = store.mutes(reader_of(request)).source if own_state(request) else frozenset()
         return page("sources.html", sources=rows, muted=muted, title="Sources",
                     note_kinds=set(kinds_where(lambda t: t.note_pages)))  # fmt: skip
 
@@ -731,7 +738,7 @@ def create_app(
         papers = []
         reader = reader_of(request)
         states = reader_states(store, reader)
-        for key in saved_keys(store, reader):
+        for key in saved_keys(store, reader) if own_state(request) else []:
             at = states[key][1] or ""
             try:
                 if key.startswith("item:"):
@@ -751,7 +758,7 @@ def create_app(
         if fmt == "bibtex":
             return Response(bibtex(papers), media_type="application/x-bibtex", headers={
                 "content-disposition": 'attachment; filename="lightnews-saved.bib"'})  # fmt: skip
-        cards = feed_cards(stories, reader_of(request))
+        cards = feed_cards(stories, request)
         if wants_json(request) or fmt == "json":
             headers = {} if wants_json(request) else {
                 "content-disposition": 'attachment; filename="lightnews-saved.json"'}  # fmt: skip
@@ -772,7 +779,8 @@ def create_app(
                 for r in store.list_scholars(current_settings().attribution_bar)]  # fmt: skip
         if wants_json(request):
             return JSONResponse([r.to_json() for r in rows])
-        return page("scholars.html", scholars=rows, muted=muted_scholars(store, reader),
+        muted = muted_scholars(store, reader) if own_state(request) else frozenset()
+        return page("scholars.html", scholars=rows, muted=muted,
                     title="Scholars")  # fmt: skip
 
     def suggestions(request: Request) -> Response:
@@ -902,6 +910,12 @@ def create_app(
         open_without_accounts=open_without_accounts, on_error=busy, takes=takes,
     )  # fmt: skip
     return app
+
+
+def own_state(request: Request) -> bool:
+    """Whether the page shows and uses the reader's own saves, reads, mutes and feedback:
+    not on a public read-only instance, whose pages show no one's private state."""
+    return not visitor_of(request).read_only
 
 
 def reader_of(request: Request) -> ReaderId:
