@@ -121,7 +121,7 @@ FAILING = "https://feeds.example.org/" + "a-very-long-path-segment-" * 8 + "feed
 def _add_failing_source(location: str) -> None:
     """A feed whose last refresh failed, recorded as the pipeline records a failed fetch."""
     with open_store(location) as store:
-        row, _ = store.add_source("rss", FAILING, now="2025-11-20T00:00:00Z")
+        row, _ = store.add_source("feed", FAILING, now="2025-11-20T00:00:00Z")
         store.record_failure(row.id, f"FetchError: GET {FAILING}?token=" + "x" * 120
                              + " answered 503 Service Unavailable after 3 attempts",
                              "2025-11-20T00:00:00Z", "2025-11-20T01:00:00Z")  # fmt: skip
@@ -166,6 +166,9 @@ def test_no_page_is_wider_than_the_window(
         _add_failing_source(demo_library)
     p = _tab(browser, width, 800)
     wide = _too_wide(p, base_url, PAGES, width, "out")
+    p.goto(base_url + "/sources")
+    assert "a-very-long-path-segment" in p.locator("main").inner_text()  # the failing one
+    assert "answered 503" in p.locator("main").inner_text()
     assert not wide, wide
     p.context.close()
 
@@ -189,5 +192,7 @@ def test_no_page_is_wider_than_the_window_signed_in(
         p.set_viewport_size({"width": width, "height": 800})
         wide += _too_wide(p, served, PAGES + ACCOUNT_PAGES, width, "in")
     assert "Sign out" in p.locator("header").inner_text()
+    p.goto(served + "/sources")
+    assert "answered 503" in p.locator("main").inner_text()  # the failing source is there
     assert not wide, wide
     p.context.close()
