@@ -782,7 +782,7 @@ def import_export(app: App, path: Path, as_json: bool) -> None:
         out.print(f"imported {path.name}: {report.follows} follows, {report.mutes} mutes, "
                   f"{report.stories} stories, {report.settings} settings, {report.sources} "
                   f"sources, {report.decisions} decisions new or changed")  # fmt: skip
-        for note in report.notes:
+        for note in report.remarks:
             err.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
         for problem in report.left_out:
             err.print(f"[red]left out:[/red] {escape(problem)}", soft_wrap=True)

@@ -301,7 +301,7 @@ class ImportReport:
     mutes: int = 0
     stories: int = 0
     left_out: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    remarks: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> int:
@@ -311,7 +311,7 @@ class ImportReport:
     def to_json(self) -> dict[str, Any]:
         return {"follows": self.follows, "decisions": self.decisions, "sources": self.sources,
                 "settings": self.settings, "mutes": self.mutes, "stories": self.stories,
-                "left_out": self.left_out, "notes": self.notes}  # fmt: skip
+                "left_out": self.left_out, "remarks": self.remarks}  # fmt: skip
 
 
 def _text(value: object) -> str | None:
@@ -407,7 +407,8 @@ def user_import(store: Store, reader: ReaderId, document: dict[str, Any], now: s
             continue
         assert isinstance(entry, dict)
         try:
-            if kind_traits(str(kind)).in_opml or kind == "notes":  # an address on the web
+            traits = kind_traits(str(kind))
+            if traits.in_opml or traits.note_pages:  # an address on the web
                 address = validate.web_address(address, f"a {kind} source")
         except UsageError as error:
             left(str(error))
@@ -472,12 +473,12 @@ def user_import(store: Store, reader: ReaderId, document: dict[str, Any], now: s
         if (read_at and before[0] != read_at) or (saved_at and before[1] != saved_at):
             report.stories += 1
     if items:
-        report.notes.append(f"{items} stories of entries without a paper (item:ID) not taken: "
+        report.remarks.append(f"{items} stories of entries without a paper (item:ID) not taken: "
                             "their ids are the exporting library's")  # fmt: skip
     by_id = sum(len(v) for k, v in document["mutes"].items()
                 if k in ("scholar", "source") and isinstance(v, list))  # fmt: skip
     if by_id and not any(isinstance(e, dict) and "muted" in e
                          for e in [*document["follows"], *document["sources"]]):  # fmt: skip
-        report.notes.append(f"{by_id} mutes of scholars or sources not taken: this (older) "
+        report.remarks.append(f"{by_id} mutes of scholars or sources not taken: this (older) "
                             "export names them by the exporting library's ids")  # fmt: skip
     return report

@@ -102,7 +102,7 @@ def test_import_takes_back_what_export_wrote_once(store: Store, tmp_path: Path) 
         "settings": ("45", "ada@example.org"),
     }  # fmt: skip
     again = orjson.loads(_run(db, "import", "export", str(path), "--json").stdout)
-    assert {k: v for k, v in again.items() if k not in ("left_out", "notes")} == dict.fromkeys(
+    assert {k: v for k, v in again.items() if k not in ("left_out", "remarks")} == dict.fromkeys(
         ("follows", "decisions", "sources", "settings", "mutes", "stories"), 0)  # fmt: skip
     assert again["left_out"] == [] and _state(store) == state
     audited = [e.action for e in store.audit_log(limit=50)]
