@@ -239,6 +239,25 @@ def demo_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return db
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def fresh_demo(request: pytest.FixtureRequest, demo_database: Path, tmp_path: Path) -> str:
+    """A demo library of this test's own, on each backend (a file copy, or a new PostgreSQL
+    database the demo is built into): for tests that change it."""
+    import shutil
+
+    if request.param == "sqlite":
+        path = tmp_path / "library.db"
+        shutil.copy(demo_database, path)
+        return str(path)
+    from lightnews.demo import build_demo
+    from lightnews.store.postgres import PostgresStore
+
+    url: str = request.getfixturevalue("pg_url")
+    with PostgresStore(url, pool_size=2) as store:
+        build_demo(store, Settings(environ={}).with_overrides(resolve_online=False))
+    return url
+
+
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[str]:
     """A PostgreSQL server with pgvector for this test session (its maintenance URL).

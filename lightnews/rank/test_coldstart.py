@@ -7,7 +7,6 @@ The exports in tests/data/libraries are written as Zotero and Google Scholar wri
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -37,19 +36,9 @@ def test_bibtex_and_csl_entries_name_their_papers(data: Path) -> None:
     assert isinstance(csl[2], LibraryEntry) and csl[2].title == "A book with no identifier"
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def library(request: pytest.FixtureRequest, demo_database: Path, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        path = tmp_path / "library.db"
-        shutil.copy(demo_database, path)
-        return str(path)
-    from lightnews.demo import build_demo
-    from lightnews.store.postgres import PostgresStore
-
-    url: str = request.getfixturevalue("pg_url")
-    with PostgresStore(url, pool_size=2) as store:
-        build_demo(store, SETTINGS)
-    return url
+@pytest.fixture
+def library(fresh_demo: str) -> str:
+    return fresh_demo
 
 
 def test_import_library_saves_its_papers_once(library: str, data: Path, tmp_path: Path) -> None:

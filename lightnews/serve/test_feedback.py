@@ -9,8 +9,6 @@ as a save for the ranker; either is taken back with ``no-feedback`` (``--undo``)
 from __future__ import annotations
 
 import json
-import shutil
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -27,19 +25,9 @@ NOW = "2026-12-06T12:00:00Z"
 PAPER = "2511.17015"
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def library(request: pytest.FixtureRequest, demo_database: Path, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        path = tmp_path / "library.db"
-        shutil.copy(demo_database, path)
-        return str(path)
-    from lightnews.demo import build_demo
-    from lightnews.store.postgres import PostgresStore
-
-    url: str = request.getfixturevalue("pg_url")
-    with PostgresStore(url, pool_size=2) as store:
-        build_demo(store, SETTINGS)
-    return url
+@pytest.fixture
+def library(fresh_demo: str) -> str:
+    return fresh_demo
 
 
 def feed_keys(client: TestClient, headers: dict[str, str]) -> list[str]:
