@@ -240,7 +240,9 @@ class Setting(Generic[T_co]):
         """Whether ``value`` has this setting's type (that of its default; an integer for a
         number with a fraction), as a value given in code rather than parsed must."""
         kind = type(self.default)
-        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        if isinstance(value, bool) and kind is not bool:
+            return False  # True is an int to Python, not a count
+        if kind is float and isinstance(value, int):
             return True
         return isinstance(value, kind)
 

@@ -72,6 +72,8 @@ def test_overrides_keep_each_setting_s_type() -> None:
         base.with_overrides(sign_in_attempts="2")
     with pytest.raises(TypeError, match="http_timeout must be float"):
         base.with_overrides(http_timeout=True)
+    with pytest.raises(TypeError, match="smtp_port must be int"):
+        base.with_overrides(smtp_port=True)
     with pytest.raises(AttributeError):
         base.contact = "me@example.org"  # type: ignore[misc]
 
