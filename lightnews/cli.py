@@ -1827,7 +1827,7 @@ def settings(ctx: click.Context, as_json: bool) -> None:
             f"{row['name']}\n[dim]{row['env']}[/dim]",
             str(row["value"]),
             str(row["default"]),
-            row["help"],
+            str(row["help"]),
         )
     out.print(table)
 

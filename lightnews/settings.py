@@ -1,22 +1,80 @@
-"""Every setting Lightnews reads, in one declarative table.
+"""Every setting Lightnews reads, each declared once, typed, on :class:`Settings`.
 
-The same table feeds ``lightnews settings``, the documentation and the
-validation errors. A setting's value comes, in order of precedence, from the
-environment (``LIGHTNEWS_<NAME>``), from a value saved in the database with
-``lightnews settings set``, or from its default.
+A setting is a class attribute ``name: Setting[T] = Setting(default, parse, help)``: the
+attribute gives its name (and ``LIGHTNEWS_<NAME>``, its environment variable), the parser
+turns text (the environment, a saved value) into a ``T`` or says what it must be, and the
+help is what ``lightnews settings`` and the documentation print. Reading ``settings.name``
+is a ``T`` to mypy, so every read is checked; :data:`SETTINGS`, the table that the command,
+the export and the validation errors read, is made from the same declarations.
+
+A setting's value comes, in order of precedence, from the environment, from a value saved
+in the database with ``lightnews settings set``, or from its default.
+
+The digest's schedule (``daily 07:00``, ``weekly mon 07:00``) is parsed here, beside the
+setting that holds it, so that this foundation module imports nothing above it.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any
+from datetime import UTC, datetime, timedelta
+from typing import Generic, TypeVar, cast, overload
 
 from lightnews.errors import SettingError
 
-__all__ = ["SETTINGS", "Setting", "Settings", "env_name"]
+__all__ = ["SETTINGS", "Schedule", "Setting", "Settings", "env_name", "parse_schedule"]
+
+T_co = TypeVar("T_co", covariant=True)
+
+_DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_SCHEDULE_RE = re.compile(
+    r"(?:(?P<daily>daily)|weekly\s+(?P<day>[a-z]{3})[a-z]*)\s+(?P<hour>\d{1,2}):(?P<minute>\d{2})"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """When a digest is due: daily or weekly (``weekday`` 0 = Monday) at ``hour:minute`` UTC."""
+
+    every: timedelta
+    hour: int
+    minute: int
+    weekday: int | None = None
+
+    def last_due(self, now: datetime) -> datetime:
+        """The latest scheduled moment at or before ``now``."""
+        now = now.astimezone(UTC)
+        due = now.replace(hour=self.hour, minute=self.minute, second=0, microsecond=0)
+        if self.weekday is not None:
+            due -= timedelta(days=(due.weekday() - self.weekday) % 7)
+        while due > now:
+            due -= self.every
+        return due
+
+    def __str__(self) -> str:
+        at = f"{self.hour:02d}:{self.minute:02d}"
+        return f"weekly {_DAYS[self.weekday]} {at}" if self.weekday is not None else f"daily {at}"
+
+
+def parse_schedule(text: str) -> Schedule | None:
+    """``off`` (None), ``daily HH:MM`` or ``weekly DAY HH:MM`` (UTC); ValueError otherwise."""
+    spoken = " ".join(text.lower().split())
+    if spoken in ("", "off"):
+        return None
+    match = _SCHEDULE_RE.fullmatch(spoken)
+    if match is None:
+        raise ValueError(f"not a digest schedule: {text!r}")
+    hour, minute = int(match["hour"]), int(match["minute"])
+    if hour > 23 or minute > 59:
+        raise ValueError(f"not a time of day: {hour}:{minute:02d}")
+    if match["daily"]:
+        return Schedule(timedelta(days=1), hour, minute)
+    if match["day"] not in _DAYS:
+        raise ValueError(f"not a day of the week: {match['day']!r}")
+    return Schedule(timedelta(days=7), hour, minute, _DAYS.index(match["day"]))
 
 
 def _positive_int(raw: str) -> int:
@@ -27,9 +85,7 @@ def _positive_int(raw: str) -> int:
 
 
 def _digest_schedule(raw: str) -> str:
-    """A digest schedule, checked and spelled one way (see ``lightnews.serve.digest``)."""
-    from lightnews.serve.digest import parse_schedule
-
+    """A digest schedule, checked and spelled one way (see :func:`parse_schedule`)."""
     schedule = parse_schedule(raw)
     return str(schedule) if schedule else "off"
 
@@ -115,7 +171,7 @@ class _Choice:
         return value
 
 
-_KIND_WORDS: dict[Callable[[str], Any], str] = {
+_KIND_WORDS: dict[Callable[[str], object], str] = {
     _positive_int: "a positive integer",
     _niceness: "a whole number from 0 to 19",
     _non_negative_float: "a non-negative number",
@@ -129,15 +185,42 @@ _KIND_WORDS: dict[Callable[[str], Any], str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Setting:
-    """One setting: its name, default, how to read it and what it is for."""
+class Setting(Generic[T_co]):
+    """One setting, declared as an attribute of :class:`Settings`: its default, how to read
+    it from text and what it is for. Its name is the attribute's.
 
-    name: str
-    default: Any
-    parse: Callable[[str], Any]
-    help: str
-    secret: bool = False
+    Read on a :class:`Settings` it is that instance's resolved value, a ``T_co``; read on
+    the class it is the setting itself (``Settings.semantic.default``).
+    """
+
+    __slots__ = ("default", "help", "name", "parse", "secret")
+
+    def __init__(
+        self, default: T_co, parse: Callable[[str], T_co], help: str, *, secret: bool = False
+    ) -> None:
+        self.name = ""  # the attribute's, given by __set_name__
+        self.default = default
+        self.parse = parse
+        self.help = help
+        self.secret = secret
+
+    def __set_name__(self, owner: type[Settings], name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, instance: None, owner: type[Settings]) -> Setting[T_co]: ...
+
+    @overload
+    def __get__(self, instance: Settings, owner: type[Settings]) -> T_co: ...
+
+    def __get__(self, instance: Settings | None, owner: type[Settings]) -> Setting[T_co] | T_co:
+        if instance is None:
+            return self
+        # Values are parsed by this setting or checked against its default's type when set.
+        return cast(T_co, instance._values[self.name])
+
+    def __repr__(self) -> str:
+        return f"Setting({self.name!r}, default={self.default!r})"
 
     @property
     def env(self) -> str:
@@ -147,152 +230,157 @@ class Setting:
     def kind(self) -> str:
         return getattr(self.parse, "words", None) or _KIND_WORDS.get(self.parse, "a value")
 
-    def convert(self, raw: str, origin: str) -> Any:
+    def convert(self, raw: str, origin: str) -> T_co:
         try:
             return self.parse(raw)
         except (TypeError, ValueError):
             raise SettingError(f"{origin} must be {self.kind}, got {raw!r}") from None
+
+    def fits(self, value: object) -> bool:
+        """Whether ``value`` has this setting's type (that of its default; an integer for a
+        number with a fraction), as a value given in code rather than parsed must."""
+        kind = type(self.default)
+        if isinstance(value, bool) and kind is not bool:
+            return False  # True is an int to Python, not a count
+        if kind is float and isinstance(value, int):
+            return True
+        return isinstance(value, kind)
 
 
 def env_name(name: str) -> str:
     return "LIGHTNEWS_" + name.upper()
 
 
-SETTINGS: tuple[Setting, ...] = (
-    Setting(
-        "contact",
+class Settings:
+    """Resolved settings: environment over saved values over defaults.
+
+    Every setting is declared here, in the order ``lightnews settings`` lists them.
+    """
+
+    __slots__ = ("_environ", "_saved", "_values")
+
+    contact: Setting[str] = Setting(
         "",
         str,
         "E-mail or URL put in the User-Agent so that services can reach whoever runs "
         "this instance (arXiv asks for one).",
-    ),
-    Setting(
-        "http_timeout",
+    )
+    http_timeout: Setting[float] = Setting(
         30.0,
         _non_negative_float,
         "Seconds to wait for a server to connect or send data before giving up.",
-    ),
-    Setting(
-        "http_max_bytes",
+    )
+    http_max_bytes: Setting[int] = Setting(
         15 * 1024 * 1024,
         _positive_int,
         "Largest response body accepted, in bytes, after decompression.",
-    ),
-    Setting(
-        "http_retries",
+    )
+    http_retries: Setting[int] = Setting(
         3,
         _positive_int,
         "How many times a request is retried after 429, 5xx or a network error.",
-    ),
-    Setting(
-        "http_backoff",
+    )
+    http_backoff: Setting[float] = Setting(
         1.0,
         _non_negative_float,
         "Base delay in seconds of the exponential backoff between retries (jitter added).",
-    ),
-    Setting(
-        "http_max_wait",
+    )
+    http_max_wait: Setting[float] = Setting(
         120.0,
         _non_negative_float,
         "Longest Retry-After, in seconds, honoured inside one run; a longer one ends the "
         "run for that source and schedules its next attempt.",
-    ),
-    Setting(
-        "allow_private_addresses",
+    )
+    allow_private_addresses: Setting[bool] = Setting(
         False,
         _boolean,
         "Allow fetching URLs on loopback or private networks (off: user-given URLs cannot "
         "reach private addresses).",
-    ),
-    Setting(
-        "arxiv_interval",
+    )
+    arxiv_interval: Setting[float] = Setting(
         3.0,
         _non_negative_float,
         "Seconds between two requests to arXiv's API and OAI-PMH hosts (arXiv asks for 3).",
-    ),
-    Setting(
-        "arxiv_api_url",
+    )
+    arxiv_api_url: Setting[str] = Setting(
         "https://export.arxiv.org/api/query",
         str,
         "Endpoint of the arXiv query API.",
-    ),
-    Setting(
-        "arxiv_oai_url",
+    )
+    arxiv_oai_url: Setting[str] = Setting(
         "https://oaipmh.arxiv.org/oai",
         str,
         "Endpoint of arXiv's OAI-PMH interface.",
-    ),
-    Setting(
-        "arxiv_page_size",
+    )
+    arxiv_page_size: Setting[int] = Setting(
         100,
         _positive_int,
         "Results asked for per arXiv API page (arXiv allows up to 2000).",
-    ),
-    Setting(
-        "arxiv_max_results",
+    )
+    arxiv_max_results: Setting[int] = Setting(
         500,
         _positive_int,
         "Most results one refresh of an arXiv query source reads (arXiv stops at 30000).",
-    ),
-    Setting(
-        "resolve_online",
+    )
+    resolve_online: Setting[bool] = Setting(
         True,
         _boolean,
         "After a refresh, fetch from arXiv the papers that items mention by id but that are "
         "not stored yet (in batches, politely); offline they wait for the next refresh.",
-    ),
-    Setting(
-        "half_life_hours",
+    )
+    half_life_hours: Setting[float] = Setting(
         36.0,
         _non_negative_float,
         "Hours after which a story's score in the feed is halved (newer counts more).",
-    ),
-    Setting(
-        "horizon_half_lives",
+    )
+    horizon_half_lives: Setting[float] = Setting(
         4.0,
         _non_negative_float,
         "How far back a reader's own candidates reach, in half-lives: papers by scholars "
         "they follow, their posts, watched papers (older ones weigh little anyway).",
-    ),
-    Setting(
-        "clock",
+    )
+    clock: Setting[str] = Setting(
         "",
         _moment_text,
         "Treat this moment (ISO 8601, UTC) as now (empty: the real clock): relative times "
         "on the web ('3 hours ago'), periods such as `digest --since 1d`, `--since 2w` of a "
         "search and the Discussed page's 24 hours read it. The demo sets it to its "
         "snapshot's last moment, so the demo reads as on its own day.",
-    ),
-    Setting("smtp_host", "", str, "SMTP server the digest is e-mailed through (empty: no e-mail)."),
-    Setting("smtp_port", 25, _positive_int, "Port of the SMTP server."),
-    Setting("smtp_starttls", False, _boolean, "Upgrade the SMTP connection with STARTTLS."),
-    Setting("smtp_user", "", str, "SMTP login, if the server asks for one."),
-    Setting("smtp_password", "", str, "SMTP password.", secret=True),
-    Setting("smtp_from", "", str, "From address of the digest."),
-    Setting("digest_to", "", str, "Where `lightnews digest --email` sends the digest."),
-    Setting(
-        "digest_schedule",
+    )
+    smtp_host: Setting[str] = Setting(
+        "",
+        str,
+        "SMTP server the digest is e-mailed through (empty: no e-mail).",
+    )
+    smtp_port: Setting[int] = Setting(25, _positive_int, "Port of the SMTP server.")
+    smtp_starttls: Setting[bool] = Setting(
+        False,
+        _boolean,
+        "Upgrade the SMTP connection with STARTTLS.",
+    )
+    smtp_user: Setting[str] = Setting("", str, "SMTP login, if the server asks for one.")
+    smtp_password: Setting[str] = Setting("", str, "SMTP password.", secret=True)
+    smtp_from: Setting[str] = Setting("", str, "From address of the digest.")
+    digest_to: Setting[str] = Setting("", str, "Where `lightnews digest --email` sends the digest.")
+    digest_schedule: Setting[str] = Setting(
         "off",
         _digest_schedule,
         "When workers e-mail the digest to digest_to (UTC): off, `daily HH:MM` or "
         "`weekly DAY HH:MM` (DAY: mon ... sun); each period's digest is sent once.",
-    ),
-    Setting(
-        "link_bar",
+    )
+    link_bar: Setting[float] = Setting(
         0.8,
         _non_negative_float,
         "Confidence a link from an item to a paper found by its title needs to be asserted; "
         "below it nothing is linked.",
-    ),
-    Setting(
-        "attribution_bar",
+    )
+    attribution_bar: Setting[float] = Setting(
         0.6,
         _non_negative_float,
         "Confidence at or above which a paper counts as a scholar's record "
         '("at least N records"); below it a match is only a candidate.',
-    ),
-    Setting(
-        "semantic",
+    )
+    semantic: Setting[str] = Setting(
         "minilm-int8",
         _Choice("minilm-int8", "static", "minilm", "off"),
         "Encoder of the sentence vectors that search and related papers fuse with words: "
@@ -302,26 +390,23 @@ SETTINGS: tuple[Setting, ...] = (
         "minilm (the model on PyTorch, about 45 papers/s on two cores) or off. Needs the "
         "semantic extra; changing it re-embeds the "
         "library at the next `lightnews embed`.",
-    ),
-    Setting(
-        "index_build_memory",
+    )
+    index_build_memory: Setting[int] = Setting(
         2048,
         _positive_int,
         "Most memory, in MB, that building a PostgreSQL library's vector index (pgvector's "
         "HNSW graph) may use: the build is given what its vectors need (about 1.8 GB for a "
         "million 384-dimension vectors), up to this. Below that need the build spills to disk "
         "and takes many times longer. No effect on SQLite.",
-    ),
-    Setting(
-        "allowed_hosts",
+    )
+    allowed_hosts: Setting[tuple[str, ...]] = Setting(
         ("localhost", "127.0.0.1", "::1"),
         _host_list,
         "Host names the web server answers to, separated by commas (a request naming any "
         "other host gets 400, which stops DNS-rebinding pages); add the public name when "
         "serving beyond this machine, or * for any.",
-    ),
-    Setting(
-        "trusted_proxies",
+    )
+    trusted_proxies: Setting[tuple[str, ...]] = Setting(
         ("127.0.0.1", "::1"),
         _proxy_list,
         "Addresses (or networks, 10.0.0.0/8) of the reverse proxies in front of `serve`, "
@@ -329,169 +414,144 @@ SETTINGS: tuple[Setting, ...] = (
         "X-Forwarded-Proto are believed: the sign-in limit counts the reader's own address, "
         "and cookies are marked Secure behind a TLS proxy. A proxy on another machine (a "
         "container network) must be named here.",
-    ),
-    Setting(
-        "session_hours",
+    )
+    session_hours: Setting[float] = Setting(
         336.0,
         _positive_float,
         "Hours a web sign-in lasts before the reader is asked to sign in again.",
-    ),
-    Setting(
-        "readers_add_sources",
+    )
+    readers_add_sources: Setting[bool] = Setting(
         False,
         _boolean,
         "Whether a reader who is not an admin adds what the instance fetches when they follow "
         "someone new (a Bluesky account, an arXiv author); off, they follow what is already "
         "fetched and an admin adds sources.",
-    ),
-    Setting(
-        "sign_in_attempts",
+    )
+    sign_in_attempts: Setting[int] = Setting(
         5,
         _positive_int,
         "Failed sign-ins allowed per account in 15 minutes (and 4 times as many per address) "
         "before sign-in waits; counted in the library, so every web process shares the count.",
-    ),
-    Setting(
-        "secret_key",
+    )
+    secret_key: Setting[str] = Setting(
         "",
         str,
         "Key that signs form tokens (and sessions). Made at random and saved on first use; "
         "set it to share one key between several web processes.",
         secret=True,
-    ),
-    Setting(
-        "search_budget_ms",
+    )
+    search_budget_ms: Setting[int] = Setting(
         500,
         _positive_int,
         "Most work a search may do reading the database, in milliseconds (CPU time on "
         "SQLite, where waiting for a busy CPU counts only past four times this; time in "
         'the server on PostgreSQL); a search that needs more answers "too expensive: '
         'narrow it" instead of keeping the server busy.',
-    ),
-    Setting(
-        "write_wait",
+    )
+    write_wait: Setting[float] = Setting(
         30.0,
         _non_negative_float,
         "Seconds a write waits for another writer of the database (a refresh, an import) "
         'before giving up with "the database is busy: try again".',
-    ),
-    Setting(
-        "background_nice",
+    )
+    background_nice: Setting[int] = Setting(
         10,
         _niceness,
         "Priority the commands that write in bulk (import, ingest, refresh, embed, worker) "
         "lower themselves to, so that readers of the web pages go first: a nice value "
         "(0 leaves it alone); a command that leads its own session (cron, setsid) lowers "
         "its Linux autogroup's too.",
-    ),
-    Setting(
-        "max_title_chars",
+    )
+    max_title_chars: Setting[int] = Setting(
         1000,
         _positive_int,
         "Longest title, author line or name stored; a longer one is cut and the cut is "
         "recorded on the source.",
-    ),
-    Setting(
-        "max_text_chars",
+    )
+    max_text_chars: Setting[int] = Setting(
         100_000,
         _positive_int,
         "Longest abstract or item text stored (characters); longer ones are cut, recorded.",
-    ),
-    Setting(
-        "max_html_chars",
+    )
+    max_html_chars: Setting[int] = Setting(
         300_000,
         _positive_int,
         "Longest sanitized HTML of an item stored (characters); longer HTML is cut, recorded.",
-    ),
-    Setting(
-        "max_url_chars",
+    )
+    max_url_chars: Setting[int] = Setting(
         4096,
         _positive_int,
         "Longest URL stored; a longer one is dropped (a cut URL leads nowhere), recorded.",
-    ),
-    Setting(
-        "max_payload_chars",
+    )
+    max_payload_chars: Setting[int] = Setting(
         1_000_000,
         _positive_int,
         "Longest original record kept beside an item (characters); a longer one is cut, recorded.",
-    ),
-    Setting(
-        "refresh_minutes", 60, _positive_int, "Minutes between two refreshes of a healthy source."
-    ),
-    Setting(
-        "retry_max_hours",
+    )
+    refresh_minutes: Setting[int] = Setting(
+        60,
+        _positive_int,
+        "Minutes between two refreshes of a healthy source.",
+    )
+    retry_max_hours: Setting[int] = Setting(
         24,
         _positive_int,
         "Longest wait, in hours, before retrying a failing source (backoff doubles up to it).",
-    ),
-    Setting(
-        "worker_tick",
+    )
+    worker_tick: Setting[int] = Setting(
         60,
         _positive_int,
         "Seconds between two looks of `lightnews worker` for due sources, new papers to embed "
         "and stubs to resolve (one look for the whole cluster, whichever worker makes it). "
         "Looks fall on the clock's divisions: the tick is rounded down to one dividing the "
         "minute, the hour or the day (45 runs every 30 s, 420 every 6 min).",
-    ),
-    Setting(
-        "worker_heartbeat",
+    )
+    worker_heartbeat: Setting[float] = Setting(
         10.0,
         _positive_float,
         "Seconds between two heartbeats of a worker; the jobs of a worker silent for three "
         "of them run again on another, unless its connection still holds them (a slow "
         "machine, not a dead worker).",
-    ),
-    Setting(
-        "worker_reconnect_seconds",
+    )
+    worker_reconnect_seconds: Setting[float] = Setting(
         300.0,
         _positive_float,
         "Seconds a worker that lost its database tries to reach it again (with a growing "
         "pause) before it exits with an error, for its supervisor to restart it.",
-    ),
-    Setting(
-        "jetstream_url",
+    )
+    jetstream_url: Setting[str] = Setting(
         "wss://jetstream2.us-east.bsky.network/subscribe",
         str,
         "Bluesky Jetstream address `lightnews listen` subscribes to (ws:// or wss://).",
-    ),
-    Setting(
-        "listen_in_worker",
+    )
+    listen_in_worker: Setting[bool] = Setting(
         False,
         _boolean,
         "Whether `lightnews worker` listens to the Jetstream (one worker of the cluster at a "
         "time, resuming from the saved cursor).",
-    ),
-    Setting(
-        "listen_max_backoff",
+    )
+    listen_max_backoff: Setting[float] = Setting(
         60.0,
         _positive_float,
         "Longest wait, in seconds, before reconnecting to the Jetstream (doubles from 1 s).",
-    ),
-    Setting(
-        "discussed_bot_weight",
+    )
+    discussed_bot_weight: Setting[float] = Setting(
         0.05,
         _non_negative_float,
         "What an automated account (a bot, a mirror, a listing feed) counts for on the "
         "Discussed page, against 1 for a person.",
-    ),
-)
-
-_BY_NAME = {setting.name: setting for setting in SETTINGS}
-
-
-class Settings:
-    """Resolved settings: environment over saved values over defaults."""
+    )
 
     def __init__(
         self, saved: Mapping[str, str] | None = None, environ: Mapping[str, str] | None = None
     ) -> None:
         self._saved = dict(saved or {})
         self._environ = os.environ if environ is None else environ
-        self._values: dict[str, Any] = {}
+        self._values: dict[str, object] = {}
         for setting in SETTINGS:
             self._values[setting.name] = self._resolve(setting)
 
-    def _resolve(self, setting: Setting) -> Any:
+    def _resolve(self, setting: Setting[object]) -> object:
         raw_env = self._environ.get(setting.env)
         if raw_env is not None:
             return setting.convert(raw_env, setting.env)
@@ -508,33 +568,39 @@ class Settings:
         return "default"
 
     @staticmethod
-    def lookup(name: str) -> Setting:
+    def lookup(name: str) -> Setting[object]:
         try:
             return _BY_NAME[name.replace("-", "_")]
         except KeyError:
             known = ", ".join(sorted(_BY_NAME))
             raise SettingError(f"no setting named {name!r}; known settings: {known}") from None
 
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self.__dict__["_values"][name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-    def get(self, name: str) -> Any:
+    def get(self, name: str) -> object:
+        """The value of a setting named at run time (read a declared one as an attribute)."""
         return self._values[self.lookup(name).name]
 
     def now(self) -> datetime:
         """Now for this library: the ``clock`` setting when set (the demo sets it to its
         snapshot's last moment), else the real clock. Relative times and periods
         ("3 hours ago", ``--since 1d``, the Discussed page's 24 hours) read it."""
-        clock = str(self.clock or "")
+        clock = self.clock
         return datetime.fromisoformat(clock.replace("Z", "+00:00")) if clock else datetime.now(UTC)
 
-    def with_overrides(self, **values: Any) -> Settings:
-        """A copy with some values replaced (tests, the demo)."""
+    def with_overrides(self, **values: object) -> Settings:
+        """A copy with some values replaced (tests, the demo), each of its setting's type."""
         copy = Settings(self._saved, self._environ)
         copy._values.update(self._values)
         for name, value in values.items():
-            copy._values[self.lookup(name).name] = value
+            setting = self.lookup(name)
+            if not setting.fits(value):
+                raise TypeError(f"{setting.name} must be {type(setting.default).__name__}, "
+                                f"got {value!r}")  # fmt: skip
+            copy._values[setting.name] = value
         return copy
+
+
+#: Every setting, in the order of their declarations.
+SETTINGS: tuple[Setting[object], ...] = tuple(
+    value for value in vars(Settings).values() if isinstance(value, Setting)
+)
+_BY_NAME = {setting.name: setting for setting in SETTINGS}

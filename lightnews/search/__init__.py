@@ -200,8 +200,8 @@ def bounded_terms(terms: Sequence[QueryTerm]) -> BoundedQuery:
 def _budget(settings: Settings | None) -> float:
     """Seconds a search may read the database (the ``search_budget_ms`` setting)."""
     if settings is None:
-        return int(Settings.lookup("search_budget_ms").default) / 1000
-    return int(settings.search_budget_ms) / 1000
+        return Settings.search_budget_ms.default / 1000
+    return settings.search_budget_ms / 1000
 
 
 def _semantic(store: Store, settings: Settings | None) -> tuple[Semantic | None, str | None]:

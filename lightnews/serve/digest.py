@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import smtplib
 import socket
 from collections.abc import Sequence
@@ -39,7 +38,7 @@ from html import escape
 
 from lightnews.errors import FetchError, UsageError
 from lightnews.rank import Story, rank_stories
-from lightnews.settings import Settings
+from lightnews.settings import Schedule, Settings, parse_schedule
 from lightnews.store import ReaderId, Store
 from lightnews.store.network import WatchEvent
 from lightnews.store.readers import LOCAL_READER
@@ -64,52 +63,6 @@ __all__ = [
 
 #: A claim on a digest older than this is taken for a worker that died while sending.
 CLAIM_TIMEOUT = timedelta(minutes=10)
-_DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
-_SCHEDULE_RE = re.compile(
-    r"(?:(?P<daily>daily)|weekly\s+(?P<day>[a-z]{3})[a-z]*)\s+(?P<hour>\d{1,2}):(?P<minute>\d{2})"
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Schedule:
-    """When a digest is due: daily or weekly (``weekday`` 0 = Monday) at ``hour:minute`` UTC."""
-
-    every: timedelta
-    hour: int
-    minute: int
-    weekday: int | None = None
-
-    def last_due(self, now: datetime) -> datetime:
-        """The latest scheduled moment at or before ``now``."""
-        now = now.astimezone(UTC)
-        due = now.replace(hour=self.hour, minute=self.minute, second=0, microsecond=0)
-        if self.weekday is not None:
-            due -= timedelta(days=(due.weekday() - self.weekday) % 7)
-        while due > now:
-            due -= self.every
-        return due
-
-    def __str__(self) -> str:
-        at = f"{self.hour:02d}:{self.minute:02d}"
-        return f"weekly {_DAYS[self.weekday]} {at}" if self.weekday is not None else f"daily {at}"
-
-
-def parse_schedule(text: str) -> Schedule | None:
-    """``off`` (None), ``daily HH:MM`` or ``weekly DAY HH:MM`` (UTC); ValueError otherwise."""
-    spoken = " ".join(text.lower().split())
-    if spoken in ("", "off"):
-        return None
-    match = _SCHEDULE_RE.fullmatch(spoken)
-    if match is None:
-        raise ValueError(f"not a digest schedule: {text!r}")
-    hour, minute = int(match["hour"]), int(match["minute"])
-    if hour > 23 or minute > 59:
-        raise ValueError(f"not a time of day: {hour}:{minute:02d}")
-    if match["daily"]:
-        return Schedule(timedelta(days=1), hour, minute)
-    if match["day"] not in _DAYS:
-        raise ValueError(f"not a day of the week: {match['day']!r}")
-    return Schedule(timedelta(days=7), hour, minute, _DAYS.index(match["day"]))
 
 
 @dataclass(frozen=True, slots=True)

@@ -264,7 +264,7 @@ def create_app(
         if not own:
             return base
         typed = Settings(own)  # read and checked as saved settings are
-        return base.with_overrides(**{name: getattr(typed, name) for name in own})
+        return base.with_overrides(**{name: typed.get(name) for name in own})
 
     def home(request: Request, status: int = 200, **form: Any) -> Response:
         """The feed; ``form`` keeps what was typed in the follow form, with its error."""

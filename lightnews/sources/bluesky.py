@@ -998,8 +998,7 @@ class BlueskySource(Source):
 
     @property
     def api_url(self) -> str:
-        configured = self.params.get("api_url") or getattr(self.settings, "bluesky_api_url", None)
-        return str(configured or API_URL).rstrip("/")
+        return str(self.params.get("api_url") or API_URL).rstrip("/")
 
     @property
     def actor(self) -> str:
@@ -1149,12 +1148,7 @@ class BlueskySource(Source):
 
     @classmethod
     def host_interval(cls, settings: Settings) -> dict[str, float]:
-        intervals = dict.fromkeys(PUBLIC_HOSTS, PUBLIC_INTERVAL)
-        configured = getattr(settings, "bluesky_api_url", None)
-        host = urlsplit(str(configured)).hostname if configured else None
-        if host:
-            intervals[host] = PUBLIC_INTERVAL
-        return intervals
+        return dict.fromkeys(PUBLIC_HOSTS, PUBLIC_INTERVAL)
 
 
 class BlueskyProfileSource(BlueskySource):
