@@ -256,7 +256,6 @@ class PostgresStore(PostgresSearch, PostgresVectors, CommonStore):
             self._held.clear()
         self.pool.close()
 
-
     @property
     def schema_version(self) -> int:
         row = self.db.execute("SELECT max(version) FROM schema_migrations").fetchone()

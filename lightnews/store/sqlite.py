@@ -326,7 +326,6 @@ class SQLiteStore(SQLiteSearch, CommonStore):
     def budget_clock(self) -> float:
         return time.thread_time()
 
-
     # -- papers: new ones with their FTS5 rows --------------------------------
 
     def _insert_papers(self, rows: Sequence[tuple[Any, ...]]) -> dict[str, int]:
@@ -351,9 +350,7 @@ class SQLiteStore(SQLiteSearch, CommonStore):
             )
         self.db.executemany(_INSERT_AUTHORSHIP, [(i, *row) for i, rows in papers for row in rows])
 
-
     # -- vectors: the index is FAISS's, beside the file ----------------------------
-
 
     def ensure_vector_index(self, model: str, dim: int, memory_mb: int | None = None) -> bool:
         """Nothing to build in the database here (the FAISS index beside the file is

@@ -181,7 +181,6 @@ class SQLiteSearch(SearchQueries):
         ).fetchone()
         return int(row[0])
 
-
     def papers_by_rowids(
         self,
         paper_ids: Sequence[int],
