@@ -60,7 +60,6 @@ def _spoken(r: Any) -> Spoken:
                   None if r[7] is None else int(r[7]), bool(r[8]), r[9], r[10])  # fmt: skip
 
 
-
 @dataclass(frozen=True, slots=True)
 class NetworkMention:
     """A paper a network post names: an arXiv id, ``doi:…`` or ``openreview:…``."""

@@ -4,9 +4,9 @@ One file, WAL mode, versioned migrations (``migrations/NNNN_*.sql``, tracked
 in ``PRAGMA user_version``), FTS5 indexes kept in step by triggers. This
 module holds what is SQLite's own: connections and their pragmas, the write
 lock and its waiting, migrations, time budgets, and new papers' FTS5 rows;
-full-text search is :mod:`lightnews.store.sqlite_search`. Every query both
-backends share is :class:`~lightnews.store.common.CommonStore`'s, the
-sibling backend :class:`~lightnews.store.postgres.PostgresStore`'s base too.
+full-text search is :mod:`lightnews.store.sqlite_search`. The queries both
+backends share are :class:`~lightnews.store.common.CommonStore`'s, the base
+of this store and of its sibling, :class:`~lightnews.store.postgres.PostgresStore`.
 
 Concurrency: every thread gets a connection of its own (a web server's
 threads read side by side; WAL readers never wait for the writer). A write
@@ -97,7 +97,6 @@ def unavailable(error: Exception) -> Unavailable:
             "writing to it; try again in a moment"
         )
     return Unavailable(f"the database could not carry this out: {error}")
-
 
 
 class SQLiteStore(SQLiteSearch, CommonStore):

@@ -15,7 +15,7 @@ from typing import Any
 
 from lightnews.link.titles import TitleCandidate
 from lightnews.model import QueryTerm, SearchFilters
-from lightnews.store import search_common
+from lightnews.store import search_common  # SEARCH_WINDOW read at each call (tests narrow it)
 from lightnews.store.fts import quoted
 from lightnews.store.search_common import ITEM_UNIT, STOPWORDS, SearchQueries
 from lightnews.store.views import ItemMatch, PaperHit

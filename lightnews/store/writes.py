@@ -87,8 +87,6 @@ def _revision_rows(
     return before, after
 
 
-
-
 def text_code_links(values: Sequence[Sequence[Any]], now: str) -> list[tuple[str, str, str]]:
     """``(arxiv_id, url, first seen)`` of the repositories that papers' prepared values
     name in their abstract or comments, dated by the record's update date."""
