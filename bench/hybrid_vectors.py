@@ -169,12 +169,12 @@ def build_hnsw(url: str, dim: int, memory_mb: int | None = None) -> dict[str, An
 
     import psycopg
 
-    from lightnews.store.postgres import (
+    from lightnews.store.pg_vectors import (
         INDEX_MEMORY_MB,
-        PostgresStore,
         hnsw_build_memory_mb,
         vector_index_name,
     )
+    from lightnews.store.postgres import PostgresStore
 
     store = PostgresStore(url, pool_size=2)
     rows = store.vector_count(MODEL)

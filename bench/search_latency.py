@@ -154,9 +154,9 @@ def _percentile(values: list[float], q: float) -> float:
 def _pg_lookup(store: Any, query: str, count: bool) -> int | None:
     """The bare GIN lookup of the store's tsquery for ``query`` (PostgreSQL's ceiling)."""
     from lightnews.search import parse_query
-    from lightnews.store.postgres import _tsquery
+    from lightnews.store.pg_search import tsquery_sql
 
-    built = _tsquery(parse_query(query))
+    built = tsquery_sql(parse_query(query))
     if built is None:
         return 0
     tsquery, args = built

@@ -66,7 +66,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from lightnews.embed.index import VectorIndex
     from lightnews.model import SearchFilters
-    from lightnews.store.postgres import PostgresStore, hnsw_build_memory_mb, test_server
+    from lightnews.store.pg_vectors import hnsw_build_memory_mb
+    from lightnews.store.postgres import PostgresStore, test_server
 
     rng = np.random.default_rng(args.seed)
 

@@ -29,7 +29,7 @@ from lightnews.serve.test_conversation import Library, library  # noqa: F401 - a
 from lightnews.settings import Settings
 from lightnews.sources.jetstream import POST
 from lightnews.sources.jetstream_fixtures import commit_event, text_record
-from lightnews.store import LOCAL_READER, SQLiteStore, Store
+from lightnews.store import LOCAL_READER, CommonStore, Store
 
 INTERVAL = 0.3
 _ENTRY = re.compile(r"<entry>.*?</entry>", re.S)
@@ -200,7 +200,7 @@ def test_posts_stored_before_stubs_were_made_become_stubs(
     store = library.store
     replay_file(store, settings, path)
     with store.transaction():  # as such a library was: network mentions, no paper rows
-        cast(SQLiteStore, store).db.execute("DELETE FROM papers")  # PostgreSQL's is one too
+        cast(CommonStore, store).db.execute("DELETE FROM papers")  # either backend
     assert store.counts()["stubs"] == 0
     assert store.add_network_stubs("2026-01-01T00:00:00Z") == 4
     assert store.counts()["stubs"] == 4 and store.add_network_stubs("2026-01-01T00:00:00Z") == 0

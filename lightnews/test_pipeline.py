@@ -16,7 +16,7 @@ from lightnews.model import Item
 from lightnews.pipeline import RunReport, ingest_bytes, refresh
 from lightnews.settings import Settings
 from lightnews.sources.arxiv_api import parse_api_feed
-from lightnews.store import SQLiteStore, Store
+from lightnews.store import CommonStore, SQLiteStore, Store
 
 NOW = datetime(2025, 12, 1, 8, 0, tzinfo=UTC)
 
@@ -26,7 +26,7 @@ def clock() -> datetime:
 
 
 def test_feed_conditional_get(
-    server: RecordedServer, store: SQLiteStore, settings: Settings, demo_dir: Path
+    server: RecordedServer, store: Store, settings: Settings, demo_dir: Path
 ) -> None:
     body = (demo_dir / "blog-lab.rss.xml").read_bytes()
 
@@ -51,7 +51,7 @@ def test_feed_conditional_get(
 
 
 def test_failures_are_recorded_and_others_carry_on(
-    server: RecordedServer, store: SQLiteStore, settings: Settings, demo_dir: Path
+    server: RecordedServer, store: Store, settings: Settings, demo_dir: Path
 ) -> None:
     good = server.route("/good", Reply(200, (demo_dir / "blog-notes.atom.xml").read_bytes()))
     down = server.route("/down", Reply(500, b"oops"))
@@ -76,7 +76,7 @@ def test_failures_are_recorded_and_others_carry_on(
 
 
 def test_retry_after_beyond_patience_schedules_next_attempt(
-    server: RecordedServer, store: SQLiteStore, settings: Settings
+    server: RecordedServer, store: Store, settings: Settings
 ) -> None:
     url = server.route("/busy", Reply(429, b"slow down", {"Retry-After": "7200"}))
     store.add_source("feed", url, now="2025-12-01T00:00:00Z")
@@ -85,7 +85,7 @@ def test_retry_after_beyond_patience_schedules_next_attempt(
 
 
 def test_private_addresses_refused_unless_allowed(
-    server: RecordedServer, store: SQLiteStore, settings: Settings
+    server: RecordedServer, store: Store, settings: Settings
 ) -> None:
     url = server.route("/feed", Reply(200, b"<rss/>"))
     store.add_source("feed", url, now="2025-12-01T00:00:00Z")
@@ -100,7 +100,7 @@ def _recorded(shared: Path, pattern: str) -> bytes:
 
 
 def test_arxiv_api_pages_politely(
-    server: RecordedServer, store: SQLiteStore, settings: Settings, shared: Path
+    server: RecordedServer, store: Store, settings: Settings, shared: Path
 ) -> None:
     pages = {str(s): _recorded(shared, f"q_testing_s{s}_m10_*") for s in (0, 10, 20)}
     url = server.route("/api/query", lambda hit: Reply(200, pages[hit.query["start"][0]]))
@@ -115,7 +115,7 @@ def test_arxiv_api_pages_politely(
 
 
 def test_arxiv_error_feed_explains_http_400(
-    server: RecordedServer, store: SQLiteStore, settings: Settings, shared: Path
+    server: RecordedServer, store: Store, settings: Settings, shared: Path
 ) -> None:
     url = server.route("/api/query", Reply(400, _recorded(shared, "id_abc_*")))
     store.add_source("arxiv-api", "id:abc", now="2025-12-01T00:00:00Z")
@@ -126,7 +126,7 @@ def test_arxiv_error_feed_explains_http_400(
 
 def test_oai_harvest_resumes_after_interruption(
     server: RecordedServer,
-    store: SQLiteStore,
+    store: Store,
     settings: Settings,
     shared: Path,
     demo_dir: Path,
@@ -161,7 +161,7 @@ def test_oai_harvest_resumes_after_interruption(
 
 
 def test_replay_twice_changes_nothing(
-    store: SQLiteStore, settings: Settings, demo_dir: Path
+    store: Store, settings: Settings, demo_dir: Path
 ) -> None:
     for name, kind in (("arxiv-api-cs.LG.xml", "arxiv-api"), ("blog-lab.rss.xml", "feed")):
         body = (demo_dir / name).read_bytes()
@@ -172,7 +172,7 @@ def test_replay_twice_changes_nothing(
         assert second.ok and second.saved.changed == 0 and store.counts() == counts
 
 
-def test_demo_merges_one_paper_from_three_sources(store: SQLiteStore, settings: Settings) -> None:
+def test_demo_merges_one_paper_from_three_sources(store: Store, settings: Settings) -> None:
     from lightnews.demo import build_demo
 
     reports = build_demo(store, settings)
@@ -185,7 +185,7 @@ def test_demo_merges_one_paper_from_three_sources(store: SQLiteStore, settings: 
 
 
 def test_seed_blog_article_links_the_papers_it_names(
-    store: SQLiteStore, settings: Settings, shared: Path, data: Path
+    store: CommonStore, settings: Settings, shared: Path, data: Path
 ) -> None:
     """Seed 002: a machine-paraphrased lab post names papers by title only."""
     _background(store, shared)
@@ -233,13 +233,13 @@ def _lab_titles(data: Path) -> list[tuple[str, str]]:
     return [(p.arxiv_id, p.title) for p in papers]
 
 
-def _background(store: SQLiteStore, shared: Path) -> None:
+def _background(store: Store, shared: Path) -> None:
     """A realistic library: the 11k real papers of the Hugging Face corpus."""
     store.save_papers(hf_corpus(shared), "2026-01-01T00:00:00Z")
 
 
 def test_seed_notes_page_one_note_per_heading_linked(
-    store: SQLiteStore, settings: Settings, shared: Path, data: Path
+    store: CommonStore, settings: Settings, shared: Path, data: Path
 ) -> None:
     """Seed 004: notes grouped by section, "Surname: short title" linked to papers."""
     _background(store, shared)
@@ -285,7 +285,7 @@ def _noted(data: Path) -> list[tuple[str, str]]:
 
 def test_stubs_are_resolved_online_and_wait_offline(
     server: RecordedServer,
-    store: SQLiteStore,
+    store: Store,
     settings: Settings,
     demo_dir: Path,
 ) -> None:
@@ -309,7 +309,7 @@ def test_stubs_are_resolved_online_and_wait_offline(
 
 
 def test_references_not_stored_are_looked_up_on_arxiv(
-    server: RecordedServer, store: SQLiteStore, settings: Settings, data: Path
+    server: RecordedServer, store: Store, settings: Settings, data: Path
 ) -> None:
     page = (
         b"<html><body><h1>ICLR 2025 notes</h1><h2>ICLR2025 Snell: Optimality of Scaling "
@@ -380,13 +380,13 @@ def test_a_busy_database_stops_the_run_without_blaming_the_source(
 
 
 def test_titles_are_linked_outside_the_write_transaction(
-    store: SQLiteStore, settings: Settings, demo_dir: Path, monkeypatch: pytest.MonkeyPatch
+    store: Store, settings: Settings, demo_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from lightnews import pipeline
 
     seen: list[bool] = []
 
-    def watched(items: list[Item], lookup: SQLiteStore, *, bar: float) -> None:
+    def watched(items: list[Item], lookup: CommonStore, *, bar: float) -> None:
         seen.append(lookup.db.in_transaction)
         link_titles(items, lookup, bar=bar)
 

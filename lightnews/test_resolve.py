@@ -12,7 +12,7 @@ from conftest import RecordedServer, Reply, hf_corpus
 from lightnews.cli import cli
 from lightnews.pipeline import ingest_bytes, resolve_bytes, sniff_kind
 from lightnews.settings import Settings
-from lightnews.store import SQLiteStore, open_store
+from lightnews.store import CommonStore, Store, open_store
 
 SEED_PAGES = [
     ("bluesky/getAuthorFeed.mkirchhof.json", "bluesky"),
@@ -22,7 +22,7 @@ SEED_PAGES = [
 ]
 
 
-def _library(store: SQLiteStore, shared: Path, data: Path, settings: Settings) -> None:
+def _library(store: Store, shared: Path, data: Path, settings: Settings) -> None:
     """The 11k real papers of the Hugging Face corpus and the papers the seed pages name."""
     store.save_papers(hf_corpus(shared), "2026-01-01T00:00:00Z")
     for name in ("iclr2025-lab-papers.xml", "iclr2025-noted-papers.xml"):
@@ -30,7 +30,7 @@ def _library(store: SQLiteStore, shared: Path, data: Path, settings: Settings) -
         assert ingest_bytes(store, "arxiv-api", f"test:{name}", body, settings).ok
 
 
-def _ingested(store: SQLiteStore, source_id: int) -> set[str]:
+def _ingested(store: CommonStore, source_id: int) -> set[str]:
     rows = store.db.execute(
         "SELECT DISTINCT p.arxiv_id FROM mentions m JOIN papers p ON p.id = m.paper_id "
         "JOIN items i ON i.id = m.item_id WHERE i.source_id = ?",
@@ -41,7 +41,7 @@ def _ingested(store: SQLiteStore, source_id: int) -> set[str]:
 
 @pytest.mark.shared
 def test_resolve_and_ingestion_agree_on_every_seed_page(
-    store: SQLiteStore, settings: Settings, shared: Path, data: Path, tmp_path: Path
+    store: CommonStore, settings: Settings, shared: Path, data: Path, tmp_path: Path
 ) -> None:
     _library(store, shared, data, settings)
     pages = sorted(p.relative_to(shared / "seed-pages") for p in (shared / "seed-pages").rglob("*"))
@@ -64,7 +64,7 @@ def test_resolve_and_ingestion_agree_on_every_seed_page(
         assert result.exit_code in (0, 1), result.output
         assert {r["arxiv_id"] for r in json.loads(result.stdout)} == resolved[name], name
     reopened = open_store(db)
-    assert isinstance(reopened, SQLiteStore)  # PostgresStore is one too
+    assert isinstance(reopened, CommonStore)  # either backend
     try:
         for name, kind in SEED_PAGES:
             body = (shared / "seed-pages" / name).read_bytes()
@@ -80,7 +80,7 @@ def test_resolve_and_ingestion_agree_on_every_seed_page(
 
 
 def test_surname_short_title_in_plain_text(
-    store: SQLiteStore, settings: Settings, data: Path
+    store: Store, settings: Settings, data: Path
 ) -> None:
     body = (data / "arxiv/iclr2025-noted-papers.xml").read_bytes()
     assert ingest_bytes(store, "arxiv-api", "test:papers", body, settings).ok
@@ -96,7 +96,7 @@ def test_surname_short_title_in_plain_text(
 
 
 def test_resolve_looks_unstored_references_up_online_in_one_batch(
-    store: SQLiteStore, settings: Settings, data: Path, server: RecordedServer
+    store: Store, settings: Settings, data: Path, server: RecordedServer
 ) -> None:
     api = server.route(
         "/api/query", Reply(200, (data / "arxiv/iclr2025-noted-papers.xml").read_bytes())

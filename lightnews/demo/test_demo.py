@@ -14,7 +14,7 @@ from lightnews.model import item_extra
 from lightnews.serve.scholar import scholar_page
 from lightnews.settings import Settings
 from lightnews.sources.bluesky import facet_spans
-from lightnews.store import LOCAL_READER, SQLiteStore
+from lightnews.store import LOCAL_READER, CommonStore, Store
 
 MARA = "maralindqvist.bsky.social"
 BOT = "cs-lg-listings.bsky.social"
@@ -43,7 +43,7 @@ def test_snapshot_files_are_listed_and_documented(demo_dir: Path) -> None:
 
 
 def test_demo_builds_every_page_type_and_twice_changes_nothing(
-    store: SQLiteStore, settings: Settings
+    store: Store, settings: Settings
 ) -> None:
     reports = build_demo(store, settings)
     assert all(r.ok for r in reports), [(r.address, r.error) for r in reports if not r.ok]
@@ -66,7 +66,7 @@ def test_demo_builds_every_page_type_and_twice_changes_nothing(
 KASANTE = "kasantebello.bsky.social"
 
 
-def test_demo_scholar_page(store: SQLiteStore, settings: Settings) -> None:
+def test_demo_scholar_page(store: Store, settings: Settings) -> None:
     build_demo(store, settings)
     page = scholar_page(store, MARA, reader=LOCAL_READER).to_json()
     assert page["scholar"]["name"] == "Mara Lindqvist" and page["scholar"]["followed"]
@@ -155,7 +155,7 @@ def test_demo_facets_count_bytes(demo_dir: Path) -> None:
     assert times == sorted(times, reverse=True)
 
 
-def test_demo_bot_daily_notes_and_code(store: SQLiteStore, settings: Settings) -> None:
+def test_demo_bot_daily_notes_and_code(store: CommonStore, settings: Settings) -> None:
     build_demo(store, settings)
     bot = store.get_account("bluesky", BOT)
     assert bot is not None and bot.bot and bot.name == "cs.LG new listings"
@@ -213,7 +213,7 @@ def test_demo_bot_daily_notes_and_code(store: SQLiteStore, settings: Settings) -
     assert regen.links["code"] == "https://github.com/northlake-ai/regen-bench"
 
 
-def test_demo_reuses_a_scholar_the_user_follows(store: SQLiteStore, settings: Settings) -> None:
+def test_demo_reuses_a_scholar_the_user_follows(store: Store, settings: Settings) -> None:
     mine = store.create_scholar("Mara L.", "2025-12-01T00:00:00Z")
     store.add_identity(mine, "arxiv-name", "Mara Lindqvist")
     build_demo(store, settings)

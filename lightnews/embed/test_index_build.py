@@ -20,7 +20,7 @@ from lightnews.embed import EmbedReport, embed_papers, forget_cached, open_seman
 from lightnews.embed.encoders import missing_packages
 from lightnews.settings import Settings
 from lightnews.store import Store
-from lightnews.store.postgres import hnsw_build_memory_mb
+from lightnews.store.pg_vectors import hnsw_build_memory_mb
 from lightnews.store.test_pg_bulk import STAMP, _snapshot
 
 pytestmark = pytest.mark.skipif(
@@ -46,9 +46,9 @@ def _index(store: Store) -> str | None:
 @pytest.fixture
 def library(store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Store:
     """300 imported papers waiting for vectors; "large" starts at 100 vectors here."""
-    from lightnews.store import postgres
+    from lightnews.store import pg_vectors
 
-    monkeypatch.setattr(postgres, "BULK_VECTORS", 100)
+    monkeypatch.setattr(pg_vectors, "BULK_VECTORS", 100)
     import_snapshot(store, _snapshot(tmp_path, PAPERS), now=STAMP, workers=0)
     forget_cached()
     assert store.count_unembedded() == PAPERS
@@ -58,7 +58,7 @@ def library(store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> St
 def test_a_large_embed_builds_the_vector_index_once_at_the_end(
     library: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lightnews.store import postgres
+    from lightnews.store import pg_vectors
 
     sized: list[tuple[int, int, int]] = []
 
@@ -66,7 +66,7 @@ def test_a_large_embed_builds_the_vector_index_once_at_the_end(
         sized.append((rows, dim, cap_mb))
         return hnsw_build_memory_mb(rows, dim, cap_mb)
 
-    monkeypatch.setattr(postgres, "hnsw_build_memory_mb", sizing)
+    monkeypatch.setattr(pg_vectors, "hnsw_build_memory_mb", sizing)
     during: list[str | None] = []
     report = embed_papers(
         library, STATIC, batch_size=50, progress=lambda r: during.append(_index(library))

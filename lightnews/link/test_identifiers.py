@@ -6,6 +6,7 @@ import pytest
 
 from lightnews.link import find_arxiv_mentions, link_item
 from lightnews.model import Item, item_extra
+from lightnews.store import Store
 
 
 @pytest.mark.parametrize(
@@ -86,12 +87,10 @@ def test_other_identifier_forms() -> None:
     ) == ["https://github.com/apple/ml-depth-pro"]
 
 
-def test_library_links_dois_slugs_and_code(tmp_path: object, store: object) -> None:
+def test_library_links_dois_slugs_and_code(tmp_path: object, store: Store) -> None:
     from lightnews.link import link_titles
     from lightnews.model import Paper
-    from lightnews.store import SQLiteStore
 
-    assert isinstance(store, SQLiteStore)
     store.save_papers(
         [
             Paper(

@@ -12,7 +12,7 @@ from lightnews.link.titles import (
     version_clash,
 )
 from lightnews.model import Author, Paper
-from lightnews.store import SQLiteStore
+from lightnews.store import Store
 
 PAPERS = [
     ("2410.02073", "Depth Pro: Sharp Monocular Metric Depth in Less Than a Second", "Bochkovskii"),
@@ -31,7 +31,7 @@ PAPERS = [
 ]
 
 
-def store_with_papers(store: SQLiteStore) -> SQLiteStore:
+def store_with_papers(store: Store) -> Store:
     common = (
         "we they will current addresses this paper study show results models data language "
         "learning method new approach better faster older higher sooner optimizer second "
@@ -64,11 +64,11 @@ def store_with_papers(store: SQLiteStore) -> SQLiteStore:
     return store
 
 
-def linked(text: str, store: SQLiteStore, **options: object) -> list[str]:
+def linked(text: str, store: Store, **options: object) -> list[str]:
     return [m.arxiv_id for m in find_title_mentions(text, store, **options)]  # type: ignore[arg-type]
 
 
-def test_exact_and_paraphrased_titles_in_running_text(store: SQLiteStore) -> None:
+def test_exact_and_paraphrased_titles_in_running_text(store: Store) -> None:
     store_with_papers(store)
     assert linked(
         "We present Depth Pro: Sharp Monocular Metric Depth in Less Than a Second at ICLR.", store
@@ -96,7 +96,7 @@ def test_exact_and_paraphrased_titles_in_running_text(store: SQLiteStore) -> Non
     assert sorted(linked(two, store)) == ["2409.03137", "2409.04431"]
 
 
-def test_no_link_without_enough_evidence(store: SQLiteStore) -> None:
+def test_no_link_without_enough_evidence(store: Store) -> None:
     store_with_papers(store)
     assert linked("We like depth estimation and language models.", store) == []
     assert linked("Attention", store, whole=True) == []
@@ -113,7 +113,7 @@ def test_no_link_without_enough_evidence(store: SQLiteStore) -> None:
     )
 
 
-def test_surname_short_title(store: SQLiteStore) -> None:
+def test_surname_short_title(store: Store) -> None:
     store_with_papers(store)
     found = match_reference(Reference("Pagliardini", "AdEMAMix Optimizer"), store)
     assert found is not None and found.arxiv_id == "2409.03137"
@@ -143,7 +143,7 @@ def test_a_version_sibling_is_not_the_paper_named() -> None:
 
 
 def test_a_title_is_aligned_with_its_own_words_not_an_earlier_mention(
-    store: SQLiteStore,
+    store: Store,
 ) -> None:
     store_with_papers(store)
     text = (
@@ -157,7 +157,7 @@ def test_a_title_is_aligned_with_its_own_words_not_an_earlier_mention(
     assert found["2410.05229"].evidence.startswith("LLMs. In GSM-Symbolic")
 
 
-def test_features_for_a_word_only_one_title_has_and_a_coined_name(store: SQLiteStore) -> None:
+def test_features_for_a_word_only_one_title_has_and_a_coined_name(store: Store) -> None:
     store_with_papers(store)
     store.save_papers(
         [
@@ -211,7 +211,7 @@ def test_a_name_the_text_presents_as_its_own_is_told_from_a_mention() -> None:
 
 
 def test_a_papers_own_abstract_does_not_name_another_paper_of_its_name(
-    store: SQLiteStore,
+    store: Store,
 ) -> None:
     store_with_papers(store)
     store.save_papers(
@@ -240,7 +240,7 @@ def test_a_papers_own_abstract_does_not_name_another_paper_of_its_name(
 
 
 def test_a_papers_own_abstract_uses_a_plain_title_as_its_topic_not_as_a_citation(
-    store: SQLiteStore,
+    store: Store,
 ) -> None:
     store_with_papers(store)
     store.save_papers(

@@ -8,7 +8,7 @@ from lightnews.model import Account, Author, Batch, Item, LinkCard, Paper, PostD
 from lightnews.normalize.limits import Limits, cap_batch
 from lightnews.pipeline import ingest_bytes
 from lightnews.settings import Settings
-from lightnews.store import SQLiteStore
+from lightnews.store import CommonStore
 
 SMALL = Limits(title=10, text=20, html=30, url=25, payload=40)
 
@@ -62,7 +62,7 @@ def test_limits_come_from_the_settings() -> None:
     assert Limits.from_settings(Settings(environ={})) == Limits()
 
 
-def test_a_ten_megabyte_title_is_not_stored_whole(store: SQLiteStore, settings: Settings) -> None:
+def test_a_ten_megabyte_title_is_not_stored_whole(store: CommonStore, settings: Settings) -> None:
     huge = "A" * 10_000_000
     feed = (
         '<?xml version="1.0"?><rss version="2.0"><channel><title>Blog</title>'

@@ -14,7 +14,7 @@ from lightnews.rank import (
     scholars_discussing,
 )
 from lightnews.settings import Settings
-from lightnews.store import LOCAL_READER, SQLiteStore
+from lightnews.store import LOCAL_READER, Store
 from lightnews.store.views import FeedCandidate
 
 CONTEXT = Context(
@@ -69,7 +69,7 @@ def test_engagement_is_normalized_per_source() -> None:
     assert [r.text for r in engagement(upvotes, CONTEXT)[1]] == ["41 upvotes on Daily Papers"]
 
 
-def test_demo_feed_is_led_by_the_followed_scholar(store: SQLiteStore, settings: Settings) -> None:
+def test_demo_feed_is_led_by_the_followed_scholar(store: Store, settings: Settings) -> None:
     from lightnews.demo import build_demo
 
     build_demo(store, settings)
@@ -81,7 +81,7 @@ def test_demo_feed_is_led_by_the_followed_scholar(store: SQLiteStore, settings: 
     assert older[0].score < feed[0].score  # a short half-life decays everything faster
 
 
-def test_mutes_and_read_state(store: SQLiteStore, settings: Settings) -> None:
+def test_mutes_and_read_state(store: Store, settings: Settings) -> None:
     from lightnews.demo import build_demo
 
     build_demo(store, settings)
@@ -104,7 +104,7 @@ def test_mutes_and_read_state(store: SQLiteStore, settings: Settings) -> None:
     assert not any("posted by Mara Lindqvist" in w for s in muted for w in s.why)
 
 
-def test_a_thread_is_one_story(store: SQLiteStore, settings: Settings) -> None:
+def test_a_thread_is_one_story(store: Store, settings: Settings) -> None:
     from lightnews.demo import build_demo
 
     build_demo(store, settings)
@@ -122,7 +122,7 @@ def test_a_thread_is_one_story(store: SQLiteStore, settings: Settings) -> None:
 
 
 def test_close_to_a_followed_scholars_paper_counts_and_says_which(
-    store: SQLiteStore, settings: Settings
+    store: Store, settings: Settings
 ) -> None:
     import importlib.util
 
@@ -146,7 +146,7 @@ def test_close_to_a_followed_scholars_paper_counts_and_says_which(
 
 
 def test_a_followed_scholars_repost_is_credited_to_them(
-    store: SQLiteStore, settings: Settings
+    store: Store, settings: Settings
 ) -> None:
     """Mara reposts Tobias's post about her paper: the story says she reposted it."""
     from lightnews.demo import build_demo
@@ -159,7 +159,7 @@ def test_a_followed_scholars_repost_is_credited_to_them(
 
 
 def test_reasons_are_specific_linked_unrepeated_and_by_weight(
-    store: SQLiteStore, settings: Settings
+    store: Store, settings: Settings
 ) -> None:
     """Which blog, whose notes, whose posts; one "authored by" for two authors; weightiest first."""
     from lightnews.demo import build_demo
@@ -202,7 +202,7 @@ def test_the_same_words_are_said_once() -> None:
 
 
 def test_interests_see_the_readers_changes_at_once_and_a_writers_within_a_refresh(
-    store: SQLiteStore, settings: Settings, monkeypatch: Any
+    store: Store, settings: Settings, monkeypatch: Any
 ) -> None:
     import importlib.util
 

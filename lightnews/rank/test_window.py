@@ -20,7 +20,7 @@ from lightnews.model import Author, Item, Mention, Paper
 from lightnews.normalize.times import iso
 from lightnews.rank import FEED_ITEMS, FEED_PAPERS, CandidateWindows, Story, rank_stories
 from lightnews.settings import Settings
-from lightnews.store import LOCAL_READER, SQLiteStore
+from lightnews.store import LOCAL_READER, Store
 
 START = datetime(2025, 6, 1, tzinfo=UTC)
 
@@ -48,7 +48,7 @@ def test_feed_limit_n_is_the_first_n_on_the_demo(tmp_path: Path) -> None:
         assert feed(n) == whole[:n], n  # same entries, same items and counts, same order
 
 
-def many_stories(store: SQLiteStore) -> None:
+def many_stories(store: Store) -> None:
     """More papers and posts than the window holds; posts about a paper spread over weeks."""
     now = iso(START)
     papers = [
@@ -82,7 +82,7 @@ def many_stories(store: SQLiteStore) -> None:
     store.save_items(source.id, posts, now)
 
 
-def test_the_window_is_fixed_and_ranked_whole_before_the_cut(store: SQLiteStore) -> None:
+def test_the_window_is_fixed_and_ranked_whole_before_the_cut(store: Store) -> None:
     many_stories(store)
     whole = rank_stories(store, LOCAL_READER, limit=None)
     assert len(whole) > 50
@@ -97,7 +97,7 @@ def test_the_window_is_fixed_and_ranked_whole_before_the_cut(store: SQLiteStore)
 
 
 def test_a_kept_window_ranks_as_a_fresh_one_and_shows_the_readers_own_changes_at_once(
-    store: SQLiteStore, settings: Settings
+    store: Store, settings: Settings
 ) -> None:
     """A server keeps the candidates between requests (``CandidateWindows``): the feed
     reads the same as one gathered afresh, however often it is asked; a writer's

@@ -12,7 +12,7 @@ from lightnews.pipeline import ingest_bytes
 from lightnews.settings import Settings
 from lightnews.sources.feeds import parse_feed
 from lightnews.sources.opml import OpmlFeed, parse_opml, write_opml
-from lightnews.store import SQLiteStore
+from lightnews.store import CommonStore, Store
 
 CORPUS = "feeds/feedparser-tests/tests"
 HOSTILE = re.compile(
@@ -26,7 +26,7 @@ _PLAIN_EXPECT = re.compile(
 
 
 def test_illformed_corpus_never_crashes_the_pipeline(
-    shared: Path, store: SQLiteStore, settings: Settings
+    shared: Path, store: Store, settings: Settings
 ) -> None:
     files = sorted(p for p in (shared / CORPUS / "illformed").rglob("*") if p.is_file())
     assert len(files) >= 19
@@ -47,7 +47,7 @@ def test_illformed_corpus_never_crashes_the_pipeline(
 
 
 def test_broken_feed_keeps_what_was_stored(
-    demo_dir: Path, store: SQLiteStore, settings: Settings
+    demo_dir: Path, store: CommonStore, settings: Settings
 ) -> None:
     address = "https://northlake.example/blog/feed.xml"
     good = ingest_bytes(

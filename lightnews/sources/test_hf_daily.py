@@ -23,7 +23,7 @@ from lightnews.sources.hf_daily import (
     parse_papers_feed,
     split_feed_content,
 )
-from lightnews.store import SQLiteStore
+from lightnews.store import Store
 
 API = "https://huggingface.co/api/daily_papers"
 TODAY = "2025-10-02"
@@ -220,7 +220,7 @@ def test_pages_then_days_then_stops_before_today(data: Path) -> None:
 def test_refresh_reads_days_from_a_local_server(
     data: Path,
     server: RecordedServer,
-    store: SQLiteStore,
+    store: Store,
     settings: Settings,
     hf_registered: None,
 ) -> None:
@@ -267,7 +267,7 @@ def test_refresh_reads_days_from_a_local_server(
 def test_refresh_error_shows_what_hugging_face_said(
     data: Path,
     server: RecordedServer,
-    store: SQLiteStore,
+    store: Store,
     settings: Settings,
     hf_registered: None,
 ) -> None:
@@ -279,7 +279,7 @@ def test_refresh_error_shows_what_hugging_face_said(
 
 
 def test_replayed_file_is_stored(
-    data: Path, store: SQLiteStore, settings: Settings, hf_registered: None
+    data: Path, store: Store, settings: Settings, hf_registered: None
 ) -> None:
     path = data / "hf" / "daily_papers.2025-10-02.json"
     report = ingest_bytes(store, "hf-daily", path.as_uri(), path.read_bytes(), settings)

@@ -13,7 +13,7 @@ from lightnews.pipeline import ingest_bytes
 from lightnews.settings import Settings
 from lightnews.sources import get_source_class
 from lightnews.sources.notes import split_notes
-from lightnews.store import SQLiteStore
+from lightnews.store import CommonStore
 
 BAD = ["javascript:alert(1)", "JaVaScRiPt:alert(2)", "data:text/html,<script>x</script>",
        " java\tscript:alert(3)", "vbscript:x"]  # fmt: skip
@@ -127,7 +127,7 @@ def test_notes_links(bad: str) -> None:
     assert note.links == [note.url, "https://ok.example/"]
 
 
-def test_no_stored_link_from_any_kind_is_javascript(store: SQLiteStore, settings: Settings) -> None:
+def test_no_stored_link_from_any_kind_is_javascript(store: CommonStore, settings: Settings) -> None:
     bad = "javascript:alert(document.cookie)"
     rss = (
         '<?xml version="1.0"?><rss version="2.0"><channel><title>B</title><item><guid>g</guid>'

@@ -14,7 +14,7 @@ from lightnews.pipeline import ingest_bytes
 from lightnews.settings import Settings
 from lightnews.sources import Source
 from lightnews.sources.notes import NotesSource, parse_references, split_notes
-from lightnews.store import SQLiteStore
+from lightnews.store import Store
 
 HTML_URL = "https://quill.example/notes/neurips2024.html"
 MD_URL = "https://quill.example/colm2025.md"
@@ -258,7 +258,7 @@ def test_parse_references() -> None:
 
 
 def test_replayed_page_is_stored(
-    data: Path, store: SQLiteStore, settings: Settings, monkeypatch: pytest.MonkeyPatch
+    data: Path, store: Store, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     kinds: dict[str, type[Source]] = {**sources.registry(), "notes": NotesSource}
     monkeypatch.setattr(sources, "registry", lambda: kinds)

@@ -3,10 +3,13 @@
 SQLite by default (one file under the user's data directory, overridden by
 ``--db PATH`` or ``LIGHTNEWS_DB``). Other packages talk to the store through
 the :class:`Store` protocol (``base``), whose reads return the frozen
-dataclasses of ``views``; SQL never leaves this package, and the rules that
-are not about storage (``merge``) are shared by every backend. Neither do the
-backend's exceptions: what reaches the command line or the web server is
-explained by :func:`unavailable` (``BACKEND_ERRORS`` are the ones to catch there).
+dataclasses of ``views``. Two backends implement it as siblings,
+:class:`SQLiteStore` and ``PostgresStore``, over :class:`CommonStore`
+(``common``: every query they share, written once). SQL never leaves this
+package, and the rules that are not about storage (``merge``) are shared by
+every backend. Neither do the backend's exceptions: what reaches the command
+line or the web server is explained by :func:`unavailable` (``BACKEND_ERRORS``
+are the ones to catch there).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import platformdirs
 
 from lightnews.errors import Unavailable
 from lightnews.store.base import Store
+from lightnews.store.common import CommonStore
 from lightnews.store.postgres import is_postgres_url
 from lightnews.store.readers import LOCAL_READER, ReaderId
 from lightnews.store.sqlite import BACKEND_ERRORS as _SQLITE_ERRORS
@@ -39,6 +43,7 @@ BACKEND_ERRORS: tuple[type[Exception], ...] = (*_SQLITE_ERRORS, *_POSTGRES_ERROR
 __all__ = [
     "BACKEND_ERRORS",
     "LOCAL_READER",
+    "CommonStore",
     "ReaderId",
     "SQLiteStore",
     "SaveResult",
@@ -54,7 +59,7 @@ __all__ = [
 def unavailable(error: Exception) -> Unavailable:
     """A backend's error as the situation a user can act on (``Busy``: try again)."""
     if _POSTGRES_ERRORS and isinstance(error, _POSTGRES_ERRORS):
-        from lightnews.store.postgres import pg_unavailable
+        from lightnews.store.pg_connection import pg_unavailable
 
         return pg_unavailable(error)
     return _sqlite_unavailable(error)

@@ -3,11 +3,12 @@
 :class:`Store` is a :class:`typing.Protocol`: the ranker, the pages, search,
 linking, the pipeline and the CLI are typed against it, never against a
 backend, and its reads return the frozen dataclasses of
-:mod:`lightnews.store.views` (no rows, no ``dict[str, Any]``). A backend
-(SQLite today, :class:`~lightnews.store.sqlite.SQLiteStore`) implements every
-method; rules that are not about storage (how two records of a paper merge,
-how a story is assembled, what a source kind means) live outside the
-backends, so a second backend adds only its queries.
+:mod:`lightnews.store.views` (no rows, no ``dict[str, Any]``). Both backends
+(:class:`~lightnews.store.sqlite.SQLiteStore` and
+:class:`~lightnews.store.postgres.PostgresStore`) implement every method, the
+shared ones once in :class:`~lightnews.store.common.CommonStore`; rules that
+are not about storage (how two records of a paper merge, how a story is
+assembled, what a source kind means) live outside the backends.
 """
 
 from __future__ import annotations

@@ -11,9 +11,9 @@ once it is older than the caller's limit.
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any
+
+from lightnews.store.connection import Queries
 
 __all__ = ["DigestDelivery", "DigestQueries"]
 
@@ -30,15 +30,8 @@ class DigestDelivery:
     stories: int
 
 
-class DigestQueries:
+class DigestQueries(Queries):
     """Claims and deliveries of scheduled digests (both backends, one SQL)."""
-
-    @property
-    def db(self) -> Any:  # pragma: no cover - provided (one per thread)
-        raise NotImplementedError
-
-    def transaction(self) -> AbstractContextManager[None]:  # pragma: no cover - provided
-        raise NotImplementedError
 
     def claim_digest(
         self, recipient: str, period: str, now: str, stale_before: str, by: str

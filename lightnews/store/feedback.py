@@ -1,9 +1,9 @@
 """Store queries behind the learned ranker: what one reader told it, and random papers.
 
-Part of the store (mixed into :class:`~lightnews.store.sqlite.SQLiteStore`, and
-so into the PostgreSQL store, with the same SQL on both), kept apart because it
-has one job: keep and read the few facts :mod:`lightnews.rank.learn` learns
-from. Two tables of per-reader state (migrations 0021 on SQLite, 0013 on PostgreSQL):
+Part of the store (mixed into :class:`~lightnews.store.common.CommonStore`, so
+both backends run the same SQL), kept apart because it has one job: keep and
+read the few facts :mod:`lightnews.rank.learn` learns from. Two tables of
+per-reader state (migrations 0021 on SQLite, 0013 on PostgreSQL):
 
 - ``paper_feedback``: a reader's word on one paper, "not interested" or "more
   like this" (one of the two at a time; taking it back deletes the row);
@@ -19,12 +19,10 @@ No ranking here: :func:`lightnews.rank.learn.train_reader_model` reads
 from __future__ import annotations
 
 import random
-import sqlite3
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 from lightnews.errors import UsageError
-from lightnews.store.dialect import Dialect
+from lightnews.store.connection import Queries
 
 __all__ = ["DECISIONS", "FeedbackQueries", "LearningSignals"]
 
@@ -42,17 +40,8 @@ class LearningSignals:
     muted: tuple[int, ...]  # papers by scholars the reader muted, newest first
 
 
-class FeedbackQueries:
+class FeedbackQueries(Queries):
     """A reader's word on papers, saved lists, and random papers to learn against."""
-
-    sql: Dialect
-
-    @property
-    def db(self) -> sqlite3.Connection:  # pragma: no cover - provided (one per thread)
-        raise NotImplementedError
-
-    def transaction(self) -> AbstractContextManager[None]:  # pragma: no cover - provided
-        raise NotImplementedError
 
     def set_paper_feedback(
         self, reader: int, paper_id: int, decision: str | None, now: str

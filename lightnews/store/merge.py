@@ -104,9 +104,10 @@ def prepare_paper(paper: Paper) -> PreparedPaper:
     """The row values and authorship rows of ``paper`` as if nothing were stored yet.
 
     Pure (no database, no store), so a bulk import builds them in its parsing
-    worker; :meth:`SQLiteStore.save_prepared` inserts them as they are when the
-    paper is new, and merges them over the stored row otherwise. A stub (no
-    title) is prepared too: its id and version decide between duplicates.
+    worker; :meth:`~lightnews.store.writes.WriteQueries.save_prepared` inserts
+    them as they are when the paper is new, and merges them over the stored row
+    otherwise. A stub (no title) is prepared too: its id and version decide
+    between duplicates.
     """
     numbers = [v.number for v in paper.versions]
     if numbers == sorted(set(numbers)):  # in order, no repeats: nothing to merge

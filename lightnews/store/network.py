@@ -1,12 +1,11 @@
 """Store queries about the whole conversation: network posts, the listener's cursor, watches.
 
-Part of the store (mixed into :class:`~lightnews.store.sqlite.SQLiteStore`, and
-so into the PostgreSQL store, with the same SQL on both), kept in its own module
-because it has its own job: what ``lightnews listen`` hears on Bluesky's
-Jetstream (posts that mention a paper, kept once per ``at://`` URI), where it
-stopped (its cursor, saved in the same transaction as the posts, so a restart
-resumes with no gap and no duplicate), who follows whom, and what a reader
-watches and has been told.
+Part of the store (mixed into :class:`~lightnews.store.common.CommonStore`, so
+both backends run the same SQL), kept in its own module because it has its own
+job: what ``lightnews listen`` hears on Bluesky's Jetstream (posts that mention
+a paper, kept once per ``at://`` URI), where it stopped (its cursor, saved in
+the same transaction as the posts, so a restart resumes with no gap and no
+duplicate), who follows whom, and what a reader watches and has been told.
 
 Every call a reader's watches make is in :class:`WatchQueries`, taking the
 ``reader`` ('' is the one local reader): per-user accounts key them by user.
@@ -19,16 +18,14 @@ its posts' link cards (:class:`LinkCard`) say what it is.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from lightnews.normalize.arxiv_ids import parse_arxiv_id
-from lightnews.store.dialect import Dialect
+from lightnews.store.connection import Queries
 
 __all__ = [
     "ConversationPost",
@@ -61,7 +58,6 @@ def article_label(source: object, title: object) -> str:
 def _spoken(r: Any) -> Spoken:
     return Spoken(r[0], r[1], r[2], r[3], r[4], int(r[5]), r[6],
                   None if r[7] is None else int(r[7]), bool(r[8]), r[9], r[10])  # fmt: skip
-
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,18 +238,7 @@ class Delivery:
     attempts: int
 
 
-class _Base:
-    sql: Dialect
-
-    @property
-    def db(self) -> sqlite3.Connection:  # pragma: no cover - provided (one per thread)
-        raise NotImplementedError
-
-    def transaction(self) -> AbstractContextManager[None]:  # pragma: no cover - provided
-        raise NotImplementedError
-
-
-class NetworkQueries(_Base):
+class NetworkQueries(Queries):
     """Network posts, their mentions, the listener's cursors and the follow graph."""
 
     def listen_cursor(self, name: str) -> ListenCursor | None:
@@ -579,7 +564,7 @@ class NetworkQueries(_Base):
         return found
 
 
-class WatchQueries(_Base):
+class WatchQueries(Queries):
     """What a reader watches, where they are told, and what they were told (per ``reader``)."""
 
     def set_watch(self, reader: str, arxiv_id: str, now: str, watched: bool = True) -> bool:

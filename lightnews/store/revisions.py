@@ -2,7 +2,7 @@
 
 A paper's stored row is always its newest text; when a new version (or a
 corrected record) changes it, the store keeps the text before and after in
-``paper_revisions`` (:meth:`SQLiteStore._save_prepared`). These pure rules
+``paper_revisions`` (:meth:`~lightnews.store.writes.WriteQueries.save_prepared`). These pure rules
 compare two such texts field by field, write the abstract's change as a word
 diff, and name the change the way the feed says it ("v3: abstract changed",
 "v2: title and authors changed"), so every backend and every page agree.

@@ -1,6 +1,6 @@
 """Store queries about people: scholars, their identities, accounts and attributions.
 
-Part of the SQLite store (mixed into :class:`~lightnews.store.sqlite.SQLiteStore`),
+Part of the store (mixed into :class:`~lightnews.store.common.CommonStore`, for both backends),
 kept in its own module because it has its own job: the identity graph
 (scholar -> Bluesky DID and handle, arXiv name variants, ORCID, OpenAlex,
 homepage or feed), social accounts with their profile counts, authorships
@@ -10,9 +10,7 @@ decisions, which outlive every re-ingest and re-attribution.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Sequence
-from contextlib import AbstractContextManager
 from typing import Any
 
 import orjson
@@ -22,7 +20,7 @@ from lightnews.model import IDENTITY_KINDS, Account, Item, Mention, read_extra
 from lightnews.normalize import validate
 from lightnews.normalize.names import fold
 from lightnews.sources import all_traits
-from lightnews.store.dialect import Dialect
+from lightnews.store.connection import Queries
 from lightnews.store.views import (
     AccountView,
     AuthorshipCandidate,
@@ -44,17 +42,8 @@ def _details(kind: str, extra: dict[str, Any]) -> dict[str, Any]:
             "code_links": list(extra.get("code_links") or [])}  # fmt: skip
 
 
-class ScholarQueries:
+class ScholarQueries(Queries):
     """Scholar, identity, account and attribution reads and writes."""
-
-    sql: Dialect
-
-    @property
-    def db(self) -> sqlite3.Connection:  # pragma: no cover - provided (one per thread)
-        raise NotImplementedError
-
-    def transaction(self) -> AbstractContextManager[None]:  # pragma: no cover - provided
-        raise NotImplementedError
 
     # -- scholars and identities -------------------------------------------------
 

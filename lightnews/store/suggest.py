@@ -1,13 +1,13 @@
 """Store queries behind follow suggestions: whose accounts the reader's circle points at.
 
-Part of the store (mixed into :class:`~lightnews.store.sqlite.SQLiteStore`, and
-so into the PostgreSQL store, with the same SQL on both), kept apart because it
-has one job: read the few facts :mod:`lightnews.rank.suggest` weighs into "you
-might follow": the social identities of every scholar (who is already
-followed or muted, which known scholar an account is), the reposts and quotes
-followed scholars made on the network, the papers of followed scholars and the
-authors of papers, and the accounts known by id, handle or display name. No
-ranking here, and nothing written: suggestions are computed when asked.
+Part of the store (mixed into :class:`~lightnews.store.common.CommonStore`, so
+both backends run the same SQL), kept apart because it has one job: read the
+few facts :mod:`lightnews.rank.suggest` weighs into "you might follow": the
+social identities of every scholar (who is already followed or muted, which
+known scholar an account is), the reposts and quotes followed scholars made on
+the network, the papers of followed scholars and the authors of papers, and the
+accounts known by id, handle or display name. No ranking here, and nothing
+written: suggestions are computed when asked.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lightnews.store.dialect import Dialect
+from lightnews.store.connection import Queries
 from lightnews.store.views import AccountView
 
 __all__ = ["NetworkShare", "PaperAuthor", "SocialIdentity", "SuggestQueries"]
@@ -66,14 +66,8 @@ def _account(row: Any) -> AccountView:
                        row[12])  # fmt: skip
 
 
-class SuggestQueries:
+class SuggestQueries(Queries):
     """Reads for follow suggestions (both backends, one SQL)."""
-
-    sql: Dialect
-
-    @property
-    def db(self) -> Any:  # pragma: no cover - provided (one per thread)
-        raise NotImplementedError
 
     def social_identities(self) -> list[SocialIdentity]:
         """Every scholar's social accounts (DIDs and handles), by scholar."""

@@ -16,7 +16,7 @@ import pytest
 
 from lightnews.errors import Busy, TooExpensive, Unavailable
 from lightnews.model import Paper
-from lightnews.store import SQLiteStore, Store, unavailable
+from lightnews.store import CommonStore, SQLiteStore, Store, unavailable
 from lightnews.store.sqlite import WALL_FACTOR
 
 NOW = "2025-11-30T12:00:00Z"
@@ -37,8 +37,8 @@ def hold_write_lock(path: Path, seconds: float, started: threading.Event) -> thr
     return thread
 
 
-def test_each_thread_has_its_own_connection(store: SQLiteStore) -> None:
-    seen: list[sqlite3.Connection] = []
+def test_each_thread_has_its_own_connection(store: CommonStore) -> None:
+    seen: list[object] = []
     thread = threading.Thread(target=lambda: seen.append(store.db))
     thread.start()
     thread.join()
@@ -161,7 +161,7 @@ def test_a_writer_waits_at_most_write_wait_then_busy(tmp_path: Path) -> None:
         assert store.saved_settings()["contact"] == "me@example.org"
 
 
-def test_an_error_inside_rolls_the_whole_transaction_back(store: SQLiteStore) -> None:
+def test_an_error_inside_rolls_the_whole_transaction_back(store: CommonStore) -> None:
     with pytest.raises(RuntimeError), store.transaction():
         store.save_papers([Paper("2501.00003", title="Half done")], NOW)
         raise RuntimeError("boom")
@@ -169,7 +169,7 @@ def test_an_error_inside_rolls_the_whole_transaction_back(store: SQLiteStore) ->
     assert not store.db.in_transaction
 
 
-def test_a_read_over_its_time_budget_stops_with_too_expensive(store: SQLiteStore) -> None:
+def test_a_read_over_its_time_budget_stops_with_too_expensive(store: CommonStore) -> None:
     endless = (
         "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000000000) "
         "SELECT count(*) FROM n"

@@ -7,7 +7,7 @@ from pathlib import Path
 from lightnews.model import Item, Paper, Version
 from lightnews.pipeline import ingest_bytes
 from lightnews.settings import Settings
-from lightnews.store import SQLiteStore
+from lightnews.store import CommonStore, Store
 from lightnews.store.downgrade import cut_short, item_kept_reason
 
 
@@ -36,7 +36,7 @@ def test_a_cut_marked_as_such_is_cut_short() -> None:
 
 
 def test_a_marked_excerpt_after_the_whole_item_keeps_the_full_text(
-    store: SQLiteStore, settings: Settings
+    store: CommonStore, settings: Settings
 ) -> None:
     def feed(text: str) -> bytes:
         return (
@@ -71,7 +71,7 @@ def test_item_kept_reason() -> None:
 
 
 def test_a_cut_abs_record_after_the_whole_one_keeps_the_full_text(
-    store: SQLiteStore, settings: Settings, data: Path
+    store: CommonStore, settings: Settings, data: Path
 ) -> None:
     whole = (data / "arxiv" / "hep-th-9901001.abs").read_bytes()
     first = ingest_bytes(store, "arxiv-abs", "file:///whole.abs", whole, settings)
@@ -93,7 +93,7 @@ def test_a_cut_abs_record_after_the_whole_one_keeps_the_full_text(
 
 
 def test_a_cut_feed_after_the_whole_one_keeps_the_full_items(
-    store: SQLiteStore, settings: Settings, demo_dir: Path
+    store: CommonStore, settings: Settings, demo_dir: Path
 ) -> None:
     whole = (demo_dir / "blog-lab.rss.xml").read_bytes()
     address = "https://northlake.example/blog/feed.xml"
@@ -109,7 +109,7 @@ def test_a_cut_feed_after_the_whole_one_keeps_the_full_items(
     assert "stored copy kept" in " ".join(report.saved.warnings)
 
 
-def test_a_paper_cut_short_in_a_newer_record_keeps_the_stored_text(store: SQLiteStore) -> None:
+def test_a_paper_cut_short_in_a_newer_record_keeps_the_stored_text(store: Store) -> None:
     abstract = "A long abstract that says everything the paper does, in full. " * 10
     whole = Paper("2501.00001", "Title", abstract, versions=[Version(1, "2025-01-01T00:00:00Z")])
     store.save_papers([whole], "2025-01-02T00:00:00Z")

@@ -20,7 +20,7 @@ from conftest import new_pg_database
 from lightnews import bulk
 from lightnews.bulk import import_snapshot
 from lightnews.model import QueryTerm
-from lightnews.store import Store
+from lightnews.store import CommonStore, Store
 from lightnews.test_bulk import STAMPS, _counts, _record, _steps
 
 STAMP = "2025-06-10T00:00:00Z"
@@ -32,14 +32,14 @@ def _snapshot(tmp_path: Path, count: int) -> Path:
     return path
 
 
-def _has_search_index(store: Store) -> bool:
+def _has_search_index(store: CommonStore) -> bool:
     if not store.vectors_indexed:  # SQLite: its FTS5 table is the index
         return True
-    return store.db.execute("SELECT to_regclass('papers_search')").fetchone()[0] is not None  # type: ignore[attr-defined]
+    return store.db.execute("SELECT to_regclass('papers_search')").fetchone()[0] is not None
 
 
 def test_a_bulk_import_stores_every_paper_and_leaves_the_word_index_whole(
-    store: Store, tmp_path: Path
+    store: CommonStore, tmp_path: Path
 ) -> None:
     path = _snapshot(tmp_path, 300)
     summary = import_snapshot(store, path, now=STAMP, workers=0, batch_size=50)

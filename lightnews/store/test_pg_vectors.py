@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import pytest
 
 from lightnews.model import QueryTerm, SearchFilters
-from lightnews.store.postgres import PostgresStore, vector_index_name
+from lightnews.store.connection import Cursor
+from lightnews.store.pg_vectors import vector_index_name
+from lightnews.store.postgres import PostgresStore
 
 psycopg = pytest.importorskip("psycopg", reason="PostgreSQL tests need the server extra")
 np = pytest.importorskip("numpy", reason="the vectors are made with numpy")
@@ -79,13 +82,13 @@ def test_the_query_plan_uses_the_encoders_hnsw_index(
     plans: list[str] = []
     real = store.db.execute
 
-    def explain(sql: str, params: object = None) -> object:
-        if sql.startswith("WITH n AS"):
-            plans.extend(r[0] for r in real("EXPLAIN " + sql, params).fetchall())
-        return real(sql, params)
+    def explain(query: str, params: Sequence[Any] | None = None) -> Cursor:
+        if query.startswith("WITH n AS"):
+            plans.extend(r[0] for r in real("EXPLAIN " + query, params).fetchall())
+        return real(query, params)
 
     try:
-        store.db.execute = explain
+        store.db.execute = explain  # type: ignore[method-assign]
         store.nearest_vectors(MODEL, query, 51)
         store.nearest_vectors(MODEL, query, 51, filters=SearchFilters(subject="cs.RO"))
         exact = store.nearest_vectors(MODEL, query, 51, among=list(vectors)[:50])

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from lightnews.store.postgres import is_postgres_url, migrate, migrations, redact
+from lightnews.store.sqlite import SQLiteStore
 
 psycopg = pytest.importorskip("psycopg", reason="PostgreSQL tests need the server extra")
 
@@ -72,3 +76,54 @@ def test_urls_choose_the_backend(value: str, expected: bool) -> None:
 
 def test_passwords_never_shown() -> None:
     assert redact("postgresql://me:secret@db.example/lib") == "postgresql://me:***@db.example/lib"
+
+
+#: Tables only one engine has: SQLite's full-text index (FTS5 tables and their shadow
+#: tables), PostgreSQL's record of migrations and the workers' tables (host slots; the
+#: job queue's ``procrastinate_*`` and ``queue_schema``).
+_ENGINE_ONLY = re.compile(r"^(sqlite_|papers_fts|items_fts|papers_vocab|schema_migrations$"
+                          r"|host_slots$|queue_schema$|procrastinate_)")  # fmt: skip
+#: Columns PostgreSQL derives itself (the full text SQLite keeps in its FTS5 tables).
+_DERIVED = {("papers", "search"), ("items", "search")}
+#: Each engine's column types by what they hold.
+_KINDS = {
+    "integer": "integer", "bigint": "integer", "smallint": "integer",
+    "text": "text", "real": "real", "double precision": "real",
+    "blob": "vector", "user-defined": "vector",
+}  # fmt: skip
+
+
+def _sqlite_schema(path: Path) -> dict[str, dict[str, tuple[str, bool]]]:
+    with SQLiteStore(path) as store:
+        rows = store.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        tables = [r[0] for r in rows]
+        return {
+            table: {r[1]: (_KINDS[r[2].lower()], bool(r[3] or r[5])) for r in store.db.execute(
+                f"PRAGMA table_info({table})")}
+            for table in tables if not _ENGINE_ONLY.match(table)
+        }  # fmt: skip
+
+
+def _postgres_schema(url: str) -> dict[str, dict[str, tuple[str, bool]]]:
+    found: dict[str, dict[str, tuple[str, bool]]] = {}
+    with psycopg.connect(url, autocommit=True) as conn:
+        for table, column, kind, nullable in conn.execute(
+            "SELECT table_name, column_name, data_type, is_nullable FROM "
+            "information_schema.columns WHERE table_schema = 'public'"
+        ):
+            if not _ENGINE_ONLY.match(table) and (table, column) not in _DERIVED:
+                found.setdefault(table, {})[column] = (_KINDS[kind.lower()], nullable == "NO")
+    return found
+
+
+def test_both_engines_migrations_make_the_same_tables_and_columns(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """The PostgreSQL migrations repeat SQLite's by hand (another spelling of the same
+    types): every table, column, kind of value and NOT NULL must agree, so that a
+    library moves between the engines row for row (``lightnews db copy``)."""
+    sqlite_schema = _sqlite_schema(tmp_path / "l.db")
+    postgres_schema = _postgres_schema(pg_url)
+    assert sorted(sqlite_schema) == sorted(postgres_schema)
+    for table, columns in sqlite_schema.items():
+        assert columns == postgres_schema[table], table

@@ -169,7 +169,7 @@ def test_an_old_library_keeps_its_state_as_the_local_readers(tmp_path: object) -
 
     path = Path(str(tmp_path)) / "old.db"
     db = sqlite3.connect(path)
-    from lightnews.store.sqlite import read_migrations
+    from lightnews.store.common import read_migrations
 
     for number, _, script in read_migrations("migrations"):
         if number < 12:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lightnews.model import Item, Mention, Paper, Version
-from lightnews.store import Store
+from lightnews.store import CommonStore, Store
 
 T0, T1, T2 = "2025-01-01T00:00:00Z", "2025-02-01T00:00:00Z", "2025-03-01T00:00:00Z"
 
@@ -38,7 +38,7 @@ def test_only_a_changed_title_queues_the_paper(store: Store) -> None:
     assert store.retitled_papers(10) == []
 
 
-def test_replace_title_links_keeps_other_links(store: Store) -> None:
+def test_replace_title_links_keeps_other_links(store: CommonStore) -> None:
     _save(store, _paper("2501.00001", "Sparse Routing for Mixtures"),
           _paper("2501.00002", "Graph Kernels Revisited"),
           _paper("2501.00003", "A Study of Attention Sinks", 2))  # fmt: skip
@@ -57,7 +57,7 @@ def test_replace_title_links_keeps_other_links(store: Store) -> None:
     with store.transaction():
         store.save_items(row.id, [item], T1)
     (item_id, stored), = store.items_to_relink([
-        r[0] for r in store.db.execute("SELECT id FROM items")  # type: ignore[attr-defined]
+        r[0] for r in store.db.execute("SELECT id FROM items")
     ])  # fmt: skip
     assert (stored.kind, stored.title, stored.links) == ("article", "Notes", ["x"])
     assert {m.arxiv_id: m.method for m in stored.mentions} == {
@@ -76,14 +76,14 @@ def test_replace_title_links_keeps_other_links(store: Store) -> None:
         "2501.00001": "arxiv-url",
         "2501.00003": "exact-title",
     }  # the arXiv link stays
-    version = store.db.execute(  # type: ignore[attr-defined]
+    version = store.db.execute(
         "SELECT paper_version FROM mentions WHERE paper_id = ?", (_id(store, "2501.00003"),)
     ).fetchone()[0]
     assert version == 2  # the link names the version it was made against
 
 
-def _id(store: Store, arxiv_id: str) -> int:
-    row = store.db.execute(  # type: ignore[attr-defined]
+def _id(store: CommonStore, arxiv_id: str) -> int:
+    row = store.db.execute(
         "SELECT id FROM papers WHERE arxiv_id = ?", (arxiv_id,)
     ).fetchone()
     return int(row[0])

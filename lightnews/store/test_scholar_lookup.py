@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from lightnews.errors import Ambiguous, NotFound, UsageError
-from lightnews.store import LOCAL_READER, SQLiteStore
+from lightnews.store import LOCAL_READER, Store
 
 NOW = "2025-11-28T00:00:00Z"
 
 
 @pytest.fixture
-def people(store: SQLiteStore) -> dict[str, int]:
+def people(store: Store) -> dict[str, int]:
     found = {}
     for name, handle, orcid in (
         ("Mara Lindqvist", "maralindqvist.bsky.social", "0000-0002-1825-0097"),
@@ -51,18 +51,18 @@ def people(store: SQLiteStore) -> dict[str, int]:
     ],
 )
 def test_one_scholar_by_part_of_what_names_them(
-    store: SQLiteStore, people: dict[str, int], asked: str, who: str
+    store: Store, people: dict[str, int], asked: str, who: str
 ) -> None:
     assert store.find_scholar(asked) == people[who]
 
 
-def test_an_id_and_a_whole_name_win_over_parts(store: SQLiteStore, people: dict[str, int]) -> None:
+def test_an_id_and_a_whole_name_win_over_parts(store: Store, people: dict[str, int]) -> None:
     assert store.find_scholar(str(people["Mara Olsen"])) == people["Mara Olsen"]
     assert store.find_scholar("Mara Olsen") == people["Mara Olsen"]
 
 
 def test_several_matches_are_listed_followed_first(
-    store: SQLiteStore, people: dict[str, int]
+    store: Store, people: dict[str, int]
 ) -> None:
     with pytest.raises(Ambiguous) as caught:
         store.find_scholar("mara")
@@ -75,7 +75,7 @@ def test_several_matches_are_listed_followed_first(
     assert isinstance(caught.value, UsageError)  # exit status 2 on the command line
 
 
-def test_nobody(store: SQLiteStore, people: dict[str, int]) -> None:
+def test_nobody(store: Store, people: dict[str, int]) -> None:
     with pytest.raises(NotFound, match="no scholar matches 'Hinton'"):
         store.find_scholar("Hinton")
     with pytest.raises(UsageError, match="give a scholar"):

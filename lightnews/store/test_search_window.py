@@ -20,7 +20,7 @@ import pytest
 from conftest import new_pg_database
 from lightnews.bulk import import_snapshot
 from lightnews.model import QueryTerm
-from lightnews.store import Store
+from lightnews.store import CommonStore, Store
 from lightnews.store.views import PaperHit
 from lightnews.test_bulk import _record
 
@@ -48,9 +48,9 @@ def _fill(store: Store, folder: Path) -> None:
 
 @pytest.fixture
 def library(store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Store:
-    import lightnews.store.sqlite as sqlite
+    from lightnews.store import search_common
 
-    monkeypatch.setattr(sqlite, "SEARCH_WINDOW", WINDOW)
+    monkeypatch.setattr(search_common, "SEARCH_WINDOW", WINDOW)
     _fill(store, tmp_path)
     return store
 
@@ -60,25 +60,27 @@ def pg_library(
     pg_server: str, worker_id: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Any]:
     """The same papers in one PostgreSQL library for the whole module (filled once)."""
-    import lightnews.store.sqlite as sqlite
+    from lightnews.store import search_common
     from lightnews.store.postgres import PostgresStore
 
     url, drop = new_pg_database(pg_server, worker_id)
     with pytest.MonkeyPatch.context() as patch, PostgresStore(url, pool_size=2) as store:
-        patch.setattr(sqlite, "SEARCH_WINDOW", WINDOW)
+        patch.setattr(search_common, "SEARCH_WINDOW", WINDOW)
         _fill(store, tmp_path_factory.mktemp("window"))
         yield store
     drop()
 
 
-def _newest(store: Store, count: int) -> set[str]:
-    rows = store.db.execute(  # type: ignore[attr-defined]
+def _newest(store: CommonStore, count: int) -> set[str]:
+    rows = store.db.execute(
         "SELECT arxiv_id FROM papers ORDER BY id DESC LIMIT ?", (count,)
     ).fetchall()
     return {r[0] for r in rows}
 
 
-def test_a_common_word_is_ranked_among_the_newest_window_of_its_matches(library: Store) -> None:
+def test_a_common_word_is_ranked_among_the_newest_window_of_its_matches(
+    library: CommonStore,
+) -> None:
     found = library.search_papers([QueryTerm("alpha")], 500)
     assert len(found) == WINDOW  # every paper matches; only the window is ranked
     assert {h.arxiv_id for h in found} == _newest(library, WINDOW)
@@ -94,9 +96,9 @@ def test_a_common_word_is_ranked_among_the_newest_window_of_its_matches(library:
 def _plain_query(store: Any, terms: list[QueryTerm], limit: int, offset: int) -> list[PaperHit]:
     """The PostgreSQL query before the window by id ranges: every match read, the
     newest ``WINDOW`` kept, ranked."""
-    from lightnews.store.postgres import _RANK_WEIGHTS, _tsquery
+    from lightnews.store.pg_search import RANK_WEIGHTS, tsquery_sql
 
-    built = _tsquery(terms)
+    built = tsquery_sql(terms)
     assert built is not None
     tsquery, args = built
     rows = store.db.execute(
@@ -104,7 +106,7 @@ def _plain_query(store: Any, terms: list[QueryTerm], limit: int, offset: int) ->
         "SELECT p.id, p.arxiv_id, p.title, p.published, p.primary_category, p.search "
         f"FROM papers p, q WHERE p.search @@ q.q ORDER BY p.id DESC LIMIT {WINDOW}) "
         f"SELECT m.arxiv_id, m.title, m.published, m.primary_category, "
-        f"ts_rank('{_RANK_WEIGHTS}', m.search, q.q) AS score FROM m, q "
+        f"ts_rank('{RANK_WEIGHTS}', m.search, q.q) AS score FROM m, q "
         "ORDER BY score DESC, m.id DESC LIMIT ? OFFSET ?",
         (*args, limit, offset),
     )
@@ -135,11 +137,11 @@ def test_postgresql_answers_exactly_as_the_plain_query_did(
 
 
 def test_postgresql_answers_as_before_with_holes_in_the_ids(pg_url: str, tmp_path: Path) -> None:
-    import lightnews.store.sqlite as sqlite
+    from lightnews.store import search_common
     from lightnews.store.postgres import PostgresStore
 
     with pytest.MonkeyPatch.context() as patch, PostgresStore(pg_url, pool_size=2) as store:
-        patch.setattr(sqlite, "SEARCH_WINDOW", WINDOW)
+        patch.setattr(search_common, "SEARCH_WINDOW", WINDOW)
         _fill(store, tmp_path)
         store.db.execute(  # papers gone (merged, deleted): the ids have gaps at the newest end
             "DELETE FROM authorships WHERE paper_id > 300 AND mod(paper_id, 7) = 0"

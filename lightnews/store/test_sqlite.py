@@ -11,7 +11,7 @@ import pytest
 from lightnews.errors import NotFound, UsageError
 from lightnews.model import Author, Item, Mention, Paper, SourceState, Version
 from lightnews.search import parse_query, search_papers
-from lightnews.store import BACKEND_ERRORS, SQLiteStore
+from lightnews.store import BACKEND_ERRORS, CommonStore, SQLiteStore, Store
 
 NOW = "2025-11-30T12:00:00Z"
 
@@ -42,7 +42,7 @@ def test_fresh_database_is_migrated_and_in_wal(tmp_path: Path) -> None:
     again.close()
 
 
-def test_saving_twice_changes_nothing(store: SQLiteStore) -> None:
+def test_saving_twice_changes_nothing(store: CommonStore) -> None:
     first = store.save_papers([paper()], NOW)
     assert first.papers_new == 1
     before = store.db.execute("SELECT modified, content_hash FROM papers").fetchall()
@@ -53,7 +53,7 @@ def test_saving_twice_changes_nothing(store: SQLiteStore) -> None:
     assert store.counts()["authorships"] == 2
 
 
-def test_newer_version_wins_and_versions_merge(store: SQLiteStore) -> None:
+def test_newer_version_wins_and_versions_merge(store: Store) -> None:
     store.save_papers([paper(versions=[Version(1, "2025-10-02T17:59:48Z", "1mb")])], NOW)
     newer = paper(
         title="Sparse Ring Attention (v2)",
@@ -75,7 +75,7 @@ def test_newer_version_wins_and_versions_merge(store: SQLiteStore) -> None:
     assert shown.published == "2025-10-02T17:59:48Z"
 
 
-def test_a_record_with_nothing_new_changes_nothing(store: SQLiteStore) -> None:
+def test_a_record_with_nothing_new_changes_nothing(store: CommonStore) -> None:
     """Its hash differs from the stored one, so it is merged, and the merge keeps the row."""
     newer = paper(
         doi="10.1/x", updated="2025-11-01T00:00:00Z", versions=[Version(2, "2025-11-01T00:00:00Z")]
@@ -94,7 +94,7 @@ def test_a_record_with_nothing_new_changes_nothing(store: SQLiteStore) -> None:
         )
 
 
-def test_stub_from_mention_is_filled_in_later(store: SQLiteStore) -> None:
+def test_stub_from_mention_is_filled_in_later(store: Store) -> None:
     source, _ = store.add_source("feed", "https://blog.example/feed", now=NOW)
     item = Item(
         key="post-1",
@@ -113,7 +113,7 @@ def test_stub_from_mention_is_filled_in_later(store: SQLiteStore) -> None:
     assert filled.mentions[0].url is None and filled.mentions[0].kind == "article"
 
 
-def test_items_are_idempotent_and_updates_replace_mentions(store: SQLiteStore) -> None:
+def test_items_are_idempotent_and_updates_replace_mentions(store: CommonStore) -> None:
     source, created = store.add_source("feed", "https://blog.example/feed", now=NOW)
     assert created and not store.add_source("feed", "https://blog.example/feed", now=NOW)[1]
     item = Item(
@@ -133,7 +133,7 @@ def test_items_are_idempotent_and_updates_replace_mentions(store: SQLiteStore) -
     assert [r[0] for r in rows] == ["2401.00001"]
 
 
-def test_search_weights_titles_and_survives_any_query(store: SQLiteStore) -> None:
+def test_search_weights_titles_and_survives_any_query(store: Store) -> None:
     store.save_papers(
         [
             paper("2510.00001", title="Diffusion models for text", abstract="About attention."),
@@ -157,7 +157,7 @@ def test_search_weights_titles_and_survives_any_query(store: SQLiteStore) -> Non
     assert store.search_papers(parse_query("-only -excluded"), 10) == []
 
 
-def test_remove_source_keeps_papers(store: SQLiteStore) -> None:
+def test_remove_source_keeps_papers(store: Store) -> None:
     source, _ = store.add_source("arxiv-api", "cat:cs.LG", now=NOW)
     store.save_items(source.id, [Item(key="2510.02375", kind="paper", paper_id="2510.02375")], NOW)
     store.save_papers([paper()], NOW)
@@ -167,7 +167,7 @@ def test_remove_source_keeps_papers(store: SQLiteStore) -> None:
         store.get_source(source.id)
 
 
-def test_source_health_and_state(store: SQLiteStore) -> None:
+def test_source_health_and_state(store: Store) -> None:
     source, _ = store.add_source("feed", "https://x.example/feed", now=NOW)
     store.save_state(
         source.id,
@@ -187,14 +187,14 @@ def test_source_health_and_state(store: SQLiteStore) -> None:
     assert (row.error_count, row.last_error, row.last_success) == (0, None, NOW)
 
 
-def test_get_paper_errors(store: SQLiteStore) -> None:
+def test_get_paper_errors(store: Store) -> None:
     with pytest.raises(UsageError):
         store.get_paper("not an id")
     with pytest.raises(NotFound):
         store.get_paper("2510.99999")
 
 
-def test_failed_write_rolls_back(store: SQLiteStore) -> None:
+def test_failed_write_rolls_back(store: CommonStore) -> None:
     store.save_papers([paper()], NOW)
     with pytest.raises(BACKEND_ERRORS), store.transaction():
         store.db.execute("DELETE FROM papers")
@@ -203,29 +203,29 @@ def test_failed_write_rolls_back(store: SQLiteStore) -> None:
 
 
 def test_very_common_queries_rank_the_newest_window(
-    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+    store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import lightnews.store.sqlite as backend
+    from lightnews.store import search_common
 
     store.save_papers(
         [paper(f"2510.0000{n}", title=f"Model number {n}", abstract="x") for n in range(1, 6)]
         + [paper("2510.00009", title="Rare gem", abstract="model")],
         NOW,
     )
-    monkeypatch.setattr(backend, "SEARCH_WINDOW", 3)
+    monkeypatch.setattr(search_common, "SEARCH_WINDOW", 3)
     common = [h.arxiv_id for h in search_papers(store, "model", limit=10)]
     assert len(common) == 3 and "2510.00001" not in common  # the oldest fall outside
     assert [h.arxiv_id for h in search_papers(store, "rare")] == ["2510.00009"]
 
 
-def test_stopwords_are_left_out_of_queries_with_other_words(store: SQLiteStore) -> None:
+def test_stopwords_are_left_out_of_queries_with_other_words(store: Store) -> None:
     store.save_papers([paper("2510.00001", title="Chain of thought for images", abstract="x")], NOW)
     assert [h.arxiv_id for h in search_papers(store, "chain of thought for")] == ["2510.00001"]
     assert [h.arxiv_id for h in search_papers(store, "of")] == ["2510.00001"]  # alone, kept
     assert search_papers(store, '"thought of chain"') == []  # phrases keep every word
 
 
-def test_hyphenated_compounds_are_their_words(store: SQLiteStore) -> None:
+def test_hyphenated_compounds_are_their_words(store: Store) -> None:
     store.save_papers(
         [
             paper(
@@ -242,7 +242,7 @@ def test_hyphenated_compounds_are_their_words(store: SQLiteStore) -> None:
     assert [h.arxiv_id for h in search_papers(store, "Chain-of-Thought")] == ["2510.00001"]
 
 
-def test_search_filters(store: SQLiteStore) -> None:
+def test_search_filters(store: Store) -> None:
     from lightnews.model import SearchFilters
 
     store.save_papers(
@@ -310,7 +310,7 @@ def test_a_library_embedded_before_the_default_changed_keeps_its_encoder(tmp_pat
         assert "semantic" not in store.saved_settings()
 
 
-def test_card_papers_are_what_the_paper_page_shows(store: SQLiteStore) -> None:
+def test_card_papers_are_what_the_paper_page_shows(store: CommonStore) -> None:
     """One batched read gives each card what ``get_paper`` gives, for many papers at once."""
     store.save_papers([
         paper("2510.00001", abstract="Code at https://github.com/lab/ring and "
@@ -355,7 +355,7 @@ def test_code_links_are_read_from_abstracts_and_comments_whatever_the_case() -> 
     """The quick look for a repository host before the full search misses none: in the
     abstract or the comments, in capitals, after non-ASCII text; "digit" finds none."""
     from lightnews.store.merge import PAPER_COLUMNS
-    from lightnews.store.sqlite import text_code_links
+    from lightnews.store.writes import text_code_links
 
     def values(arxiv_id: str, abstract: str, comments: str | None) -> list[Any]:
         row: list[Any] = [None] * len(PAPER_COLUMNS)

@@ -10,22 +10,15 @@ own: the index is derived data, like the vector index.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 
-from lightnews.store.dialect import Dialect
+from lightnews.store.connection import Queries
 
 __all__ = ["TextQueries"]
 
 
-class TextQueries:
+class TextQueries(Queries):
     """Titles and abstracts by row id, and the marks that tell what is new."""
-
-    sql: Dialect
-
-    @property
-    def db(self) -> sqlite3.Connection:  # pragma: no cover - provided (one per thread)
-        raise NotImplementedError
 
     def paper_texts_after(self, after: int, limit: int) -> list[tuple[int, str, str]]:
         """``(paper id, title, abstract)`` of titled papers with a row id above ``after``."""

@@ -8,49 +8,20 @@ store does not need numpy.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
-from lightnews.model import QueryTerm, SearchFilters
-from lightnews.store.dialect import Dialect
-from lightnews.store.fts import quoted
-from lightnews.store.views import PaperHit
+from lightnews.store.connection import Queries
 
 __all__ = ["VectorQueries"]
 
 
-class VectorQueries:
-    """Which papers need vectors, saving them, and reading them back in order."""
+class VectorQueries(Queries):
+    """Which papers need vectors, saving them, and reading them back in order.
 
-    sql: Dialect
-    #: Whether the database finds nearest vectors itself (:meth:`nearest_vectors`);
-    #: SQLite does not: a FAISS index beside the file does (``lightnews.embed.index``).
-    vectors_indexed = False
-
-    @property
-    def db(self) -> sqlite3.Connection:  # pragma: no cover - provided (one per thread)
-        raise NotImplementedError
-
-    def transaction(self) -> AbstractContextManager[None]:  # pragma: no cover - provided
-        raise NotImplementedError
-
-    @staticmethod
-    def _search_filters(filters: SearchFilters | None) -> tuple[str, list[Any]]:  # pragma: no cover
-        raise NotImplementedError
-
-    def ensure_vector_index(self, model: str, dim: int, memory_mb: int | None = None) -> bool:
-        """Nothing to build in the database here (the FAISS index beside the file is
-        ``lightnews.embed.index``'s); see ``PostgresStore.ensure_vector_index``."""
-        return False
-
-    @contextmanager
-    def vectors_in_bulk(
-        self, model: str, dim: int, expected: int, memory_mb: int | None = None
-    ) -> Iterator[None]:
-        """Nothing to set aside here; see ``PostgresStore.vectors_in_bulk``."""
-        yield
+    Finding the nearest vectors is each backend's own (``nearest_vectors``:
+    pgvector's index in PostgreSQL, a FAISS index beside an SQLite file).
+    """
 
     def unembedded_papers(self, limit: int) -> list[tuple[int, str, str]]:
         """``(paper id, title, abstract)`` of queued papers (new or changed), in id order."""
@@ -229,53 +200,3 @@ class VectorQueries:
         with self.transaction():
             cursor = self.db.execute("DELETE FROM paper_vectors WHERE model != ?", (keep_model,))
         return cursor.rowcount
-
-    def papers_by_rowids(
-        self,
-        paper_ids: Sequence[int],
-        filters: SearchFilters | None = None,
-        excluded: Sequence[QueryTerm] = (),
-    ) -> dict[int, PaperHit]:
-        """Search hits of these papers that pass ``filters``, by paper id.
-
-        Papers with any of the ``excluded`` terms are left out (a query's
-        ``-word`` applied to hits found by meaning).
-        """
-        where, args = self._search_filters(filters)
-        sql = (
-            "SELECT p.id, p.arxiv_id, p.title, p.published, p.primary_category FROM papers p "
-            f"WHERE {self.sql.in_list('p.id')} {where}"
-        )
-        params: list[Any] = [self.sql.list_param(int(i) for i in paper_ids), *args]
-        if excluded:
-            sql += "AND p.id NOT IN (SELECT rowid FROM papers_fts WHERE papers_fts MATCH ?)"
-            params.append(" OR ".join(quoted(term) for term in excluded))
-        return {
-            int(r[0]): PaperHit(r[1], r[2], r[3], r[4]) for r in self.db.execute(sql, params)
-        }
-
-    def nearest_vectors(
-        self,
-        model: str,
-        vector: bytes,
-        k: int,
-        *,
-        filters: SearchFilters | None = None,
-        excluded: Sequence[QueryTerm] = (),
-        among: Sequence[int] | None = None,
-    ) -> list[tuple[int, float]]:
-        """The ``k`` papers nearest ``vector`` as ``(paper id, cosine)``, nearest first.
-
-        Only for a backend whose :attr:`vectors_indexed` is true.
-        """
-        raise NotImplementedError("this backend keeps its vector index beside the database")
-
-    def filtered_paper_ids(self, filters: SearchFilters, cap: int) -> list[int] | None:
-        """Ids of the papers ``filters`` allow, or None when more than ``cap`` do."""
-        where, args = self._search_filters(filters)
-        rows = self.db.execute(
-            f"SELECT p.id FROM papers p WHERE TRUE {where}LIMIT ?", (*args, cap + 1)
-        ).fetchall()
-        if len(rows) > cap:
-            return None
-        return [int(r[0]) for r in rows]

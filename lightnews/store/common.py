@@ -1,0 +1,90 @@
+"""Store: the part of every backend that is written once, and what is left to each.
+
+:class:`CommonStore` is the whole :class:`~lightnews.store.base.Store` but
+for what truly differs between the engines. It gathers the modules of
+shared queries (each a class of :class:`~lightnews.store.connection.Queries`,
+written against the small connection protocol there and the
+:class:`~lightnews.store.dialect.Dialect`), and leaves abstract what each
+backend provides:
+
+- its connections, transactions and locks, migrations and time budgets
+  (:class:`~lightnews.store.sqlite.SQLiteStore`, one file and one writer;
+  :class:`~lightnews.store.postgres.PostgresStore`, a pool and a server);
+- full-text search (:mod:`~lightnews.store.sqlite_search` on FTS5,
+  :mod:`~lightnews.store.pg_search` on ``tsvector``);
+- inserting new papers in bulk, and vectors' nearest neighbours (FAISS beside
+  an SQLite file; pgvector's index in PostgreSQL, :mod:`~lightnews.store.pg_vectors`).
+
+The two backends are siblings under it. Code that must read the database
+itself (a test, a benchmark) is typed against :class:`CommonStore`; every
+other caller against the :class:`~lightnews.store.base.Store` protocol.
+"""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+from pathlib import Path
+from typing import Self
+
+from lightnews.store.base import Store
+from lightnews.store.digests import DigestQueries
+from lightnews.store.feedback import FeedbackQueries
+from lightnews.store.library import LibraryQueries
+from lightnews.store.network import NetworkQueries, WatchQueries
+from lightnews.store.readers import ReaderQueries
+from lightnews.store.reads import ReadQueries
+from lightnews.store.relink import RelinkQueries
+from lightnews.store.scholars import ScholarQueries
+from lightnews.store.search_common import SearchQueries
+from lightnews.store.suggest import SuggestQueries
+from lightnews.store.texts import TextQueries
+from lightnews.store.vectors import VectorQueries
+from lightnews.store.writes import WriteQueries
+
+__all__ = ["WRITE_WAIT", "CommonStore", "read_migrations"]
+
+#: Seconds a write waits for another writer before giving up (:class:`Busy`). Bulk
+#: imports commit every few seconds (``lightnews.bulk``), refreshes page by page.
+WRITE_WAIT = 30.0
+
+
+def read_migrations(folder: str) -> list[tuple[int, str, str]]:
+    """The migrations ``NNNN_name.sql`` in this package's ``folder``: (number, name, script)."""
+    found = []
+    for entry in (resources.files("lightnews.store") / folder).iterdir():
+        match = re.match(r"(\d{4})_(\w+)\.sql$", entry.name)
+        if match:
+            found.append((int(match[1]), match[2], entry.read_text(encoding="utf-8")))
+    return sorted(found)
+
+
+class CommonStore(
+    LibraryQueries,
+    WriteQueries,
+    ReadQueries,
+    SearchQueries,
+    ScholarQueries,
+    ReaderQueries,
+    VectorQueries,
+    RelinkQueries,
+    TextQueries,
+    NetworkQueries,
+    WatchQueries,
+    DigestQueries,
+    SuggestQueries,
+    FeedbackQueries,
+    Store,
+):
+    """Every query both backends share; a backend adds its connections, search and vectors."""
+
+    path: Path
+    write_wait: float
+    connection_wait: float
+    vectors_indexed: bool
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
