@@ -14,9 +14,9 @@ from __future__ import annotations
 import orjson
 from click.testing import CliRunner
 
+from lightnews.ingest.follow import follow_scholar
 from lightnews.link.attribution import attribute_scholar
 from lightnews.model import Account, Author, Paper
-from lightnews.pipeline import follow_scholar
 from lightnews.rank.suggest import Suggestion, SuggestionReason, follow_suggestions
 from lightnews.sources.jetstream import SERVICE
 from lightnews.store import Store

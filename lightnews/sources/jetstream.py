@@ -30,7 +30,7 @@ decoding every event and testing only the post's own fields
 events per second of a bare ``json.loads``).
 
 Sans-IO like every source: :class:`NetworkFilter` takes bytes and returns
-:class:`Heard` objects; the listener (:mod:`lightnews.listen`) does the
+:class:`Heard` objects; the listener (:mod:`lightnews.ingest.listen`) does the
 websocket and the store. Nothing here raises on bad input: an event that is
 not JSON, not an object, or lacks its fields is counted as malformed; a kind
 this module does not know is counted as unknown.

@@ -701,7 +701,7 @@ class WatchQueries(_Base):
     def undigested_events(self, reader: str, limit: int = 200) -> list[WatchEvent]:
         """Events of papers ``reader`` watches, recorded since they began watching, that no
         digest of theirs has told yet (those known when the watch began are marked told
-        then: see ``lightnews.watch.start_watching``); oldest first."""
+        then: see ``lightnews.deliver.watch.start_watching``); oldest first."""
         rows = self.db.execute(
             "SELECT e.key, e.arxiv_id, e.kind, e.summary, e.url, e.happened FROM watch_events e "
             "JOIN watches w ON w.arxiv_id = e.arxiv_id AND w.reader = ? "

@@ -116,7 +116,7 @@ ITEM_UNIT = (
     "ELSE COALESCE(i.url, i.key) END"
 )
 #: Seconds a write waits for another writer before giving up (:class:`Busy`). Bulk
-#: imports commit every few seconds (``lightnews.bulk``), refreshes page by page.
+#: imports commit every few seconds (``lightnews.ingest.bulk``), refreshes page by page.
 WRITE_WAIT = 30.0
 #: How often a waiting writer tries again, at most (seconds): shorter than the pause a
 #: long writer makes after committing (``_YIELD_PAUSE``), so the waiter gets its turn.
