@@ -21,6 +21,7 @@ from lightnews.model import (
     Batch,
 )
 from lightnews.settings import Settings
+from lightnews.sources import network
 from lightnews.store import SourceRow, Store
 from lightnews.store.readers import LOCAL_READER, ReaderId
 
@@ -117,13 +118,14 @@ def _pack_reader(store: Store, row: SourceRow) -> ReaderId:
 
 def _classify_accounts(store: Store, account_ids: set[str]) -> None:
     """Mark accounts that only post or repost arXiv listings (see :mod:`lightnews.link.bots`)."""
+    service = network().service
     for account_id in sorted(account_ids):
-        account = store.get_account("bluesky", account_id)
+        account = store.get_account(service, account_id)
         if account is None:
             continue
         reason = bot_reason(account, store.account_items([account_id], limit=50))
         if bool(reason) != account.bot or reason != account.bot_reason:
-            store.mark_bot("bluesky", account_id, reason)
+            store.mark_bot(service, account_id, reason)
 
 
 def reattribute(store: Store, reports: list[RunReport]) -> None:

@@ -46,11 +46,11 @@ from urllib.parse import urlencode
 import orjson
 
 from lightnews.errors import ParseError
-from lightnews.link.identifiers import find_arxiv_mentions, find_dois, find_openreview_ids
-from lightnews.model import Item
+from lightnews.model import Item, NetworkMention, NetworkPost
+from lightnews.normalize.identifiers import find_arxiv_mentions, find_dois, find_openreview_ids
 from lightnews.normalize.text import iso_utc
-from lightnews.sources.bluesky import match_texts, post_item
-from lightnews.store.network import NetworkMention, NetworkPost
+from lightnews.sources.bluesky_parse import match_texts, post_item
+from lightnews.sources.bluesky_protocol import SERVICE
 
 __all__ = [
     "COLLECTIONS",
@@ -66,8 +66,6 @@ __all__ = [
     "subscribe_url",
 ]
 
-#: Whose network Jetstream is: the service of the accounts heard.
-SERVICE = "bluesky"
 POST = "app.bsky.feed.post"
 REPOST = "app.bsky.feed.repost"
 FOLLOW = "app.bsky.graph.follow"

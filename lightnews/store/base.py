@@ -18,12 +18,12 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol
 
-from lightnews.link.titles import TitleCandidate
 from lightnews.model import (
     Account,
     Batch,
     Item,
     Mention,
+    NetworkPost,
     Paper,
     QueryTerm,
     SearchFilters,
@@ -37,7 +37,6 @@ from lightnews.store.network import (
     Delivery,
     LinkCard,
     ListenCursor,
-    NetworkPost,
     PushTarget,
     Spoken,
     WatchEvent,
@@ -74,6 +73,7 @@ from lightnews.store.views import (
     ScholarView,
     SourceRef,
     SourceRow,
+    TitleCandidate,
 )
 
 __all__ = ["Store"]

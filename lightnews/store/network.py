@@ -27,6 +27,7 @@ from typing import Any
 
 import orjson
 
+from lightnews.model import NetworkPost
 from lightnews.normalize.arxiv_ids import parse_arxiv_id
 from lightnews.store.dialect import Dialect
 
@@ -35,8 +36,6 @@ __all__ = [
     "Delivery",
     "LinkCard",
     "ListenCursor",
-    "NetworkMention",
-    "NetworkPost",
     "NetworkQueries",
     "PushTarget",
     "Spoken",
@@ -62,31 +61,6 @@ def _spoken(r: Any) -> Spoken:
     return Spoken(r[0], r[1], r[2], r[3], r[4], int(r[5]), r[6],
                   None if r[7] is None else int(r[7]), bool(r[8]), r[9], r[10])  # fmt: skip
 
-
-
-@dataclass(frozen=True, slots=True)
-class NetworkMention:
-    """A paper a network post names: an arXiv id, ``doi:…`` or ``openreview:…``."""
-
-    paper: str
-    method: str
-    confidence: float
-    evidence: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class NetworkPost:
-    """A post (or a repost, or a quote) heard on the network that names a paper."""
-
-    uri: str
-    did: str
-    kind: str
-    time_us: int
-    mentions: tuple[NetworkMention, ...]
-    subject: str | None = None
-    text: str = ""
-    created_at: str | None = None
-    payload: str = ""
 
 
 @dataclass(frozen=True, slots=True)

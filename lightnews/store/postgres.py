@@ -29,12 +29,11 @@ from urllib.parse import urlsplit
 import platformdirs
 
 from lightnews.errors import Busy, TooExpensive, Unavailable, UsageError
-from lightnews.link.titles import TitleCandidate
 from lightnews.model import QueryTerm, SearchFilters
 from lightnews.store.dialect import POSTGRES, Dialect
 from lightnews.store.merge import PAPER_COLUMNS, PreparedPaper
 from lightnews.store.sqlite import WRITE_WAIT, SQLiteStore, read_migrations, unavailable
-from lightnews.store.views import ItemMatch, PaperHit, SaveResult
+from lightnews.store.views import ItemMatch, PaperHit, SaveResult, TitleCandidate
 
 if TYPE_CHECKING:
     from lightnews.store.pg_bulk import ParallelInserts

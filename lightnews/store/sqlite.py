@@ -38,8 +38,6 @@ from typing import Any
 import orjson
 
 from lightnews.errors import Busy, NotFound, TooExpensive, Unavailable, UsageError
-from lightnews.link.identifiers import find_code_in_text
-from lightnews.link.titles import TitleCandidate
 from lightnews.model import (
     Batch,
     Item,
@@ -51,6 +49,7 @@ from lightnews.model import (
     read_extra,
 )
 from lightnews.normalize.arxiv_ids import parse_arxiv_id
+from lightnews.normalize.identifiers import find_code_in_text
 from lightnews.store.dialect import SQLITE, Dialect
 from lightnews.store.digests import DigestQueries
 from lightnews.store.downgrade import item_kept_reason
@@ -91,6 +90,7 @@ from lightnews.store.views import (
     SaidItem,
     SaveResult,
     SourceRow,
+    TitleCandidate,
     VersionView,
 )
 
