@@ -22,9 +22,7 @@ from datetime import datetime
 from lightnews.errors import FetchError, LightnewsError, ParseError, Unavailable
 from lightnews.ingest.page import store_page
 from lightnews.ingest.report import RunReport, failed, succeeded
-from lightnews.model import (
-    Request,
-)
+from lightnews.model import Request
 from lightnews.normalize.times import iso, utc_now
 from lightnews.settings import Settings
 from lightnews.sources import Source, get_source_class

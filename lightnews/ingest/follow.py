@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from lightnews.errors import UsageError
 from lightnews.link.attribution import attribute_scholar, parse_name
-from lightnews.model import (
-    Account,
-)
+from lightnews.model import Account
 from lightnews.store import Store
 from lightnews.store.readers import ReaderId
 

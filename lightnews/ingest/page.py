@@ -17,9 +17,7 @@ from lightnews.ingest.report import RunReport
 from lightnews.link import link_titles
 from lightnews.link.attribution import attribute_new
 from lightnews.link.bots import bot_reason
-from lightnews.model import (
-    Batch,
-)
+from lightnews.model import Batch
 from lightnews.settings import Settings
 from lightnews.sources import network
 from lightnews.store import SourceRow, Store

@@ -12,9 +12,7 @@ from dataclasses import dataclass
 
 from lightnews.errors import UsageError
 from lightnews.link import link_titles
-from lightnews.model import (
-    QueryTerm,
-)
+from lightnews.model import QueryTerm
 from lightnews.store import Store
 from lightnews.store.relink import RELINKED_METHODS
 

@@ -14,9 +14,7 @@ from pathlib import Path
 from lightnews.errors import LightnewsError, Unavailable
 from lightnews.ingest.page import reattribute, store_page
 from lightnews.ingest.report import RunReport, failed, succeeded
-from lightnews.model import (
-    SourceState,
-)
+from lightnews.model import SourceState
 from lightnews.normalize.times import iso, utc_now
 from lightnews.settings import Settings
 from lightnews.sources import get_source_class

@@ -12,9 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from lightnews.model import (
-    Item,
-)
+from lightnews.model import Item
 from lightnews.normalize.times import iso
 from lightnews.settings import Settings
 from lightnews.store import SaveResult, SourceRow, Store

@@ -30,9 +30,7 @@ from urllib.parse import parse_qsl, quote, urlsplit
 import orjson
 
 from lightnews.errors import ParseError, UsageError
-from lightnews.model import (
-    Item,
-)
+from lightnews.model import Item
 from lightnews.normalize.text import clean_text, sanitize_html
 from lightnews.normalize.urls import safe_url
 from lightnews.sources import Network, SourceTraits, jsonsafe
