@@ -4,9 +4,9 @@ A source is one module with one class implementing :class:`Source`. It never
 does I/O itself: it says which :class:`~lightnews.model.Request` it wants
 next (``first_request``, then ``Batch.next`` from each parse), and turns the
 bytes the shared HTTP client fetched into a :class:`~lightnews.model.Batch`
-(the pipeline calls :meth:`Source.read`: ``parse`` and the size caps).
+(ingestion calls :meth:`Source.read`: ``parse`` and the size caps).
 That keeps every parser testable from a saved file (``lightnews ingest
---from-file``) and lets the pipeline save state after every page.
+--from-file``) and lets ingestion save state after every page.
 
 Built-in sources register through the ``lightnews.sources`` entry-point group,
 exactly as a third-party plugin would::
@@ -167,7 +167,7 @@ class Source(ABC):
         """Turn one response body into a batch. Raises ParseError on unreadable input."""
 
     def read(self, body: bytes, state: SourceState, *, url: str | None = None) -> Batch:
-        """:meth:`parse`, then every field cut to its size cap (what the pipeline stores).
+        """:meth:`parse`, then every field cut to its size cap (what ingestion stores).
 
         The cuts are recorded in ``Batch.problems`` with the item they cut
         (:mod:`lightnews.normalize.limits`); every source, built in or
