@@ -160,7 +160,9 @@ def stems(text: str) -> list[str]:
 
 
 _PHRASES: dict[str, list[tuple[tuple[str, ...], str]]] = {}
-
+for _abbr, _phrase in sorted(ABBREVIATIONS.items(), key=lambda kv: -len(kv[1].split())):
+    _words = tuple(stem_word(w) for w in _phrase.split())
+    _PHRASES.setdefault(_words[0], []).append((_words, stem_word(_abbr)))
 EXPANSIONS = {stem_word(a): p.split() for a, p in ABBREVIATIONS.items()}
 
 
