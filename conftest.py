@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent
 SHARED = ROOT.parent / "shared" / "fixtures"
 DATA = ROOT / "tests" / "data"
 # Commands run in-process (click's runner) would lower the test process's own priority
-# (lightnews.priority); lightnews/test_priority.py checks that in processes of its own.
+# (lightnews.ingest.priority); ingest/test_priority.py checks that in processes of its own.
 os.environ.setdefault("LIGHTNEWS_BACKGROUND_NICE", "0")
 DEMO = ROOT / "lightnews" / "demo" / "snapshot"
 

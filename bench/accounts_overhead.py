@@ -28,11 +28,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from starlette.testclient import TestClient
 
-from lightnews.accounts import hash_password, verify_password
 from lightnews.demo import build_demo
 from lightnews.serve.web import create_app
 from lightnews.settings import Settings
 from lightnews.store import open_store
+from lightnews.store.secrets import hash_password, verify_password
 
 PAGES = ["/static/site.css", "/", "/api/feed", "/paper/2511.18342", "/sources",
          "/scholar/maralindqvist.bsky.social"]  # fmt: skip

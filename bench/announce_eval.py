@@ -64,7 +64,8 @@ from lightnews.link.announcements import (
     post_words,
 )
 from lightnews.link.calibration import ANNOUNCEMENT_FEATURES, WEIGHTS, WORDS_FEATURES
-from lightnews.link.titles import TitleCandidate, stems, title_weights
+from lightnews.link.title_words import stems, title_weights
+from lightnews.store.views import TitleCandidate
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "fixtures"

@@ -1,7 +1,7 @@
 """Benchmark: what attributing a snapshot import's papers costs, against the old full pass.
 
 A snapshot import attributes the papers it added or changed to the scholars
-followed under their authors' surnames (``lightnews.bulk``). This script
+followed under their authors' surnames (``lightnews.ingest.bulk``). This script
 generates (or reuses) a realistic snapshot (``bench/make_snapshot.py``: real
 author names from ``../shared/fixtures``), follows ``--scholars`` of its
 authors (the commonest surnames first: the worst case, many candidates each),
@@ -34,9 +34,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from make_snapshot import fixtures_missing, generate  # noqa: E402
 
-from lightnews.bulk import import_snapshot  # noqa: E402
+from lightnews.ingest.bulk import import_snapshot  # noqa: E402
+from lightnews.ingest.follow import follow_scholar  # noqa: E402
 from lightnews.link import attribution  # noqa: E402
-from lightnews.pipeline import follow_scholar  # noqa: E402
 from lightnews.store import LOCAL_READER, SQLiteStore  # noqa: E402
 
 OUT = ROOT / "bench" / "out"

@@ -42,13 +42,13 @@ sys.path.insert(0, str(ROOT / "bench"))
 import httpx  # noqa: E402
 from _loopback import server  # noqa: E402
 
-from lightnews.accounts import digest, hash_password, new_token  # noqa: E402
 from lightnews.link.attribution import attribute_scholar  # noqa: E402
 from lightnews.model import Author, Paper  # noqa: E402
 from lightnews.normalize.times import iso  # noqa: E402
 from lightnews.rank import CandidateWindows, rank_stories  # noqa: E402
 from lightnews.settings import Settings  # noqa: E402
 from lightnews.store import ReaderId, Store, open_store  # noqa: E402
+from lightnews.store.secrets import digest, hash_password, new_token  # noqa: E402
 
 START = datetime(2024, 1, 1, tzinfo=UTC)
 SYLLABLES = ("ka", "lo", "mi", "ne", "su", "ta", "ri", "vo", "de", "pa", "gu", "fe", "zo", "bi",

@@ -43,13 +43,8 @@ from _linking_data import (
 
 from lightnews.link import item_references
 from lightnews.link.calibration import REFERENCE_FEATURES, TITLE_FEATURES, WEIGHTS
-from lightnews.link.titles import (
-    Reference,
-    ScoredMatch,
-    score_reference,
-    score_titles,
-    title_weights,
-)
+from lightnews.link.title_words import title_weights
+from lightnews.link.titles import Reference, ScoredMatch, score_reference, score_titles
 from lightnews.model import Paper
 from lightnews.store import SQLiteStore
 

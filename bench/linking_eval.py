@@ -149,7 +149,7 @@ def judged(
     """Every candidate the model judged, with whether it was right (for calibration)."""
     from fit_linker import candidates
 
-    from lightnews.link.titles import title_weights
+    from lightnews.link.title_words import title_weights
 
     weight = title_weights(store)
     pairs = []

@@ -94,7 +94,7 @@ def _phase(name: str, path: Path) -> dict[str, object]:
         extra["filter_vs_orjson"] = round(spent["orjson"] / spent["filter"], 3)
         extra.update(found.counts.to_json())
     else:
-        from lightnews.listen import replay_file
+        from lightnews.ingest.listen import replay_file
         from lightnews.settings import Settings
         from lightnews.store import SQLiteStore
 

@@ -7,8 +7,8 @@ script copies such a database and adds, through the store's real write path,
 about 100,000 stories' worth of social content:
 
 * followed scholars: their Bluesky account is followed with
-  ``pipeline.follow_account`` and, for most, their arXiv name with
-  ``pipeline.follow_scholar`` (which attributes their papers); each has a
+  ``lightnews.ingest.follow.follow_account`` and, for most, their arXiv name with
+  ``follow_scholar`` (which attributes their papers); each has a
   Bluesky source holding their author feed: posts, numbered self-threads,
   replies to other people, reposts and the pinned thread, with counts;
 * unfollowed accounts (a few of them listing bots) read through a replayed
@@ -55,9 +55,9 @@ import orjson
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from lightnews.ingest.follow import follow_account, follow_scholar  # noqa: E402
 from lightnews.link.bots import bot_reason  # noqa: E402
 from lightnews.model import SourceState  # noqa: E402
-from lightnews.pipeline import follow_account, follow_scholar  # noqa: E402
 from lightnews.settings import Settings  # noqa: E402
 from lightnews.sources.bluesky import BlueskySource, account_from_profile  # noqa: E402
 from lightnews.sources.feeds import FeedSource  # noqa: E402

@@ -195,7 +195,7 @@ def writer(where: str, ids: list[int], every: float, stop: threading.Event) -> I
     env = env_for(ROOT, **ENV)
     log = (OUT / "pages_under_load-writer.log").open("ab")
     if where.startswith("postgresql://"):
-        from lightnews.worker import queue_refresh
+        from lightnews.worker.queue import queue_refresh
 
         proc = subprocess.Popen([*command, "worker"], stdout=log, stderr=subprocess.STDOUT,
                                 env=env, cwd=ROOT, start_new_session=True)  # fmt: skip

@@ -156,7 +156,7 @@ def run_workers(
     """Start ``count`` workers, queue every source: seconds until all succeeded, their CPU s."""
     import psycopg
 
-    from lightnews.worker import queue_refresh
+    from lightnews.worker.queue import queue_refresh
 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     procs = []

@@ -52,10 +52,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from lightnews.bulk import import_snapshot  # noqa: E402
 from lightnews.embed import embed_papers, forget_cached  # noqa: E402
 from lightnews.embed import lexical as lexical_module  # noqa: E402
 from lightnews.embed.index import from_blob  # noqa: E402
+from lightnews.ingest.bulk import import_snapshot  # noqa: E402
 from lightnews.search import related_papers  # noqa: E402
 from lightnews.search.fusion import fuse  # noqa: E402
 from lightnews.search.related import MEANING_SHARE, fuse_scores  # noqa: E402

@@ -109,7 +109,7 @@ def _answers(hit: object, pieces: list[str]) -> bool:
 
 
 def quality(db: Path) -> dict[str, object]:
-    from lightnews.pipeline import ingest_bytes
+    from lightnews.ingest.replay import ingest_bytes
     from lightnews.search import search_papers
     from lightnews.settings import Settings
     from lightnews.store import open_store

@@ -11,7 +11,7 @@ measures, each in a fresh process:
   ratio to it (the machine is shared and noisy: ratios travel, seconds don't);
 * ``parse``: turn every line into :class:`~lightnews.model.Paper` objects
   without storing them (``iter_snapshot``);
-* ``import``: :func:`lightnews.bulk.import_snapshot` into a fresh SQLite file;
+* ``import``: :func:`lightnews.ingest.bulk.import_snapshot` into a fresh SQLite file;
 * ``reimport``: the same file again into the same database (nothing changes:
   the idempotent path);
 * with ``--postgres``, ``pg import`` and ``pg reimport``: the same two into a
@@ -109,7 +109,7 @@ def phase_import(
     path: Path, db: str, workers: int | None, transaction_size: int | None,
     connections: int | None = None,
 ) -> dict[str, Any]:  # fmt: skip
-    from lightnews.bulk import import_snapshot
+    from lightnews.ingest.bulk import import_snapshot
     from lightnews.store import open_store
 
     store = open_store(db)

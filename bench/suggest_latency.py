@@ -27,11 +27,12 @@ import time
 from pathlib import Path
 
 from lightnews.demo import build_demo
+from lightnews.model import NetworkMention, NetworkPost
 from lightnews.rank.suggest import follow_suggestions
 from lightnews.settings import Settings
 from lightnews.sources.jetstream import SERVICE
 from lightnews.store import SQLiteStore
-from lightnews.store.network import ListenCursor, NetworkMention, NetworkPost
+from lightnews.store.network import ListenCursor
 from lightnews.store.readers import LOCAL_READER
 
 NOW = "2026-12-03T08:00:00Z"

@@ -1,13 +1,11 @@
 """Lightnews: scholar-powered research news.
 
-The package list reads as the data flow::
-
-    sources -> normalize -> link -> store -> search -> rank -> serve
-
-``sources`` fetch and parse, ``normalize`` canonicalises ids, names, HTML and
-times, ``link`` finds the papers items talk about, ``store`` keeps it all,
-``search`` and ``rank`` read it back, ``serve`` shows it (CLI today).
-``pipeline`` drives one source through those steps.
+Data flows from ``sources`` (fetch and parse, with ``normalize``) through
+``ingest`` into the ``store``, where ``link`` ties items to papers and authors
+to scholars and ``embed`` adds meaning; ``search`` and ``rank`` read it back,
+and ``serve``, ``mcp``, ``deliver`` and ``cli`` show it. The layers, what each
+package holds and the glossary are in ``docs/architecture.md``; a module
+imports only from its own layer or below (``lightnews/test_layers.py``).
 """
 
 __version__ = "0.1.0"

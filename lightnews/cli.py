@@ -89,7 +89,7 @@ class App:
     def in_background(self) -> None:
         """A command that writes in bulk: readers of the web pages go first
         (``background_nice``; see :mod:`lightnews.priority`)."""
-        from lightnews.priority import yield_cpu
+        from lightnews.ingest.priority import yield_cpu
 
         with errors_as_exit():
             nice = int(self.settings.background_nice)
@@ -299,7 +299,12 @@ def _admin_from_env(app: App) -> str:
     Only the *first* account is made: once accounts exist, an admin removed on
     purpose does not come back at the next start, and no password changes.
     """
-    from lightnews.accounts import check_password, check_user_name, hash_password, verify_password
+    from lightnews.store.secrets import (
+        check_password,
+        check_user_name,
+        hash_password,
+        verify_password,
+    )
 
     user_env, password_env, file_env = ADMIN_ENV
     name = os.environ.get(user_env, "").strip()
@@ -612,7 +617,7 @@ def refresh(app: App, force: bool, kinds: tuple[str, ...], as_json: bool) -> Non
     recorded on its source (see `lightnews sources list`).
     """
     app.in_background()
-    from lightnews.pipeline import refresh as run_refresh
+    from lightnews.ingest.refresh import refresh as run_refresh
 
     with errors_as_exit():
         settings = app.settings
@@ -677,7 +682,7 @@ def refresh(app: App, force: bool, kinds: tuple[str, ...], as_json: bool) -> Non
 def ingest(app: App, kind: str, path: Path, as_json: bool) -> None:
     """Read a saved response instead of the network (replay): same parser, same store."""
     app.in_background()
-    from lightnews.pipeline import ingest_file
+    from lightnews.ingest.replay import ingest_file
 
     with errors_as_exit():
         report = ingest_file(app.store, kind, path, app.settings)
@@ -701,7 +706,7 @@ def ingest(app: App, kind: str, path: Path, as_json: bool) -> None:
 
 def _embed_after(app: App, quiet: bool) -> None:
     """Embed what a refresh or an ingest brought, and say so (on stderr)."""
-    from lightnews.pipeline import embed_new
+    from lightnews.embed import embed_new
 
     with errors_as_exit():
         result = embed_new(app.store, app.settings)
@@ -811,7 +816,7 @@ def import_snapshot(
     Re-importing is safe: unchanged records are skipped, changed ones merged.
     """
     app.in_background()
-    from lightnews.bulk import import_snapshot as run_import
+    from lightnews.ingest.bulk import import_snapshot as run_import
     from lightnews.normalize.limits import Limits
 
     with errors_as_exit(), _progress(err) as progress:
@@ -1241,7 +1246,7 @@ def resolve(
     title" that the library lacks are looked up on arXiv (not with --offline
     or resolve_online off). Exit status 1 when nothing is found.
     """
-    from lightnews.pipeline import resolve_bytes
+    from lightnews.ingest.resolve import resolve_bytes
     from lightnews.sources.http import HttpClient
 
     kind: str | None = None
@@ -1350,7 +1355,7 @@ def follow(
       lightnews follow --starter-pack https://bsky.app/starter-pack/someone/3kabc
     Run `lightnews refresh` afterwards to fetch what they wrote.
     """
-    from lightnews.pipeline import follow_scholar
+    from lightnews.ingest.follow import follow_scholar
 
     if not (handle or arxiv_author or orcid or starter_pack):
         raise click.UsageError("give a @handle, --arxiv-author, --orcid or --starter-pack")
@@ -1877,7 +1882,7 @@ def settings_unset(app: App, name: str) -> None:
 
 def _new_password(from_stdin: bool) -> str:
     """A password from one line of standard input, or typed twice at a hidden prompt."""
-    from lightnews.accounts import check_password
+    from lightnews.store.secrets import check_password
 
     if from_stdin:
         password = sys.stdin.readline().rstrip("\r\n")
@@ -1919,7 +1924,7 @@ def users() -> None:
 @pass_app
 def users_add(app: App, name: str, admin: bool, password_stdin: bool) -> None:
     """Add an account (asks for its password)."""
-    from lightnews.accounts import check_user_name, hash_password
+    from lightnews.store.secrets import check_user_name, hash_password
 
     with errors_as_exit():
         actor = _actor(app)  # checked before anything changes
@@ -1964,7 +1969,7 @@ def users_list(app: App, as_json: bool) -> None:
 @pass_app
 def users_passwd(app: App, name: str, password_stdin: bool) -> None:
     """Set an account's password (every session of it ends)."""
-    from lightnews.accounts import hash_password
+    from lightnews.store.secrets import hash_password
 
     with errors_as_exit():
         actor = _actor(app)  # checked before anything changes
@@ -2021,7 +2026,7 @@ def _token_user(app: App) -> UserView:
 @pass_app
 def tokens_create(app: App, name: str, as_json: bool) -> None:
     """Create a token named NAME (what it is for: "laptop", "zotero sync")."""
-    from lightnews.accounts import digest, new_token
+    from lightnews.store.secrets import digest, new_token
 
     label = " ".join(name.split())
     if not label or len(label) > 100:
@@ -2157,7 +2162,7 @@ def worker(app: App, concurrency: int, status: bool) -> None:
             "in-process (from cron, say)"
         )
     if status:
-        from lightnews.worker import queue_status
+        from lightnews.worker.queue import queue_status
 
         with errors_as_exit():
             state = queue_status(app.db_path, float(app.settings.worker_heartbeat))
@@ -2165,7 +2170,8 @@ def worker(app: App, concurrency: int, status: bool) -> None:
             out.print(escape(line))
         return
     app.in_background()
-    from lightnews.worker import DEFER_TASK, JobOutcome, run_worker
+    from lightnews.worker.jobs import DEFER_TASK, JobOutcome
+    from lightnews.worker.queue import run_worker
 
     def echo(outcome: JobOutcome) -> None:
         if outcome.task == DEFER_TASK:  # a job queued ("queued #3 ..."): its end comes later

@@ -75,7 +75,7 @@ def listen(
     stored twice; a dropped connection is reconnected with a backoff.
     Ctrl-C or SIGTERM stops it after saving what it heard.
     """
-    from lightnews.listen import Listener, listen_websocket, replay_file
+    from lightnews.ingest.listen import Listener, listen_websocket, replay_file
 
     with errors_as_exit():
         settings = app.settings
@@ -179,7 +179,7 @@ def suggest(app: App, limit: int, as_json: bool) -> None:
 
 def _reader(app: App) -> str:
     """The key of the reader the watches and push targets belong to (``--as``)."""
-    from lightnews.watch import reader_key
+    from lightnews.store.readers import reader_key
 
     return reader_key(app.reader)
 
@@ -195,7 +195,7 @@ def watch(app: App, arxiv_id: ArxivId, as_json: bool) -> None:
     versions and code releases go to your push targets (`lightnews push add`)
     and the next digest, one message per event. Bots never trigger one.
     """
-    from lightnews.watch import start_watching, watching
+    from lightnews.deliver.watch import start_watching, watching
 
     with errors_as_exit():
         changed = start_watching(app.store, _reader(app), arxiv_id.base)
@@ -238,7 +238,7 @@ def watches(app: App, as_json: bool) -> None:
 @pass_app
 def unwatch(app: App, arxiv_id: ArxivId) -> None:
     """Stop watching a paper."""
-    from lightnews.watch import stop_watching
+    from lightnews.deliver.watch import stop_watching
 
     with errors_as_exit():
         changed = stop_watching(app.store, _reader(app), arxiv_id.base)
@@ -257,8 +257,8 @@ def push() -> None:
 @pass_app
 def push_add(app: App, kind: str, address: str) -> None:
     """Add a target: `webhook URL` (JSON POST), `ntfy TOPIC-URL`, `email ADDRESS`."""
+    from lightnews.deliver.watch import check_target
     from lightnews.normalize.times import now_iso
-    from lightnews.watch import check_target
 
     with errors_as_exit():
         target = check_target(kind, address, _reader(app), app.settings)
@@ -306,7 +306,7 @@ def push_send(app: App, as_json: bool) -> None:
     tried again next time. Each failure is printed with its target and why;
     the exit status is 3 when some deliveries failed, 4 when none went.
     """
-    from lightnews.watch import notify
+    from lightnews.deliver.watch import notify
 
     with errors_as_exit():
         report = notify(app.store, app.settings)

@@ -1,7 +1,7 @@
 """The exception tree, drawn once.
 
 Exceptions are for situations a caller can act on; bad data from a source is
-*recorded* on the source's row (see :mod:`lightnews.pipeline`), never allowed
+*recorded* on the source's row (see :mod:`lightnews.ingest.fetch`), never allowed
 to stop a run. Every exception Lightnews raises on purpose derives from
 :class:`LightnewsError`::
 

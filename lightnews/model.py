@@ -27,6 +27,8 @@ __all__ = [
     "Item",
     "LinkCard",
     "Mention",
+    "NetworkMention",
+    "NetworkPost",
     "NoteDetails",
     "Paper",
     "PostDetails",
@@ -623,3 +625,28 @@ class Batch:
     follow: list[Request] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     well_formed: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkMention:
+    """A paper a network post names: an arXiv id, ``doi:…`` or ``openreview:…``."""
+
+    paper: str
+    method: str
+    confidence: float
+    evidence: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkPost:
+    """A post (or a repost, or a quote) heard on the network that names a paper."""
+
+    uri: str
+    did: str
+    kind: str
+    time_us: int
+    mentions: tuple[NetworkMention, ...]
+    subject: str | None = None
+    text: str = ""
+    created_at: str | None = None
+    payload: str = ""

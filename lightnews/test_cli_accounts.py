@@ -119,7 +119,7 @@ def test_init_makes_the_first_admin_from_the_environment_once(
     library: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A deployment's setup step: the first admin from the environment, then never again."""
-    from lightnews.accounts import verify_password
+    from lightnews.store.secrets import verify_password
 
     for name in ("LIGHTNEWS_ADMIN_USER", "LIGHTNEWS_ADMIN_PASSWORD",
                  "LIGHTNEWS_ADMIN_PASSWORD_FILE"):  # fmt: skip

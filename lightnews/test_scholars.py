@@ -169,7 +169,7 @@ def test_seed_scholar_page(tmp_path: Path, shared: Path) -> None:
 def test_follow_starter_pack_follows_every_member(
     tmp_path: Path, server: RecordedServer, data: Path
 ) -> None:
-    from lightnews.pipeline import refresh
+    from lightnews.ingest.refresh import refresh
     from lightnews.settings import Settings
     from lightnews.store import SQLiteStore
 

@@ -31,7 +31,7 @@ from click.testing import CliRunner
 
 from conftest import ROOT, RecordedServer
 from lightnews.cli import cli
-from lightnews.test_worker import SlowArxiv
+from lightnews.worker.test_worker import SlowArxiv
 
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
 

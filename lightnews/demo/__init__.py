@@ -16,10 +16,11 @@ from datetime import datetime, timedelta
 from importlib import resources
 from pathlib import Path
 
-from lightnews.embed import SemanticUnavailable, encoder_for, semantic_unavailable
+from lightnews.embed import SemanticUnavailable, embed_new, encoder_for, semantic_unavailable
+from lightnews.ingest.replay import ingest_bytes
+from lightnews.ingest.report import RunReport
 from lightnews.link.attribution import attribute_scholar
 from lightnews.normalize.times import iso, now_iso
-from lightnews.pipeline import RunReport, embed_new, ingest_bytes
 from lightnews.settings import Settings
 from lightnews.sources.opml import parse_opml
 from lightnews.store import LOCAL_READER, ReaderId, Store

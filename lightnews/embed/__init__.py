@@ -47,6 +47,7 @@ __all__ = [
     "Semantic",
     "SemanticUnavailable",
     "closest_interests",
+    "embed_new",
     "embed_papers",
     "open_semantic",
     "paper_text",
@@ -353,3 +354,18 @@ def forget_cached(db_path: Path | None = None) -> None:
     from lightnews.embed.lexical import forget_lexical
 
     forget_lexical(db_path)
+
+
+def embed_new(store: Store, settings: Settings) -> EmbedReport | str:
+    """Embed the papers new or changed since the last run; or why it cannot here.
+
+    Without the semantic extra (or with ``semantic = off``) nothing happens and
+    the reason is returned: search then stays lexical and says so.
+    """
+    reason = semantic_unavailable(settings)
+    if reason:
+        return reason
+    try:
+        return embed_papers(store, settings)
+    except SemanticUnavailable as error:
+        return str(error)

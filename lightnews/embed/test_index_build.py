@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from lightnews.bulk import import_snapshot
 from lightnews.embed import EmbedReport, embed_papers, forget_cached, open_semantic
 from lightnews.embed.encoders import missing_packages
+from lightnews.ingest.bulk import import_snapshot
 from lightnews.settings import Settings
 from lightnews.store import Store
 from lightnews.store.pg_vectors import hnsw_build_memory_mb

@@ -11,7 +11,6 @@ import pytest
 
 pytest.importorskip("numpy", reason="the word index needs numpy (the semantic extra)")
 
-from lightnews.bulk import import_snapshot
 from lightnews.embed import lexical
 from lightnews.embed.lexical import (
     LexicalIndex,
@@ -20,6 +19,7 @@ from lightnews.embed.lexical import (
     keep_lexical_current,
     open_lexical,
 )
+from lightnews.ingest.bulk import import_snapshot
 from lightnews.store import Store
 
 TOPICS = [

@@ -1,8 +1,10 @@
 """Link: find what papers an item talks about.
 
-Identifiers in text, links and link cards (``identifiers``), titles in
-headings and running text and "Surname: short title" references (``titles``,
-read from text by ``references``), a scholar's post describing one of their
+Identifiers in text, links and link cards
+(:mod:`lightnews.normalize.identifiers`, which the sources apply as they
+parse), titles in headings and running text and "Surname: short title"
+references (``titles``, read from text by
+:mod:`lightnews.normalize.references`), a scholar's post describing one of their
 own recent papers (``announcements``), threads (``threads``), authors to
 scholars (``attribution``) and bot accounts (``bots``). Each yields
 :class:`~lightnews.model.Mention` objects with a method and a confidence; the
@@ -21,22 +23,18 @@ from typing import Protocol, runtime_checkable
 
 from lightnews.link.announcements import WINDOW_DAYS, OwnPaper, link_announcement
 from lightnews.link.attribution import given_name_score, parse_name
-from lightnews.link.identifiers import (
+from lightnews.link.title_words import TitleLookup, title_weights
+from lightnews.link.titles import Reference as TitleReference
+from lightnews.link.titles import find_title_mentions, match_reference
+from lightnews.model import Item, Mention, Reference
+from lightnews.normalize.identifiers import (
     find_arxiv_mentions,
     find_code_links,
     find_dois,
     find_slugs,
     link_item,
 )
-from lightnews.link.references import parse_references
-from lightnews.link.titles import Reference as TitleReference
-from lightnews.link.titles import (
-    TitleLookup,
-    find_title_mentions,
-    match_reference,
-    title_weights,
-)
-from lightnews.model import Item, Mention, Reference
+from lightnews.normalize.references import parse_references
 from lightnews.store.suggest import PaperAuthor, SocialIdentity
 from lightnews.store.views import AccountView, AuthorshipCandidate, PaperSummary
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from lightnews.link.calibration import ANNOUNCEMENT_FEATURES, WORDS_FEATURES, model
-from lightnews.link.titles import stems
+from lightnews.link.title_words import stems
 from lightnews.model import Mention
 
 __all__ = [

@@ -16,8 +16,8 @@ from typing import Protocol
 
 from rapidfuzz import fuzz
 
-from lightnews.link.identifiers import find_arxiv_mentions
 from lightnews.model import Item
+from lightnews.normalize.identifiers import find_arxiv_mentions
 
 __all__ = ["Profile", "bot_reason", "is_listing"]
 

@@ -34,7 +34,7 @@ __all__ = [
 
 WEIGHTS = Path(__file__).with_name("linker_weights.json")
 
-#: What a title found in text is judged by (see ``titles._title_features``).
+#: What a title found in text is judged by (see ``title_features.describe_match``).
 TITLE_FEATURES = (
     "recall",  # share of the cited form's information found in the text
     "full_recall",  # share of the whole title's information found
@@ -62,7 +62,7 @@ TITLE_FEATURES = (
     "prose",  # share of ordinary lower-case words right around it
 )
 
-#: What a "Surname: short title" reference is judged by (see ``titles._reference_features``).
+#: What a "Surname: short title" reference is judged by (see ``titles.score_reference``).
 REFERENCE_FEATURES = (
     "share",  # share of the short title's information the paper's title holds
     "information",  # nats found (capped)

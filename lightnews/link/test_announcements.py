@@ -10,10 +10,10 @@ from typing import Any
 import orjson
 import pytest
 
+from lightnews.ingest.listen import replay_file
 from lightnews.link.announcements import OwnPaper, judge_announcement, link_announcement
 from lightnews.link.attribution import attribute_scholar
-from lightnews.link.titles import stems
-from lightnews.listen import replay_file
+from lightnews.link.title_words import stems
 from lightnews.model import Author, Paper
 from lightnews.settings import Settings
 from lightnews.sources.jetstream import POST, SERVICE

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from random import Random
 
-from lightnews.link import titles
+from lightnews.link import title_words
 
 
 def test_words_stemmed_from_many_threads_at_once_are_stemmed_right() -> None:
@@ -16,15 +16,15 @@ def test_words_stemmed_from_many_threads_at_once_are_stemmed_right() -> None:
         + rng.choice(suffixes)
         for _ in range(4000)
     ]
-    expected = {w: titles._stem(w) for w in words}  # one thread: the reference
-    titles._stem.cache_clear()  # so that the threads stem them again
+    expected = {w: title_words.stem_word(w) for w in words}  # one thread: the reference
+    title_words.stem_word.cache_clear()  # so that the threads stem them again
     wrong: list[str] = []
     errors: list[BaseException] = []
 
     def run(part: list[str]) -> None:
         try:
             for word in part:
-                if titles._stem(word) != expected[word]:
+                if title_words.stem_word(word) != expected[word]:
                     wrong.append(word)
         except Exception as error:  # a shared stemmer's state read mid-word
             errors.append(error)

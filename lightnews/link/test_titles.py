@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
-from lightnews.link.titles import (
-    Reference,
-    find_title_mentions,
-    match_reference,
-    presents_as_own,
-    score_titles,
-    stems,
-    version_clash,
-)
+from lightnews.link.title_features import presents_as_own, version_clash
+from lightnews.link.title_words import stems
+from lightnews.link.titles import Reference, find_title_mentions, match_reference, score_titles
 from lightnews.model import Author, Paper
 from lightnews.store import Store
 

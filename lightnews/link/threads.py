@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from lightnews.model import Item
+from lightnews.sources.bluesky_protocol import author_of, is_self_reply, item_uri
 
 __all__ = [
     "Thread",
@@ -50,27 +51,7 @@ def thread_number(text: str) -> tuple[int, int | None] | None:
     return None
 
 
-def author_of(uri: str | None) -> str:
-    """The authority (author DID) of an ``at://`` URI, or ``""``."""
-    if not uri or not uri.startswith("at://"):
-        return ""
-    return uri[5:].split("/", 1)[0]
 
-
-def item_uri(item: Item) -> str:
-    """The URI of a post (a repost's key differs from the URI of what it reposts)."""
-    return item.post.uri if item.post and item.post.uri else item.key
-
-
-def is_self_reply(item: Item) -> bool:
-    """A post replying to its own author in a thread its own author started."""
-    did = item.account or author_of(item_uri(item))
-    return (
-        item.kind == "post"
-        and bool(item.reply_parent and item.thread_root)
-        and author_of(item.reply_parent) == did
-        and author_of(item.thread_root) == did
-    )
 
 
 @dataclass(slots=True)

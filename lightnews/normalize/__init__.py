@@ -1,7 +1,10 @@
 """Normalize: turn what sources wrote into the canonical forms the rest relies on.
 
 arXiv ids without versions, names and titles with TeX accents resolved to
-Unicode, HTML sanitized against an allow-list, times in ISO 8601 UTC. Pure
+Unicode, HTML sanitized against an allow-list, times in ISO 8601 UTC; the
+identifiers a text writes (arXiv ids, DOIs, code repositories:
+``identifiers``) and the "Surname: short title" references it makes
+(``references``), read the same way by every source and by the linker. Pure
 functions only: no I/O.
 """
 

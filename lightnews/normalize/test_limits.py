@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from lightnews.ingest.replay import ingest_bytes
 from lightnews.model import Account, Author, Batch, Item, LinkCard, Paper, PostDetails, Problem
 from lightnews.normalize.limits import Limits, cap_batch
-from lightnews.pipeline import ingest_bytes
 from lightnews.settings import Settings
 from lightnews.store import CommonStore
 

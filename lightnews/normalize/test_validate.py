@@ -191,8 +191,8 @@ ADDRESSES = [
 
 @pytest.mark.parametrize("typed", ADDRESSES)
 def test_a_paper_by_any_address_resolve_accepts(typed: str) -> None:
-    """Every form :mod:`lightnews.link.identifiers` finds in text is a paper here too."""
-    from lightnews.link import find_arxiv_mentions
+    """Every form :mod:`lightnews.normalize.identifiers` finds in text is a paper here too."""
+    from lightnews.normalize.identifiers import find_arxiv_mentions
 
     (found,) = find_arxiv_mentions([typed])
     assert validate.paper_id(typed).base == found.arxiv_id == "2510.03172"

@@ -41,9 +41,8 @@ from lightnews.rank.learn import MODELS, SAVED
 from lightnews.settings import Settings
 from lightnews.sources import all_traits, kind_traits
 from lightnews.store import Store
-from lightnews.store.readers import ReaderId
+from lightnews.store.readers import ReaderId, reader_key
 from lightnews.store.views import FeedCandidate, Mutes, PaperSummary, code_after
-from lightnews.watch import reader_key
 
 __all__ = [
     "FEED_CHANGES",

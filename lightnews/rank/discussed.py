@@ -25,8 +25,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from lightnews.sources.bluesky import post_url
-from lightnews.sources.jetstream import SERVICE
+from lightnews.sources import network
 from lightnews.store import Store
 from lightnews.store.network import Spoken
 from lightnews.store.readers import ReaderId
@@ -217,7 +216,7 @@ def discussed_papers(
 
     Papers no person discusses (only bots) are left out.
     """
-    rows = store.spoken_since(SERVICE, _micros(since), MAX_ROWS)
+    rows = store.spoken_since(network().service, _micros(since), MAX_ROWS)
     followed, friends = _graph(store, reader)
     ranked = [d for d in rank_discussion(rows, followed, friends, bot_weight=bot_weight)
               if d.people]  # fmt: skip
@@ -262,7 +261,7 @@ def discussion_of(
     wanted = set(arxiv_ids)
     if not wanted:
         return {}
-    rows = store.spoken_about(SERVICE, sorted(wanted), _micros(since))
+    rows = store.spoken_about(network().service, sorted(wanted), _micros(since))
     if not rows:
         return {}
     followed, friends = _graph(store, reader)
@@ -291,7 +290,8 @@ class SecondOrder:
 def second_order_of(store: Store, arxiv_id: str, limit: int = 50) -> list[SecondOrder]:
     """Posts that named ``arxiv_id`` only by linking an article about it, newest first,
     each with the article it came through (bots left out)."""
-    rows = [r for r in store.network_mentions_of(SERVICE, arxiv_id, limit * 4)
+    posts = network()
+    rows = [r for r in store.network_mentions_of(posts.service, arxiv_id, limit * 4)
             if r.method == "via-article" and not r.bot][:limit]  # fmt: skip
     if not rows:
         return []
@@ -301,7 +301,7 @@ def second_order_of(store: Store, arxiv_id: str, limit: int = 50) -> list[Second
     found = []
     for row in rows:
         item_id, url = articles.get(row.evidence, (None, None))
-        link = post_url(row.uri, row.handle)
+        link = posts.post_url(row.uri, row.handle)
         via = row.evidence or "an article"
         found.append(SecondOrder(row.did, row.handle, link, row.created_at, via, item_id, url))
     return found

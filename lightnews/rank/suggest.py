@@ -29,9 +29,7 @@ from typing import Any
 
 from lightnews.normalize.names import fold
 from lightnews.rank import Part, Reason, reason
-from lightnews.sources import all_traits
-from lightnews.sources.bluesky import split_at_uri
-from lightnews.sources.jetstream import SERVICE
+from lightnews.sources import all_traits, network
 from lightnews.store import Store
 from lightnews.store.readers import ReaderId
 from lightnews.store.views import AccountView, ScholarRef
@@ -189,8 +187,7 @@ class _Tally:
 
 
 def _author_did(uri: str | None) -> str:
-    parts = split_at_uri(uri or "")
-    return parts[0] if parts and parts[0].startswith("did:") else ""
+    return network().author(uri or "")
 
 
 def _reposter(key: str) -> str | None:
@@ -258,7 +255,7 @@ def _from_papers(
         identities[ident.scholar_id] = (did, handle)
     unnamed = {a.name for a in authors if a.scholar_id not in identities}
     named: dict[str, list[AccountView]] = {}
-    for account in store.accounts_matching(SERVICE, names=sorted(unnamed)):
+    for account in store.accounts_matching(network().service, names=sorted(unnamed)):
         named.setdefault(fold(account.name), []).append(account)
     for author in authors:
         if author.scholar_id in mine:
@@ -275,7 +272,7 @@ def _from_papers(
                 tally.add(did, handle, author.name, "coauthor", by, author.arxiv_id)
         if author.arxiv_id in wanted:
             tally.add(did, handle, author.name, "saved-author", 0, author.arxiv_id)
-    for spoken in store.spoken_about(SERVICE, sorted(wanted), 0):
+    for spoken in store.spoken_about(network().service, sorted(wanted), 0):
         if not spoken.bot:
             tally.add(spoken.did, spoken.handle, "", "discussed", 0, spoken.paper)
 
@@ -329,7 +326,7 @@ def follow_suggestions(
     # What is known of each account: its DID for a handle, its name, reach, whether a bot.
     dids = [c.did for c in tally.found.values() if c.did]
     handles = [c.handle for c in tally.found.values() if c.handle]
-    accounts = store.accounts_matching(SERVICE, ids=dids, handles=handles)
+    accounts = store.accounts_matching(network().service, ids=dids, handles=handles)
     by_did = {a.id: a for a in accounts}
     by_handle = {a.handle.lower(): a for a in accounts if a.handle}
     merged: dict[str, _Candidate] = {}

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 from starlette.testclient import TestClient
 
-from lightnews.listen import replay_file
+from lightnews.ingest.listen import replay_file
 from lightnews.model import Account, Paper
 from lightnews.rank import rank_stories
 from lightnews.rank.discussed import account_weight, rank_discussion, reach
@@ -181,8 +181,8 @@ def test_a_post_linking_an_article_about_a_paper_joins_its_discussion(
 ) -> None:
     from datetime import timedelta
 
+    from lightnews.ingest.replay import ingest_bytes
     from lightnews.normalize.times import utc_now
-    from lightnews.pipeline import ingest_bytes
     from lightnews.rank.discussed import discussed_papers
 
     settings = Settings(environ={}).with_overrides(resolve_online=False)

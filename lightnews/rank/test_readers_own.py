@@ -69,7 +69,8 @@ def test_what_the_network_and_followed_scholars_discuss_joins_the_feed(
 ) -> None:
     """An older paper (outside the newest papers) that many accounts post about this week,
     and one a followed scholar posts about network-wide, are in the feed, saying so."""
-    from lightnews.store.network import ListenCursor, NetworkMention, NetworkPost
+    from lightnews.model import NetworkMention, NetworkPost
+    from lightnews.store.network import ListenCursor
 
     clock = library_with_a_busy_category(store, settings, newer=400)
     old = [Paper(f"2509.{70000 + n}", title=f"An older paper {n} the network discusses",

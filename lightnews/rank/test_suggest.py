@@ -14,13 +14,13 @@ from __future__ import annotations
 import orjson
 from click.testing import CliRunner
 
+from lightnews.ingest.follow import follow_scholar
 from lightnews.link.attribution import attribute_scholar
-from lightnews.model import Account, Author, Paper
-from lightnews.pipeline import follow_scholar
+from lightnews.model import Account, Author, NetworkMention, NetworkPost, Paper
 from lightnews.rank.suggest import Suggestion, SuggestionReason, follow_suggestions
 from lightnews.sources.jetstream import SERVICE
 from lightnews.store import Store
-from lightnews.store.network import ListenCursor, NetworkMention, NetworkPost
+from lightnews.store.network import ListenCursor
 from lightnews.store.readers import LOCAL_READER, ReaderId
 
 NOW = "2026-12-03T08:00:00Z"

@@ -132,7 +132,7 @@ def related_by_words_fts(
     an OR query ranked by BM25. Bounded work at any library size, but most
     of the abstract is not used: the word index does better (and says so).
     """
-    from lightnews.link.titles import stems
+    from lightnews.link.title_words import stems
 
     total = max(store.paper_count(), 1)
     found = re.findall(r"[^\W_]{3,}", f"{paper.title} {paper.abstract}")

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from conftest import SHARED, new_pg_database
+from lightnews.ingest.replay import ingest_bytes
 from lightnews.model import Item, QueryTerm, SearchFilters
-from lightnews.pipeline import ingest_bytes
 from lightnews.search import MAX_TERMS, parse_query, search_papers
 from lightnews.search.said import near, snippet
 from lightnews.settings import Settings

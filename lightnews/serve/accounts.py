@@ -35,16 +35,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from lightnews.accounts import (
-    check_password,
-    check_user_name,
-    digest,
-    hash_password,
-    needs_rehash,
-    new_feed_key,
-    new_token,
-    verify_password,
-)
 from lightnews.errors import LightnewsError, NotFound, UsageError
 from lightnews.normalize.arxiv_ids import parse_arxiv_id
 from lightnews.normalize.times import now_iso
@@ -62,6 +52,16 @@ from lightnews.serve.security import (
 from lightnews.settings import Settings
 from lightnews.store import ReaderId, Store
 from lightnews.store.readers import GroupSave, SignInLimits, UserView
+from lightnews.store.secrets import (
+    check_password,
+    check_user_name,
+    digest,
+    hash_password,
+    needs_rehash,
+    new_feed_key,
+    new_token,
+    verify_password,
+)
 from lightnews.store.views import PaperPage
 
 __all__ = ["FAILURE_WINDOW", "FEED_FILES", "StoreGate", "account_routes", "admin_only"]

@@ -207,7 +207,8 @@ def digest_events(store: Store, reader: ReaderId, *, refresh: bool = True) -> li
     ``refresh`` first records what the library knows now (as the watch job
     does: idempotent, and it queues the push messages of anything new).
     """
-    from lightnews.watch import find_events, reader_key, record
+    from lightnews.deliver.watch import find_events, record
+    from lightnews.store.readers import reader_key
 
     key = reader_key(reader)
     if refresh and (watched := sorted(store.watched(key))):
@@ -225,7 +226,7 @@ def mark_digested(
     stamp: str,
 ) -> None:  # fmt: skip
     """A delivered digest: its stories count as read, its watch events as told (once)."""
-    from lightnews.watch import reader_key
+    from lightnews.store.readers import reader_key
 
     with store.transaction():
         for story in stories:

@@ -117,7 +117,7 @@ def build_server(store: Store, settings: Settings, reader: ReaderId) -> Any:
     def resolve(text: str) -> str:
         """Which papers a text names (arXiv ids, DOIs, titles, "Surname: short title"), with
         how each was found and how sure; JSON list (offline: only the library is read)."""
-        from lightnews.pipeline import resolve_bytes
+        from lightnews.ingest.resolve import resolve_bytes
 
         def work() -> list[dict[str, Any]]:
             result = resolve_bytes(store, text.encode("utf-8"), settings, kind="text")

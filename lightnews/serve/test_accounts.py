@@ -22,12 +22,12 @@ import pytest
 from starlette.testclient import TestClient
 
 from conftest import ROOT, new_pg_database
-from lightnews.accounts import digest, hash_password, new_token
 from lightnews.serve.accounts import PER_ADDRESS
 from lightnews.serve.security import HSTS, SECURITY_HEADERS
 from lightnews.serve.web import create_app
 from lightnews.settings import Settings
 from lightnews.store import LOCAL_READER, open_store
+from lightnews.store.secrets import digest, hash_password, new_token
 
 NOW = "2026-12-03T12:00:00Z"
 SETTINGS = Settings(environ={}).with_overrides(resolve_online=False)
@@ -446,8 +446,8 @@ def _admin_form(client: TestClient, **fields: str) -> Any:
 def test_nothing_of_a_removed_account_opens_the_next_one(library: str) -> None:
     """bob's cookie, token, feed key, watches and push targets, kept after bob is removed,
     open nothing of the account made next (on SQLite its id was bob's, reused)."""
+    from lightnews.deliver.watch import start_watching, watching
     from lightnews.store.network import PushTarget
-    from lightnews.watch import start_watching, watching
 
     with client_for(library) as ada, client_for(library) as bob:
         sign_in(ada, "ada")

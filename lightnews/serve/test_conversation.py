@@ -24,7 +24,7 @@ from click.testing import CliRunner
 from starlette.testclient import TestClient
 
 from lightnews.cli import cli
-from lightnews.listen import replay_file
+from lightnews.ingest.listen import replay_file
 from lightnews.model import Author, Paper
 from lightnews.serve.conversation import conversation_of, read_conversation
 from lightnews.settings import Settings

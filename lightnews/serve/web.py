@@ -396,8 +396,9 @@ def create_app(
         read_at, saved_at = states.get(data.arxiv_id, (None, None))
         from datetime import timedelta
 
+        from lightnews.deliver.watch import is_watching
         from lightnews.rank.discussed import discussion_of
-        from lightnews.watch import is_watching, reader_key
+        from lightnews.store.readers import reader_key
 
         week = current_settings().now() - timedelta(days=7)
         heard = discussion_of(store, reader, [data.arxiv_id], week)
@@ -502,7 +503,7 @@ def create_app(
         """Follow a scholar for this reader. Adding what the instance fetches (a source for a
         new account or author) is an admin's, or every reader's with ``readers_add_sources``;
         otherwise the reader follows what is already fetched and is told what is not."""
-        from lightnews.pipeline import follow_fetched, follow_scholar
+        from lightnews.ingest.follow import follow_fetched, follow_scholar
 
         form = read_form(request)
         typed = {name: str(form.get(name) or "").strip()
@@ -695,7 +696,8 @@ def create_app(
 
     def watch(request: Request) -> Response:
         """Watch a paper (or stop): the story page's Watch button."""
-        from lightnews.watch import reader_key, start_watching, stop_watching
+        from lightnews.deliver.watch import start_watching, stop_watching
+        from lightnews.store.readers import reader_key
 
         form = read_form(request)
         action = str(form.get("action") or "watch")

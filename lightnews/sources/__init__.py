@@ -4,9 +4,9 @@ A source is one module with one class implementing :class:`Source`. It never
 does I/O itself: it says which :class:`~lightnews.model.Request` it wants
 next (``first_request``, then ``Batch.next`` from each parse), and turns the
 bytes the shared HTTP client fetched into a :class:`~lightnews.model.Batch`
-(the pipeline calls :meth:`Source.read`: ``parse`` and the size caps).
+(ingestion calls :meth:`Source.read`: ``parse`` and the size caps).
 That keeps every parser testable from a saved file (``lightnews ingest
---from-file``) and lets the pipeline save state after every page.
+--from-file``) and lets ingestion save state after every page.
 
 Built-in sources register through the ``lightnews.sources`` entry-point group,
 exactly as a third-party plugin would::
@@ -16,9 +16,10 @@ exactly as a third-party plugin would::
 
 What the rest of Lightnews must know about a kind (its items are social posts
 whose likes count, it lists daily papers, how its reposts are keyed, which
-arXiv category an address follows) is declared on the class as
-:class:`SourceTraits` and read through :func:`kind_traits`: the ranker, the
-store and the pages never name a kind.
+arXiv category an address follows, the network its accounts post on) is
+declared on the class as :class:`SourceTraits` and read through
+:func:`kind_traits` (and :func:`network`): the ranker, the store and the
+pages never name a kind.
 """
 
 from __future__ import annotations
@@ -38,12 +39,15 @@ from lightnews.settings import Settings
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "NO_NETWORK",
+    "Network",
     "Source",
     "SourceTraits",
     "all_traits",
     "get_source_class",
     "kind_traits",
     "kinds_where",
+    "network",
     "registry",
 ]
 
@@ -51,6 +55,25 @@ ENTRY_POINT_GROUP = "lightnews.sources"
 
 
 _REPOSTED_URI = re.compile(r":[a-z][a-z0-9+.-]*://")
+
+
+@dataclass(frozen=True, slots=True)
+class Network:
+    """A social network whose accounts and posts the store keeps (Bluesky's, built in).
+
+    ``service``: how the store names it (``accounts.service``, identities
+    ``<service>-did`` and ``<service>-handle``, the posts the listener hears).
+    ``post_url``: the web page of a post, from its URI and its author's handle.
+    ``author``: the author's stable id written in a post's URI ('' if none).
+    """
+
+    service: str
+    post_url: Callable[[str, str], str | None]
+    author: Callable[[str], str]
+
+
+#: No network installed: a service no account has, posts without pages or authors.
+NO_NETWORK = Network("", lambda uri, handle: None, lambda uri: "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +88,7 @@ class SourceTraits:
     category. ``in_opml``: its address is a feed URL that OPML carries.
     ``note_pages``: its items make a page of notes. ``filter_label``: how the
     search filter names it (``None``: not offered), ordered by ``filter_order``.
+    ``network``: its accounts post on this network (read through :func:`network`).
     """
 
     social: bool = False
@@ -75,6 +99,7 @@ class SourceTraits:
     note_pages: bool = False
     filter_label: str | None = None
     filter_order: int = 100
+    network: Network | None = None
 
     def repost_key(self, account: str, uri: str) -> str:
         """The key of ``account``'s repost of the item at ``uri``."""
@@ -142,7 +167,7 @@ class Source(ABC):
         """Turn one response body into a batch. Raises ParseError on unreadable input."""
 
     def read(self, body: bytes, state: SourceState, *, url: str | None = None) -> Batch:
-        """:meth:`parse`, then every field cut to its size cap (what the pipeline stores).
+        """:meth:`parse`, then every field cut to its size cap (what ingestion stores).
 
         The cuts are recorded in ``Batch.problems`` with the item they cut
         (:mod:`lightnews.normalize.limits`); every source, built in or
@@ -188,6 +213,12 @@ def all_traits() -> dict[str, SourceTraits]:
 def kinds_where(test: Callable[[SourceTraits], object]) -> list[str]:
     """Installed kinds whose traits pass ``test`` (``lambda t: t.in_opml``: feed kinds)."""
     return [kind for kind, traits in all_traits().items() if test(traits)]
+
+
+def network() -> Network:
+    """The network whose posts and accounts the store keeps: the one an installed kind
+    declares (:attr:`SourceTraits.network`), else :data:`NO_NETWORK`."""
+    return next((t.network for t in all_traits().values() if t.network), NO_NETWORK)
 
 
 def get_source_class(kind: str) -> type[Source]:

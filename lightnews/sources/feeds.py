@@ -26,8 +26,8 @@ import orjson
 from lxml import etree
 
 from lightnews.errors import ParseError
-from lightnews.link import link_item
 from lightnews.model import Batch, Item, Problem, SourceState
+from lightnews.normalize.identifiers import link_item
 from lightnews.normalize.text import clean_text, html_to_text, iso_utc, sanitize_html
 from lightnews.normalize.urls import safe_url, safe_urls
 from lightnews.sources import Source, SourceTraits, jsonsafe

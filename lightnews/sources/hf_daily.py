@@ -50,7 +50,6 @@ from urllib.parse import parse_qs, urlsplit
 import orjson
 
 from lightnews.errors import ParseError, UsageError
-from lightnews.link import link_item
 from lightnews.model import (
     Author,
     Batch,
@@ -64,6 +63,7 @@ from lightnews.model import (
     Submitter,
 )
 from lightnews.normalize import clean_text, iso_utc, parse_arxiv_id
+from lightnews.normalize.identifiers import link_item
 from lightnews.normalize.urls import safe_url
 from lightnews.settings import Settings
 from lightnews.sources import Source, SourceTraits, jsonsafe

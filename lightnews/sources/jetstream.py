@@ -30,7 +30,7 @@ decoding every event and testing only the post's own fields
 events per second of a bare ``json.loads``).
 
 Sans-IO like every source: :class:`NetworkFilter` takes bytes and returns
-:class:`Heard` objects; the listener (:mod:`lightnews.listen`) does the
+:class:`Heard` objects; the listener (:mod:`lightnews.ingest.listen`) does the
 websocket and the store. Nothing here raises on bad input: an event that is
 not JSON, not an object, or lacks its fields is counted as malformed; a kind
 this module does not know is counted as unknown.
@@ -46,11 +46,11 @@ from urllib.parse import urlencode
 import orjson
 
 from lightnews.errors import ParseError
-from lightnews.link.identifiers import find_arxiv_mentions, find_dois, find_openreview_ids
-from lightnews.model import Item
+from lightnews.model import Item, NetworkMention, NetworkPost
+from lightnews.normalize.identifiers import find_arxiv_mentions, find_dois, find_openreview_ids
 from lightnews.normalize.text import iso_utc
-from lightnews.sources.bluesky import match_texts, post_item
-from lightnews.store.network import NetworkMention, NetworkPost
+from lightnews.sources.bluesky_parse import match_texts, post_item
+from lightnews.sources.bluesky_protocol import SERVICE
 
 __all__ = [
     "COLLECTIONS",
@@ -66,8 +66,6 @@ __all__ = [
     "subscribe_url",
 ]
 
-#: Whose network Jetstream is: the service of the accounts heard.
-SERVICE = "bluesky"
 POST = "app.bsky.feed.post"
 REPOST = "app.bsky.feed.repost"
 FOLLOW = "app.bsky.graph.follow"

@@ -44,13 +44,13 @@ from lxml import etree
 from markdown_it import MarkdownIt
 
 from lightnews.errors import ParseError
-from lightnews.link import link_item
-from lightnews.link.references import PREFIX as _PREFIX
-from lightnews.link.references import parse_references
-from lightnews.link.references import same_paper as _same_paper
-from lightnews.link.references import strip_prefix as _strip_prefix
 from lightnews.model import Batch, Item, NoteDetails, Reference, SourceState
 from lightnews.normalize import clean_text, html_to_text, iso_utc, sanitize_html
+from lightnews.normalize.identifiers import link_item
+from lightnews.normalize.references import PREFIX as _PREFIX
+from lightnews.normalize.references import parse_references
+from lightnews.normalize.references import same_paper as _same_paper
+from lightnews.normalize.references import strip_prefix as _strip_prefix
 from lightnews.normalize.text import strip_controls
 from lightnews.normalize.urls import safe_url, safe_urls
 from lightnews.sources import Source, SourceTraits

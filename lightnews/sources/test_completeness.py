@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from conftest import RecordedServer, Reply
 from lightnews.cli import cli
-from lightnews.pipeline import refresh_source
+from lightnews.ingest.fetch import refresh_source
 from lightnews.settings import Settings
 from lightnews.sources.http import HttpClient
 from lightnews.store import SQLiteStore, Store

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lightnews.errors import ParseError
-from lightnews.pipeline import ingest_bytes
+from lightnews.ingest.replay import ingest_bytes
 from lightnews.settings import Settings
 from lightnews.sources.feeds import parse_feed
 from lightnews.sources.opml import OpmlFeed, parse_opml, write_opml

@@ -12,8 +12,9 @@ import pytest
 from conftest import Hit, RecordedServer, Reply
 from lightnews import sources
 from lightnews.errors import ParseError, UsageError
+from lightnews.ingest.refresh import refresh
+from lightnews.ingest.replay import ingest_bytes
 from lightnews.model import Request, SourceState, item_extra
-from lightnews.pipeline import ingest_bytes, refresh
 from lightnews.settings import Settings
 from lightnews.sources import Source
 from lightnews.sources.hf_daily import (

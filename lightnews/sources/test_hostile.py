@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from lightnews.errors import ParseError
+from lightnews.ingest.replay import ingest_bytes
 from lightnews.model import Batch, SourceState
-from lightnews.pipeline import ingest_bytes
 from lightnews.settings import Settings
 from lightnews.sources import get_source_class
 from lightnews.sources.notes import split_notes

@@ -9,8 +9,8 @@ import pytest
 
 from lightnews import sources
 from lightnews.errors import ParseError
+from lightnews.ingest.replay import ingest_bytes
 from lightnews.model import Item, SourceState, item_extra
-from lightnews.pipeline import ingest_bytes
 from lightnews.settings import Settings
 from lightnews.sources import Source
 from lightnews.sources.notes import NotesSource, parse_references, split_notes

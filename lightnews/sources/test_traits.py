@@ -6,7 +6,15 @@ import ast
 import re
 from pathlib import Path
 
-from lightnews.sources import SourceTraits, all_traits, kind_traits, kinds_where, registry
+from lightnews.sources import (
+    NO_NETWORK,
+    SourceTraits,
+    all_traits,
+    kind_traits,
+    kinds_where,
+    network,
+    registry,
+)
 
 PACKAGE = Path(__file__).resolve().parent.parent
 #: The core: ranking, storage and pages learn about kinds only through their traits.
@@ -84,3 +92,33 @@ def test_no_source_kind_is_named_in_ranking_storage_or_pages() -> None:
                 if named.search(text)
             ]
     assert found == [], "kind-specific rules belong on the source's traits:\n" + "\n".join(found)
+
+
+def test_the_network_is_declared_by_its_kind() -> None:
+    posts = network()
+    assert posts is kind_traits("bluesky").network and posts.service == "bluesky"
+    uri = "at://did:plc:abc/app.bsky.feed.post/3k"
+    assert posts.author(uri) == "did:plc:abc" and posts.author("https://example.org/") == ""
+    assert posts.post_url(uri, "ada.bsky.social") == (
+        "https://bsky.app/profile/ada.bsky.social/post/3k"
+    )
+    assert NO_NETWORK.post_url(uri, "") is None and NO_NETWORK.author(uri) == ""
+
+
+def test_ranking_and_storage_import_no_source_kind() -> None:
+    """Bluesky's names reach the ranker and the store through its traits, not its modules."""
+    allowed = {"lightnews.sources", "lightnews.sources.libraries"}  # traits; reference libraries
+    found = []
+    for package in ("rank", "store"):
+        for path in sorted((PACKAGE / package).rglob("*.py")):
+            if path.name.startswith("test_"):
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                names = (
+                    [a.name for a in node.names] if isinstance(node, ast.Import)
+                    else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+                )  # fmt: skip
+                where = f"{path.relative_to(PACKAGE)}:{getattr(node, 'lineno', 0)}"
+                kinds = [n for n in names if n.startswith("lightnews.sources") and n not in allowed]
+                found += [f"{where}: {name}" for name in kinds]
+    assert found == [], "read the source's traits instead:\n" + "\n".join(found)

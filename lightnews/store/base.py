@@ -19,12 +19,12 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol
 
-from lightnews.link.titles import TitleCandidate
 from lightnews.model import (
     Account,
     Batch,
     Item,
     Mention,
+    NetworkPost,
     Paper,
     QueryTerm,
     SearchFilters,
@@ -38,7 +38,6 @@ from lightnews.store.network import (
     Delivery,
     LinkCard,
     ListenCursor,
-    NetworkPost,
     PushTarget,
     Spoken,
     WatchEvent,
@@ -75,6 +74,7 @@ from lightnews.store.views import (
     ScholarView,
     SourceRef,
     SourceRow,
+    TitleCandidate,
 )
 
 __all__ = ["Store"]

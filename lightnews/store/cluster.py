@@ -39,16 +39,14 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from lightnews.store.postgres import PostgresStore
+from typing import Any, Protocol
 
 __all__ = [
     "HOST_LOCK",
     "JOB_LOCK",
     "RECOVERY_LOCK",
     "SOURCE_LOCK",
+    "Connected",
     "HostSlots",
     "apply_queue_schema",
     "job_alive",
@@ -56,6 +54,17 @@ __all__ = [
     "recovery_turn",
     "source_turn",
 ]
+
+class Connected(Protocol):
+    """A PostgreSQL store as its locks see it: this thread's connection (``PostgresStore``).
+
+    A protocol, not the class: the store applies this module's queue schema, so
+    this module does not import the store back.
+    """
+
+    @property
+    def db(self) -> Any: ...
+
 
 #: Class of the advisory locks held on sources while they are fetched ("LNSR").
 SOURCE_LOCK = 0x4C4E5352
@@ -114,7 +123,7 @@ class HostSlots:
 
 
 @contextmanager
-def source_turn(store: PostgresStore, source_id: int) -> Iterator[bool]:
+def source_turn(store: Connected, source_id: int) -> Iterator[bool]:
     """Hold the source for this thread's connection while the block runs.
 
     Yields whether it was free: ``False`` means another process is fetching
@@ -137,7 +146,7 @@ def _job_key(job_id: int) -> int:
 
 
 @contextmanager
-def job_turn(store: PostgresStore, job_id: int) -> Iterator[None]:
+def job_turn(store: Connected, job_id: int) -> Iterator[None]:
     """Hold queue job ``job_id`` on this thread's connection while the block runs.
 
     Only ever one runner: the queue hands a job to one worker at a time, so

@@ -24,6 +24,7 @@ from typing import Any
 
 import orjson
 
+from lightnews.model import NetworkPost
 from lightnews.normalize.arxiv_ids import parse_arxiv_id
 from lightnews.store.connection import Queries
 
@@ -32,8 +33,6 @@ __all__ = [
     "Delivery",
     "LinkCard",
     "ListenCursor",
-    "NetworkMention",
-    "NetworkPost",
     "NetworkQueries",
     "PushTarget",
     "Spoken",
@@ -58,31 +57,6 @@ def article_label(source: object, title: object) -> str:
 def _spoken(r: Any) -> Spoken:
     return Spoken(r[0], r[1], r[2], r[3], r[4], int(r[5]), r[6],
                   None if r[7] is None else int(r[7]), bool(r[8]), r[9], r[10])  # fmt: skip
-
-
-@dataclass(frozen=True, slots=True)
-class NetworkMention:
-    """A paper a network post names: an arXiv id, ``doi:…`` or ``openreview:…``."""
-
-    paper: str
-    method: str
-    confidence: float
-    evidence: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class NetworkPost:
-    """A post (or a repost, or a quote) heard on the network that names a paper."""
-
-    uri: str
-    did: str
-    kind: str
-    time_us: int
-    mentions: tuple[NetworkMention, ...]
-    subject: str | None = None
-    text: str = ""
-    created_at: str | None = None
-    payload: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -686,7 +660,7 @@ class WatchQueries(Queries):
     def undigested_events(self, reader: str, limit: int = 200) -> list[WatchEvent]:
         """Events of papers ``reader`` watches, recorded since they began watching, that no
         digest of theirs has told yet (those known when the watch began are marked told
-        then: see ``lightnews.watch.start_watching``); oldest first."""
+        then: see ``lightnews.deliver.watch.start_watching``); oldest first."""
         rows = self.db.execute(
             "SELECT e.key, e.arxiv_id, e.kind, e.summary, e.url, e.happened FROM watch_events e "
             "JOIN watches w ON w.arxiv_id = e.arxiv_id AND w.reader = ? "

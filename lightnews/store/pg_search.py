@@ -16,12 +16,11 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
 
-from lightnews.link.titles import TitleCandidate
 from lightnews.model import QueryTerm, SearchFilters
 from lightnews.store import search_common  # SEARCH_WINDOW read at each call (tests narrow it)
 from lightnews.store.pg_connection import PgConnection, PostgresQueries
 from lightnews.store.search_common import ITEM_UNIT, STOPWORDS, SearchQueries
-from lightnews.store.views import ItemMatch, PaperHit
+from lightnews.store.views import ItemMatch, PaperHit, TitleCandidate
 
 __all__ = ["DOC_FREQ_CAP", "RANK_WEIGHTS", "PostgresSearch", "tsquery_sql"]
 

@@ -21,7 +21,7 @@ nothing and has someone to manage it. Once accounts exist reader 0 has nothing.
 
 Also here: the audit log of admin actions and failed sign-ins (kept in the
 database so that a limit holds across every web process). Secrets never reach
-this module: it keeps and compares hashes made by :mod:`lightnews.accounts`.
+this module: it keeps and compares hashes made by :mod:`lightnews.store.secrets`.
 """
 
 from __future__ import annotations
@@ -44,12 +44,19 @@ __all__ = [
     "SignInLimits",
     "TokenView",
     "UserView",
+    "reader_key",
 ]
 
 #: Whose state a read or write is about: an account's id, or 0 (the local reader).
 ReaderId = NewType("ReaderId", int)
 #: The reader of an install without accounts.
 LOCAL_READER = ReaderId(0)
+
+
+def reader_key(reader: ReaderId) -> str:
+    """How watches and push targets name a reader: '' for the local reader, else ``user:N``."""
+    return "" if reader == LOCAL_READER else f"user:{int(reader)}"
+
 #: Settings each reader sets for themself (the rest are the instance's).
 READER_SETTINGS = ("digest_to", "half_life_hours", "horizon_half_lives")
 #: Tables of per-reader state, each with a ``user_id`` column.
@@ -57,7 +64,7 @@ _READER_TABLES = (
     "follows", "mutes", "story_state", "user_settings", "feed_keys",
     "paper_feedback", "saved_lists",  # the learned ranker's (store/feedback.py)
 )  # fmt: skip
-#: Tables that name their reader by key ('' the local reader, ``user:N``): see watch.py.
+#: Tables that name their reader by key ('' the local reader, ``user:N``): see deliver/watch.py.
 _KEYED_READER_TABLES = ("watches", "push_targets", "digest_watch_events")
 
 

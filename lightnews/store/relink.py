@@ -8,7 +8,7 @@ another's) and posts naming the new title are not linked yet. The same
 mechanism that re-embeds a changed paper keeps track of it: a trigger on the
 title fills ``relink_queue`` (migration 0019 / PostgreSQL 0010) as
 ``embed_queue`` is filled for vectors, and the linking pass
-(:func:`lightnews.pipeline.relink_retitled`) takes its work from there, so a
+(:func:`lightnews.ingest.relink.relink_retitled`) takes its work from there, so a
 library whose titles do not change pays nothing.
 
 These reads rebuild the stored items as :class:`~lightnews.model.Item` objects,

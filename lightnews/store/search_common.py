@@ -13,10 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from lightnews.link.titles import TitleCandidate
 from lightnews.model import SearchFilters
 from lightnews.store.connection import Queries
-from lightnews.store.views import SaidItem
+from lightnews.store.views import SaidItem, TitleCandidate
 
 __all__ = ["ITEM_UNIT", "SEARCH_WINDOW", "STOPWORDS", "SearchQueries"]
 

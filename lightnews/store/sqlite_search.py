@@ -13,12 +13,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from lightnews.link.titles import TitleCandidate
 from lightnews.model import QueryTerm, SearchFilters
 from lightnews.store import search_common  # SEARCH_WINDOW read at each call (tests narrow it)
 from lightnews.store.fts import quoted
 from lightnews.store.search_common import ITEM_UNIT, STOPWORDS, SearchQueries
-from lightnews.store.views import ItemMatch, PaperHit
+from lightnews.store.views import ItemMatch, PaperHit, TitleCandidate
 
 __all__ = ["SQLiteSearch"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lightnews.ingest.replay import ingest_bytes
 from lightnews.model import Item, Paper, Version
-from lightnews.pipeline import ingest_bytes
 from lightnews.settings import Settings
 from lightnews.store import CommonStore, Store
 from lightnews.store.downgrade import cut_short, item_kept_reason

@@ -17,11 +17,11 @@ import orjson
 import pytest
 
 from conftest import new_pg_database
-from lightnews import bulk
-from lightnews.bulk import import_snapshot
+from lightnews.ingest import bulk
+from lightnews.ingest.bulk import import_snapshot
+from lightnews.ingest.test_bulk import STAMPS, _counts, _record, _steps
 from lightnews.model import QueryTerm
 from lightnews.store import CommonStore, Store
-from lightnews.test_bulk import STAMPS, _counts, _record, _steps
 
 STAMP = "2025-06-10T00:00:00Z"
 

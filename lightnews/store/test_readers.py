@@ -10,10 +10,10 @@ from typing import Any, cast
 
 import pytest
 
-from lightnews.accounts import digest, hash_password, new_feed_key, new_token, verify_password
 from lightnews.errors import NotFound, UsageError
 from lightnews.store import LOCAL_READER, Store
 from lightnews.store.readers import ReaderId
+from lightnews.store.secrets import digest, hash_password, new_feed_key, new_token, verify_password
 
 NOW = "2026-12-03T12:00:00Z"
 
@@ -191,7 +191,7 @@ def test_an_old_library_keeps_its_state_as_the_local_readers(tmp_path: object) -
 
 
 def test_starter_pack_members_are_followed_for_whoever_followed_the_pack(store: Store) -> None:
-    from lightnews.pipeline import _pack_reader
+    from lightnews.ingest.page import _pack_reader
 
     old, _ = store.add_source("bluesky-starter-pack", "at://pack/old", now=NOW,
                               params={"follow_members": True})  # fmt: skip

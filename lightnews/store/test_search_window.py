@@ -18,11 +18,11 @@ import orjson
 import pytest
 
 from conftest import new_pg_database
-from lightnews.bulk import import_snapshot
+from lightnews.ingest.bulk import import_snapshot
+from lightnews.ingest.test_bulk import _record
 from lightnews.model import QueryTerm
 from lightnews.store import CommonStore, Store
 from lightnews.store.views import PaperHit
-from lightnews.test_bulk import _record
 
 STAMP = "2025-06-10T00:00:00Z"
 WINDOW = 40

@@ -52,6 +52,7 @@ __all__ = [
     "ScholarView",
     "SourceRef",
     "SourceRow",
+    "TitleCandidate",
     "VersionView",
     "code_after",
     "record_venue",
@@ -679,3 +680,13 @@ class Mutes:
     def to_json(self) -> dict[str, list[str]]:
         return {"scholar": sorted(self.scholar), "source": sorted(self.source),
                 "keyword": sorted(self.keyword)}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class TitleCandidate:
+    """A paper a lookup offers: its id, title, author surname keys and date."""
+
+    arxiv_id: str
+    title: str
+    surnames: tuple[str, ...] = ()
+    published: str | None = None

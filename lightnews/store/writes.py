@@ -17,8 +17,8 @@ from abc import abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
-from lightnews.link.identifiers import find_code_in_text
 from lightnews.model import Batch, Item, Paper, item_extra
+from lightnews.normalize.identifiers import find_code_in_text
 from lightnews.store.connection import Queries
 from lightnews.store.downgrade import item_kept_reason
 from lightnews.store.merge import (

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from lightnews.link import link_titles
 from lightnews.link.bots import MIN_POSTS, bot_reason
-from lightnews.model import Item
+from lightnews.model import Item, NetworkMention, NetworkPost
 from lightnews.normalize.times import now_iso
 from lightnews.settings import Settings
 from lightnews.sources.bluesky import post_item
@@ -49,7 +49,7 @@ from lightnews.sources.jetstream import (
     subscribe_url,
 )
 from lightnews.store import BACKEND_ERRORS, Store, unavailable
-from lightnews.store.network import ListenCursor, NetworkMention, NetworkPost
+from lightnews.store.network import ListenCursor
 
 __all__ = [
     "FLUSH_EVENTS",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from lightnews.link import find_arxiv_mentions, link_item
 from lightnews.model import Item, item_extra
+from lightnews.normalize.identifiers import find_arxiv_mentions, link_item
 from lightnews.store import Store
 
 
@@ -64,7 +64,7 @@ def test_item_does_not_mention_itself() -> None:
 
 
 def test_other_identifier_forms() -> None:
-    from lightnews.link.identifiers import find_code_links, find_dois, find_slugs
+    from lightnews.normalize.identifiers import find_code_links, find_dois, find_slugs
 
     assert find_dois(
         ["doi:10.1103/PhysRevC.76.024606.", "https://doi.org/10.48550/arXiv.2401.1"]

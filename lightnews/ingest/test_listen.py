@@ -19,7 +19,7 @@ import orjson
 import pytest
 
 from conftest import ROOT
-from lightnews.listen import Listener, listen_websocket, replay_file
+from lightnews.ingest.listen import Listener, listen_websocket, replay_file
 from lightnews.settings import Settings
 from lightnews.sources.jetstream import POST, REPOST, NetworkFilter, subscribe_url
 from lightnews.sources.jetstream_fixtures import (
@@ -330,7 +330,7 @@ def test_a_worker_job_listens_from_the_saved_cursor(
 ) -> None:
     pytest.importorskip("procrastinate", reason="workers need the server extra")
     from lightnews.store.postgres import PostgresStore
-    from lightnews.worker import Worker
+    from lightnews.worker.jobs import Worker
 
     worker = Worker(pg_url)
     try:

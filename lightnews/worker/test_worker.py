@@ -36,7 +36,8 @@ pytest.importorskip("procrastinate", reason="workers need the server extra")
 from lightnews.store.cluster import HostSlots, source_turn  # noqa: E402
 from lightnews.store.copy import TABLES, checksums  # noqa: E402
 from lightnews.store.postgres import PostgresStore, migrate  # noqa: E402
-from lightnews.worker import REFRESH_TASK, queue_refresh  # noqa: E402
+from lightnews.worker.jobs import REFRESH_TASK  # noqa: E402
+from lightnews.worker.queue import queue_refresh  # noqa: E402
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 OPENSEARCH = "{http://a9.com/-/spec/opensearch/1.1/}"
@@ -486,7 +487,7 @@ def test_a_slow_workers_job_stays_with_it_and_a_dead_ones_goes_back(
     """Missed heartbeats alone hand nothing back: only a job no live connection holds."""
     import asyncio
 
-    from lightnews.worker import build_app, recover_once
+    from lightnews.worker.queue import build_app, recover_once
 
     api = SlowArxiv(server, per_query=12, page=2, delay=0.5)
     url = make_db()
@@ -556,7 +557,7 @@ def test_the_periodic_jobs_fire_every_tick(tick: int, period: int) -> None:
     """
     from datetime import UTC, datetime
 
-    from lightnews.worker import cron_every, tick_period
+    from lightnews.worker.queue import cron_every, tick_period
 
     assert tick_period(tick) == period
     for start in ("2026-01-01T01:07:30", "2026-01-01T23:59:59.5", "2026-03-31T00:00:00"):
@@ -568,7 +569,8 @@ def test_the_periodic_jobs_fire_every_tick(tick: int, period: int) -> None:
 
 
 def test_a_worker_registers_its_periodic_jobs_on_the_tick(pg_url: str) -> None:
-    from lightnews.worker import Worker, build_app, cron_every
+    from lightnews.worker.jobs import Worker
+    from lightnews.worker.queue import build_app, cron_every
 
     worker = Worker(pg_url)
     try:

@@ -22,8 +22,9 @@ import orjson
 from starlette.testclient import TestClient
 
 from conftest import Hit, RecordedServer, Reply
-from lightnews.listen import replay_file
-from lightnews.pipeline import STUB_BATCH, refresh
+from lightnews.ingest.listen import replay_file
+from lightnews.ingest.refresh import refresh
+from lightnews.ingest.stubs import STUB_BATCH
 from lightnews.rank.discussed import discussed_papers
 from lightnews.serve.test_conversation import Library, library  # noqa: F401 - a fixture
 from lightnews.settings import Settings

@@ -11,6 +11,10 @@ Forms recognised (case-insensitive):
   id (valid month, the digit count of its era) and with a lower confidence.
 
 Versions are dropped: every version of a paper is one paper.
+
+Here, below the sources, because sources name the papers of what they parse
+with these (:func:`link_item`) and the store reads code links with them; the
+linker (:mod:`lightnews.link`) adds titles on top.
 """
 
 from __future__ import annotations

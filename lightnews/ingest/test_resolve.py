@@ -10,7 +10,8 @@ from click.testing import CliRunner
 
 from conftest import RecordedServer, Reply, hf_corpus
 from lightnews.cli import cli
-from lightnews.pipeline import ingest_bytes, resolve_bytes, sniff_kind
+from lightnews.ingest.replay import ingest_bytes
+from lightnews.ingest.resolve import resolve_bytes, sniff_kind
 from lightnews.settings import Settings
 from lightnews.store import CommonStore, Store, open_store
 

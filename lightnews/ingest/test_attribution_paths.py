@@ -14,9 +14,10 @@ from typing import Any
 import orjson
 
 from conftest import RecordedServer, Reply
-from lightnews.bulk import import_snapshot
+from lightnews.ingest.bulk import import_snapshot
+from lightnews.ingest.follow import follow_scholar
+from lightnews.ingest.refresh import refresh
 from lightnews.link.attribution import attribute_new, scholar_keys
-from lightnews.pipeline import follow_scholar, refresh
 from lightnews.rank import rank_stories
 from lightnews.settings import Settings
 from lightnews.store import LOCAL_READER, Store

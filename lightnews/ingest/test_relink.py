@@ -6,9 +6,10 @@ import dataclasses
 from pathlib import Path
 
 from conftest import hf_corpus
+from lightnews.ingest.relink import relink_retitled
+from lightnews.ingest.replay import ingest_bytes
 from lightnews.link import find_arxiv_mentions, link_titles
 from lightnews.model import Item, Paper, Version
-from lightnews.pipeline import ingest_bytes, relink_retitled
 from lightnews.settings import Settings
 from lightnews.sources.arxiv_api import parse_api_feed
 from lightnews.store import Store

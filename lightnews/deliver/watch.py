@@ -39,7 +39,6 @@ from lightnews.sources.bluesky import post_url
 from lightnews.sources.jetstream import SERVICE
 from lightnews.store import Store
 from lightnews.store.network import Delivery, PushTarget, WatchEvent
-from lightnews.store.readers import LOCAL_READER, ReaderId
 
 __all__ = [
     "NotifyReport",
@@ -52,7 +51,6 @@ __all__ = [
     "is_watching",
     "mention_event",
     "notify",
-    "reader_key",
     "record",
     "start_watching",
     "stop_watching",
@@ -92,11 +90,6 @@ def mention_event(arxiv_id: str, where: str, who: str, url: str | None, happened
     if reposted_by:
         said = f"{reposted_by} reposted a post about arXiv {arxiv_id}"
     return WatchEvent(f"mention:{arxiv_id}:{where}", arxiv_id, "mention", said, url, happened)
-
-
-def reader_key(reader: ReaderId) -> str:
-    """How watches and push targets name a reader: '' for the local reader, else ``user:N``."""
-    return "" if reader == LOCAL_READER else f"user:{int(reader)}"
 
 
 def start_watching(store: Store, reader: str, arxiv_id: str) -> bool:

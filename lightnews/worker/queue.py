@@ -1,40 +1,11 @@
-"""Workers: the refresh, embedding and stub resolution as jobs on a PostgreSQL queue.
+"""The worker's queue: procrastinate on the library's PostgreSQL, and the worker's process.
 
-A group's library lives in PostgreSQL, and so does its work queue
-(procrastinate: PostgreSQL stays the only server). ``lightnews worker`` runs
-anywhere that reaches the database, as many times as wanted. Every
-``worker_tick`` seconds one of the workers (whichever the queue picks, once for
-the whole cluster) runs the periodic jobs: it defers one refresh job per due
-source, embeds new papers, resolves stubs and sends the digest when one is due
-(the ``digest_schedule`` setting; each period's digest goes out once, see
-:func:`~lightnews.serve.digest.deliver_due_digest`).
-
-What holds however many workers run:
-
-* **a source is fetched by at most one worker at a time**: its jobs share a
-  queue ``lock`` (the queue starts one of them only when no other runs) and a
-  ``queueing_lock`` (a due source waits in the queue once, however many ticks
-  pass); the job also holds the source's advisory lock in the database
-  (:func:`~lightnews.store.cluster.source_turn`), which covers a worker taken
-  for dead while it still fetches;
-* **per-host politeness is the cluster's**: every worker's HTTP client asks
-  the database for its turns at a host (:class:`~lightnews.store.cluster.HostSlots`),
-  so arXiv's 3-second interval is one interval for all of them;
-* **a worker killed mid-job loses nothing**: each worker beats its heart
-  into the queue's tables every ``worker_heartbeat`` seconds; the others look
-  for jobs of workers silent for three beats and put them back in the queue
-  (one worker at a time, under an advisory lock). The job runs again from the
-  state saved with the last stored page, and storing is idempotent (papers by
-  arXiv id, items by source and key, vectors replaced), so the library ends as
-  one clean run leaves it;
-* **a slow worker is not a dead one**: a running job holds a lock of its own
-  on its worker's connection (:func:`~lightnews.store.cluster.job_turn`), so
-  a worker that missed its beats on a saturated machine but is still running
-  the job keeps it; only a job whose lock went with its worker's connection
-  is handed back.
-
-With an SQLite library there are no workers: ``lightnews refresh`` runs in
-the process that calls it, as before.
+:func:`build_app` declares the tasks (a refresh job per source, periodic jobs
+once for the whole cluster every ``worker_tick``), :func:`run_worker` runs a
+worker process until it is stopped or loses its database for longer than its
+bound, and the stalled jobs of workers gone silent are handed back
+(:func:`recover_once`). See :mod:`lightnews.worker` for what holds however many
+workers run.
 """
 
 from __future__ import annotations
@@ -45,7 +16,6 @@ import logging
 import os
 import signal
 import socket
-import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -53,32 +23,24 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
-from lightnews.errors import FetchError, NotFound, Unavailable, UsageError
+from lightnews.errors import Unavailable
+from lightnews.ingest.refresh import due_for_refresh
 from lightnews.normalize.times import iso, utc_now
-from lightnews.pipeline import (
-    RunReport,
-    due_for_refresh,
-    embed_new,
-    reattribute,
-    refresh_one,
-    resolve_stubs,
-)
-from lightnews.settings import Settings
-from lightnews.sources.http import HttpClient
-from lightnews.store import SourceRow
-from lightnews.store.cluster import HostSlots, job_alive, job_turn, recovery_turn, source_turn
+from lightnews.store.cluster import job_alive, job_turn, recovery_turn
 from lightnews.store.postgres import PostgresStore, redact
+from lightnews.worker.jobs import (
+    DEFER_TASK,
+    DIGEST_TASK,
+    EMBED_TASK,
+    LISTEN_TASK,
+    REFRESH_TASK,
+    STUBS_TASK,
+    JobOutcome,
+    Worker,
+)
 
 __all__ = [
-    "DEFER_TASK",
-    "DIGEST_TASK",
-    "EMBED_TASK",
-    "LISTEN_TASK",
-    "REFRESH_TASK",
-    "STUBS_TASK",
-    "JobOutcome",
     "QueueStatus",
-    "Worker",
     "build_app",
     "cron_every",
     "defer_refresh",
@@ -89,35 +51,18 @@ __all__ = [
     "tick_period",
 ]
 
-REFRESH_TASK = "lightnews.refresh_source"
-DEFER_TASK = "lightnews.defer_due"
-EMBED_TASK = "lightnews.embed_new"
-STUBS_TASK = "lightnews.resolve_stubs"
-LISTEN_TASK = "lightnews.listen"
+
 #: A listening job lasts this many worker ticks, then the next one resumes from its cursor.
 LISTEN_TICKS = 10
-DIGEST_TASK = "lightnews.send_digest"
-#: The settings an HTTP client is made from (see ``HttpClient.__init__``).
-_CLIENT_SETTINGS = (
-    "http_timeout", "http_max_bytes", "http_retries", "http_backoff", "http_max_wait",
-    "allow_private_addresses", "arxiv_interval", "contact",
-)  # fmt: skip
+
 #: Heartbeats a worker may miss before its jobs are looked at (handed back if no one holds them).
 MISSED_BEATS = 3
+
 #: Seconds of silence after which a worker's row is removed from the queue's tables: it
 #: would be dead anyway. Removing a slow worker's row sooner would fail its next fetch.
 FORGET_WORKER = 3600.0
 
 log = logging.getLogger("lightnews.worker")
-
-
-@dataclass(frozen=True, slots=True)
-class JobOutcome:
-    """What one job did, as a worker reports it."""
-
-    task: str
-    summary: str
-    ok: bool = True
 
 
 def source_lock(source_id: int) -> str:
@@ -155,174 +100,6 @@ def cron_every(seconds: int) -> str:
     if period < 86400:
         return f"0 */{period // 3600} * * *"
     return "0 0 * * *"
-
-
-class Worker:
-    """One worker process's share of a library: its store, its pacer, its jobs.
-
-    The jobs run in threads (``concurrency`` of them); each thread has its own
-    pooled connection, and each job reads the settings anew, so a setting
-    saved while workers run applies from their next job.
-    """
-
-    def __init__(
-        self, url: str, *, concurrency: int = 1, echo: Callable[[JobOutcome], None] | None = None
-    ) -> None:
-        self.url = url
-        self.concurrency = concurrency
-        self.echo = echo
-        # A connection per job thread, plus the host turns and the queue's own reads.
-        self.store = PostgresStore(url, pool_size=2 * concurrency + 4)
-        self.pacer = HostSlots(self.store.pool)
-        self._clients: dict[tuple[object, ...], HttpClient] = {}
-        self._guard = threading.Lock()
-
-    def settings(self) -> Settings:
-        return Settings(self.store.saved_settings())
-
-    def client(self, settings: Settings) -> HttpClient:
-        """The worker's HTTP client for these settings, shared by its jobs.
-
-        Making one costs a tenth of a second (its TLS context) and its open
-        connections are worth keeping; a setting it reads that changed gets
-        a new one (the old stays open for the jobs still using it).
-        """
-        key = tuple(settings.get(name) for name in _CLIENT_SETTINGS)
-        with self._guard:
-            client = self._clients.get(key)
-            if client is None:
-                client = self._clients[key] = HttpClient(settings, pacer=self.pacer)
-            return client
-
-    def close(self) -> None:
-        for client in self._clients.values():
-            client.close()
-        self.store.close()
-
-    def _report(self, outcome: JobOutcome) -> JobOutcome:
-        if self.echo:
-            self.echo(outcome)
-        return outcome
-
-    # -- the jobs (each in a thread of its own) -------------------------------------------
-
-    def refresh(self, source_id: int, force: bool = False) -> JobOutcome:
-        """Refresh one source, unless it is gone, disabled, not due, or being fetched."""
-        store = self.store
-        try:
-            row = store.get_source(source_id)
-        except NotFound:
-            return self._report(JobOutcome(REFRESH_TASK, f"#{source_id}: no such source now"))
-        if not due_for_refresh_row(row, force=force):
-            return self._report(JobOutcome(REFRESH_TASK, f"#{source_id}: not due"))
-        with source_turn(store, source_id) as mine:
-            if not mine:
-                summary = f"#{source_id}: another worker is fetching it"
-                return self._report(JobOutcome(REFRESH_TASK, summary))
-            settings = self.settings()
-            report = refresh_one(store, row, self.client(settings), settings)
-            reattribute(store, [report])
-        return self._report(JobOutcome(REFRESH_TASK, _describe(report), report.ok))
-
-    def due_sources(self) -> list[SourceRow]:
-        """The sources due now."""
-        return list(due_for_refresh(self.store, iso(utc_now())))
-
-    def queued(self, rows: Iterable[SourceRow]) -> None:
-        """Say which refresh jobs this worker's look queued (their end is said by the job)."""
-        for row in rows:
-            self._report(JobOutcome(DEFER_TASK, f"queued #{row.id} {row.kind} {row.address}"))
-
-    def embed(self) -> JobOutcome:
-        result = embed_new(self.store, self.settings())
-        if isinstance(result, str):
-            return JobOutcome(EMBED_TASK, f"nothing embedded: {result}")
-        summary = f"{result.embedded} papers embedded ({result.remaining} left)"
-        if result.embedded:
-            self._report(JobOutcome(EMBED_TASK, summary))
-        return JobOutcome(EMBED_TASK, summary)
-
-    def resolve(self) -> JobOutcome:
-        settings = self.settings()
-        if not settings.resolve_online:
-            return JobOutcome(STUBS_TASK, "resolve_online is off")
-        reports = resolve_stubs(self.store, settings, self.client(settings))
-        reattribute(self.store, reports)
-        found = sum(r.saved.papers_new + r.saved.papers_updated for r in reports)
-        outcome = JobOutcome(
-            STUBS_TASK, f"{found} stubs resolved", all(r.ok for r in reports)
-        )
-        return self._report(outcome) if reports else outcome
-
-
-    def listen(self, seconds: float) -> JobOutcome:
-        """Listen to the Jetstream for ``seconds``, from the saved cursor (``listen_in_worker``).
-
-        One worker of the cluster at a time (the job's queue lock); the next
-        job resumes where this one stopped, so the cluster hears every event.
-        """
-        from lightnews.listen import Listener, listen_websocket
-
-        settings = self.settings()
-        if not settings.listen_in_worker:
-            return JobOutcome(LISTEN_TASK, "listen_in_worker is off")
-        address = str(settings.jetstream_url)
-        listener = Listener(self.store, settings, address)
-
-        async def run() -> None:
-            stop = asyncio.Event()
-            asyncio.get_running_loop().call_later(seconds, stop.set)
-            await listen_websocket(listener, address, stop=stop,
-                                   max_backoff=float(settings.listen_max_backoff))  # fmt: skip
-
-        asyncio.run(run())
-        report = listener.report
-        summary = (f"{report.counts.events} events heard, {report.stored} new posts about "
-                   f"papers (cursor {report.cursor})")  # fmt: skip
-        return self._report(JobOutcome(LISTEN_TASK, summary, not report.errors or
-                                       bool(report.counts.events)))  # fmt: skip
-
-    def digest(self) -> JobOutcome:
-        """Send every reader's digest that is due and not sent yet (once per period each)."""
-        from lightnews.serve.digest import deliver_due_digest, scheduled_recipients
-
-        settings = self.settings()
-        recipients = scheduled_recipients(self.store, settings)
-        if not recipients:
-            return JobOutcome(DIGEST_TASK, "no digest scheduled (digest_schedule, digest_to)")
-        said: list[str] = []
-        failed = delivered = False
-        for recipient in recipients:
-            try:
-                outcome = deliver_due_digest(self.store, settings, recipient, utc_now())
-            except (FetchError, UsageError) as error:  # stays due: the next look retries
-                said.append(f"{recipient.key}: {error}")
-                failed = True
-                continue
-            said.append(str(outcome))
-            delivered = delivered or outcome.status == "delivered"
-        result = JobOutcome(DIGEST_TASK, "; ".join(said), ok=not failed)
-        return self._report(result) if delivered or failed else result
-
-
-def due_for_refresh_row(row: SourceRow, *, force: bool) -> bool:
-    """Whether a job for ``row`` should fetch it now (it may have run since it was queued)."""
-    if force:
-        return bool(row.enabled)
-    return bool(row.enabled) and (row.next_attempt is None or row.next_attempt <= iso(utc_now()))
-
-
-def _describe(report: RunReport) -> str:
-    where = f"#{report.source_id} {report.kind} {report.address}"
-    if not report.ok:
-        return f"{where}: {report.error} (next attempt {report.next_attempt})"
-    if report.not_modified:
-        return f"{where}: not modified"
-    s = report.saved
-    return (
-        f"{where}: {s.papers_new} new papers, {s.items_new} new items, "
-        f"{s.papers_updated + s.items_updated} updated"
-    )
 
 
 def build_app(url: str, worker: Worker | None = None, *, tick: int = 60) -> Any:

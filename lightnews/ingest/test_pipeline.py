@@ -1,4 +1,4 @@
-"""The pipeline end to end: real client, real local HTTP server, real store."""
+"""Ingestion end to end: real client, real local HTTP server, real store."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ import pytest
 
 from conftest import Hit, RecordedServer, Reply, hf_corpus, hold_write_lock
 from lightnews.errors import Busy
+from lightnews.ingest.refresh import refresh
+from lightnews.ingest.replay import ingest_bytes
+from lightnews.ingest.report import RunReport
 from lightnews.link import link_titles
 from lightnews.model import Item
-from lightnews.pipeline import RunReport, ingest_bytes, refresh
 from lightnews.settings import Settings
 from lightnews.sources.arxiv_api import parse_api_feed
 from lightnews.store import CommonStore, SQLiteStore, Store
@@ -382,7 +384,7 @@ def test_a_busy_database_stops_the_run_without_blaming_the_source(
 def test_titles_are_linked_outside_the_write_transaction(
     store: Store, settings: Settings, demo_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lightnews import pipeline
+    from lightnews.ingest import page
 
     seen: list[bool] = []
 
@@ -390,7 +392,7 @@ def test_titles_are_linked_outside_the_write_transaction(
         seen.append(lookup.db.in_transaction)
         link_titles(items, lookup, bar=bar)
 
-    monkeypatch.setattr(pipeline, "link_titles", watched)
+    monkeypatch.setattr(page, "link_titles", watched)
     body = (demo_dir / "blog-lab.rss.xml").read_bytes()
     report = ingest_bytes(store, "feed", "file:///blog.xml", body, settings, clock=clock)
     assert report.ok and report.saved.mentions >= 4  # linked all the same

@@ -19,7 +19,8 @@ import orjson
 from click.testing import CliRunner
 from starlette.testclient import TestClient
 
-from lightnews.listen import replay_file
+from lightnews.deliver.watch import code_event, notify, record, start_watching
+from lightnews.ingest.listen import replay_file
 from lightnews.model import Account, Paper, Version
 from lightnews.serve.test_digest import Inbox, smtp  # noqa: F401 - the SMTP server fixture
 from lightnews.settings import Settings
@@ -27,7 +28,6 @@ from lightnews.sources.jetstream import POST, REPOST
 from lightnews.sources.jetstream_fixtures import commit_event, text_record
 from lightnews.store import Store
 from lightnews.store.network import PushTarget
-from lightnews.watch import code_event, notify, record, start_watching
 
 A = "2505.20295"
 SCHOLAR = "did:plc:ggectctbnnfbhajffo242o2o"
@@ -214,11 +214,11 @@ def test_watch_events_go_into_the_next_digest_once(
     from aiosmtpd.controller import Controller
 
     from lightnews.cli import cli
+    from lightnews.deliver.watch import venue_event
     from lightnews.errors import FetchError
     from lightnews.serve.digest import deliver_due_digest, digest_events, library_recipient
     from lightnews.serve.test_digest import Refusing
     from lightnews.store.readers import LOCAL_READER
-    from lightnews.watch import venue_event
 
     inbox, port = smtp
     settings = _settings(port).with_overrides(

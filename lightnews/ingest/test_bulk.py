@@ -23,7 +23,7 @@ import orjson
 import pytest
 
 from conftest import ROOT
-from lightnews import bulk
+from lightnews.ingest import bulk
 from lightnews.sources.arxiv_snapshot import SnapshotErrors, iter_snapshot
 from lightnews.store import SaveResult, SQLiteStore
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from lightnews.priority import AUTOGROUP
+from lightnews.ingest.priority import AUTOGROUP
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(
     not AUTOGROUP.exists() or sys.platform != "linux", reason="Linux with autogroups only"
 )

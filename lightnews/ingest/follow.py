@@ -1,0 +1,151 @@
+"""Following: a reader follows a scholar (by handle, arXiv name, ORCID) or an account.
+
+Following by a Bluesky handle or an arXiv author name adds a source reading
+them (:func:`follow_scholar`); a reader of a shared instance who may not add
+sources follows the scholars who already hold the identities given
+(:func:`follow_fetched`). Attributions are recomputed for the scholar
+followed (:mod:`lightnews.link.attribution`).
+"""
+
+from __future__ import annotations
+
+from lightnews.errors import UsageError
+from lightnews.link.attribution import attribute_scholar, parse_name
+from lightnews.model import Account
+from lightnews.store import Store
+from lightnews.store.readers import ReaderId
+
+__all__ = [
+    "arxiv_author_query",
+    "follow_account",
+    "follow_fetched",
+    "follow_scholar",
+]
+
+
+def arxiv_author_query(name: str) -> str:
+    """arXiv's author search: ``au:Hochreiter_S`` finds "S. Hochreiter" and "Sepp Hochreiter"."""
+    parts = parse_name(name)
+    surname_words = name.split()[-len(parts.surname.split()) :] if parts.surname else []
+    if len(surname_words) == 1 and parts.given and surname_words[0].isalpha():
+        return f"au:{surname_words[0]}_{parts.given[0][0].upper()}"
+    return f'au:"{name}"'
+
+
+def follow_scholar(
+    store: Store,
+    reader: ReaderId,
+    now: str,
+    *,
+    handle: str | None = None,
+    arxiv_author: str | None = None,
+    orcid: str | None = None,
+    scholar_id: int | None = None,
+) -> int:
+    """``reader`` follows a scholar by Bluesky handle or DID, arXiv name and/or ORCID (idempotent).
+
+    Each identity is tied to ``scholar_id``, to the scholar who already has it,
+    or to a new scholar; handles and arXiv names get a source reading them.
+    Attributions are recomputed. Returns the scholar's id.
+    """
+    if handle:
+        handle = handle.removeprefix("@").strip()
+        kind = "bluesky-did" if handle.startswith("did:") else "bluesky-handle"
+        scholar_id = (
+            scholar_id
+            or store.scholar_by_identity(kind, handle)
+            or store.create_scholar(f"@{handle}", now)
+        )
+        store.add_identity(scholar_id, kind, handle)
+        store.add_source("bluesky", handle, now=now, scholar_id=scholar_id)
+    if arxiv_author:
+        name = " ".join(arxiv_author.split())
+        scholar_id = (
+            scholar_id
+            or store.scholar_by_identity("arxiv-name", name)
+            or store.create_scholar(name, now)
+        )
+        store.add_identity(scholar_id, "arxiv-name", name)
+        store.add_source("arxiv-api", arxiv_author_query(name), now=now, title=name,
+                         scholar_id=scholar_id)  # fmt: skip
+    if orcid:
+        scholar_id = (
+            scholar_id
+            or store.scholar_by_identity("orcid", orcid)
+            or store.create_scholar(f"ORCID {orcid}", now)
+        )
+        store.add_identity(scholar_id, "orcid", orcid)
+    if scholar_id is None:
+        raise UsageError("give a Bluesky handle, an arXiv author name or an ORCID")
+    store.set_followed(reader, scholar_id, True, now)
+    attribute_scholar(store, scholar_id)
+    return scholar_id
+
+
+def follow_fetched(
+    store: Store,
+    reader: ReaderId,
+    now: str,
+    *,
+    handle: str | None = None,
+    arxiv_author: str | None = None,
+    orcid: str | None = None,
+) -> tuple[list[int], list[str]]:
+    """``reader`` follows a scholar without changing what the instance fetches or who is who.
+
+    A reader of a shared instance who may not add sources (the
+    ``readers_add_sources`` setting) follows the scholars who already hold the
+    identities given; when none does, one new scholar with them (no source:
+    what the library already holds is attributed). No identity is tied to an
+    existing scholar and no source is added. Returns the scholars followed and
+    the accounts and authors given that are new to the instance, so not fetched
+    (``"@handle"``, ``"arXiv author Name"``), for the reader to be told.
+    """
+    wanted: list[tuple[str, str]] = []
+    if handle:
+        handle = handle.removeprefix("@").strip()
+        wanted.append(("bluesky-did" if handle.startswith("did:") else "bluesky-handle", handle))
+    if arxiv_author:
+        wanted.append(("arxiv-name", " ".join(arxiv_author.split())))
+    if orcid:
+        wanted.append(("orcid", orcid))
+    if not wanted:
+        raise UsageError("give a Bluesky handle, an arXiv author name or an ORCID")
+    found = [store.scholar_by_identity(kind, value) for kind, value in wanted]
+    followed = list(dict.fromkeys(s for s in found if s is not None))
+    if not followed:
+        kind, value = wanted[0]
+        name = f"@{value}" if kind.startswith("bluesky") else value
+        if kind == "orcid":
+            name = f"ORCID {value}"
+        created = store.create_scholar(name, now)
+        for kind, value in wanted:
+            store.add_identity(created, kind, value)
+        followed = [created]
+    for scholar_id in followed:
+        store.set_followed(reader, scholar_id, True, now)
+        attribute_scholar(store, scholar_id)
+    unfetched = [f"@{value}" if kind.startswith("bluesky") else f"arXiv author {value}"
+                 for (kind, value), owner in zip(wanted, found, strict=True)
+                 if owner is None and kind != "orcid"]  # fmt: skip
+    return followed, unfetched
+
+
+def follow_account(store: Store, reader: ReaderId, account: Account, now: str) -> int:
+    """``reader`` follows ``account`` as a scholar with a source reading its posts (idempotent)."""
+    did_kind = f"{account.service}-did"
+    scholar_id = store.scholar_by_identity(did_kind, account.id)
+    if scholar_id is None:
+        scholar_id = store.create_scholar(account.name or account.handle or account.id, now)
+        store.add_identity(scholar_id, did_kind, account.id)
+    if account.handle:
+        store.add_identity(scholar_id, f"{account.service}-handle", account.handle)
+    store.add_source(
+        account.service,
+        account.handle or account.id,
+        now=now,
+        title=account.name or None,
+        scholar_id=scholar_id,
+    )
+    store.set_followed(reader, scholar_id, True, now)
+    return scholar_id
