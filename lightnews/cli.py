@@ -579,7 +579,7 @@ def sources_remove(app: App, source_ids: tuple[int, ...]) -> None:
 @pass_app
 def sources_export(app: App, as_opml: bool) -> None:
     """Print the feed sources as OPML, folders included."""
-    from lightnews.serve.export import sources_opml
+    from lightnews.deliver.export import sources_opml
 
     with errors_as_exit():
         click.echo(sources_opml(app.store).decode())
@@ -768,7 +768,7 @@ def import_export(app: App, path: Path, as_json: bool) -> None:
     Re-running is safe: what is already so is left as it is. Exit status 3 when some
     entries could not be taken (each is printed with why).
     """
-    from lightnews.serve.export import read_export, user_import
+    from lightnews.deliver.export import read_export, user_import
 
     with errors_as_exit():
         if path.stat().st_size > 200 * 1024 * 1024:
@@ -950,7 +950,7 @@ def feed(
         emit_json([s.to_json() for s in stories])
         return
     if fmt != "text":
-        from lightnews.serve.export import FeedEntry, atom_feed, json_feed
+        from lightnews.deliver.export import FeedEntry, atom_feed, json_feed
 
         entries = [FeedEntry(s.url or s.key, s.title, s.url, s.time, why=s.why)
                    for s in stories]  # fmt: skip
@@ -1142,7 +1142,7 @@ def show(app: App, arxiv_id: ArxivId, as_json: bool, as_bibtex: bool, posts_page
                    "link_card": card.to_json() if card else None})  # fmt: skip
         return
     if as_bibtex:
-        from lightnews.serve.export import bibtex
+        from lightnews.deliver.export import bibtex
 
         click.echo(bibtex([paper]), nl=False)
         return
@@ -1636,7 +1636,7 @@ def digest(
     "Watched papers" section) is told once. A digest that could not be
     delivered marks nothing: the next run brings the same. --dry-run previews.
     """
-    from lightnews.serve.digest import (
+    from lightnews.deliver.digest import (
         digest_events,
         digest_stories,
         digest_subject,
@@ -1774,12 +1774,12 @@ def _paper_feedback(app: App, papers: tuple[str, ...], decision: str | None) -> 
 @pass_app
 def export_command(app: App, as_bibtex: bool) -> None:
     """Print everything you own as JSON: follows, identities, decisions, sources, settings."""
-    from lightnews.serve.export import user_export
+    from lightnews.deliver.export import user_export
 
     with errors_as_exit():
         if as_bibtex:
+            from lightnews.deliver.export import bibtex
             from lightnews.normalize.arxiv_ids import parse_arxiv_id
-            from lightnews.serve.export import bibtex
 
             saved = [k for k, (_, saved_at) in app.store.story_states(app.reader).items()
                      if saved_at and parse_arxiv_id(k)]  # fmt: skip
@@ -2116,7 +2116,7 @@ def mcp_command(app: App) -> None:
     the ranked feed without what you have read. It only reads the library.
     """
     try:
-        from lightnews.serve.mcp import build_server, serve_stdio
+        from lightnews.mcp.server import build_server, serve_stdio
     except ImportError:  # pragma: no cover - the dependency is declared
         raise click.UsageError("the MCP server needs the mcp package: pip install mcp") from None
     with errors_as_exit():

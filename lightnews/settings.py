@@ -28,7 +28,7 @@ def _positive_int(raw: str) -> int:
 
 def _digest_schedule(raw: str) -> str:
     """A digest schedule, checked and spelled one way (see ``lightnews.serve.digest``)."""
-    from lightnews.serve.digest import parse_schedule
+    from lightnews.deliver.digest import parse_schedule
 
     schedule = parse_schedule(raw)
     return str(schedule) if schedule else "off"

@@ -19,9 +19,9 @@ import orjson
 from click.testing import CliRunner
 from starlette.testclient import TestClient
 
+from lightnews.deliver.test_digest import Inbox, smtp  # noqa: F401 - the SMTP server fixture
 from lightnews.listen import replay_file
 from lightnews.model import Account, Paper, Version
-from lightnews.serve.test_digest import Inbox, smtp  # noqa: F401 - the SMTP server fixture
 from lightnews.settings import Settings
 from lightnews.sources.jetstream import POST, REPOST
 from lightnews.sources.jetstream_fixtures import commit_event, text_record
@@ -214,9 +214,9 @@ def test_watch_events_go_into_the_next_digest_once(
     from aiosmtpd.controller import Controller
 
     from lightnews.cli import cli
+    from lightnews.deliver.digest import deliver_due_digest, digest_events, library_recipient
+    from lightnews.deliver.test_digest import Refusing
     from lightnews.errors import FetchError
-    from lightnews.serve.digest import deliver_due_digest, digest_events, library_recipient
-    from lightnews.serve.test_digest import Refusing
     from lightnews.store.readers import LOCAL_READER
     from lightnews.watch import venue_event
 

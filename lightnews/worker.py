@@ -284,7 +284,7 @@ class Worker:
 
     def digest(self) -> JobOutcome:
         """Send every reader's digest that is due and not sent yet (once per period each)."""
-        from lightnews.serve.digest import deliver_due_digest, scheduled_recipients
+        from lightnews.deliver.digest import deliver_due_digest, scheduled_recipients
 
         settings = self.settings()
         recipients = scheduled_recipients(self.store, settings)

@@ -50,7 +50,7 @@ from lightnews.normalize.arxiv_ids import parse_arxiv_id
 from lightnews.normalize.times import now_iso
 from lightnews.normalize.validate import whole_number
 from lightnews.rank import CandidateWindows, rank_stories
-from lightnews.serve.export import FeedEntry, atom_feed, bibtex, json_feed
+from lightnews.deliver.export import FeedEntry, atom_feed, bibtex, json_feed
 from lightnews.serve.security import (
     Visitor,
     new_session_secret,

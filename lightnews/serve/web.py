@@ -73,7 +73,7 @@ from lightnews.serve.cards import (
     card_authors,
     relative_time,
 )
-from lightnews.serve.export import FeedEntry, atom_feed, bibtex, json_feed, sources_opml
+from lightnews.deliver.export import FeedEntry, atom_feed, bibtex, json_feed, sources_opml
 from lightnews.serve.scholar import numbers_itself, post_units, scholar_page
 from lightnews.serve.security import (
     SiteGuard,
