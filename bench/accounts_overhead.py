@@ -30,7 +30,7 @@ from starlette.testclient import TestClient
 
 from lightnews.accounts import hash_password, verify_password
 from lightnews.demo import build_demo
-from lightnews.serve.web import create_app
+from lightnews.serve.app import create_app
 from lightnews.settings import Settings
 from lightnews.store import open_store
 

@@ -2220,7 +2220,7 @@ def _serve(
 ) -> None:
     import uvicorn
 
-    from lightnews.serve.web import create_app
+    from lightnews.serve.app import create_app
 
     loopback = _is_loopback(host)
     if not loopback and not accounts and not public_read_only:
@@ -2253,7 +2253,7 @@ def _serve(
         return
     # Each process builds its own application from the environment; the form key
     # is made once here, so that a form from one process is accepted by the others.
-    from lightnews.serve.web import site_secret
+    from lightnews.serve.app import site_secret
     from lightnews.store import open_store
 
     with open_store(db_path) as store:
@@ -2263,7 +2263,7 @@ def _serve(
     os.environ["LIGHTNEWS_SERVE_READ_ONLY"] = "1" if public_read_only else ""
     os.environ["LIGHTNEWS_SERVE_LOOPBACK"] = "1" if loopback else ""
     uvicorn.run(
-        "lightnews.serve.web:app_from_environment", factory=True, workers=workers, host=host,
+        "lightnews.serve.app:app_from_environment", factory=True, workers=workers, host=host,
         port=port, log_level="warning", **proxy_options(settings),
     )  # fmt: skip
 

@@ -164,7 +164,7 @@ def test_a_delivery_is_marked_sent_only_once_the_target_took_it(store: Store) ->
 
 def test_watch_commands_and_button(tmp_path: Path) -> None:
     from lightnews.cli import cli
-    from lightnews.serve.web import create_app
+    from lightnews.serve.app import create_app
     from lightnews.store import SQLiteStore
 
     db = tmp_path / "watch.db"

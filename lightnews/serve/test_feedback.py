@@ -16,7 +16,7 @@ from starlette.testclient import TestClient
 
 from lightnews.accounts import digest, hash_password, new_token
 from lightnews.cli import cli
-from lightnews.serve.web import create_app
+from lightnews.serve.app import create_app
 from lightnews.settings import Settings
 from lightnews.store import open_store
 

