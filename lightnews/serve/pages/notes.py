@@ -15,7 +15,7 @@ from lightnews.serve.site import Site
 from lightnews.sources import kinds_where
 from lightnews.store.views import ItemView
 
-__all__ = ["notes", "notes_index"]
+__all__ = ["notes_index", "notes_page"]
 
 
 def notes_index(site: Site, request: Request) -> Response:
@@ -30,7 +30,7 @@ def notes_index(site: Site, request: Request) -> Response:
     )  # fmt: skip
 
 
-def notes(site: Site, request: Request) -> Response:
+def notes_page(site: Site, request: Request) -> Response:
     """A notes page: "N papers reviewed", notes by section, each linked to its papers."""
     try:
         source = site.store.get_source(
