@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from starlette.testclient import TestClient
 
 from lightnews.demo import build_demo
-from lightnews.serve.web import create_app
+from lightnews.serve.app import create_app
 from lightnews.settings import Settings
 from lightnews.store import open_store
 from lightnews.store.secrets import hash_password, verify_password

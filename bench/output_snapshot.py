@@ -44,7 +44,7 @@ def _cli(db: Path, *args: str) -> str:
 def save(out: Path) -> None:
     from starlette.testclient import TestClient
 
-    from lightnews.serve.web import create_app
+    from lightnews.serve.app import create_app
     from lightnews.settings import Settings
 
     out.mkdir(parents=True, exist_ok=True)

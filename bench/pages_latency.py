@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from starlette.testclient import TestClient  # noqa: E402
 
-from lightnews.serve.web import create_app  # noqa: E402
+from lightnews.serve.app import create_app  # noqa: E402
 from lightnews.settings import Settings  # noqa: E402
 from lightnews.store import SQLiteStore  # noqa: E402
 

@@ -88,7 +88,7 @@ class App:
 
     def in_background(self) -> None:
         """A command that writes in bulk: readers of the web pages go first
-        (``background_nice``; see :mod:`lightnews.priority`)."""
+        (``background_nice``; see :mod:`lightnews.ingest.priority`)."""
         from lightnews.ingest.priority import yield_cpu
 
         with errors_as_exit():
@@ -584,7 +584,7 @@ def sources_remove(app: App, source_ids: tuple[int, ...]) -> None:
 @pass_app
 def sources_export(app: App, as_opml: bool) -> None:
     """Print the feed sources as OPML, folders included."""
-    from lightnews.serve.export import sources_opml
+    from lightnews.deliver.export import sources_opml
 
     with errors_as_exit():
         click.echo(sources_opml(app.store).decode())
@@ -773,7 +773,7 @@ def import_export(app: App, path: Path, as_json: bool) -> None:
     Re-running is safe: what is already so is left as it is. Exit status 3 when some
     entries could not be taken (each is printed with why).
     """
-    from lightnews.serve.export import read_export, user_import
+    from lightnews.deliver.export import read_export, user_import
 
     with errors_as_exit():
         if path.stat().st_size > 200 * 1024 * 1024:
@@ -955,7 +955,7 @@ def feed(
         emit_json([s.to_json() for s in stories])
         return
     if fmt != "text":
-        from lightnews.serve.export import FeedEntry, atom_feed, json_feed
+        from lightnews.deliver.export import FeedEntry, atom_feed, json_feed
 
         entries = [FeedEntry(s.url or s.key, s.title, s.url, s.time, why=s.why)
                    for s in stories]  # fmt: skip
@@ -1147,7 +1147,7 @@ def show(app: App, arxiv_id: ArxivId, as_json: bool, as_bibtex: bool, posts_page
                    "link_card": card.to_json() if card else None})  # fmt: skip
         return
     if as_bibtex:
-        from lightnews.serve.export import bibtex
+        from lightnews.deliver.export import bibtex
 
         click.echo(bibtex([paper]), nl=False)
         return
@@ -1641,7 +1641,7 @@ def digest(
     "Watched papers" section) is told once. A digest that could not be
     delivered marks nothing: the next run brings the same. --dry-run previews.
     """
-    from lightnews.serve.digest import (
+    from lightnews.deliver.digest import (
         digest_events,
         digest_stories,
         digest_subject,
@@ -1779,12 +1779,12 @@ def _paper_feedback(app: App, papers: tuple[str, ...], decision: str | None) -> 
 @pass_app
 def export_command(app: App, as_bibtex: bool) -> None:
     """Print everything you own as JSON: follows, identities, decisions, sources, settings."""
-    from lightnews.serve.export import user_export
+    from lightnews.deliver.export import user_export
 
     with errors_as_exit():
         if as_bibtex:
+            from lightnews.deliver.export import bibtex
             from lightnews.normalize.arxiv_ids import parse_arxiv_id
-            from lightnews.serve.export import bibtex
 
             saved = [k for k, (_, saved_at) in app.store.story_states(app.reader).items()
                      if saved_at and parse_arxiv_id(k)]  # fmt: skip
@@ -2121,7 +2121,7 @@ def mcp_command(app: App) -> None:
     the ranked feed without what you have read. It only reads the library.
     """
     try:
-        from lightnews.serve.mcp import build_server, serve_stdio
+        from lightnews.mcp.server import build_server, serve_stdio
     except ImportError:  # pragma: no cover - the dependency is declared
         raise click.UsageError("the MCP server needs the mcp package: pip install mcp") from None
     with errors_as_exit():
@@ -2226,7 +2226,7 @@ def _serve(
 ) -> None:
     import uvicorn
 
-    from lightnews.serve.web import create_app
+    from lightnews.serve.app import create_app
 
     loopback = _is_loopback(host)
     if not loopback and not accounts and not public_read_only:
@@ -2259,7 +2259,7 @@ def _serve(
         return
     # Each process builds its own application from the environment; the form key
     # is made once here, so that a form from one process is accepted by the others.
-    from lightnews.serve.web import site_secret
+    from lightnews.serve.app import site_secret
     from lightnews.store import open_store
 
     with open_store(db_path) as store:
@@ -2269,7 +2269,7 @@ def _serve(
     os.environ["LIGHTNEWS_SERVE_READ_ONLY"] = "1" if public_read_only else ""
     os.environ["LIGHTNEWS_SERVE_LOOPBACK"] = "1" if loopback else ""
     uvicorn.run(
-        "lightnews.serve.web:app_from_environment", factory=True, workers=workers, host=host,
+        "lightnews.serve.app:app_from_environment", factory=True, workers=workers, host=host,
         port=port, log_level="warning", **proxy_options(settings),
     )  # fmt: skip
 

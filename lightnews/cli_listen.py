@@ -2,9 +2,9 @@
 
 Registered on the ``lightnews`` command group by :mod:`lightnews.cli` (which
 imports this module), kept apart because they share one job: hearing the
-whole Bluesky network (:mod:`lightnews.listen`), ranking what it discusses
+whole Bluesky network (:mod:`lightnews.ingest.listen`), ranking what it discusses
 (:mod:`lightnews.rank.discussed`) and telling a reader what happens to the
-papers they watch (:mod:`lightnews.watch`), and whom else to follow
+papers they watch (:mod:`lightnews.deliver.watch`), and whom else to follow
 (:mod:`lightnews.rank.suggest`).
 """
 

@@ -33,9 +33,6 @@ BEING_REMOVED_BY_ANOTHER_BRANCH: dict[tuple[str, str], str] = {
 #: Modules and functions over the bound that another branch is splitting right now.
 #: Empty this as those branches land (a stale entry fails the test).
 BEING_SPLIT_BY_ANOTHER_BRANCH: dict[str, str] = {
-    "serve/web.py": "serve-split: serve/app.py + serve/pages/",
-    "serve/web.py:create_app": "serve-split: handlers become functions in serve/pages/",
-    "serve/accounts.py:account_routes": "serve-split: handlers become functions in serve/pages/",
     "cli.py": "cli-pkg: the cli/ package, one module per command group",
 }
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from starlette.testclient import TestClient
 
+from lightnews.deliver.export import bibtex
 from lightnews.model import Author, Paper, Version
 from lightnews.rank import rank_stories
-from lightnews.serve.export import bibtex
-from lightnews.serve.web import create_app
+from lightnews.serve.app import create_app
 from lightnews.settings import Settings
 from lightnews.store import SQLiteStore, Store
 from lightnews.store.readers import LOCAL_READER

@@ -19,10 +19,10 @@ import orjson
 from click.testing import CliRunner
 from starlette.testclient import TestClient
 
+from lightnews.deliver.test_digest import Inbox, smtp  # noqa: F401 - the SMTP server fixture
 from lightnews.deliver.watch import code_event, notify, record, start_watching
 from lightnews.ingest.listen import replay_file
 from lightnews.model import Account, Paper, Version
-from lightnews.serve.test_digest import Inbox, smtp  # noqa: F401 - the SMTP server fixture
 from lightnews.settings import Settings
 from lightnews.sources.jetstream import POST, REPOST
 from lightnews.sources.jetstream_fixtures import commit_event, text_record
@@ -164,7 +164,7 @@ def test_a_delivery_is_marked_sent_only_once_the_target_took_it(store: Store) ->
 
 def test_watch_commands_and_button(tmp_path: Path) -> None:
     from lightnews.cli import cli
-    from lightnews.serve.web import create_app
+    from lightnews.serve.app import create_app
     from lightnews.store import SQLiteStore
 
     db = tmp_path / "watch.db"
@@ -214,10 +214,10 @@ def test_watch_events_go_into_the_next_digest_once(
     from aiosmtpd.controller import Controller
 
     from lightnews.cli import cli
+    from lightnews.deliver.digest import deliver_due_digest, digest_events, library_recipient
+    from lightnews.deliver.test_digest import Refusing
     from lightnews.deliver.watch import venue_event
     from lightnews.errors import FetchError
-    from lightnews.serve.digest import deliver_due_digest, digest_events, library_recipient
-    from lightnews.serve.test_digest import Refusing
     from lightnews.store.readers import LOCAL_READER
 
     inbox, port = smtp

@@ -71,7 +71,7 @@ RECLASSIFY = 10
 #: Largest websocket message accepted (a Jetstream event is a few kilobytes).
 MAX_MESSAGE = 1 << 20
 
-log = logging.getLogger("lightnews.listen")
+log = logging.getLogger("lightnews.ingest.listen")
 
 
 @dataclass(slots=True)

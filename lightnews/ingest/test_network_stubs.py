@@ -153,7 +153,7 @@ def test_papers_the_network_names_get_their_titles_in_one_refresh(
     refresh(store, online)
     assert store.counts()["stubs"] == 0 and len(arxiv.asked) == 100 // STUB_BATCH + 1
 
-    from lightnews.serve.web import create_app
+    from lightnews.serve.app import create_app
 
     app = create_app(library.address, settings)
     with TestClient(app, base_url="http://localhost") as client:
@@ -175,7 +175,7 @@ def test_a_stub_says_it_is_one_until_it_is_filled(
     path.write_bytes(b"\n".join(events) + b"\n")
     replay_file(library.store, settings, path)
     [with_card] = cards
-    from lightnews.serve.web import create_app
+    from lightnews.serve.app import create_app
 
     app = create_app(library.address, settings)
     with TestClient(app, base_url="http://localhost") as client:

@@ -139,7 +139,7 @@ def test_feed_says_how_many_people_discuss_it(heard: Store) -> None:
 
 def test_discussed_command_and_page(heard: Store) -> None:
     from lightnews.cli import cli
-    from lightnews.serve.web import create_app
+    from lightnews.serve.app import create_app
 
     location = getattr(heard, "url", None) or str(heard.path)
     result = CliRunner().invoke(cli, ["--db", location, "discussed", "--since", "24h", "--json"])
@@ -208,7 +208,7 @@ def test_a_post_linking_an_article_about_a_paper_joins_its_discussion(
 
     # The story shows the chain: the post, and the article it came through (its page).
     from lightnews.rank.discussed import second_order_of
-    from lightnews.serve.web import create_app
+    from lightnews.serve.app import create_app
 
     (chain,) = second_order_of(store, A)
     (article,) = store.articles_about(A)

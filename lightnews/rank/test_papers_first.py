@@ -15,7 +15,7 @@ from starlette.testclient import TestClient
 
 from lightnews.cli import cli
 from lightnews.rank import rank_stories
-from lightnews.serve.web import create_app
+from lightnews.serve.app import create_app
 from lightnews.settings import Settings
 from lightnews.store import LOCAL_READER, open_store
 

@@ -186,7 +186,7 @@ def test_the_page_follows_a_known_scholar_with_the_scholars_form(store: Store) -
 
     from starlette.testclient import TestClient
 
-    from lightnews.serve.web import create_app
+    from lightnews.serve.app import create_app
     from lightnews.settings import Settings
 
     ids = _world(store)

@@ -22,9 +22,9 @@ import pytest
 from starlette.testclient import TestClient
 
 from conftest import ROOT, new_pg_database
-from lightnews.serve.accounts import PER_ADDRESS
+from lightnews.serve.app import create_app
+from lightnews.serve.pages.account import PER_ADDRESS
 from lightnews.serve.security import HSTS, SECURITY_HEADERS
-from lightnews.serve.web import create_app
 from lightnews.settings import Settings
 from lightnews.store import LOCAL_READER, open_store
 from lightnews.store.secrets import digest, hash_password, new_token
@@ -434,7 +434,7 @@ def test_every_post_route_refuses_a_session_without_its_own_token(library: str) 
      ("javascript:alert(1)", False)],
 )  # fmt: skip
 def test_sign_in_returns_only_to_this_site(target: str, kept: bool) -> None:
-    from lightnews.serve.accounts import _safe_next
+    from lightnews.serve.pages.account import _safe_next
 
     assert (_safe_next(target) == target) is kept
 

@@ -45,7 +45,7 @@ def test_the_description_covers_every_api_route_and_its_errors() -> None:
 
 
 def test_every_api_route_of_the_app_is_described(tmp_path: Path) -> None:
-    from lightnews.serve.web import create_app
+    from lightnews.serve.app import create_app
 
     app = create_app(tmp_path / "empty.db", Settings(environ={}))
     paths = {
@@ -57,7 +57,7 @@ def test_every_api_route_of_the_app_is_described(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def api_url(demo_library: str, serving: Any) -> Iterator[str]:
-    from lightnews.serve.web import create_app
+    from lightnews.serve.app import create_app
 
     settings = Settings(environ={}).with_overrides(resolve_online=False)
     with serving(create_app(demo_library, settings)) as url:

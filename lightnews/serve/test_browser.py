@@ -30,7 +30,7 @@ if not Path(CHROMIUM).exists():  # pragma: no cover - CI installs it
 
 @pytest.fixture(scope="module")
 def base_url(demo_library: str, serving: Any) -> Iterator[str]:
-    from lightnews.serve.web import create_app
+    from lightnews.serve.app import create_app
 
     settings = Settings(environ={}).with_overrides(resolve_online=False)
     with serving(create_app(demo_library, settings)) as url:

@@ -24,7 +24,7 @@ __all__ = ["browser", "library", "pg_demo_template", "pg_demo_url"]  # fixtures 
 
 @pytest.fixture
 def served(library: str, serving: Any) -> Iterator[str]:
-    from lightnews.serve.web import create_app
+    from lightnews.serve.app import create_app
 
     with serving(create_app(library, SETTINGS)) as url:
         yield url

@@ -32,7 +32,7 @@ P = Any  # a Playwright page (untyped here, as in test_browser)
 def story_url(tmp_path_factory: pytest.TempPathFactory, serving: Any) -> Iterator[str]:
     if not SHARED.is_dir():
         pytest.skip("../shared/fixtures is not present beside this clone (real recordings)")
-    from lightnews.serve.web import create_app
+    from lightnews.serve.app import create_app
 
     folder = tmp_path_factory.mktemp("conversation")
     path = folder / "lightnews.db"

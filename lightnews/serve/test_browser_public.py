@@ -35,7 +35,7 @@ SECRET_WORD = "zebrafish"  # the owner's muted keyword: in no page's text
 
 @pytest.fixture(scope="module")
 def public_url(demo_library: str, serving: Any) -> Iterator[str]:
-    from lightnews.serve.web import create_app
+    from lightnews.serve.app import create_app
 
     settings = Settings(environ={}).with_overrides(resolve_online=False)
     with serving(create_app(demo_library, settings, public_read_only=True)) as url:

@@ -176,7 +176,7 @@ def test_no_page_is_wider_than_the_window(
 @pytest.fixture
 def served(library: str, serving: Any) -> Iterator[str]:
     """An instance with accounts (ada, an admin) and a failing source."""
-    from lightnews.serve.web import create_app
+    from lightnews.serve.app import create_app
 
     _add_failing_source(library)
     with serving(create_app(library, SETTINGS)) as url:

@@ -10,9 +10,9 @@ import pytest
 from starlette.testclient import TestClient
 
 from lightnews.normalize.times import iso
+from lightnews.serve.app import create_app
 from lightnews.serve.cards import AUTHORS_SHOWN, absolute_time, card_authors, relative_time
 from lightnews.serve.test_web import same_site
-from lightnews.serve.web import create_app
 from lightnews.settings import Settings
 from lightnews.store import open_store
 from lightnews.store.views import PaperAuthorship

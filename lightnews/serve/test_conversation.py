@@ -196,7 +196,7 @@ def test_the_store_reads_every_post_about_a_paper(
 def test_api_paper_and_show_carry_the_conversation(
     library: Library, shared: Path, tmp_path: Path
 ) -> None:
-    from lightnews.serve.web import create_app
+    from lightnews.serve.app import create_app
 
     heard(library, shared, tmp_path)
     app = create_app(library.address, Settings(environ={}).with_overrides(resolve_online=False))

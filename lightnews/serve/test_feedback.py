@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from starlette.testclient import TestClient
 
 from lightnews.cli import cli
-from lightnews.serve.web import create_app
+from lightnews.serve.app import create_app
 from lightnews.settings import Settings
 from lightnews.store import open_store
 from lightnews.store.secrets import digest, hash_password, new_token

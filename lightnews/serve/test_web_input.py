@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
+from lightnews.serve.app import create_app
 from lightnews.serve.test_web import same_site
-from lightnews.serve.web import create_app
 from lightnews.settings import Settings
 
 

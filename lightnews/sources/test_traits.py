@@ -18,7 +18,7 @@ from lightnews.sources import (
 
 PACKAGE = Path(__file__).resolve().parent.parent
 #: The core: ranking, storage and pages learn about kinds only through their traits.
-CORE = ("rank", "store", "serve")
+CORE = ("rank", "store", "serve", "deliver", "mcp")
 
 
 def test_traits_say_what_the_core_needs() -> None:

@@ -45,7 +45,7 @@ from lightnews.store.writes import WriteQueries
 __all__ = ["WRITE_WAIT", "CommonStore", "read_migrations"]
 
 #: Seconds a write waits for another writer before giving up (:class:`Busy`). Bulk
-#: imports commit every few seconds (``lightnews.bulk``), refreshes page by page.
+#: imports commit every few seconds (``lightnews.ingest.bulk``), refreshes page by page.
 WRITE_WAIT = 30.0
 
 

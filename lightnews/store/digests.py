@@ -1,7 +1,7 @@
 """Store: which scheduled digests were delivered, so that each goes out once.
 
 Workers on any number of machines look for due digests (see
-``lightnews.serve.digest.deliver_due_digest``). A digest is one row per
+``lightnews.deliver.digest.deliver_due_digest``). A digest is one row per
 recipient and period: the worker that inserts it (in a write transaction, so
 two cannot both) sends it; the row is marked sent only once the SMTP server
 accepted the message, and taken off again when it did not, so the next look

@@ -7,7 +7,7 @@ anywhere that reaches the database, as many times as wanted. Every
 the whole cluster) runs the periodic jobs: it defers one refresh job per due
 source, embeds new papers, resolves stubs and sends the digest when one is due
 (the ``digest_schedule`` setting; each period's digest goes out once, see
-:func:`~lightnews.serve.digest.deliver_due_digest`).
+:func:`~lightnews.deliver.digest.deliver_due_digest`).
 
 What holds however many workers run:
 

@@ -49,7 +49,7 @@ EMBED_TASK = "lightnews.embed_new"
 
 STUBS_TASK = "lightnews.resolve_stubs"
 
-LISTEN_TASK = "lightnews.listen"
+LISTEN_TASK = "lightnews.ingest.listen"
 
 DIGEST_TASK = "lightnews.send_digest"
 
@@ -196,7 +196,7 @@ class Worker:
 
     def digest(self) -> JobOutcome:
         """Send every reader's digest that is due and not sent yet (once per period each)."""
-        from lightnews.serve.digest import deliver_due_digest, scheduled_recipients
+        from lightnews.deliver.digest import deliver_due_digest, scheduled_recipients
 
         settings = self.settings()
         recipients = scheduled_recipients(self.store, settings)

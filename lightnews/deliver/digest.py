@@ -2,7 +2,7 @@
 
 Its "Watched papers" section tells what happened to the papers the reader
 watches (new mentions by followed scholars, a new version, code released, a
-venue decision: :mod:`lightnews.watch`) since their last digest, each event
+venue decision: :mod:`lightnews.deliver.watch`) since their last digest, each event
 once: an event counts as told only when the digest was delivered, so a
 digest that failed leaves its events for the next.
 

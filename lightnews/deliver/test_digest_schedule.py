@@ -13,9 +13,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from aiosmtpd.controller import Controller
 
-from lightnews.demo import build_demo
-from lightnews.errors import FetchError
-from lightnews.serve.digest import (
+from lightnews.deliver.digest import (
     CLAIM_TIMEOUT,
     DigestOutcome,
     Recipient,
@@ -23,7 +21,9 @@ from lightnews.serve.digest import (
     library_recipient,
     parse_schedule,
 )
-from lightnews.serve.test_digest import Inbox, Refusing
+from lightnews.deliver.test_digest import Inbox, Refusing
+from lightnews.demo import build_demo
+from lightnews.errors import FetchError
 from lightnews.settings import Settings
 from lightnews.store import Store, open_store
 from lightnews.store.readers import LOCAL_READER

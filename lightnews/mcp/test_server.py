@@ -86,7 +86,7 @@ def test_mcp_client_lists_tools_gets_a_story_and_the_unseen_feed(library: Path) 
 
 def test_the_scholar_tool_says_whether_the_asking_reader_follows(tmp_path: Path) -> None:
     """Issue 31: the scholar tool revealed other readers' follows."""
-    from lightnews.serve.mcp import build_server
+    from lightnews.mcp.server import build_server
     from lightnews.settings import Settings
 
     with SQLiteStore(tmp_path / "lightnews.db") as store:

@@ -10,8 +10,8 @@ from bibtexparser.entrypoint import parse_string
 from bibtexparser.middlewares import SeparateCoAuthors
 from pylatexenc.latex2text import LatexNodes2Text
 
+from lightnews.deliver.export import bibtex, tex_escape
 from lightnews.model import Paper
-from lightnews.serve.export import bibtex, tex_escape
 from lightnews.sources.arxiv_abs import parse_abs
 from lightnews.store.views import PaperAuthorship, PaperPage, VersionView
 

@@ -1,0 +1,310 @@
+"""The one site object every page handler is given: the store, the settings, the templates.
+
+A handler in ``serve/pages/`` is a plain function of ``(site, request)``; what
+it shares with the others lives here, made once by ``serve.app.create_app``:
+the library's store, the settings (fixed by the caller, or read from the
+library on each request), the Jinja2 templates, the feed's candidate windows
+kept between requests, and the helpers every page uses: :meth:`Site.page`
+draws a template, :meth:`Site.respond` chooses the answer's form (JSON under
+``/api``, a feed for ``?format=atom`` or ``jsonfeed``, else HTML), and
+:meth:`Site.failure` and :meth:`Site.busy` turn an error into its page.
+
+Handlers run in Starlette's thread pool, so reading the request's body goes
+through :func:`read_form` and :func:`read_json`, which hop to the event loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlencode
+
+import anyio.from_thread
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+
+from lightnews.deliver.export import FeedEntry, atom_feed, json_feed
+from lightnews.errors import (
+    Ambiguous,
+    LightnewsError,
+    NotFound,
+    PastLastPage,
+    Unavailable,
+    UsageError,
+)
+from lightnews.normalize.tex import tex_to_text
+from lightnews.normalize.times import utc_now
+from lightnews.rank import CandidateWindows, display_name
+from lightnews.serve.cards import absolute_time, relative_time
+from lightnews.serve.security import (
+    csrf_field,
+    current_visitor,
+    link,
+    safe_href,
+    visitor_of,
+    without_post_forms,
+)
+from lightnews.serve.story import KIND_LABELS, confidence_words
+from lightnews.settings import Settings
+from lightnews.store import ReaderId, Store, unavailable
+
+__all__ = [
+    "MAX_PAGE",
+    "PER_PAGE",
+    "RETRY_AFTER",
+    "Feed",
+    "Memory",
+    "Site",
+    "back_to",
+    "own_state",
+    "read_form",
+    "read_json",
+    "reader_of",
+    "templates",
+    "wants_json",
+]
+
+PER_PAGE = 20
+MAX_PAGE = 100_000
+#: Seconds a client is asked to wait before retrying when the database is busy.
+RETRY_AFTER = 5
+#: The library's now while a page renders (its ``clock`` setting, else the real clock).
+_PAGE_NOW: ContextVar[datetime | None] = ContextVar("page_now", default=None)
+
+#: A page's feed: its title and its entries (made only when the feed is asked for).
+Feed = tuple[str, Callable[[], list[FeedEntry]]]
+
+
+class Memory:
+    """The settings last read from the library: the 503 page is drawn with them, from
+    memory, when the library cannot answer (an outage must not turn it into a 500)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """What every page of one web application shares (see the module's docstring)."""
+
+    store: Store
+    templates: Environment
+    #: The feed's candidates, kept between requests (the home page and secret feeds).
+    windows: CandidateWindows
+    memory: Memory
+    #: The key that signs form tokens and session cookies.
+    secret: str
+    #: Settings given by the caller (tests, the demo); None: read from the library.
+    given: Settings | None = None
+    #: Pages and feeds only: every form hidden and every change refused.
+    public_read_only: bool = False
+
+    def current_settings(self) -> Settings:
+        if self.given is not None:
+            return self.given
+        self.memory.settings = Settings(self.store.saved_settings())
+        return self.memory.settings
+
+    def reader_settings(self, reader: ReaderId) -> Settings:
+        """The instance's settings with the reader's own over them."""
+        base = self.given or Settings(self.store.saved_settings())
+        own = self.store.reader_settings(reader)
+        if not own:
+            return base
+        typed = Settings(own)  # read and checked as saved settings are
+        return base.with_overrides(**{name: typed.get(name) for name in own})
+
+    def page(self, name: str, status: int = 200, *, from_memory: bool = False,
+             **context: Any) -> HTMLResponse:  # fmt: skip
+        """The template as a response; ``from_memory``: without asking the library."""
+        shown = self.memory.settings if from_memory else self.current_settings()
+        _PAGE_NOW.set(shown.now())  # "3 hours ago" by the library's clock
+        html = self.templates.get_template(name).render(**context)
+        if self.public_read_only:
+            html = without_post_forms(html)
+        return HTMLResponse(html, status_code=status)
+
+    def respond(
+        self,
+        request: Request,
+        json: Callable[[], Any],
+        html: Callable[[], Response],
+        *,
+        feed: Feed | None = None,
+        status: int = 200,
+        headers: Mapping[str, str] | None = None,
+    ) -> Response:
+        """The answer in the form asked for: ``json()`` under ``/api``, the page's ``feed``
+        for ``?format=atom`` or ``?format=jsonfeed``, else the page ``html()`` draws.
+
+        Only the form chosen is made. ``status`` is the JSON answer's (a page gives
+        its own to :meth:`page`); ``headers`` go with either.
+        """
+        if wants_json(request):
+            return JSONResponse(json(), status_code=status, headers=headers)
+        kind = request.query_params.get("format")
+        if feed is not None and kind in ("atom", "jsonfeed"):
+            title, entries = feed
+            if kind == "atom":
+                return Response(atom_feed(title, str(request.url), entries()),
+                                media_type="application/atom+xml")  # fmt: skip
+            return JSONResponse(json_feed(title, str(request.url), entries()),
+                                media_type="application/feed+json")  # fmt: skip
+        response = html()
+        response.headers.update(headers or {})
+        return response
+
+    def busy(self, request: Request, error: Exception) -> Response:
+        """503: the database could not answer (busy past its wait, or broken); try again."""
+        message = str(unavailable(error))
+
+        def html() -> Response:
+            return self.page("error.html", status=503, title="Busy: please try again",
+                             message=f"{message}. Nothing was lost; reload the page in a few "
+                             "seconds.", from_memory=True)  # fmt: skip
+
+        return self.respond(request, lambda: {"error": message, "retry_after": RETRY_AFTER},
+                            html, status=503, headers={"Retry-After": str(RETRY_AFTER)})
+
+    def failure(
+        self,
+        request: Request,
+        error: LightnewsError,
+        choice: Callable[[str], str] = lambda key: f"/scholar/{key}",
+    ) -> Response:
+        """The error's page (JSON under /api): 404, 400, or 503 for the database.
+
+        Several matches (:class:`Ambiguous`) answer 300 Multiple Choices: a page
+        that lists them, each linked to ``choice(key)``.
+        """
+        if isinstance(error, Unavailable):
+            return self.busy(request, error)
+        if isinstance(error, Ambiguous):
+            choices = [(choice(key), label) for key, label in error.choices]
+            paths = [(href.removeprefix("/"), label) for href, label in choices]  # on this site
+            return self.respond(request, lambda: {"error": str(error), "choices": [
+                {"id": key, "label": label, "url": href}
+                for (key, label), (href, _) in zip(error.choices, choices, strict=True)
+            ]}, lambda: self.page("error.html", status=300, title="Which one?", choices=paths,
+                                  message=str(error).partition(":")[0] + ". Choose one:"),
+                status=300)  # fmt: skip
+        status = 404 if isinstance(error, NotFound | PastLastPage) else 400
+        return self.respond(
+            request,
+            lambda: {"error": str(error)},
+            lambda: self.page("error.html", status=status, message=str(error),
+                              title="Not found" if status == 404 else "Cannot do that"),
+            status=status,
+        )  # fmt: skip
+
+    def refused(self, message: str, status: int = 403) -> Response:
+        """The page saying the visitor may not do that."""
+        return self.page("error.html", status=status, title="Not allowed", message=message)
+
+
+def templates() -> Environment:
+    """The site's Jinja2 templates (autoescaped) with their filters and globals."""
+    env = Environment(
+        loader=PackageLoader("lightnews.serve", "templates"),
+        autoescape=select_autoescape(["html"]),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["day"] = lambda value: (value or "")[:10]
+    env.filters["kind_label"] = _kind_label
+    env.filters["tex"] = tex_to_text
+    env.filters["person"] = display_name
+    env.filters["ago"] = lambda value: relative_time(value, _PAGE_NOW.get() or utc_now())
+    env.filters["exact"] = absolute_time
+    env.globals["link"] = link
+    env.globals["csrf_field"] = csrf_field
+    env.globals["visitor"] = current_visitor
+    env.globals["confidence_words"] = confidence_words
+    env.globals["alternate"] = alternate_link
+    env.globals["thumbnail"] = thumbnail
+    return env
+
+
+def _kind_label(kind: str) -> str:
+    return KIND_LABELS.get(kind, kind)
+
+
+def alternate_link(kind: str, title: str, href: str) -> Markup:
+    """``<link rel="alternate">`` to one of the page's feeds (autodiscovery), if safe."""
+    safe = safe_href(href)
+    if safe is None:
+        return Markup("")
+    return Markup('<link rel="alternate" type="{}" title="{}" href="{}">').format(kind, title, safe)
+
+
+def thumbnail(url: str) -> Markup:
+    """A decorative thumbnail from an https address (nothing for any other)."""
+    safe = safe_href(url)
+    if safe is None or not safe.lower().startswith("https://"):
+        return Markup("")
+    return Markup('<img class="thumb" src="{}" alt="" loading="lazy" width="120" height="63">'
+                  ).format(safe)  # fmt: skip
+
+
+def feed_links(request: Request, title: str) -> list[tuple[str, str, str]]:
+    """This page's feeds as ``(type, title, href)``: linked and autodiscovered."""
+    query = {k: v for k, v in request.query_params.items() if k not in ("format", "page")}
+    base = request.url.path + "?" + urlencode({**query, "format": ""})
+    return [("application/atom+xml", f"{title} (Atom)", base + "atom"),
+            ("application/feed+json", f"{title} (JSON Feed)", base + "jsonfeed")]  # fmt: skip
+
+
+def wants_json(request: Request) -> bool:
+    """The request is to the JSON API (``/api/...``)."""
+    return request.url.path.startswith("/api/")
+
+
+def own_state(request: Request) -> bool:
+    """Whether the page shows and uses the reader's own saves, reads, mutes and feedback:
+    not on a public read-only instance, whose pages show no one's private state."""
+    return not visitor_of(request).read_only
+
+
+def reader_of(request: Request) -> ReaderId:
+    """Whose page this is: the signed-in reader, or the local reader of an install without
+    accounts (found for every request by :class:`~lightnews.serve.security.SiteGuard`)."""
+    return visitor_of(request).reader
+
+
+async def _form(request: Request) -> FormData:
+    return await request.form()
+
+
+def read_form(request: Request) -> FormData:
+    """The request's form, read from a handler running in the thread pool."""
+    return anyio.from_thread.run(_form, request)
+
+
+async def _json(request: Request) -> dict[str, str]:
+    try:
+        data = await request.json()
+    except ValueError:
+        raise UsageError("the body is not JSON") from None
+    if not isinstance(data, dict):
+        raise UsageError("send a JSON object")
+    return {str(k): str(v) for k, v in data.items() if isinstance(v, str | int)}
+
+
+def read_json(request: Request) -> dict[str, str]:
+    """The request's JSON object (its text and number fields), from the thread pool."""
+    return anyio.from_thread.run(_json, request)
+
+
+def back_to(form: Mapping[str, Any], default: str) -> str:
+    """The form's ``back``: a path on this site, else ``default`` (only ever back to this site)."""
+    back = str(form.get("back") or default)
+    # Browsers drop tabs and newlines and read a backslash as "/": "/\t/host" would leave.
+    if any(c < " " or c in "\\\x7f" for c in back):
+        return default
+    return back if back.startswith("/") and not back.startswith("//") else default
