@@ -67,7 +67,9 @@ __all__ = [
     "refresh_source",
     "relink_retitled",
     "resolve_bytes",
+    "resolve_input",
     "sniff_kind",
+    "unfollow_scholar",
     "utc_now",
 ]
 
@@ -420,6 +422,15 @@ def follow_account(store: Store, reader: ReaderId, account: Account, now: str) -
     )
     store.set_followed(reader, scholar_id, True, now)
     return scholar_id
+
+
+def unfollow_scholar(store: Store, reader: ReaderId, scholar_id: int, now: str) -> None:
+    """``reader`` stops following a scholar (kept); when no reader follows them any more,
+    their sources pause (their records stay)."""
+    store.set_followed(reader, scholar_id, False, now)
+    if not store.get_scholar(scholar_id).followed:  # nobody follows them now
+        for source in store.scholar_sources(scholar_id):
+            store.set_source_enabled(source.id, False)
 
 
 def refresh_source(
@@ -797,6 +808,26 @@ def resolve_bytes(
             link_titles(unresolved, store, bar=settings.link_bar)
     mentions = merge_mentions(*(i.mentions for i in items))
     return Resolved(kind, tuple(sorted(mentions, key=lambda m: -m.confidence)), tuple(warnings))
+
+
+def resolve_input(
+    store: Store, body: bytes, settings: Settings, *, kind: str | None = None, fetch: bool = True
+) -> Resolved:
+    """The papers a text, a page or an address names (``lightnews resolve``).
+
+    An address alone is fetched (unless ``fetch`` is off) and its page read as
+    :func:`resolve_bytes` reads one; with ``fetch`` and the resolve_online
+    setting, papers it cites that the library lacks are looked up on arXiv.
+    """
+    online = fetch and bool(settings.resolve_online)
+    stripped = body.strip()
+    address = ""
+    with HttpClient(settings) as client:
+        if fetch and stripped.startswith((b"http://", b"https://")) and b" " not in stripped:
+            address = stripped.decode("utf-8", errors="replace")
+            body, kind = client.get(address).body, None
+        return resolve_bytes(store, body, settings, kind=kind, address=address,
+                             client=client if online else None)  # fmt: skip
 
 
 def reattribute(store: Store, reports: list[RunReport]) -> None:
