@@ -18,9 +18,10 @@ from lightnews.cli.common import (
     out,
     pass_app,
 )
-from lightnews.errors import NotFound, UsageError
+from lightnews.errors import UsageError
 from lightnews.normalize import validate
 from lightnews.normalize.times import now_iso
+from lightnews.store.actions import mark_stories, record_paper_feedback
 
 __all__ = [
     "digest",
@@ -246,17 +247,11 @@ def read_command(app: App, stories: tuple[str, ...], unread: bool, save: bool) -
 
     Exit status 1 (and nothing marked) when one of them is not stored.
     """
-    now = now_iso()
     with errors_as_exit():
-        for key in stories:  # all of them known before any is marked
-            if key.startswith("item:"):
-                app.store.get_item(int(key.removeprefix("item:")))
-            else:
-                app.store.get_paper(key)
-        for key in dict.fromkeys(stories):
-            app.store.mark_story(app.reader, key, now, read=not unread,
-                                 saved=True if save else None)  # fmt: skip
-            out.print(f"{key}: {'unread' if unread else 'read'}{', saved' if save else ''}")
+        marked = mark_stories(app.store, app.reader, stories, now_iso(), read=not unread,
+                              saved=True if save else None)  # fmt: skip
+    for key in marked:
+        out.print(f"{key}: {'unread' if unread else 'read'}{', saved' if save else ''}")
 
 
 @click.command("more-like-this")
@@ -279,17 +274,10 @@ def not_interested(app: App, papers: tuple[str, ...], undo: bool) -> None:
 
 def _paper_feedback(app: App, papers: tuple[str, ...], decision: str | None) -> None:
     """The reader's word on papers (all of them known before any is recorded)."""
-    now = now_iso()
     with errors_as_exit():
-        rows: dict[str, int] = {}
-        for key in dict.fromkeys(papers):
-            row = None if key.startswith("item:") else app.store.paper_row_id(key)
-            if row is None:
-                raise NotFound(f"{key} is not a stored paper (only papers take this)")
-            rows[key] = row
-        for key, row in rows.items():
-            app.store.set_paper_feedback(app.reader, row, decision, now)
-            out.print(f"{key}: {decision or 'no feedback'}")
+        recorded = record_paper_feedback(app.store, app.reader, papers, decision, now_iso())
+    for key in recorded:
+        out.print(f"{key}: {decision or 'no feedback'}")
 
 
 @click.command("export")

@@ -10,7 +10,7 @@ from lightnews.cli.common import App, audit_name, emit_json, errors_as_exit, out
 from lightnews.errors import LightnewsError, UsageError
 from lightnews.normalize.times import now_iso
 from lightnews.settings import SETTINGS, Settings
-from lightnews.store.readers import READER_SETTINGS
+from lightnews.store.actions import save_setting
 
 __all__ = ["settings"]
 
@@ -69,11 +69,7 @@ def settings_set(app: App, name: str, value: str) -> None:
         raise click.BadParameter(str(error)) from None
     with errors_as_exit():
         actor = audit_name(app)  # checked before anything changes
-        if setting.name in READER_SETTINGS:  # the reader's own (see store/readers.py)
-            app.store.save_reader_setting(app.reader, setting.name, value)
-        else:
-            app.store.save_setting(setting.name, value)  # the instance's: audited
-            app.store.audit(actor, "settings.set", f"{setting.name} = {value}", now_iso())
+        save_setting(app.store, app.reader, setting.name, value, by=actor, now=now_iso())
     out.print(f"{setting.name} = {value}")
 
 
@@ -88,9 +84,5 @@ def settings_unset(app: App, name: str) -> None:
         raise click.BadParameter(str(error)) from None
     with errors_as_exit():
         actor = audit_name(app)  # checked before anything changes
-        if setting.name in READER_SETTINGS:
-            app.store.save_reader_setting(app.reader, setting.name, None)
-        else:
-            app.store.save_setting(setting.name, None)
-            app.store.audit(actor, "settings.unset", setting.name, now_iso())
+        save_setting(app.store, app.reader, setting.name, None, by=actor, now=now_iso())
     out.print(f"{setting.name} reset to its default ({setting.default!r})")
