@@ -28,7 +28,7 @@ test: $(STAMP)
 
 ## Regenerate docs/cli.md from the command line itself.
 docs: $(STAMP)
-	$(BIN)/python -m lightnews.cli_docs > docs/cli.md
+	$(BIN)/python -m lightnews.cli.docs > docs/cli.md
 
 bench: $(STAMP)
 	$(BIN)/python bench/snapshot_import.py --records 200000

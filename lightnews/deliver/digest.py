@@ -45,11 +45,14 @@ from lightnews.store.readers import LOCAL_READER
 
 __all__ = [
     "CLAIM_TIMEOUT",
+    "ComposedDigest",
     "DigestOutcome",
     "Recipient",
     "Schedule",
+    "compose_digest",
     "deliver_due_digest",
     "digest_events",
+    "digest_recipient",
     "digest_stories",
     "digest_subject",
     "library_recipient",
@@ -320,3 +323,42 @@ def send_digest(
         raise FetchError(
             f"could not send the digest through {settings.smtp_host}: {error}"
         ) from None
+
+
+@dataclass(frozen=True, slots=True)
+class ComposedDigest:
+    """A digest made and not yet delivered: its stories and watch events, in both forms."""
+
+    stories: list[Story]
+    events: list[WatchEvent]
+    markdown: str
+    html: str
+    subject: str
+
+
+def compose_digest(
+    store: Store, reader: ReaderId, settings: Settings, since: datetime, *, limit: int,
+    now: datetime, refresh: bool = True,
+) -> ComposedDigest:  # fmt: skip
+    """``reader``'s digest of the stories since ``since`` and the events of the papers they
+    watch (``refresh``: recorded first; see :func:`digest_events`), ready to print or send.
+    Nothing is marked: :func:`mark_digested` once it is delivered."""
+    stories = digest_stories(store, reader, settings, since, limit=limit, now=now)
+    events = digest_events(store, reader, refresh=refresh)
+    return ComposedDigest(
+        stories, events, render_markdown(stories, since, events),
+        render_html(stories, since, events), digest_subject(stories, events),
+    )  # fmt: skip
+
+
+def digest_recipient(settings: Settings, email: str | None, *, dry_run: bool) -> str | None:
+    """Where an asked-for digest goes: ``email`` (``""``: the digest_to setting), or None to
+    print it; a digest to e-mail needs an address, and SMTP settings unless it is a dry run."""
+    if email is None:
+        return None
+    to = email or settings.digest_to
+    if not to:
+        raise UsageError("give --email ADDRESS or set digest_to")
+    if not settings.smtp_host and not dry_run:
+        raise UsageError("set smtp_host (and smtp_from) to send the digest by e-mail")
+    return str(to)

@@ -20,6 +20,7 @@ __all__ = [
     "follow_account",
     "follow_fetched",
     "follow_scholar",
+    "unfollow_scholar",
 ]
 
 
@@ -149,3 +150,12 @@ def follow_account(store: Store, reader: ReaderId, account: Account, now: str) -
     )
     store.set_followed(reader, scholar_id, True, now)
     return scholar_id
+
+
+def unfollow_scholar(store: Store, reader: ReaderId, scholar_id: int, now: str) -> None:
+    """``reader`` stops following a scholar (kept); when no reader follows them any more,
+    their sources pause (their records stay)."""
+    store.set_followed(reader, scholar_id, False, now)
+    if not store.get_scholar(scholar_id).followed:  # nobody follows them now
+        for source in store.scholar_sources(scholar_id):
+            store.set_source_enabled(source.id, False)

@@ -29,6 +29,7 @@ from lightnews.store import Store
 __all__ = [
     "Resolved",
     "resolve_bytes",
+    "resolve_input",
     "sniff_kind",
 ]
 
@@ -103,3 +104,23 @@ def resolve_bytes(
             link_titles(unresolved, store, bar=settings.link_bar)
     mentions = merge_mentions(*(i.mentions for i in items))
     return Resolved(kind, tuple(sorted(mentions, key=lambda m: -m.confidence)), tuple(warnings))
+
+
+def resolve_input(
+    store: Store, body: bytes, settings: Settings, *, kind: str | None = None, fetch: bool = True
+) -> Resolved:
+    """The papers a text, a page or an address names (``lightnews resolve``).
+
+    An address alone is fetched (unless ``fetch`` is off) and its page read as
+    :func:`resolve_bytes` reads one; with ``fetch`` and the resolve_online
+    setting, papers it cites that the library lacks are looked up on arXiv.
+    """
+    online = fetch and bool(settings.resolve_online)
+    stripped = body.strip()
+    address = ""
+    with HttpClient(settings) as client:
+        if fetch and stripped.startswith((b"http://", b"https://")) and b" " not in stripped:
+            address = stripped.decode("utf-8", errors="replace")
+            body, kind = client.get(address).body, None
+        return resolve_bytes(store, body, settings, kind=kind, address=address,
+                             client=client if online else None)  # fmt: skip

@@ -43,10 +43,13 @@ __all__ = [
     "attribute_all",
     "attribute_new",
     "attribute_scholar",
+    "decide_attribution",
     "given_name_score",
+    "merge_scholars",
     "parse_name",
     "scholar_keys",
     "score_candidates",
+    "split_scholar",
 ]
 
 SURE = 0.85  # pass-1 confidence that teaches context
@@ -276,6 +279,35 @@ def attribute_scholar(store: Store, scholar_id: int) -> int:
             scores[(best.paper_id, best.position)] = 1.0
     store.set_attributions(scholar_id, [(p, pos, c) for (p, pos), c in scores.items()])
     return len(scores)
+
+
+def merge_scholars(store: Store, keep: int, drop: int) -> int:
+    """Merge scholar ``drop`` into ``keep`` (one person known twice) and attribute ``keep``
+    again; returns how many authorships they now have."""
+    store.merge_scholars(keep, drop)
+    return attribute_scholar(store, keep)
+
+
+def split_scholar(
+    store: Store, scholar_id: int, identities: Sequence[tuple[str, str]], name: str, now: str
+) -> int:
+    """Split ``identities`` off a scholar into a new one named ``name`` (two people known as
+    one) and attribute both again; returns the new scholar's id."""
+    new_id = store.split_scholar(scholar_id, identities, name, now)
+    attribute_scholar(store, scholar_id)
+    attribute_scholar(store, new_id)
+    return new_id
+
+
+def decide_attribution(
+    store: Store, scholar_id: int, arxiv_id: str, decision: str | None, now: str, *, by: str
+) -> None:
+    """Confirm or reject (``None``: forget) a paper for a scholar, for every reader (kept
+    across re-ingests), then attribute the scholar again; the audit log says ``by`` whom."""
+    store.get_paper(arxiv_id)
+    store.set_decision(scholar_id, arxiv_id, decision, now, by=by)
+    store.audit(by, f"attribution.{decision or 'undecide'}", f"#{scholar_id} {arxiv_id}", now)
+    attribute_scholar(store, scholar_id)
 
 
 def attribute_all(store: Store) -> dict[int, int]:

@@ -192,7 +192,7 @@ def test_behind_a_trusted_proxy_the_limit_counts_each_readers_address(
 ) -> None:
     """Behind a proxy every request comes from its address: believed, X-Forwarded-For
     keeps one attacker from locking everyone out; from anyone else, it is ignored."""
-    from lightnews.cli import proxy_options
+    from lightnews.serve.server import proxy_options
 
     proxy = "127.0.0.1" if trusted else "192.0.2.1"  # the server sees 127.0.0.1
     settings = SETTINGS.with_overrides(sign_in_attempts=1, trusted_proxies=(proxy,))
@@ -507,7 +507,7 @@ def test_concurrent_wrong_passwords_check_at_most_the_limit(library: str, servin
 
     limit = 5
     settings = SETTINGS.with_overrides(sign_in_attempts=limit, trusted_proxies=("127.0.0.1",))
-    from lightnews.cli import proxy_options
+    from lightnews.serve.server import proxy_options
 
     with serving(create_app(library, settings), **proxy_options(settings)) as base:
         attacker = {"x-forwarded-for": "203.0.113.5", "origin": base}

@@ -17,17 +17,20 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import orjson
 
-from lightnews.errors import ParseError
+from lightnews.errors import ParseError, UsageError
 from lightnews.normalize.arxiv_ids import parse_arxiv_id, parse_arxiv_reference
 
-__all__ = ["LibraryEntry", "parse_library"]
+__all__ = ["LibraryEntry", "parse_library", "read_library"]
 
 #: A library bigger than this is not one person's (and would take long to look up).
 MAX_ENTRIES = 50_000
+#: A library file larger than this is not one person's either.
+MAX_LIBRARY_BYTES = 50 * 1024 * 1024
 _DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>{}]+)", re.I)
 _ARXIV_WORDS = re.compile(r"arxiv[:\s/.]*(?:abs/)?([a-z.-]*/?\d{4}\.?\d{3,5}(?:v\d+)?)", re.I)
 
@@ -51,6 +54,17 @@ def parse_library(data: bytes) -> list[LibraryEntry]:
     if len(entries) > MAX_ENTRIES:
         raise ParseError(f"{len(entries):,} entries: more than {MAX_ENTRIES:,} in one library")
     return entries
+
+
+def read_library(path: Path) -> list[LibraryEntry]:
+    """The entries of a reader's library file (``lightnews import library``); a file too large
+    or unreadable is a usage error: the reader's file, not a failed fetch."""
+    if path.stat().st_size > MAX_LIBRARY_BYTES:
+        raise UsageError(f"{path} is over 50 MB: not one person's library")
+    try:
+        return parse_library(path.read_bytes())
+    except ParseError as error:
+        raise UsageError(str(error)) from None
 
 
 def _arxiv(*fields: str) -> str | None:

@@ -1,6 +1,6 @@
 """Print the Markdown reference of every ``lightnews`` command, from the CLI itself.
 
-``make docs`` (``python -m lightnews.cli_docs``) writes it to ``docs/cli.md``;
+``make docs`` (``python -m lightnews.cli.docs``) writes it to ``docs/cli.md``;
 a test fails when that file drifts from what the commands say about themselves.
 """
 

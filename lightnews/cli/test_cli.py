@@ -237,7 +237,7 @@ def test_console_script_runs(tmp_path: Path) -> None:
 
 
 def test_cli_reference_is_current() -> None:
-    from lightnews.cli_docs import render
+    from lightnews.cli.docs import render
 
     assert (ROOT / "docs/cli.md").read_text() == render(), "run `make docs`"
 

@@ -1,7 +1,7 @@
 """Commands of the whole conversation: ``listen``, ``discussed``, ``watch``, ``push``, ``suggest``.
 
-Registered on the ``lightnews`` command group by :mod:`lightnews.cli` (which
-imports this module), kept apart because they share one job: hearing the
+Registered on the ``lightnews`` command group by :mod:`lightnews.cli`, kept
+together because they share one job: hearing the
 whole Bluesky network (:mod:`lightnews.ingest.listen`), ranking what it discusses
 (:mod:`lightnews.rank.discussed`) and telling a reader what happens to the
 papers they watch (:mod:`lightnews.deliver.watch`), and whom else to follow
@@ -19,30 +19,23 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
-from lightnews.cli import (
+from lightnews.cli.common import (
     EXIT_FAILED,
     EXIT_PARTIAL,
     App,
     checked,
-    cli,
     emit_json,
     err,
     errors_as_exit,
+    moment_typed,
     out,
     pass_app,
 )
 from lightnews.errors import UsageError
 from lightnews.normalize import validate
 from lightnews.normalize.arxiv_ids import ArxivId
-from lightnews.normalize.times import utc_now
 
 __all__ = ["discussed", "listen", "push", "suggest", "unwatch", "watch", "watches"]
-
-
-def _moment_typed(text: str) -> str:
-    """A moment as typed, checked now and read later against the library's clock."""
-    validate.moment(text, utc_now())
-    return text
 
 
 def _jetstream_url(text: str) -> str:
@@ -52,7 +45,7 @@ def _jetstream_url(text: str) -> str:
     return value
 
 
-@cli.command()
+@click.command()
 @click.option(
     "--from-file", "path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Replay recorded events (one JSON event a line) instead of the network.",
@@ -113,8 +106,8 @@ def listen(
         sys.exit(EXIT_FAILED)
 
 
-@cli.command()
-@click.option("--since", default="24h", show_default=True, callback=checked(_moment_typed),
+@click.command()
+@click.option("--since", default="24h", show_default=True, callback=checked(moment_typed),
               help="How far back: 24h, 7d, today, yesterday or a date (2026-12-01).")  # fmt: skip
 @click.option("--limit", default=30, show_default=True, type=click.IntRange(1, 500),
               help="How many papers.")  # fmt: skip
@@ -145,7 +138,7 @@ def discussed(app: App, since: str, limit: int, as_json: bool) -> None:
         out.print(f"  {entry.score:.1f} · {escape(entry.why)}")
 
 
-@cli.command()
+@click.command()
 @click.option("--limit", default=30, show_default=True, type=click.IntRange(1, 500),
               help="How many accounts.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -184,7 +177,7 @@ def _reader(app: App) -> str:
     return reader_key(app.reader)
 
 
-@cli.command()
+@click.command()
 @click.argument("arxiv_id", callback=checked(validate.paper_id))
 @click.option("--json", "as_json", is_flag=True, help="Print what is watched as JSON.")
 @pass_app
@@ -206,7 +199,7 @@ def watch(app: App, arxiv_id: ArxivId, as_json: bool) -> None:
     out.print(f"watching {arxiv_id.base}" if changed else f"already watching {arxiv_id.base}")
 
 
-@cli.command()
+@click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_app
 def watches(app: App, as_json: bool) -> None:
@@ -233,7 +226,7 @@ def watches(app: App, as_json: bool) -> None:
     out.print(f"news goes to: {told}")
 
 
-@cli.command()
+@click.command()
 @click.argument("arxiv_id", callback=checked(validate.paper_id))
 @pass_app
 def unwatch(app: App, arxiv_id: ArxivId) -> None:
@@ -246,7 +239,7 @@ def unwatch(app: App, arxiv_id: ArxivId) -> None:
               else f"{arxiv_id.base} was not watched")  # fmt: skip
 
 
-@cli.group()
+@click.group()
 def push() -> None:
     """Where news of watched papers is pushed: webhooks, ntfy topics, e-mail."""
 
