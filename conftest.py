@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -23,6 +24,9 @@ import pytest
 from lightnews.model import Paper
 from lightnews.settings import Settings
 from lightnews.store import SQLiteStore, Store
+
+# pytester: tests/test_lanes.py runs small suites of its own with this file as their plugin.
+pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parent
 SHARED = ROOT.parent / "shared" / "fixtures"
@@ -339,3 +343,136 @@ def _with_db(url: str, name: str) -> str:
     """``url`` pointing at the database ``name`` on the same server."""
     parts = urlsplit(url)
     return parts._replace(path="/" + name).geturl()
+
+
+# ---- Test lanes ---------------------------------------------------------------------------
+# `make test-fast` leaves out four lanes: slow, postgres, browser and multiprocess (the
+# markers pyproject.toml registers). No test module names its own lanes: a test takes them
+# from what it uses (a fixture below in its closure, a parameter value), and `slow` from
+# its measured time. The checks after these tables fail a test that starts PostgreSQL,
+# Chromium or another process without its lane's marker, so `-m "not postgres"` and the
+# like leave out every such run.
+
+# A fixture anywhere in a test's closure puts the test in the fixture's lane.
+LANE_FIXTURES: dict[str, str] = {
+    "pg_server": "postgres",  # every static PostgreSQL fixture stands on the session's server
+    "browser": "browser",  # the Chromium of serve/test_browser.py
+    "serving": "multiprocess",  # a real uvicorn server on a loopback port
+    "workers": "multiprocess",  # `lightnews worker` subprocesses (test_worker.py)
+}
+# A parameter value (of a backend fixture such as `store`, or of a parametrize) puts the
+# run in that lane: the PostgreSQL run of each fixture that picks its backend by param.
+LANE_PARAMS: dict[str, str] = {"postgresql": "postgres"}
+# Tests that start processes in their own body rather than through a fixture, with what
+# they start (a key is a module, a test, or one parametrized run of it).
+MULTIPROCESS: dict[str, str] = {}
+# Tests measured slow: at least SLOW_SECONDS of setup, call and teardown on `-n 1` (the
+# measured seconds beside each; how they were measured is in the commit that last changed
+# this table). A key is a module, a test, or one parametrized run of it.
+SLOW_SECONDS = 2.0
+SLOW: dict[str, float] = {}
+
+
+def _listed(nodeid: str, table: dict[str, Any]) -> bool:
+    """Whether ``nodeid`` is a key of ``table`` or lies under one (module, test, run)."""
+    return any(nodeid == key or nodeid.startswith((key + "::", key + "[")) for key in table)
+
+
+def lanes(item: pytest.Item) -> set[str]:
+    """The lanes ``item`` belongs to, from its fixtures, its parameters and the tables."""
+    found = {LANE_FIXTURES[name] for name in getattr(item, "fixturenames", ())
+             if name in LANE_FIXTURES}  # fmt: skip
+    callspec = getattr(item, "callspec", None)
+    params: dict[str, object] = callspec.params if callspec is not None else {}
+    found -= {LANE_FIXTURES[name] for name in params if name in LANE_FIXTURES}
+    found |= {LANE_PARAMS[value] for value in params.values()
+              if isinstance(value, str) and value in LANE_PARAMS}  # fmt: skip
+    if _listed(item.nodeid, MULTIPROCESS):
+        found.add("multiprocess")
+    if _listed(item.nodeid, SLOW):
+        found.add("slow")
+    return found
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for lane in sorted(lanes(item)):
+            item.add_marker(lane)
+
+
+# The checks. A test being set up or run is in `_running`; a fixture that starts PostgreSQL
+# or Chromium, set up for a test without that lane's marker, fails the test before it starts
+# anything, whether the fixture is in the closure or asked for with getfixturevalue.
+_CHECKED_FIXTURES: dict[str, str] = {"pg_server": "postgres", "pg_url": "postgres",
+                                     "browser": "browser"}  # fmt: skip
+_running: list[pytest.Item] = []
+# Processes started while a test is set up or run (what and by which test), outside the
+# fixtures of the PostgreSQL and browser lanes (the server and Chromium are those lanes').
+_SPAWNS = frozenset({"subprocess.Popen", "os.posix_spawn", "os.fork", "os.forkpty"})
+_started: list[str] = []
+_in_lane_fixture: list[str] = []
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if event in _SPAWNS and _running and not _in_lane_fixture:
+        _started.append(f"{event} {str(args[1])[:120] if len(args) > 1 else ''}".strip())
+
+
+if not getattr(sys, "_lightnews_lanes_audit", False):  # one hook per process, however loaded
+    sys.addaudithook(_audit)
+    sys._lightnews_lanes_audit = True  # type: ignore[attr-defined]
+
+
+def _lacks(item: pytest.Item, lane: str) -> bool:
+    return item.get_closest_marker(lane) is None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest) -> Any:
+    param = getattr(request, "param", None)
+    lane = _CHECKED_FIXTURES.get(fixturedef.argname) or (
+        LANE_PARAMS.get(param) if isinstance(param, str) else None
+    )
+    if lane and _running and _lacks(_running[-1], lane):
+        pytest.fail(f"{_running[-1].nodeid} sets up {fixturedef.argname!r} without the {lane!r} "
+                    f"marker: add what brings it to LANE_FIXTURES or LANE_PARAMS in conftest.py",
+                    pytrace=False)  # fmt: skip
+    if lane:
+        _in_lane_fixture.append(fixturedef.argname)
+    try:
+        return (yield)
+    finally:
+        if lane:
+            _in_lane_fixture.pop()
+
+
+def _check_started(item: pytest.Item) -> None:
+    started, _started[:] = list(_started), []
+    if started and _lacks(item, "multiprocess"):
+        pytest.fail(f"{item.nodeid} starts processes without the 'multiprocess' marker: "
+                    f"{'; '.join(started[:3])} (add its fixture to LANE_FIXTURES or the test "
+                    f"to MULTIPROCESS in conftest.py)", pytrace=False)  # fmt: skip
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Any:
+    _running.append(item)
+    _started.clear()
+    try:
+        result = yield
+    finally:
+        _running.pop()
+    _check_started(item)
+    return result
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Any:
+    _running.append(item)
+    _started.clear()
+    try:
+        result = yield
+    finally:
+        _running.pop()
+    _check_started(item)
+    return result
