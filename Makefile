@@ -1,12 +1,13 @@
 # Two entry points for a fresh machine: `make demo` and `make test`.
-# Both create the virtual environment in .venv when it is missing.
+# Both create the virtual environment in .venv when it is missing. While working,
+# `make test-fast` runs the fast lane (the lanes are pytest markers: pyproject.toml).
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint bench docs clean
+.PHONY: setup demo test test-fast test-pg test-browser lint bench docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,6 +26,20 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -n 2 -q
+
+## Lint, then every test outside the slow, PostgreSQL, browser and multi-process lanes
+## (under a minute on two quiet cores).
+FAST := not slow and not postgres and not browser and not multiprocess
+test-fast: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -n 2 -q -m "$(FAST)"
+
+## One lane of the whole suite: every run on PostgreSQL; every test in Chromium.
+test-pg: $(STAMP)
+	$(BIN)/python -m pytest -n 2 -q -m postgres
+
+test-browser: $(STAMP)
+	$(BIN)/python -m pytest -n 2 -q -m browser
 
 ## Regenerate docs/cli.md from the command line itself.
 docs: $(STAMP)
