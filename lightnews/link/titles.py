@@ -442,7 +442,9 @@ def _align(title: Sequence[str], text: Sequence[str], weight: _Weights) -> _Stre
             # The most of the title; of stretches holding as much, the shortest (the
             # earliest start is not it: a stretch reaching back over a sentence to an
             # earlier title word holds no more than the title's own words).
-            if found > best[0] + 1e-9 or (found > best[0] - 1e-9 and end - start < shortest):
+            if found > best[0] + 1e-9 or (
+                found > best[0] - 1e-9 and end - start < shortest
+            ):
                 best, shortest = (found, a, b), end - start
     found, a, b = best
     if found <= 0:
@@ -582,7 +584,9 @@ def match_title(
                 partial=partial,
                 coined=coined,
                 content=len(content),
-                unique=any(text_stems[i] == s and weight(s) >= only for i, s, _ in stretch.credits),
+                unique=any(
+                    text_stems[i] == s and weight(s) >= only for i, s, _ in stretch.credits
+                ),
             )
             # The form that carries the most of the title wins, when it fits well:
             # a subtitle found too must not lose to the bare head it contains.
