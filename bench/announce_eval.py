@@ -336,14 +336,15 @@ def _ece(pairs: list[tuple[float, bool]]) -> tuple[float, list[tuple[str, int, f
 
 def title_links(
     judgements: list[Judgement], papers: dict[str, Known]
-) -> dict[tuple[str, bool], set[str]]:
-    """What the title linker links in each post, against each half's SQLite library."""
+) -> dict[tuple[str, bool], dict[str, float]]:
+    """What the title linker links in each post (paper: confidence), against each half's
+    SQLite library."""
     from conftest import hf_corpus  # the realistic library's other papers
     from lightnews.link.titles import find_title_mentions
     from lightnews.model import Paper
     from lightnews.store import SQLiteStore
 
-    found: dict[tuple[str, bool], set[str]] = {}
+    found: dict[tuple[str, bool], dict[str, float]] = {}
     hf = hf_corpus(SHARED)
     for absent in (0, 1):
         path = OUT / f"announce-library-{absent}.db"
@@ -366,12 +367,104 @@ def title_links(
             mentions = find_title_mentions(
                 j.post.text, store, bar=0.8, published=_iso(j.post.month), weight=weight
             )
-            found[(j.post.tweet_id, j.present)] = {m.arxiv_id for m in mentions}
+            found[(j.post.tweet_id, j.present)] = {m.arxiv_id: m.confidence for m in mentions}
         store.close()
     return found
 
 
-def report(judgements: list[Judgement], titles: dict[tuple[str, bool], set[str]] | None) -> None:
+def ingested(
+    j: Judgement, titles: dict[tuple[str, bool], dict[str, float]], bar: float = BAR
+) -> dict[str, float]:
+    """What ingestion links in the post (paper: confidence): the title route's links, and
+    only when it finds none the announcement route's (``link_announcements`` judges a post
+    that names no paper otherwise)."""
+    by_title = titles[(j.post.tweet_id, j.present)]
+    if by_title:
+        return dict(by_title)
+    found = decide_announcement(
+        [
+            Judged(OwnPaper(arxiv_id, ""), probability, tuple(row.items()))
+            for arxiv_id, probability, row in j.judged
+        ],
+        bar,
+    )
+    return {found.arxiv_id: found.confidence} if found else {}
+
+
+def end_to_end(
+    judgements: list[Judgement],
+    titles: dict[tuple[str, bool], dict[str, float]],
+    bar: float = BAR,
+) -> dict[str, float]:
+    """Ingestion's figures on untitled posts, both routes: recall, precision (every link to
+    a wrong paper counts against it), false links with the paper absent, ECE."""
+    present = [j for j in judgements if j.present and not j.post.titled]
+    absent = [j for j in judgements if not j.present and not j.post.titled]
+    links = [(j, ingested(j, titles, bar)) for j in present]
+    asserted = [(a, c, a == j.post.arxiv_id) for j, found in links for a, c in found.items()]
+    right = sum(1 for _, _, r in asserted if r)
+    recall = sum(1 for j, found in links if j.post.arxiv_id in found)
+    posts_with = [found for _, found in links if found]
+    posts_wrong = sum(1 for j, found in links if set(found) - {j.post.arxiv_id})
+    false_posts = [j for j in absent if ingested(j, titles, bar)]
+    false_by_title = [j for j in false_posts if titles[(j.post.tweet_id, False)]]
+    pairs = [(c, r) for _, c, r in asserted] + [
+        (c, False) for j in absent for c in ingested(j, titles, bar).values()
+    ]
+    ece, _ = _ece(pairs)
+    return {
+        "posts": len(present),
+        "links": len(asserted),
+        "right": right,
+        "recall": recall / max(len(present), 1),
+        "precision": right / max(len(asserted), 1),
+        "posts_linked": len(posts_with),
+        "posts_with_wrong_link": posts_wrong,
+        "absent": len(absent),
+        "false_posts": len(false_posts),
+        "false_by_title": len(false_by_title),
+        "false_per_1000": 1000 * len(false_posts) / max(len(absent), 1),
+        "ece": ece,
+    }
+
+
+def report_end_to_end(
+    judgements: list[Judgement], titles: dict[tuple[str, bool], dict[str, float]]
+) -> None:
+    """What ingestion does on untitled posts, both routes together; on dev, also on each
+    half of the accounts (a setting is chosen only when it wins on both halves)."""
+    print("\ningestion end to end on untitled posts (title route, else the announcement route)")
+    print(
+        "| bar | accounts | posts | links | precision | recall | posts with a wrong link "
+        "| false, paper absent (by title) | per 1,000 absent | ECE |"
+    )
+    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    halves = {
+        "all": judgements,
+        "half A": [
+            j for j in judgements if hashlib.sha256(j.post.author.encode()).digest()[1] % 2 == 0
+        ],
+        "half B": [
+            j for j in judgements if hashlib.sha256(j.post.author.encode()).digest()[1] % 2 == 1
+        ],
+    }
+    for bar in (0.97, 0.98, 0.99, 0.995):
+        for name, group in halves.items():
+            f = end_to_end(group, titles, bar)
+            print(
+                f"| {bar} | {name} | {f['posts']:.0f} | {f['links']:.0f} | {f['precision']:.3f} | "
+                f"{f['recall']:.3f} | {f['posts_with_wrong_link']:.0f} | "
+                f"{f['false_posts']:.0f} in {f['absent']:.0f} ({f['false_by_title']:.0f}) | "
+                f"{f['false_per_1000']:.2f} | {f['ece']:.4f} |"
+            )
+    absent = [j for j in judgements if not j.present and not j.post.titled]
+    for j in [j for j in absent if ingested(j, titles)][:15]:
+        print(f"  false: {j.post.tweet_id} {ingested(j, titles)}: {j.post.text[:100]!r}")
+
+
+def report(
+    judgements: list[Judgement], titles: dict[tuple[str, bool], dict[str, float]] | None
+) -> None:
     present = [j for j in judgements if j.present]
     absent = [j for j in judgements if not j.present]
     print("\nannouncement route, bar", BAR)
@@ -406,7 +499,7 @@ def report(judgements: list[Judgement], titles: dict[tuple[str, bool], set[str]]
         wrong_titled = [
             j
             for j in present
-            if (titles[(j.post.tweet_id, True)] - {j.post.arxiv_id})
+            if (set(titles[(j.post.tweet_id, True)]) - {j.post.arxiv_id})
             or (j.linked and j.linked != j.post.arxiv_id)
         ]
         print(
@@ -471,6 +564,11 @@ def main() -> None:
     parser.add_argument("--titles", action="store_true", help="run the title linker too")
     parser.add_argument("--words-only", action="store_true", help="no encoder: the words model")
     parser.add_argument("--c", type=float, default=1.0)
+    parser.add_argument(
+        "--reuse-titles",
+        action="store_true",
+        help="read the title route's links from the last --titles run of the split",
+    )
     args = parser.parse_args()
     if not DATA.exists():
         print(f"SKIP: {DATA} is not present")
@@ -492,8 +590,21 @@ def main() -> None:
     if args.fit:
         fit_models(judgements, args.c)
         return
-    titles = title_links(judgements, papers) if args.titles else None
+    titles = None
+    if args.titles:
+        # The title route's links depend on the post and the library only: kept per split.
+        cache = OUT / f"announce-titles-{split}.json"
+        if args.reuse_titles and cache.exists():
+            saved = json.loads(cache.read_text(encoding="utf-8"))
+            titles = {(k.split("|")[0], k.endswith("|1")): v for k, v in saved.items()}
+        else:
+            titles = title_links(judgements, papers)
+            cache.write_text(
+                json.dumps({f"{t}|{int(p)}": v for (t, p), v in titles.items()}), encoding="utf-8"
+            )
     report(judgements, titles)
+    if titles is not None:
+        report_end_to_end(judgements, titles)
 
 
 if __name__ == "__main__":

@@ -58,7 +58,7 @@ def lookup_titles_online(
     """
     linked = {id(item): {m.arxiv_id for m in item.mentions} for item in report.unresolved}
     report.saved.warnings += fetch_cited_papers(store, settings, client, report.unresolved, clock)
-    link_titles(report.unresolved, store, bar=settings.link_bar)
+    link_titles(report.unresolved, store, bar=settings.link_bar, semantic=settings.semantic)
     found = 0
     for item in report.unresolved:
         if {m.arxiv_id for m in item.mentions} - linked[id(item)]:

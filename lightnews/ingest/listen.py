@@ -220,7 +220,8 @@ class Listener:
         """Posts by followed scholars: their titles matched too (and kept when one is)."""
         if not titled:
             return []
-        link_titles([item for _, item, _ in titled], self.store, bar=self.settings.link_bar)
+        link_titles([item for _, item, _ in titled], self.store, bar=self.settings.link_bar,
+                    semantic=self.settings.semantic)
         kept = []
         for post, item, time_us in titled:
             found = tuple(NetworkMention(m.arxiv_id, m.method, m.confidence, m.evidence)

@@ -50,7 +50,7 @@ def store_page(
     """
     report.saved.add(store.save_papers(batch.papers, now))
     relink_retitled(store, bar=settings.link_bar)
-    link_titles(batch.items, store, bar=settings.link_bar)
+    link_titles(batch.items, store, bar=settings.link_bar, semantic=settings.semantic)
     with store.transaction():
         report.saved.add(store.save_items(row.id, batch.items, now, well_formed=batch.well_formed))
         if batch.title and not row.title:

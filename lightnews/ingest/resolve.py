@@ -92,7 +92,7 @@ def resolve_bytes(
         batch = source.read(body, SourceState(), url=address or None)
         items = batch.items
         warnings += batch.warnings
-    link_titles(items, store, bar=settings.link_bar)
+    link_titles(items, store, bar=settings.link_bar, semantic=settings.semantic)
     if client is not None:
         unresolved = [
             i
@@ -101,7 +101,7 @@ def resolve_bytes(
         ][:MAX_TITLE_LOOKUPS]
         if unresolved:
             warnings += fetch_cited_papers(store, settings, client, unresolved, clock)
-            link_titles(unresolved, store, bar=settings.link_bar)
+            link_titles(unresolved, store, bar=settings.link_bar, semantic=settings.semantic)
     mentions = merge_mentions(*(i.mentions for i in items))
     return Resolved(kind, tuple(sorted(mentions, key=lambda m: -m.confidence)), tuple(warnings))
 

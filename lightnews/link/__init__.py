@@ -23,6 +23,7 @@ from typing import Protocol, runtime_checkable
 
 from lightnews.link.announcements import WINDOW_DAYS, OwnPaper, link_announcement
 from lightnews.link.attribution import given_name_score, parse_name
+from lightnews.link.meaning import link_by_meaning, load_meaning
 from lightnews.link.title_words import TitleLookup, title_weights
 from lightnews.link.titles import Reference as TitleReference
 from lightnews.link.titles import find_title_mentions, match_reference
@@ -222,11 +223,16 @@ def item_references(item: Item) -> tuple[Reference, ...]:
     return tuple(found)
 
 
-def link_titles(items: list[Item], lookup: Library, *, bar: float) -> None:
+def link_titles(
+    items: list[Item], lookup: Library, *, bar: float, semantic: str = "minilm-int8"
+) -> None:
     """Add what each item names beyond arXiv ids: DOIs, titles, slugs, references; code links.
 
     The references an item makes are kept in ``item.references`` (so that
-    those no stored paper matches can be looked up online).
+    those no stored paper matches can be looked up online). Titles written in
+    other words are then linked by meaning on pages that say when their papers
+    appeared (:mod:`lightnews.link.meaning`, with the ``semantic`` encoder when
+    it is installed; ``"off"`` skips it).
     """
     weight = title_weights(lookup)
     for item in items:
@@ -284,5 +290,6 @@ def link_titles(items: list[Item], lookup: Library, *, bar: float) -> None:
             )
         if found:
             item.mentions = merge_mentions(item.mentions, found, exclude=item.paper_id)
+    link_by_meaning(items, lookup, weight, load_meaning(semantic))
     if isinstance(lookup, ScholarLibrary):
         link_announcements(items, lookup, weight)
