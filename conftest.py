@@ -370,21 +370,23 @@ LANE_PARAMS: dict[str, str] = {"postgresql": "postgres"}
 BY_TEST: dict[str, tuple[str, str]] = {
     "lightnews/serve/test_accounts.py::test_serve_beyond_loopback_without_accounts_refuses_to_start":
         ("multiprocess", "`lightnews serve`"),
-    "lightnews/serve/test_mcp.py::test_every_malformed_request_gets_an_answer":
+    "lightnews/mcp/test_server.py::test_every_malformed_request_gets_an_answer":
         ("multiprocess", "`lightnews mcp` over stdio"),
-    "lightnews/serve/test_mcp.py::test_mcp_client_lists_tools_gets_a_story_and_the_unseen_feed":
+    "lightnews/mcp/test_server.py::test_mcp_client_lists_tools_gets_a_story_and_the_unseen_feed":
         ("multiprocess", "`lightnews mcp` over stdio"),
     "lightnews/serve/test_outage.py":
         ("multiprocess postgres", "a PostgreSQL of its own, restarted under `lightnews serve`"),
     "lightnews/serve/test_serve.py": ("multiprocess", "`lightnews serve` with two processes"),
-    "lightnews/test_bulk.py::test_workers_exit_when_their_parent_is_killed":
+    "lightnews/ingest/test_bulk.py::test_workers_exit_when_their_parent_is_killed":
         ("multiprocess", "an import in a Python of its own, then killed"),
-    "lightnews/test_cli.py::test_console_script_runs": ("multiprocess", "the console script"),
-    "lightnews/test_listen.py::test_killed_and_restarted_listener_stores_each_post_once":
+    "lightnews/cli/test_cli.py::test_console_script_runs": ("multiprocess", "the console script"),
+    "lightnews/ingest/test_listen.py::test_killed_and_restarted_listener_stores_each_post_once":
         ("multiprocess", "`lightnews listen`, killed and started again"),
-    "lightnews/test_priority.py": ("multiprocess", "commands in Pythons of their own"),
-    "lightnews/test_worker_outage.py":
+    "lightnews/ingest/test_priority.py": ("multiprocess", "commands in Pythons of their own"),
+    "lightnews/worker/test_worker_outage.py":
         ("multiprocess postgres", "a PostgreSQL of its own, restarted under `lightnews worker`"),
+    "lightnews/test_settings.py::test_settings_import_nothing_above_the_foundation":
+        ("multiprocess", "a Python of its own, to see what importing settings loads"),
     "tests/test_deploy.py::test_the_compose_stack_comes_up_working":
         ("multiprocess", "the compose file's commands"),
     "tests/test_deploy.py::test_the_systemd_units_come_up_working":
@@ -498,7 +500,7 @@ SLOW: dict[str, dict[str, float]] = {
     "lightnews/serve/test_cards.py": {
         "test_the_demo_reads_as_on_its_own_day[sqlite]": 1.1,
     },
-    "lightnews/serve/test_digest.py": {
+    "lightnews/deliver/test_digest.py": {
         "test_a_digested_story_is_not_digested_again": 1.4,
         "test_a_refusing_server_leaves_every_story_unread": 0.9,
         "test_a_sent_digest_marks_its_stories_read": 1.3,
@@ -506,10 +508,10 @@ SLOW: dict[str, dict[str, float]] = {
         "test_dry_run_previews_and_marks_nothing": 1.5,
         "test_no_smtp_settings_leave_every_story_unread": 1.2,
     },
-    "lightnews/serve/test_digest_schedule.py": {
+    "lightnews/deliver/test_digest_schedule.py": {
         "test_a_refused_digest_stays_due_and_goes_out_at_the_next_look[sqlite]": 0.6,
     },
-    "lightnews/serve/test_export.py": {
+    "lightnews/deliver/test_export.py": {
         "test_real_records_round_trip_with_authors_in_order": 3.5,
     },
     "lightnews/serve/test_feedback.py": {
@@ -590,14 +592,14 @@ SLOW: dict[str, dict[str, float]] = {
     "lightnews/store/test_sqlite.py": {
         "test_a_library_embedded_before_the_default_changed_keeps_its_encoder": 2.3,
     },
-    "lightnews/test_attribution_paths.py": {
+    "lightnews/ingest/test_attribution_paths.py": {
         "test_snapshot_import_attributes_a_followed_scholars_paper[sqlite]": 0.5,
         "test_the_command_line_paths": 1.1,
     },
-    "lightnews/test_bulk.py": {
+    "lightnews/ingest/test_bulk.py": {
         "test_bulk_import_stores_what_save_papers_stores[None]": 0.6,
     },
-    "lightnews/test_cli.py": {
+    "lightnews/cli/test_cli.py": {
         "test_a_busy_database_is_a_message_and_an_exit_code": 3.3,
         "test_demo_show_search_feed": 3.7,
         "test_embed_search_by_meaning_and_lexical_when_off": 3.4,
@@ -613,23 +615,23 @@ SLOW: dict[str, dict[str, float]] = {
         "test_scholar_posts_show_time_and_reposts_their_author": 3.1,
         "test_story_mentions_have_who_and_where": 2.4,
     },
-    "lightnews/test_cli_accounts.py": {
+    "lightnews/cli/test_cli_accounts.py": {
         "test_init_makes_the_first_admin_from_the_environment_once[sqlite]": 3.6,
         "test_users_tokens_and_acting_as_a_reader[sqlite]": 2.7,
     },
-    "lightnews/test_cli_input.py": {
+    "lightnews/cli/test_cli_input.py": {
         "test_bad_input_is_a_usage_error_saying_what_is_wrong[follow Sepp Hochreiter]": 3.3,
         "test_several_scholars_matching_are_listed": 2.9,
     },
-    "lightnews/test_listen.py": {
+    "lightnews/ingest/test_listen.py": {
         "test_listener_reconnects_and_misses_nothing[sqlite]": 1.2,
         "test_replay_stores_each_post_once_and_saves_the_cursor[sqlite]": 0.6,
     },
-    "lightnews/test_network_stubs.py": {
+    "lightnews/ingest/test_network_stubs.py": {
         "test_a_stub_says_it_is_one_until_it_is_filled[sqlite]": 0.6,
         "test_papers_the_network_names_get_their_titles_in_one_refresh[sqlite]": 1.6,
     },
-    "lightnews/test_pipeline.py": {
+    "lightnews/ingest/test_pipeline.py": {
         "test_a_busy_database_stops_the_run_without_blaming_the_source": 2.3,
         "test_arxiv_api_pages_politely[sqlite]": 0.7,
         "test_demo_merges_one_paper_from_three_sources[sqlite]": 4.9,
@@ -642,11 +644,11 @@ SLOW: dict[str, dict[str, float]] = {
         "test_stubs_are_resolved_online_and_wait_offline[sqlite]": 1.1,
         "test_two_refreshes_at_once_both_complete": 2.9,
     },
-    "lightnews/test_relink.py": {
+    "lightnews/ingest/test_relink.py": {
         "test_next_linking_pass_relinks[sqlite]": 15.5,
         "test_title_change_unlinks_relinks_and_links[sqlite]": 12.8,
     },
-    "lightnews/test_resolve.py": {
+    "lightnews/ingest/test_resolve.py": {
         "test_resolve_and_ingestion_agree_on_every_seed_page[sqlite]": 31.3,
     },
     "lightnews/test_scholars.py": {
@@ -654,7 +656,7 @@ SLOW: dict[str, dict[str, float]] = {
         "test_follow_on_demo_and_decisions_survive_reingest": 3.3,
         "test_merge_and_split": 1.5,
     },
-    "lightnews/test_watch.py": {
+    "lightnews/deliver/test_watch.py": {
         "test_a_delivery_is_marked_sent_only_once_the_target_took_it[sqlite]": 1.0,
         "test_each_event_reaches_each_target_once_across_runs[sqlite]": 1.2,
         "test_push_send_says_which_target_failed_and_why_and_push_add_refuses_private_addresses": 0.9,  # noqa: E501

@@ -9,6 +9,8 @@ check stops: no PostgreSQL, Chromium or other process is started.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 SUITE = """
@@ -116,3 +118,14 @@ def test_a_process_started_without_the_marker_fails_the_test(pytester: pytest.Py
     result = pytester.runpytest_inprocess("-p", "conftest", "-q")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*starts processes without the 'multiprocess' marker*"])
+
+
+def test_every_test_the_lane_tables_name_exists() -> None:
+    """A test module moved or renamed must take its lanes along: a stale key in BY_TEST
+    or SLOW would leave its test unmarked (a process start then fails, a slow test runs
+    in the fast lane)."""
+    import conftest
+
+    root = Path(conftest.__file__).parent
+    named = [key.partition("::")[0] for key in [*conftest.BY_TEST, *conftest.SLOW]]
+    assert [path for path in named if not (root / path).is_file()] == []

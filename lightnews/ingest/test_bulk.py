@@ -363,7 +363,7 @@ def test_workers_exit_when_their_parent_is_killed(tmp_path: Path) -> None:
 import multiprocessing, sys, time
 from pathlib import Path
 sys.path.insert(0, {str(ROOT)!r})
-from lightnews import bulk
+from lightnews.ingest import bulk
 from lightnews.store import SQLiteStore
 
 def hold(done):

@@ -390,9 +390,9 @@ def test_titles_are_linked_outside_the_write_transaction(
 
     seen: list[bool] = []
 
-    def watched(items: list[Item], lookup: CommonStore, *, bar: float) -> None:
+    def watched(items: list[Item], lookup: CommonStore, *, bar: float, semantic: str) -> None:
         seen.append(lookup.db.in_transaction)
-        link_titles(items, lookup, bar=bar)
+        link_titles(items, lookup, bar=bar, semantic=semantic)
 
     monkeypatch.setattr(page, "link_titles", watched)
     body = (demo_dir / "blog-lab.rss.xml").read_bytes()
