@@ -52,29 +52,17 @@ def follow_scholar(
     if handle:
         handle = handle.removeprefix("@").strip()
         kind = "bluesky-did" if handle.startswith("did:") else "bluesky-handle"
-        scholar_id = (
-            scholar_id
-            or store.scholar_by_identity(kind, handle)
-            or store.create_scholar(f"@{handle}", now)
-        )
+        scholar_id = scholar_id or store.scholar_for(kind, handle, f"@{handle}", now)
         store.add_identity(scholar_id, kind, handle)
         store.add_source("bluesky", handle, now=now, scholar_id=scholar_id)
     if arxiv_author:
         name = " ".join(arxiv_author.split())
-        scholar_id = (
-            scholar_id
-            or store.scholar_by_identity("arxiv-name", name)
-            or store.create_scholar(name, now)
-        )
+        scholar_id = scholar_id or store.scholar_for("arxiv-name", name, name, now)
         store.add_identity(scholar_id, "arxiv-name", name)
         store.add_source("arxiv-api", arxiv_author_query(name), now=now, title=name,
                          scholar_id=scholar_id)  # fmt: skip
     if orcid:
-        scholar_id = (
-            scholar_id
-            or store.scholar_by_identity("orcid", orcid)
-            or store.create_scholar(f"ORCID {orcid}", now)
-        )
+        scholar_id = scholar_id or store.scholar_for("orcid", orcid, f"ORCID {orcid}", now)
         store.add_identity(scholar_id, "orcid", orcid)
     if scholar_id is None:
         raise UsageError("give a Bluesky handle, an arXiv author name or an ORCID")
@@ -119,8 +107,8 @@ def follow_fetched(
         name = f"@{value}" if kind.startswith("bluesky") else value
         if kind == "orcid":
             name = f"ORCID {value}"
-        created = store.create_scholar(name, now)
-        for kind, value in wanted:
+        created = store.scholar_for(kind, value, name, now)
+        for kind, value in wanted[1:]:
             store.add_identity(created, kind, value)
         followed = [created]
     for scholar_id in followed:
@@ -135,10 +123,8 @@ def follow_fetched(
 def follow_account(store: Store, reader: ReaderId, account: Account, now: str) -> int:
     """``reader`` follows ``account`` as a scholar with a source reading its posts (idempotent)."""
     did_kind = f"{account.service}-did"
-    scholar_id = store.scholar_by_identity(did_kind, account.id)
-    if scholar_id is None:
-        scholar_id = store.create_scholar(account.name or account.handle or account.id, now)
-        store.add_identity(scholar_id, did_kind, account.id)
+    name = account.name or account.handle or account.id
+    scholar_id = store.scholar_for(did_kind, account.id, name, now)
     if account.handle:
         store.add_identity(scholar_id, f"{account.service}-handle", account.handle)
     store.add_source(

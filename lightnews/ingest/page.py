@@ -20,7 +20,7 @@ from lightnews.link.bots import bot_reason
 from lightnews.model import Batch
 from lightnews.settings import Settings
 from lightnews.sources import network
-from lightnews.store import SourceRow, Store
+from lightnews.store import SaveResult, SourceRow, Store
 from lightnews.store.readers import LOCAL_READER, ReaderId
 
 __all__ = [
@@ -51,8 +51,9 @@ def store_page(
     report.saved.add(store.save_papers(batch.papers, now))
     relink_retitled(store, bar=settings.link_bar)
     link_titles(batch.items, store, bar=settings.link_bar, semantic=settings.semantic)
-    with store.transaction():
-        report.saved.add(store.save_items(row.id, batch.items, now, well_formed=batch.well_formed))
+
+    def write_page() -> SaveResult:  # run again whole if PostgreSQL gives it up (a deadlock)
+        saved = store.save_items(row.id, batch.items, now, well_formed=batch.well_formed)
         if batch.title and not row.title:
             store.set_source_title(row.id, batch.title)
         if batch.accounts:
@@ -60,6 +61,9 @@ def store_page(
             _link_accounts(store, row, batch, now)
         if batch.state is not None:
             store.save_state(row.id, batch.state)
+        return saved
+
+    report.saved.add(store.write(write_page))
     report.unresolved += [
         i
         for i in batch.items

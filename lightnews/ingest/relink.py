@@ -8,13 +8,15 @@ library's links by title always read its titles as they are now.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from lightnews.errors import UsageError
 from lightnews.link import link_titles
-from lightnews.model import QueryTerm
+from lightnews.model import Item, QueryTerm
 from lightnews.store import Store
-from lightnews.store.relink import RELINKED_METHODS
+from lightnews.store.relink import RELINKED_METHODS, Retitled
 
 __all__ = [
     "RELINK_CANDIDATES",
@@ -71,15 +73,26 @@ def relink_retitled(store: Store, *, bar: float, limit: int = RELINK_PAPERS) -> 
         for item in items.values():
             item.mentions = [m for m in item.mentions if m.method not in RELINKED_METHODS]
         link_titles(list(items.values()), store, bar=bar)
-        with store.transaction():
-            for item_id, item in sorted(items.items()):
-                removed, added = store.replace_title_links(item_id, item.mentions)
-                report.unlinked += removed
-                report.linked += added
-            store.relinked([p.paper_id for p in queued])
+        # One transaction, run again whole if PostgreSQL gives it up (a deadlock).
+        unlinked, linked = store.write(partial(_write_links, store, items, queued))
+        report.unlinked += unlinked
+        report.linked += linked
         report.papers += len(queued)
         report.items += len(items)
     return report
+
+
+def _write_links(
+    store: Store, items: dict[int, Item], queued: Sequence[Retitled]
+) -> tuple[int, int]:
+    """The items' title links replaced and the papers marked relinked: (unlinked, linked)."""
+    unlinked = linked = 0
+    for item_id, item in sorted(items.items()):
+        removed, added = store.replace_title_links(item_id, item.mentions)
+        unlinked += removed
+        linked += added
+    store.relinked([p.paper_id for p in queued])
+    return unlinked, linked
 
 
 def _telling_terms(title: str) -> list[QueryTerm]:

@@ -14,10 +14,10 @@ assembled, what a source kind means) live outside the backends.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from lightnews.model import (
     Account,
@@ -79,6 +79,8 @@ from lightnews.store.views import (
 
 __all__ = ["Store"]
 
+_T = TypeVar("_T")
+
 
 class Store(Protocol):
     """Everything Lightnews keeps: sources, papers, items, scholars, vectors, user state."""
@@ -101,8 +103,15 @@ class Store(Protocol):
         """One write transaction; nested use joins the outer one."""
         ...
 
+    def write(self, body: Callable[[], _T]) -> _T:
+        """``body()`` in one write transaction, run again from the start when the server
+        gave it up to break a deadlock (PostgreSQL's writers commit side by side); inside
+        an open transaction it joins it. ``body`` must be safe to run twice: it writes
+        only through the store and returns what it counted."""
+        ...
+
     def writers_waiting(self) -> bool:
-        """Whether another writer waits for the lock this thread's write transaction holds.
+        """Whether another writer waits for a lock this thread's write transaction holds.
 
         A long writer (a bulk import) asks between its chunks and commits early,
         so that a click on the web or a short command waits for one chunk, not
@@ -363,6 +372,11 @@ class Store(Protocol):
         ...
 
     def scholar_by_identity(self, kind: str, value: str) -> int | None: ...
+
+    def scholar_for(self, kind: str, value: str, name: str, now: str) -> int:
+        """The scholar who holds an identity, or a new one named ``name`` holding it (made
+        once, however many writers ask at once)."""
+        ...
 
     def get_scholar(self, scholar_id: int) -> ScholarView: ...
 

@@ -22,10 +22,13 @@ other caller against the :class:`~lightnews.store.base.Store` protocol.
 
 from __future__ import annotations
 
+import random
 import re
+import time
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
-from typing import Self
+from typing import Self, TypeVar
 
 from lightnews.store.base import Store
 from lightnews.store.digests import DigestQueries
@@ -42,11 +45,16 @@ from lightnews.store.texts import TextQueries
 from lightnews.store.vectors import VectorQueries
 from lightnews.store.writes import WriteQueries
 
-__all__ = ["WRITE_WAIT", "CommonStore", "read_migrations"]
+__all__ = ["WRITE_TRIES", "WRITE_WAIT", "CommonStore", "read_migrations"]
+
+_T = TypeVar("_T")
 
 #: Seconds a write waits for another writer before giving up (:class:`Busy`). Bulk
 #: imports commit every few seconds (``lightnews.ingest.bulk``), refreshes page by page.
 WRITE_WAIT = 30.0
+#: How many times :meth:`CommonStore.write` runs a write transaction that the server gave
+#: up (to break a deadlock), at most; it waits a few random milliseconds between tries.
+WRITE_TRIES = 5
 
 
 def read_migrations(folder: str) -> list[tuple[int, str, str]]:
@@ -82,6 +90,23 @@ class CommonStore(
     write_wait: float
     connection_wait: float
     vectors_indexed: bool
+    #: The errors on which :meth:`write` runs the whole transaction again: PostgreSQL's
+    #: deadlock and serialization failures (its writers commit side by side). SQLite has
+    #: one writer at a time, and none.
+    retry_errors: tuple[type[BaseException], ...] = ()
+
+    def write(self, body: Callable[[], _T]) -> _T:
+        if self.db.in_transaction:  # the caller's transaction: its outermost write re-runs
+            return body()
+        for attempt in range(WRITE_TRIES):
+            try:
+                with self.transaction():
+                    return body()
+            except self.retry_errors:
+                if attempt == WRITE_TRIES - 1:
+                    raise
+                time.sleep(random.uniform(0.001, 0.01 * 2**attempt))
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def __enter__(self) -> Self:
         return self

@@ -12,7 +12,15 @@ the people of ``scholars``; the readers of ``readers``; the network of
   PostgreSQL's is :class:`~lightnews.store.pg_connection.PgConnection`;
 - ``sql``, the :class:`~lightnews.store.dialect.Dialect` that spells the few
   fragments the two engines spell differently;
-- ``transaction()``, one write transaction (nested use joins the outer one).
+- ``transaction()``, one write transaction (nested use joins the outer one);
+- ``serialize(*keys)``, which makes the writers of the same keys take turns
+  until the transaction ends, where a write reads before it writes (a count
+  checked against a limit, a row looked up before it is inserted). SQLite has
+  one writer at a time and does nothing; PostgreSQL, whose writers commit
+  side by side, takes a transaction-scoped advisory lock per key;
+- ``write(body)``, ``body()`` in one write transaction, run again from the
+  start when PostgreSQL gave it up to break a deadlock or a serialization
+  conflict (:func:`retried` makes a query method run so).
 
 Rows stay untyped (``Any``) here, as the database drivers type them: what a
 query selects is what its caller reads, next to it.
@@ -20,13 +28,18 @@ query selects is what its caller reads, next to it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+import functools
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 from lightnews.store.dialect import Dialect
 
-__all__ = ["Connection", "Cursor", "Queries"]
+__all__ = ["Connection", "Cursor", "Queries", "retried"]
+
+_T = TypeVar("_T")
+_P = ParamSpec("_P")
+_Q = TypeVar("_Q", bound="Queries")
 
 
 class Cursor(Protocol):
@@ -69,3 +82,29 @@ class Queries(Protocol):
     def transaction(self) -> AbstractContextManager[None]:
         """One write transaction; nested use joins the outer one."""
         ...
+
+    def serialize(self, *keys: str) -> None:
+        """Make the writers of any of ``keys`` take turns until this transaction ends
+        (call inside one). Keys name what they guard: ``"source:12"``, ``"accounts"``."""
+        ...
+
+    def write(self, body: Callable[[], _T]) -> _T:
+        """``body()`` in one write transaction; re-run from the start (a bounded number of
+        times) when the server broke a deadlock or a serialization conflict by giving it
+        up. ``body`` must be safe to run again: it writes only through the store, and
+        keeps what it counts in what it returns. Inside an open transaction it simply
+        joins it (the outermost ``write`` is the one that re-runs)."""
+        ...
+
+
+def retried(
+    method: Callable[Concatenate[_Q, _P], _T],
+) -> Callable[Concatenate[_Q, _P], _T]:
+    """A query method that writes in one transaction of its own, re-run whole when the
+    server gives it up (:meth:`Queries.write`); within a caller's transaction it joins it."""
+
+    def run(self: _Q, /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        return self.write(lambda: method(self, *args, **kwargs))
+
+    functools.update_wrapper(run, method)
+    return run

@@ -26,6 +26,11 @@ class Dialect:
     name = "sqlite"
     #: A join the planner must take in the order written (SQLite's CROSS JOIN).
     join_in_order = "CROSS JOIN"
+    #: What ends a SELECT of rows about to be rewritten in the same transaction, so that
+    #: no other writer changes them in between: nothing on SQLite (one writer at a
+    #: time), a row lock on PostgreSQL (writers side by side) that leaves the rows free
+    #: to be referenced by a foreign key meanwhile.
+    lock_rows = ""
 
     def in_list(self, column: str) -> str:
         """``column`` is one of the values of a list parameter (see :meth:`list_param`)."""
@@ -71,6 +76,7 @@ class Dialect:
 class _Postgres(Dialect):
     name = "postgresql"
     join_in_order = "JOIN"
+    lock_rows = " FOR NO KEY UPDATE"
 
     def in_list(self, column: str) -> str:
         return f"{column} = ANY(?)"

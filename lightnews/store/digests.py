@@ -39,6 +39,7 @@ class DigestQueries(Queries):
         """Take on the digest of ``recipient`` for ``period``; False when it was delivered,
         or another worker is sending it (its claim newer than ``stale_before``)."""
         with self.transaction():
+            self.serialize(f"digest:{recipient}:{period}")  # looked up, then claimed
             row = self.db.execute(
                 "SELECT claimed_at, sent_at FROM digest_deliveries "
                 "WHERE recipient = ? AND period = ?",

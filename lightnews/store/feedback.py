@@ -50,6 +50,7 @@ class FeedbackQueries(Queries):
         if decision is not None and decision not in DECISIONS:
             raise UsageError(f"{decision!r} is not a decision; say one of {', '.join(DECISIONS)}")
         with self.transaction():
+            self.serialize(f"feedback:{reader}:{paper_id}")  # deleted, then inserted
             self.db.execute(
                 "DELETE FROM paper_feedback WHERE user_id = ? AND paper_id = ?", (reader, paper_id)
             )

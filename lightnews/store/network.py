@@ -26,7 +26,7 @@ import orjson
 
 from lightnews.model import NetworkPost
 from lightnews.normalize.arxiv_ids import parse_arxiv_id
-from lightnews.store.connection import Queries
+from lightnews.store.connection import Queries, retried
 
 __all__ = [
     "ConversationPost",
@@ -223,6 +223,7 @@ class NetworkQueries(Queries):
         ).fetchone()
         return ListenCursor(*row) if row else None
 
+    @retried
     def save_network(
         self,
         posts: Sequence[NetworkPost],
@@ -237,7 +238,9 @@ class NetworkQueries(Queries):
         """
         new = 0
         with self.transaction():
-            for post in posts:
+            # Rows in one order (URIs, ids): two listeners hearing the same posts wait for
+            # each other's rows in turn rather than each holding what the other needs.
+            for post in sorted(posts, key=lambda p: p.uri):
                 row = self.db.execute(
                     "INSERT INTO network_posts (uri, did, kind, subject, text, created_at, "
                     "time_us, payload, first_seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -254,7 +257,7 @@ class NetworkQueries(Queries):
                     [(post.uri, m.paper, m.method, m.confidence, m.evidence[:300])
                      for m in post.mentions],
                 )  # fmt: skip
-            stubs = _arxiv_papers(posts)
+            stubs = sorted(_arxiv_papers(posts))
             if stubs:
                 known = self.db.execute(
                     f"SELECT arxiv_id FROM papers WHERE {self.sql.in_list('arxiv_id')}",
@@ -352,10 +355,11 @@ class NetworkQueries(Queries):
         )
         return {r[0]: int(r[1]) for r in rows}
 
+    @retried
     def note_accounts(self, service: str, handles: dict[str, str], now: str) -> None:
         """Make sure these accounts are known; a non-empty handle replaces the old."""
         with self.transaction():
-            for did, handle in handles.items():
+            for did, handle in sorted(handles.items()):
                 self.db.execute(
                     "INSERT INTO accounts (service, id, handle, updated_at) "
                     "VALUES (?, ?, ?, ?) ON CONFLICT(service, id) DO UPDATE SET "
@@ -486,6 +490,7 @@ class NetworkQueries(Queries):
                 found[paper] = card
         return found
 
+    @retried
     def add_network_stubs(self, now: str, limit: int = 5_000) -> int:
         """Make a stub of every arXiv paper network posts name that the library lacks (the
         posts stored before posts made stubs at once); how many were made."""
@@ -505,6 +510,7 @@ class NetworkQueries(Queries):
             )
         return len(stubs)
 
+    @retried
     def save_follows(self, follower: str, follows: Iterable[str], now: str) -> int:
         """Record that ``follower`` follows each of ``follows`` (idempotent)."""
         rows = [(follower, f, now) for f in dict.fromkeys(follows) if f and f != follower]

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MIGRATION_LOCK",
-    "WRITE_LOCK",
+    "SERIALIZE_CLASS",
     "PostgresStore",
     "is_postgres_url",
     "migrate",
@@ -171,20 +171,38 @@ def test_server(folder: str | Path | None = None) -> Iterator[str]:
             server.cleanup()
 
 
-#: Every write transaction of a library holds this lock (transaction-scoped), so
-#: writers take turns as they do on SQLite: the shared write code checks, then
-#: inserts, and two writers interleaving would both insert.
-WRITE_LOCK = 0x4C4E5752  # "LNWR"
+#: What a key given to :meth:`PostgresStore.serialize` is hashed into: the first of the
+#: two 32-bit halves of a transaction-scoped advisory lock's key (the second is the hash).
+SERIALIZE_CLASS = 0x4C4E5753 ^ 0x1  # beside MIGRATION_LOCK, never equal to it
 #: Memory an index build may sort in (``maintenance_work_mem``).
 BUILD_MEMORY = "256MB"
+
+
+def _key_hash(key: str) -> int:
+    """A key of :meth:`PostgresStore.serialize` as a signed 32-bit integer (stable across
+    processes and versions: every writer of the library must hash it alike)."""
+    return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=4).digest(), "big", signed=True)
 
 
 class PostgresStore(PostgresSearch, PostgresVectors, CommonStore):
     """The store on PostgreSQL: the shared queries, PostgreSQL's own search, vectors and locks.
 
-    Every thread holds one pooled connection; every write transaction takes
-    the library's write lock, waiting at most ``write_wait`` seconds; reads
-    can be given a time budget (``statement_timeout``).
+    Every thread holds one pooled connection; reads can be given a time budget
+    (``statement_timeout``).
+
+    Writers commit side by side: there is no lock of the whole library, so a
+    reader's click (a mark, a save, a follow) never waits for ``listen``, a
+    refresh or an import. What two writers could both change is kept apart
+    where it is written: an upsert (``INSERT … ON CONFLICT``) where a row is
+    added once; the rows of the papers a merge rewrites locked as they are
+    read (``Dialect.lock_rows``), in one order; new papers inserted with
+    ``ON CONFLICT DO NOTHING`` and those another writer inserted first merged
+    over it; and, where a write checks before it writes (an item looked up
+    then inserted, a count against a limit, the last admin), a
+    transaction-scoped advisory lock per key (:meth:`serialize`). A lock waited
+    for longer than ``write_wait`` seconds gives up with :class:`Busy`; a
+    transaction that the server gave up to break a deadlock is run again by
+    :meth:`write` (``retry_errors``).
     """
 
     sql: Dialect = POSTGRES
@@ -202,6 +220,9 @@ class PostgresStore(PostgresSearch, PostgresVectors, CommonStore):
         self._held: dict[threading.Thread, Any] = {}
         self._guard = threading.Lock()
         self._closed = False
+        import psycopg
+
+        self.retry_errors = (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)
         self.pool = open_pool(url, max_size=pool_size)
         try:
             self.migrate()
@@ -266,7 +287,7 @@ class PostgresStore(PostgresSearch, PostgresVectors, CommonStore):
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """One write transaction, the library's writers taking turns; nested use joins it."""
+        """One write transaction beside the other writers'; nested use joins it."""
         db = self.db
         if db.in_transaction:
             yield
@@ -276,7 +297,6 @@ class PostgresStore(PostgresSearch, PostgresVectors, CommonStore):
         try:
             db.execute("BEGIN")
             db.execute(f"SET LOCAL lock_timeout = {int(self.write_wait * 1000)}")
-            db.execute("SELECT pg_advisory_xact_lock(?)", (WRITE_LOCK,))
         except psycopg.Error as error:
             rollback(db)
             raise pg_unavailable(error) from None
@@ -291,15 +311,25 @@ class PostgresStore(PostgresSearch, PostgresVectors, CommonStore):
             rollback(db)
             raise pg_unavailable(error) from None
 
+    def serialize(self, *keys: str) -> None:
+        """Transaction-scoped advisory locks on ``keys``, taken in one order (the hashes'),
+        so that two writers asking for overlapping keys cannot deadlock on them."""
+        if not keys:
+            return
+        hashes = sorted({_key_hash(k) for k in keys})
+        self.db.execute(
+            "SELECT pg_advisory_xact_lock(?, k) FROM unnest(?::integer[]) AS k ORDER BY k",
+            (SERIALIZE_CLASS, hashes),
+        ).fetchall()
+
     def writers_waiting(self) -> bool:
-        """Whether a writer is queued for the library's write lock (``pg_locks``)."""
+        """Whether another session waits for a lock this thread's transaction holds (a row
+        it wrote, a key it serialized): ``pg_blocking_pids`` of the sessions waiting."""
         if not self.db.in_transaction:
             return False
         row = self.db.execute(
-            "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
-            " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
-            " AND classid::bigint = ? AND objid::bigint = ? AND objsubid = 1)",
-            (WRITE_LOCK >> 32, WRITE_LOCK & 0xFFFFFFFF),
+            "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE NOT granted "
+            "AND pg_backend_pid() = ANY(pg_blocking_pids(pid)))"
         ).fetchone()
         return bool(row[0])
 
@@ -396,19 +426,22 @@ class PostgresStore(PostgresSearch, PostgresVectors, CommonStore):
 
     def _save_prepared(self, prepared: Sequence[PreparedPaper], now: str) -> SaveResult:
         side: ParallelInserts | None = getattr(self._local, "side", None)
-        if side is None:
-            return super()._save_prepared(prepared, now)
-        # A paper still being inserted on a side connection is merged once it is there.
-        side.wait_for({values[0] for values, _ in prepared})
+        if side is not None:
+            # A paper still being inserted on a side connection is merged once it is there.
+            side.wait_for({values[0] for values, _ in prepared})
+        self._local.lost = []
         result = super()._save_prepared(prepared, now)
-        returned = side.returned()
+        returned: list[PreparedPaper] = self._local.lost
+        self._local.lost = []
+        if side is not None:
+            returned += side.returned()
         if returned:
             result.add(self._merge_returned(returned, now))
         return result
 
     def _merge_returned(self, returned: Sequence[PreparedPaper], now: str) -> SaveResult:
-        """Merge new papers that a side connection found stored by another writer: they
-        were counted new when handed on."""
+        """Merge new papers that another writer stored first (this connection, or a side
+        connection, found them there when inserting): they were counted new."""
         result = self._save_prepared(returned, now)
         result.papers_new -= len(returned)
         return result
@@ -418,9 +451,19 @@ class PostgresStore(PostgresSearch, PostgresVectors, CommonStore):
     ) -> bool:
         side: ParallelInserts | None = getattr(self._local, "side", None)
         if side is None:
-            return super()._insert_fresh(fresh, authors, now)
+            ids = self._insert_papers(fresh)
+            self._save_authorships(
+                [(ids[r[0]], a) for r, a in zip(fresh, authors, strict=True) if a and r[0] in ids],
+                stale=False,
+            )
+            # Another writer inserted these since they were looked up: merged over its rows.
+            lost: list[PreparedPaper] = self._local.lost
+            lost.extend(
+                (r[:-2], a) for r, a in zip(fresh, authors, strict=True) if r[0] not in ids
+            )
+            return False
         # Their ids now, in the order one connection would have inserted them.
-        ids = [
+        ids_in_order = [
             r[0]
             for r in self.db.execute(
                 "SELECT nextval(pg_get_serial_sequence('papers', 'id')) "
@@ -428,13 +471,28 @@ class PostgresStore(PostgresSearch, PostgresVectors, CommonStore):
                 (len(fresh),),
             )
         ]
-        side.insert(ids, fresh, authors, now)
+        side.insert(ids_in_order, fresh, authors, now)
         return True
 
     def _insert_papers(self, rows: Sequence[tuple[Any, ...]]) -> dict[str, int]:
-        """New papers through COPY (the full-text column fills itself); their row ids."""
-        self._copy("papers", (*PAPER_COLUMNS, "first_seen", "modified"), rows)
-        return self._paper_ids([r[0] for r in rows])
+        """New papers, through COPY into a staging table (many times faster than INSERTs)
+        and one ``INSERT … SELECT … ON CONFLICT DO NOTHING`` (the full-text column fills
+        itself); the row ids of those inserted, without those another writer stored first."""
+        columns = ", ".join((*PAPER_COLUMNS, "first_seen", "modified"))
+        db = self.db
+        # The connection's own table, emptied before each use (the rows of its last use
+        # stay until then: a table emptied at every commit costs every commit a truncation).
+        db.execute(
+            f"CREATE TEMP TABLE IF NOT EXISTS new_papers AS SELECT {columns} FROM papers "
+            "WITH NO DATA"
+        )
+        db.execute("TRUNCATE new_papers")
+        self._copy("new_papers", (*PAPER_COLUMNS, "first_seen", "modified"), rows)
+        inserted = db.execute(  # in the order copied (a fresh table's scan order)
+            f"INSERT INTO papers ({columns}) SELECT {columns} FROM new_papers "
+            "ON CONFLICT (arxiv_id) DO NOTHING RETURNING arxiv_id, id"
+        )
+        return {r[0]: r[1] for r in inserted}
 
     def _save_authorships(
         self, papers: Sequence[tuple[int, Sequence[Sequence[Any]]]], *, stale: bool

@@ -152,6 +152,7 @@ class ReaderQueries(Queries):
     def add_user(self, name: str, password_hash: str, *, admin: bool, now: str) -> UserView:
         """Add an account; the first one is an admin and takes over the local reader's state."""
         with self.transaction():
+            self.serialize("accounts")  # the name checked, and who is first
             if self.db.execute("SELECT 1 FROM users WHERE name = ?", (name,)).fetchone():
                 raise UsageError(f"there is already an account named {name!r}")
             first = self.user_count() == 0
@@ -211,6 +212,7 @@ class ReaderQueries(Queries):
 
     def set_admin(self, user_id: int, admin: bool) -> None:
         with self.transaction():
+            self.serialize("accounts")  # two admins stepping down at once: one stays
             if not admin and self._other_admins(user_id) == 0:
                 raise UsageError("the last admin cannot stop being one: make another admin first")
             self.db.execute("UPDATE users SET admin = ? WHERE id = ?", (int(admin), user_id))
@@ -255,6 +257,7 @@ class ReaderQueries(Queries):
     def remove_user(self, user_id: int) -> None:
         """Remove an account with everything that was its own (its tokens, state, feed key)."""
         with self.transaction():
+            self.serialize("accounts")  # the last admin is checked
             user = self.user_by_id(user_id)
             if user is None:
                 raise NotFound(f"no account with id {user_id}")
@@ -334,6 +337,7 @@ class ReaderQueries(Queries):
     def set_feed_key(self, reader: ReaderId, key_hash: str, now: str) -> None:
         """The reader's secret feed key (a new one replaces the old: its URLs stop working)."""
         with self.transaction():
+            self.serialize(f"feed-key:{reader}")  # deleted, then inserted
             self.db.execute("DELETE FROM feed_keys WHERE user_id = ?", (reader,))
             self.db.execute(
                 "INSERT INTO feed_keys (user_id, key_hash, created_at) VALUES (?, ?, ?)",
@@ -384,9 +388,11 @@ class ReaderQueries(Queries):
     ) -> int | None:
         """Take one try at a password, counted before it is checked; None past a limit.
 
-        The try is written as a failure first and the counts read in the same write
-        transaction (one writer at a time on both backends), so concurrent tries
-        cannot all read "under the limit": at most the limit's worth get checked.
+        The counts are read and the try written as a failure in one write
+        transaction that tries of the same account or address take in turn
+        (SQLite's one writer; PostgreSQL's locks of :meth:`serialize`), so
+        concurrent tries cannot all read "under the limit": at most the limit's
+        worth get checked.
         The limits are per account *and address* (a member is not locked out by
         someone else's guesses), per address, and a higher one per account from
         every address (guesses spread over many addresses). A password that turns
@@ -394,6 +400,7 @@ class ReaderQueries(Queries):
         """
         account, address = account[:200], address[:200]
         with self.transaction():
+            self.serialize(f"sign-in-account:{account}", f"sign-in-address:{address}")
             row = self.db.execute(
                 "SELECT (SELECT count(*) FROM sign_in_failures "
                 "        WHERE account = ? AND address = ? AND at >= ?), "
@@ -433,6 +440,7 @@ class ReaderQueries(Queries):
 
     def set_followed(self, reader: ReaderId, scholar_id: int, followed: bool, now: str) -> None:
         with self.transaction():
+            self.serialize(f"scholar:{scholar_id}")  # its `followed` counts every reader
             if followed:
                 self.db.execute(
                     "INSERT INTO follows (user_id, scholar_id, created_at) VALUES (?, ?, ?) "

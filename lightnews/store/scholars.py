@@ -20,7 +20,7 @@ from lightnews.model import IDENTITY_KINDS, Account, Item, Mention, read_extra
 from lightnews.normalize import validate
 from lightnews.normalize.names import fold
 from lightnews.sources import all_traits
-from lightnews.store.connection import Queries
+from lightnews.store.connection import Queries, retried
 from lightnews.store.views import (
     AccountView,
     AuthorshipCandidate,
@@ -93,6 +93,18 @@ class ScholarQueries(Queries):
             "SELECT scholar_id FROM identities WHERE kind = ? AND value = ?", (kind, value)
         ).fetchone()
         return int(row[0]) if row else None
+
+    @retried
+    def scholar_for(self, kind: str, value: str, name: str, now: str) -> int:
+        """The scholar who holds an identity, or a new one named ``name`` holding it: one
+        scholar however many writers ask at once (they take turns on the identity)."""
+        with self.transaction():
+            self.serialize(f"identity:{kind}:{value}")
+            owner = self.scholar_by_identity(kind, value)
+            if owner is not None:
+                return owner
+            scholar_id = self.create_scholar(name, now)
+            return self.add_identity(scholar_id, kind, value)
 
     def get_scholar(self, scholar_id: int) -> ScholarView:
         row = self.db.execute(
@@ -209,6 +221,7 @@ class ScholarQueries(Queries):
         self.get_scholar(keep)
         self.get_scholar(drop)
         with self.transaction():
+            self.serialize(f"scholar:{keep}", f"scholar:{drop}")
             self.db.execute(
                 "UPDATE OR IGNORE identities SET scholar_id = ? WHERE scholar_id = ?", (keep, drop)
             )
@@ -262,12 +275,13 @@ class ScholarQueries(Queries):
 
     # -- accounts --------------------------------------------------------------------
 
+    @retried
     def save_accounts(self, accounts: Iterable[Account], now: str) -> int:
         """Insert or refresh accounts (profile counts change); returns how many were saved."""
         rows = [
             (a.service, a.id, a.handle, a.name, a.description, a.avatar, a.followers,
              a.following, a.posts, a.pinned, a.created, a.payload, now)
-            for a in accounts
+            for a in sorted(accounts, key=lambda a: (a.service, a.id))  # one order: no deadlock
         ]  # fmt: skip
         with self.transaction():
             self.db.executemany(

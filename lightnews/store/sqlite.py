@@ -244,6 +244,9 @@ class SQLiteStore(SQLiteSearch, CommonStore):
         except OSError:
             return False
 
+    def serialize(self, *keys: str) -> None:
+        """Nothing to do: a write transaction here already holds the file's one write lock."""
+
     def _stamp_waiting(self) -> None:
         """Tell the writer that holds the lock that this one waits (best effort)."""
         if self._shared:

@@ -55,6 +55,8 @@ class VectorQueries(Queries):
         A paper's older vector is replaced.
         """
         with self.transaction():
+            # Deleted, then inserted: two embedders of one encoder take turns.
+            self.serialize(f"vectors:{model}")
             self.db.executemany(
                 "DELETE FROM embed_queue WHERE paper_id = ?", [(paper_id,) for paper_id, _ in rows]
             )

@@ -19,7 +19,7 @@ from typing import Any
 
 from lightnews.model import Batch, Item, Paper, item_extra
 from lightnews.normalize.identifiers import find_code_in_text
-from lightnews.store.connection import Queries
+from lightnews.store.connection import Queries, retried
 from lightnews.store.downgrade import item_kept_reason
 from lightnews.store.merge import (
     PAPER_COLUMNS,
@@ -123,10 +123,12 @@ class WriteQueries(Queries):
     def _existing_papers(self, arxiv_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         # One statement whatever the number of ids (a JSON array): a list of "?" per
         # id would prepare, and cache, a new statement for every batch size.
+        # Locked until the transaction ends (PostgreSQL, in one order: no deadlock
+        # between two writers of the same papers), as the merge rewrites them.
         rows = self.db.execute(
             f"SELECT id, modified, {', '.join(PAPER_COLUMNS)} FROM papers "
-            f"WHERE {self.sql.in_list('arxiv_id')}",
-            (self.sql.list_param(arxiv_ids),),
+            f"WHERE {self.sql.in_list('arxiv_id')} ORDER BY arxiv_id{self.sql.lock_rows}",
+            (self.sql.list_param(sorted(arxiv_ids)),),
         )
         return {row["arxiv_id"]: dict(row) for row in rows}
 
@@ -143,15 +145,18 @@ class WriteQueries(Queries):
         """Insert or merge papers (and their authorships) in the current transaction."""
         return self.save_prepared([prepare_paper(p) for p in papers], now)
 
+    @retried
     def save_prepared(self, prepared: Sequence[PreparedPaper], now: str) -> SaveResult:
         """:meth:`save_papers` for papers already through :func:`prepare_paper`.
 
         Only the content hashes of the stored papers are looked up: a paper
         whose fresh values hash to the stored hash is what the merge would
         leave, so it is unchanged; new papers are inserted as prepared; only
-        the rest fetch their stored row and go through the merge. The lookups
-        are made inside the write transaction: another writer cannot add the
-        same paper between them and the insert.
+        the rest fetch their stored row and go through the merge. The rows a
+        merge rewrites are locked when they are read (``Dialect.lock_rows``), so
+        two writers of one paper merge in turn, each over the other's result; a
+        new paper that another writer inserted first is merged over it (each
+        backend's :meth:`_insert_fresh`).
         """
         if not prepared:
             return SaveResult()
@@ -302,6 +307,7 @@ class WriteQueries(Queries):
             item.reply_parent,
         ]  # fmt: skip
 
+    @retried
     def save_batch(self, source_id: int, batch: Batch, now: str) -> SaveResult:
         """Store everything one parsed response carried, in one transaction."""
         with self.transaction():
@@ -311,6 +317,7 @@ class WriteQueries(Queries):
             )
         return result
 
+    @retried
     def save_items(
         self, source_id: int, items: Sequence[Item], now: str, *, well_formed: bool = True
     ) -> SaveResult:
@@ -324,6 +331,9 @@ class WriteQueries(Queries):
         if not items:
             return result
         with self.transaction():
+            # Each item is looked up, then inserted or rewritten: two writers of one source
+            # (a refresh and an ingest from a file) take turns; other sources' go side by side.
+            self.serialize(f"source:{source_id}")
             wanted = {m.arxiv_id for i in items for m in i.mentions}
             wanted.update(i.paper_id for i in items if i.paper_id)
             self.save_papers([Paper(arxiv_id=a) for a in sorted(wanted)], now)
