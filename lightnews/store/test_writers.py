@@ -233,7 +233,7 @@ def test_one_identity_followed_at_once_makes_one_scholar(library: Opener) -> Non
 
 
 def _hold(
-    store: CommonStore, body: Callable[[], None], release: threading.Event
+    store: CommonStore, body: Callable[[], object], release: threading.Event
 ) -> threading.Thread:
     """``body`` in a write transaction of ``store`` held open (in a thread) until ``release``."""
     opened = threading.Event()
@@ -275,7 +275,7 @@ def test_a_readers_click_never_waits_for_a_long_write(pg_library: Opener) -> Non
     holder = _hold(writer, long_write, release)
     me = ReaderId(0)
     try:
-        clicks = {
+        clicks: dict[str, Callable[[], object]] = {
             "mark read": lambda: reader.mark_story(me, PAPERS[0], NOW, read=True),
             "save": lambda: reader.mark_story(me, PAPERS[1], NOW, saved=True),
             "mute": lambda: reader.set_mute(me, "keyword", "contention", NOW),
