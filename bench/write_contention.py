@@ -43,7 +43,7 @@ done). It prints POST and GET p50/p95/p99 alone and during the writes, and
 their ratio: the target is POST p99 while ``listen`` writes within 2× of no
 writer.
 
-    .venv/bin/python bench/write_contention.py --postgres --code . --code /work/main
+    .venv/bin/python bench/write_contention.py --postgres --code . --code ../main
 """
 
 from __future__ import annotations
@@ -273,6 +273,10 @@ def _pg_run(code: Path, url: str, args: argparse.Namespace, files: Callable[[int
             for thread in clients:
                 thread.join()
             phases[phase] = (gets, marks)
+    import psycopg
+
+    with psycopg.connect(url) as conn:  # what the listener stored (a killed one prints nothing)
+        stored = conn.execute("SELECT count(*) FROM network_posts").fetchone()[0]
     alone, during = phases["alone"], phases["listen"]
     post_alone, post_during = summary(alone[1].all_ms()), summary(during[1].all_ms())
     return {
@@ -284,6 +288,7 @@ def _pg_run(code: Path, url: str, args: argparse.Namespace, files: Callable[[int
         "get_listen": summary(during[0].all_ms()),
         "get_500": alone[0].count(500) + during[0].count(500),
         "post_errors": alone[1].errors + during[1].errors,
+        "posts_stored": stored,
         "listen": [{k: r.get(k) for k in ("exit", "seconds", "events", "kept", "stored",
                                           "locked", "last_line")} for r in listened],
     }
@@ -328,14 +333,14 @@ def postgres_main(args: argparse.Namespace) -> None:
     if args.json:
         args.json.write_text(json.dumps({"machine": machine(), "runs": results}, indent=2))
     print("\n| code | run | POST /mark alone p50 / p95 / p99 ms | while `listen` writes "
-          "p50 / p95 / p99 ms | p99 ratio | GET p99 alone / during ms | listen events |")
+          "p50 / p95 / p99 ms | p99 ratio | GET p99 alone / during ms | posts stored |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in results:
         a, d = r["post_alone"], r["post_listen"]
-        events = sum(x.get("events") or 0 for x in r["listen"])
+        gets = f"{r['get_alone']['p99']} / {r['get_listen']['p99']}"
         print(f"| {r['code']} | {r['run']} | {a['p50']} / {a['p95']} / {a['p99']} (n {a['n']}) | "
               f"{d['p50']} / {d['p95']} / {d['p99']} (n {d['n']}) | {r['post_p99_ratio']}× | "
-              f"{r['get_alone']['p99']} / {r['get_listen']['p99']} | {events} |")  # fmt: skip
+              f"{gets} | {r['posts_stored']} |")  # fmt: skip
 
 
 def _with_db(url: str, name: str) -> str:
@@ -349,26 +354,32 @@ def main() -> None:
     parser.add_argument("--db", type=Path, help="the library (copied first); SQLite")
     parser.add_argument("--postgres", action="store_true",
                         help="PostgreSQL: POST /mark alone and while `listen` writes")
-    parser.add_argument("--events", type=int, default=200_000,
+    parser.add_argument("--events", type=int, default=150_000,
                         help="--postgres: events in each replayed file")
-    parser.add_argument("--paper-share", type=float, default=0.05,
+    parser.add_argument("--paper-share", type=float, default=0.25,
                         help="--postgres: share of the posts that name a paper")
-    parser.add_argument("--runs", type=int, default=1, help="--postgres: runs of each checkout")
-    parser.add_argument("--click-every", type=float, default=0.2,
+    parser.add_argument("--runs", type=int, default=2, help="--postgres: runs of each checkout")
+    parser.add_argument("--click-every", type=float, default=0.1,
                         help="--postgres: seconds between two POSTs of /mark")
     parser.add_argument("--feed", type=Path, default=LAB_BLOGS / "feed_ai_research.xml")
     parser.add_argument("--feed2", type=Path, default=LAB_BLOGS / "feed_xai_news.xml")
     parser.add_argument("--merge-records", type=int, default=60_000)
-    parser.add_argument("--baseline", type=float, default=15.0, help="seconds of readers alone")
-    parser.add_argument("--max-seconds", type=float, default=420.0, help="writers are cut here")
+    parser.add_argument("--baseline", type=float,
+                        help="seconds of readers alone (15; --postgres: 30)")
+    parser.add_argument("--max-seconds", type=float,
+                        help="writers are cut here (420; --postgres: the listening phase, 45)")
     parser.add_argument("--nice", type=int, default=0, help="niceness of the writers")
     parser.add_argument("--code", type=Path, action="append",
                         help="checkout to run (default: this one); --postgres: repeatable, A/B")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
     if args.postgres:
+        args.baseline = args.baseline or 30.0
+        args.max_seconds = args.max_seconds or 45.0
         postgres_main(args)
         return
+    args.baseline = args.baseline or 15.0
+    args.max_seconds = args.max_seconds or 420.0
     if args.db is None:
         parser.error("--db is required (or --postgres)")
     args.code = args.code[-1] if args.code else ROOT

@@ -224,10 +224,7 @@ def site_secret(store: Store, settings: Settings) -> str:
     saved = store.saved_settings().get("secret_key")
     if saved:
         return saved
-    with store.transaction():
-        if not store.saved_settings().get("secret_key"):
-            store.save_setting("secret_key", secrets.token_urlsafe(32))
-    return store.saved_settings()["secret_key"]
+    return store.keep_setting("secret_key", secrets.token_urlsafe(32))
 
 
 def app_from_environment() -> Starlette:

@@ -156,6 +156,11 @@ class Store(Protocol):
 
     def save_setting(self, name: str, value: str | None) -> None: ...
 
+    def keep_setting(self, name: str, value: str) -> str:
+        """The saved value of a setting, saving ``value`` first when there is none (of
+        writers saving at once, the first one's stays)."""
+        ...
+
     def add_source(
         self,
         kind: str,

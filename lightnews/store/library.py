@@ -48,6 +48,16 @@ class LibraryQueries(Queries):
                     (name, value),
                 )
 
+    def keep_setting(self, name: str, value: str) -> str:
+        """The saved value of a setting, saving ``value`` first when there is none: of
+        writers saving at once, the first one's stays and every one reads it back."""
+        with self.transaction():
+            self.db.execute(
+                "INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO NOTHING",
+                (name, value),
+            )
+        return self.saved_settings()[name]
+
     # -- sources -----------------------------------------------------------
 
     @staticmethod

@@ -229,6 +229,24 @@ def test_one_identity_followed_at_once_makes_one_scholar(library: Opener) -> Non
     assert stores[0].db.execute("SELECT count(*) FROM scholars").fetchone()[0] == 1
 
 
+def test_web_processes_starting_at_once_keep_one_secret(library: Opener) -> None:
+    """Each web process saves a random form-signing key if the library has none: every
+    one of them must sign with the same one (the first saved)."""
+    stores = [library() for _ in range(4)]
+    start = threading.Barrier(4, timeout=60)
+    kept: list[str] = []
+
+    def process(n: int) -> Callable[[], None]:
+        def run() -> None:
+            start.wait()
+            kept.append(stores[n].keep_setting("secret_key", f"secret {n}"))
+
+        return run
+
+    run_all([process(n) for n in range(4)])
+    assert len(set(kept)) == 1 and kept[0] == stores[0].saved_settings()["secret_key"]
+
+
 # -- PostgreSQL: side by side -------------------------------------------------------------
 
 
