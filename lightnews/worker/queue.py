@@ -469,27 +469,33 @@ class QueueStatus:
 
 
 def queue_status(url: str, heartbeat: float = 10.0) -> QueueStatus:
-    """The queue's state: live workers (a beat within three), jobs waiting and running, the
-    last source fetched and how many are due."""
+    """The queue's state of the library at ``url`` (``worker --status``)."""
     with PostgresStore(url, pool_size=2) as store:
-        db = store.db
-        alive = db.execute(
-            "SELECT count(*), EXTRACT(EPOCH FROM now() - max(last_heartbeat)) "
-            "FROM procrastinate_workers WHERE last_heartbeat > now() - make_interval(secs => ?)",
-            (MISSED_BEATS * heartbeat,),
-        ).fetchone()
-        by_status: dict[str, dict[str, int]] = {"todo": {}, "doing": {}, "failed": {}}
-        for status, task, count in db.execute(
-            "SELECT status::text, task_name, count(*) FROM procrastinate_jobs "
-            "WHERE status IN ('todo', 'doing', 'failed') GROUP BY 1, 2"
-        ).fetchall():
-            by_status[str(status)][str(task)] = int(count)
-        last = db.execute(
-            "SELECT id, kind, address, last_attempt, last_success = last_attempt FROM sources "
-            "WHERE last_attempt IS NOT NULL ORDER BY last_attempt DESC LIMIT 1"
-        ).fetchone()
-        due = len(due_for_refresh(store, iso(utc_now())))
+        status = read_status(store, heartbeat)
         store.close()
+    return status
+
+
+def read_status(store: PostgresStore, heartbeat: float = 10.0) -> QueueStatus:
+    """The queue's state: live workers (a beat within three), jobs waiting and running, the
+    last source fetched and how many are due (also shown on ``/admin``)."""
+    db = store.db
+    alive = db.execute(
+        "SELECT count(*), EXTRACT(EPOCH FROM now() - max(last_heartbeat)) "
+        "FROM procrastinate_workers WHERE last_heartbeat > now() - make_interval(secs => ?)",
+        (MISSED_BEATS * heartbeat,),
+    ).fetchone()
+    by_status: dict[str, dict[str, int]] = {"todo": {}, "doing": {}, "failed": {}}
+    for status, task, count in db.execute(
+        "SELECT status::text, task_name, count(*) FROM procrastinate_jobs "
+        "WHERE status IN ('todo', 'doing', 'failed') GROUP BY 1, 2"
+    ).fetchall():
+        by_status[str(status)][str(task)] = int(count)
+    last = db.execute(
+        "SELECT id, kind, address, last_attempt, last_success = last_attempt FROM sources "
+        "WHERE last_attempt IS NOT NULL ORDER BY last_attempt DESC LIMIT 1"
+    ).fetchone()
+    due = len(due_for_refresh(store, iso(utc_now())))
     said = None
     if last is not None:
         outcome = "ok" if last[4] else "failed"
