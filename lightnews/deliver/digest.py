@@ -46,6 +46,7 @@ from email.message import EmailMessage
 from html import escape
 
 from lightnews.errors import FetchError, NotFound, UsageError
+from lightnews.normalize.tex import tex_to_text
 from lightnews.rank import Story, rank_stories
 from lightnews.rank.conversation import Conversation, ConversationUnit, SaidPost, conversation_of
 from lightnews.settings import Schedule, Settings, parse_schedule
@@ -288,7 +289,7 @@ def watched_talk(
         wanted = set(uris)
         posts = [p for p in store.paper_conversation(service, arxiv_id) if p.uri in wanted]
         try:
-            title = store.get_paper(arxiv_id).title
+            title = tex_to_text(store.get_paper(arxiv_id).title or "")
         except NotFound:
             title = ""
         talk = conversation_of(arxiv_id, posts, followed=followed, now=now,
@@ -458,8 +459,9 @@ def render_markdown(
         lines.append(f"   {' · '.join(dict.fromkeys(story.why))}")
     shown = [t for t in talk if t.talk.posts]
     if events or shown:
-        lines += ["", "## Watched papers", ""]
-        lines += [_event_markdown(e) for e in events]
+        lines += ["", "## Watched papers"]
+        if events:
+            lines += ["", *(_event_markdown(e) for e in events)]
         for watched in shown:
             lines += _talk_markdown(watched)
     return "\n".join(lines) + "\n"
