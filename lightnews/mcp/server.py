@@ -37,15 +37,10 @@ __all__ = [
     "Library",
     "Tool",
     "build_server",
-    "feed",
     "malformed_answer",
-    "resolve",
-    "scholar",
-    "search",
     "serve_stdio",
-    "story",
     "unseen_feed",
-]
+]  # the tools' functions are reached through TOOLS
 
 #: The resource of stories the reader has not read yet.
 UNSEEN_FEED = "lightnews://feed/unseen"
@@ -153,19 +148,24 @@ class Tool:
     description: str
     handler: Callable[..., Any]
 
+    @classmethod
+    def of(cls, handler: Callable[..., Any], description: str) -> Tool:
+        """A tool named as its function is (so the name and the function cannot part)."""
+        return cls(handler.__name__, description, handler)
+
 
 #: Every tool the server offers, in the order it lists them.
 TOOLS: tuple[Tool, ...] = (
-    Tool("search", 'Papers matching a query (words, "phrases", -excluded), best first; JSON '
-         "list.", search),
-    Tool("story", "One paper's story: authors, abstract, versions and what changed, venue, "
-         "code links, withdrawal, and every item that mentions it; JSON object.", story),
-    Tool("scholar", "A scholar (name, handle, ORCID or id) with their attributed papers and "
-         "posts; JSON.", scholar),
-    Tool("feed", "The reader's ranked feed, each entry with why it is there; JSON list.", feed),
-    Tool("resolve", 'Which papers a text names (arXiv ids, DOIs, titles, "Surname: short '
-         'title"), with how each was found and how sure; JSON list (offline: only the library '
-         "is read).", resolve),
+    Tool.of(search, 'Papers matching a query (words, "phrases", -excluded), best first; JSON '
+            "list."),
+    Tool.of(story, "One paper's story: authors, abstract, versions and what changed, venue, "
+            "code links, withdrawal, and every item that mentions it; JSON object."),
+    Tool.of(scholar, "A scholar (name, handle, ORCID or id) with their attributed papers and "
+            "posts; JSON."),
+    Tool.of(feed, "The reader's ranked feed, each entry with why it is there; JSON list."),
+    Tool.of(resolve, 'Which papers a text names (arXiv ids, DOIs, titles, "Surname: short '
+            'title"), with how each was found and how sure; JSON list (offline: only the '
+            "library is read)."),
 )  # fmt: skip
 
 
