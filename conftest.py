@@ -508,6 +508,9 @@ SLOW: dict[str, dict[str, float]] = {
         "test_dry_run_previews_and_marks_nothing": 1.5,
         "test_no_smtp_settings_leave_every_story_unread": 1.2,
     },
+    "lightnews/deliver/test_digest_talk.py": {
+        "test_the_digest_shows_each_watched_papers_new_posts_once_with_absolute_links[sqlite]": 0.8,
+    },
     "lightnews/deliver/test_digest_schedule.py": {
         "test_a_refused_digest_stays_due_and_goes_out_at_the_next_look[sqlite]": 0.6,
     },

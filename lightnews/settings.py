@@ -133,6 +133,25 @@ def _moment_text(raw: str) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _public_url(raw: str) -> str:
+    """Empty, or the absolute http(s) address readers reach this instance at (no trailing
+    slash), such as ``https://news.example.org`` or ``https://example.org/lightnews``."""
+    from urllib.parse import urlsplit
+
+    text = raw.strip().rstrip("/")
+    if not text:
+        return ""
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        raise ValueError from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or (
+        parts.fragment or any(c.isspace() for c in text)
+    ):
+        raise ValueError
+    return text
+
+
 def _proxy_list(raw: str) -> tuple[str, ...]:
     """Addresses or networks (or ``*``), each checked: a typo would trust nobody, or anybody."""
     import ipaddress
@@ -181,6 +200,7 @@ _KIND_WORDS: dict[Callable[[str], object], str] = {
     _proxy_list: "addresses or networks separated by commas (127.0.0.1, 10.0.0.0/8), or *",
     _digest_schedule: "off, `daily HH:MM` or `weekly DAY HH:MM` (UTC)",
     _moment_text: "a moment (2025-11-28T12:00:00Z) or nothing",
+    _public_url: "an absolute http(s) address (https://news.example.org) or nothing",
     str: "text",
 }
 
@@ -367,6 +387,13 @@ class Settings:
         _digest_schedule,
         "When workers e-mail the digest to digest_to (UTC): off, `daily HH:MM` or "
         "`weekly DAY HH:MM` (DAY: mon ... sun); each period's digest is sent once.",
+    )
+    public_url: Setting[str] = Setting(
+        "",
+        _public_url,
+        "The address readers reach this instance's web UI at (https://news.example.org), "
+        "for links that leave it: the digest links each story to its page here. Empty: the "
+        "digest links stories to arXiv (or the item's own page) and `lightnews digest` says so.",
     )
     link_bar: Setting[float] = Setting(
         0.8,

@@ -856,6 +856,18 @@ class Store(Protocol):
         """Record that ``reader``'s digest told these events (once it was delivered)."""
         ...
 
+    def undigested_posts(self, reader: str, limit: int = 5_000) -> dict[str, list[str]]:
+        """For each paper ``reader`` watches, its network posts (URIs) heard since the watch
+        began that no digest of theirs has told yet."""
+        ...
+
+    def mark_posts_digested(
+        self, reader: str, now: str, uris: Sequence[str] = (), *, paper: str | None = None
+    ) -> None:
+        """Record that ``reader``'s digest told these network posts (once it was delivered),
+        or every post about ``paper``."""
+        ...
+
     def watch_events(self, arxiv_id: str | None = None, limit: int = 100) -> list[WatchEvent]: ...
 
     # -- the learned ranker (per reader) ------------------------------------------------------

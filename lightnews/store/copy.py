@@ -33,8 +33,8 @@ TABLES = (
     "paper_vectors", "embed_queue", "relink_queue", "users", "api_tokens", "sessions", "feed_keys",
     "audit_log", "sign_in_failures", "follows", "user_settings", "paper_revisions", "network_posts",
     "network_mentions", "listen_cursors", "network_follows", "watches", "push_targets",
-    "watch_events", "deliveries", "digest_deliveries", "digest_watch_events", "paper_feedback",
-    "saved_lists",
+    "watch_events", "deliveries", "digest_deliveries", "digest_watch_events", "digest_posts",
+    "paper_feedback", "saved_lists",
 )  # fmt: skip
 #: Tables whose ``id`` the database hands out (PostgreSQL identity columns).
 IDENTITY_TABLES = (
