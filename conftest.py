@@ -377,6 +377,8 @@ BY_TEST: dict[str, tuple[str, str]] = {
     "lightnews/serve/test_outage.py":
         ("multiprocess postgres", "a PostgreSQL of its own, restarted under `lightnews serve`"),
     "lightnews/serve/test_serve.py": ("multiprocess", "`lightnews serve` with two processes"),
+    "lightnews/serve/test_replica.py":
+        ("multiprocess postgres", "a PostgreSQL primary and a streaming standby of their own"),
     "lightnews/ingest/test_bulk.py::test_workers_exit_when_their_parent_is_killed":
         ("multiprocess", "an import in a Python of its own, then killed"),
     "lightnews/cli/test_cli.py::test_console_script_runs": ("multiprocess", "the console script"),

@@ -152,6 +152,15 @@ def _public_url(raw: str) -> str:
     return text
 
 
+def _database_urls(raw: str) -> tuple[str, ...]:
+    """PostgreSQL URLs separated by spaces or commas (a read replica's each)."""
+    urls = tuple(u for u in re.split(r"[\s,]+", raw.strip()) if u)
+    for url in urls:
+        if not url.startswith(("postgresql://", "postgres://")):
+            raise ValueError(f"{url[:40]!r} is not a postgresql:// URL")
+    return urls
+
+
 def _proxy_list(raw: str) -> tuple[str, ...]:
     """Addresses or networks (or ``*``), each checked: a typo would trust nobody, or anybody."""
     import ipaddress
@@ -197,6 +206,7 @@ _KIND_WORDS: dict[Callable[[str], object], str] = {
     _positive_float: "a positive number",
     _boolean: "true or false",
     _host_list: "host names separated by commas",
+    _database_urls: "postgresql:// URLs separated by commas",
     _proxy_list: "addresses or networks separated by commas (127.0.0.1, 10.0.0.0/8), or *",
     _digest_schedule: "off, `daily HH:MM` or `weekly DAY HH:MM` (UTC)",
     _moment_text: "a moment (2025-11-28T12:00:00Z) or nothing",
@@ -459,6 +469,21 @@ class Settings:
         _positive_int,
         "Failed sign-ins allowed per account in 15 minutes (and 4 times as many per address) "
         "before sign-in waits; counted in the library, so every web process shares the count.",
+    )
+    read_url: Setting[tuple[str, ...]] = Setting(
+        (),
+        _database_urls,
+        "PostgreSQL read replicas (streaming standbys of the library's server), separated by "
+        "commas: the web's pages, searches and feeds are read from them in turn, while writes, "
+        "sign-in checks and the workers' queue stay on the primary. Read at the web server's "
+        "start.",
+        secret=True,
+    )
+    read_own_writes: Setting[float] = Setting(
+        10.0,
+        _non_negative_float,
+        "Seconds a browser or client reads from the primary after it changed something, so "
+        "that its own change shows at once whatever a replica's lag (with read_url).",
     )
     secret_key: Setting[str] = Setting(
         "",

@@ -57,6 +57,7 @@ from lightnews.serve.pages import (
     suggestions,
     watch,
 )
+from lightnews.serve.replicas import ReadRouting, open_replicas
 from lightnews.serve.security import SiteGuard
 from lightnews.serve.site import Memory, Site, templates
 from lightnews.settings import Settings
@@ -92,9 +93,10 @@ def create_app(
     memory = Memory(settings or Settings(store.saved_settings()))
     store.write_wait = float(memory.settings.write_wait)
     store.connection_wait = min(store.write_wait, CONNECTION_WAIT) or CONNECTION_WAIT
-    site = Site(store=store, templates=templates(), windows=CandidateWindows(), memory=memory,
+    site = Site(primary=store, templates=templates(), windows=CandidateWindows(), memory=memory,
                 secret=site_secret(store, memory.settings), given=settings,
-                public_read_only=public_read_only)  # fmt: skip
+                public_read_only=public_read_only,
+                replicas=open_replicas(store, memory.settings))  # fmt: skip
     table = routes(site)
     handlers: dict[Any, Any] = dict.fromkeys((LightnewsError, *BACKEND_ERRORS),
                                              partial(_uncaught, site))  # fmt: skip
@@ -109,6 +111,7 @@ def create_app(
         read_only=public_read_only, open_without_accounts=open_without_accounts,
         on_error=site.busy, takes=partial(_takes, table),
     )  # fmt: skip
+    app.add_middleware(ReadRouting, site=site, own_writes=float(first.read_own_writes))
     return app
 
 
@@ -164,6 +167,8 @@ async def _lifespan(app: Starlette) -> AsyncIterator[None]:
     catch_up_in_background(True)
     yield
     catch_up_in_background(False)
+    for replica in app.state.site.replicas:
+        replica.close()
     app.state.store.close()
 
 
