@@ -5,7 +5,8 @@ and wrote three papers with her (her Bluesky account is known by its name), and
 replied to another account. The walk: the scholars page links the suggestions;
 a suggestion says who and how many; its Follow button (the site's follow form,
 with its form token) follows her, and her page says when her first fetch
-comes; she is on the scholars page and no longer suggested. This module changes the library: its own demo library per backend.
+comes; she is on the scholars page and no longer suggested. This module changes
+the library: its own demo library per backend.
 """
 
 from __future__ import annotations
