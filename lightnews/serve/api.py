@@ -173,11 +173,30 @@ class PaperModel:
 
 
 @dataclass(frozen=True, slots=True)
+class SearchHitModel:
+    """A paper found: why it matched (``matched``: id, words, meaning; ``why`` in words;
+    ``words``: the query's words it holds), its authors (the first eight; ``author_count``
+    of all) and the part of its abstract holding the words (``snippet``), with where they
+    stand in it (``highlights``: ``[start, end]`` character offsets)."""
+
+    arxiv_id: str
+    title: str
+    score: float
+    matched: list[str]
+    why: str
+    words: list[str]
+    authors: list[str]
+    author_count: int
+    snippet: str
+    highlights: list[list[int]]
+
+
+@dataclass(frozen=True, slots=True)
 class SearchModel:
     query: str
     page: int
     mode: str
-    hits: list[dict[str, Any]]
+    hits: list[SearchHitModel]
 
 
 @dataclass(frozen=True, slots=True)
