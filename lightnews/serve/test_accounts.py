@@ -329,6 +329,25 @@ def test_only_admins_manage_sources_and_accounts_with_an_audit_log(library: str)
         assert store.find_source("feed", "https://example.org/lab/feed.xml") is not None
 
 
+def test_a_reader_sees_no_admin_control_on_the_sources_page(library: str) -> None:
+    """Before, a reader saw Add feed, Follow category and Remove, which answered 403."""
+    with client_for(library) as ada, client_for(library) as bob:
+        sign_in(ada, "ada")
+        sign_in(bob, "bob")
+        admin_page, reader_page = ada.get("/sources").text, bob.get("/sources").text
+        for page in (admin_page, reader_page):
+            assert "Northlake AI Lab Blog" in page  # both see every source and its health
+            assert 'action="/mark"' in page and ">Mute</button>" in page  # muting is theirs
+        assert admin_page.count('action="/sources/manage"') >= 3  # add feed, category, remove
+        assert ">Add feed</button>" in admin_page and ">Remove</button>" in admin_page
+        assert "/sources/manage" not in reader_page
+        assert "Add feed" not in reader_page and "Follow category" not in reader_page
+        assert ">Remove</button>" not in reader_page and 'id="admins-add"' in reader_page
+        assert 'id="admins-add"' not in admin_page
+    with client_for(library, public_read_only=True) as visitor:  # no admin there either
+        assert "/sources/manage" not in visitor.get("/sources").text
+
+
 def test_secret_feed_urls_work_without_sign_in_and_rotate(library: str) -> None:
     with client_for(library) as ada:
         sign_in(ada, "ada")
