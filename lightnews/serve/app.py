@@ -144,6 +144,7 @@ def routes(site: Site) -> list[BaseRoute]:
         Route("/mark", to(mark.mark), methods=["POST"]),
         Route("/api/mark", to(mark.mark), methods=["POST"]),
         Route("/watch", to(watch.watch), methods=["POST"]),
+        Route("/api", to(openapi.api_index)),
         Route("/api/openapi.json", to(openapi.openapi)),
         Route("/signin", to(account.signin_form)),
         Route("/signin", to(account.signin), methods=["POST"]),

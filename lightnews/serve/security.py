@@ -336,7 +336,7 @@ class SiteGuard:
     async def _visitor(self, scope: Scope) -> Visitor | tuple[int, str, str]:
         """Who is asking, or the refusal ``(status, content type, body)`` when nobody may."""
         path: str = scope.get("path", "")
-        api = path.startswith("/api/")
+        api = path.startswith("/api/") or path == "/api"
         public = path.startswith(PUBLIC_PATHS)
         gate = self.gate
         accounts = gate is not None and await anyio.to_thread.run_sync(gate.has_accounts)
