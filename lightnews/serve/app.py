@@ -29,7 +29,7 @@ from typing import Any
 import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -155,8 +155,13 @@ def routes(site: Site) -> list[BaseRoute]:
         Route("/group", to(group.group)), Route("/api/group", to(group.group)),
         Route("/admin", to(admin.admin)),
         Route("/admin/users", to(admin.admin_users), methods=["POST"]),
+        Route("/favicon.ico", _favicon),  # asked for by browsers whatever the page says
         Mount("/static", StaticFiles(packages=[("lightnews.serve", "static")]), name="static"),
     ]  # fmt: skip
+
+
+def _favicon(request: Request) -> Response:
+    return RedirectResponse("/static/favicon.svg", status_code=301)
 
 
 @asynccontextmanager

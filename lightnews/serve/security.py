@@ -107,7 +107,7 @@ SECURITY_HEADERS: Mapping[str, str] = {
 SESSION_COOKIE = "lightnews_session"
 HSTS = "max-age=31536000"
 #: Paths anyone may open on an instance with accounts (a feed reader cannot sign in).
-PUBLIC_PATHS = ("/signin", "/static/", "/feeds/")
+PUBLIC_PATHS = ("/signin", "/static/", "/feeds/", "/favicon.ico")
 
 _token: ContextVar[str] = ContextVar("lightnews_csrf_token", default="")
 

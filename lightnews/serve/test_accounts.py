@@ -348,6 +348,18 @@ def test_a_reader_sees_no_admin_control_on_the_sources_page(library: str) -> Non
         assert "/sources/manage" not in visitor.get("/sources").text
 
 
+def test_the_favicon_is_there_before_sign_in(library: str) -> None:
+    """Browsers ask /favicon.ico of every site: it was a 404 (here, a sign-in redirect)."""
+    with client_for(library) as stranger:
+        moved = stranger.get("/favicon.ico", follow_redirects=False)
+        assert moved.status_code == 301 and moved.headers["location"] == "/static/favicon.svg"
+        icon = stranger.get("/static/favicon.svg")
+        assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg")
+        assert icon.text.startswith("<svg") and "<title>Lightnews</title>" in icon.text
+        page = stranger.get("/signin").text
+        assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in page
+
+
 def test_secret_feed_urls_work_without_sign_in_and_rotate(library: str) -> None:
     with client_for(library) as ada:
         sign_in(ada, "ada")
