@@ -586,7 +586,16 @@ def test_a_reader_follows_what_is_fetched_and_adds_no_source(library: str) -> No
         assert known.headers["location"] == f"/scholar/{mara}"  # all of it is fetched
         bad = bob.post("/follow", data={"arxiv_author": ""})
         assert bad.status_code == 400 and 'name="arxiv_author"' in bad.text
+        # A suggestion naming a known scholar: a reader follows that scholar, no "@handle"
+        # scholar is made, and the handle is not tied to them (that is an admin's).
+        with open_store(library) as store:
+            scholars = len(store.list_scholars(0.5))
+        onto = bob.post("/follow", data={"handle": "jonode.bsky.social", "scholar": str(mara)},
+                        follow_redirects=False)  # fmt: skip
+        assert onto.headers["location"] == f"/scholar/{mara}?not_fetched=1"
     with open_store(library) as store:
+        assert len(store.list_scholars(0.5)) == scholars
+        assert store.scholar_by_identity("bluesky-handle", "jonode.bsky.social") is None
         assert {(r.kind, r.address) for r in store.list_sources()} == before
         bob_follows = store.follows(store.get_user("bob").reader)
         ode = store.find_scholar("Jon Ode")
