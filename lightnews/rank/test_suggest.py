@@ -250,7 +250,8 @@ def test_following_a_suggested_arxiv_author_adds_the_handle_to_them(store: Store
         # The scholar's page says when her posts come (no worker here: the next refresh).
         shown = client.get(f"/scholar/{eve}").text
         assert 'id="first-fetch"' in shown
-        assert "First fetch now, on the next `lightnews refresh` (no worker is running)" in shown
+        assert ("First fetch now, on the next <code>lightnews refresh</code> (no worker is "
+                "running).") in shown
         api = client.get(f"/api/scholar/{eve}").json()
         assert api["first_fetch"]["by_worker"] is False and api["first_fetch"]["sources"] == 1
         # A scholar that was never fetched from anywhere new says nothing of it.

@@ -46,7 +46,7 @@ def test_follow_a_suggestion(page: P, base_url: str) -> None:  # noqa: F811
     assert "pdeshmane.bsky.social" in p.locator("main h1").inner_text()
     # The page says when her posts come: no worker runs here, so the next refresh.
     notice = p.get_by_role("status").filter(has_text="First fetch").inner_text()
-    assert "First fetch now, on the next `lightnews refresh`" in notice
+    assert "First fetch now, on the next lightnews refresh" in notice
     p.get_by_role("link", name="Scholars", exact=True).click()
     p.wait_for_url("**/scholars")
     row = p.locator("main tr", has_text="pdeshmane.bsky.social")
