@@ -482,8 +482,8 @@ def openapi() -> dict[str, Any]:
         "openapi": "3.1.0",
         "info": {"title": "Lightnews", "version": __version__,
                  "description": "The data behind every Lightnews page, as JSON; `/api` lists "
-                 "every address. Reads: " + AUTH["session"] + " " + AUTH["token"] + " "
-                 + AUTH["form"]},
+                 "every address. Who may call it: " + " ".join(
+                     f"{name.capitalize()}: {text}" for name, text in AUTH.items())},
         "paths": paths,
         "components": {"schemas": {"Error": _schema(Error), "Choices": _schema(Choices)},
                        "securitySchemes": _SECURITY_SCHEMES},
