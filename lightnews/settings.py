@@ -11,7 +11,9 @@ A setting's value comes, in order of precedence, from the environment, from a va
 in the database with ``lightnews settings set``, or from its default.
 
 The digest's schedule (``daily 07:00``, ``weekly mon 07:00``) is parsed here, beside the
-setting that holds it, so that this foundation module imports nothing above it.
+setting that holds it, so that this foundation module imports nothing above it; so is the
+period the worker's tick really runs at (:func:`tick_period`), which the worker and the
+follow's "first fetch in about N s" both read.
 """
 
 from __future__ import annotations
@@ -25,7 +27,15 @@ from typing import Generic, TypeVar, cast, overload
 
 from lightnews.errors import SettingError
 
-__all__ = ["SETTINGS", "Schedule", "Setting", "Settings", "env_name", "parse_schedule"]
+__all__ = [
+    "SETTINGS",
+    "Schedule",
+    "Setting",
+    "Settings",
+    "env_name",
+    "parse_schedule",
+    "tick_period",
+]
 
 T_co = TypeVar("T_co", covariant=True)
 
@@ -33,6 +43,21 @@ _DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _SCHEDULE_RE = re.compile(
     r"(?:(?P<daily>daily)|weekly\s+(?P<day>[a-z]{3})[a-z]*)\s+(?P<hour>\d{1,2}):(?P<minute>\d{2})"
 )
+
+
+def tick_period(seconds: int) -> int:
+    """The period the periodic jobs really run at for a ``worker_tick`` of ``seconds``.
+
+    A cron fires on the clock's divisions, so the tick is rounded down to one
+    that divides the minute (under a minute), the hour (under an hour) or the
+    day: 45 s runs every 30 s, 7 min every 6 min, 5 h every 4 h; past a day,
+    daily. Every tick is then as long as the one before.
+    """
+    for unit, span in ((1, 60), (60, 60), (3600, 24)):
+        count = max(1, seconds // unit)
+        if count < span:
+            return unit * max(d for d in range(1, count + 1) if span % d == 0)
+    return 86400
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,7 @@ from typing import Any
 import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -147,6 +147,7 @@ def routes(site: Site) -> list[BaseRoute]:
         Route("/mark", to(mark.mark), methods=["POST"]),
         Route("/api/mark", to(mark.mark), methods=["POST"]),
         Route("/watch", to(watch.watch), methods=["POST"]),
+        Route("/api", to(openapi.api_index)),
         Route("/api/openapi.json", to(openapi.openapi)),
         Route("/signin", to(account.signin_form)),
         Route("/signin", to(account.signin), methods=["POST"]),
@@ -157,8 +158,13 @@ def routes(site: Site) -> list[BaseRoute]:
         Route("/group", to(group.group)), Route("/api/group", to(group.group)),
         Route("/admin", to(admin.admin)),
         Route("/admin/users", to(admin.admin_users), methods=["POST"]),
+        Route("/favicon.ico", _favicon),  # asked for by browsers whatever the page says
         Mount("/static", StaticFiles(packages=[("lightnews.serve", "static")]), name="static"),
     ]  # fmt: skip
+
+
+def _favicon(request: Request) -> Response:
+    return RedirectResponse("/static/favicon.svg", status_code=301)
 
 
 @asynccontextmanager

@@ -110,6 +110,11 @@ class Store(Protocol):
         """
         ...
 
+    def workers_heard(self, within: float) -> int:
+        """How many queue workers (``lightnews worker``) were heard from in the last
+        ``within`` seconds: none on SQLite, whose sources only a ``refresh`` fetches."""
+        ...
+
     def bulk_import(
         self, expected: int, connections: int = 1
     ) -> AbstractContextManager[SaveResult]:

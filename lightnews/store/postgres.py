@@ -325,6 +325,18 @@ class PostgresStore(PostgresSearch, PostgresVectors, CommonStore):
         ).fetchone()
         return bool(row[0])
 
+    def workers_heard(self, within: float) -> int:
+        """Workers whose heartbeat the job queue's table holds from the last ``within`` s."""
+        row = self.db.execute("SELECT to_regclass('procrastinate_workers') IS NOT NULL").fetchone()
+        if not row or not row[0]:
+            return 0
+        row = self.db.execute(
+            "SELECT count(*) FROM procrastinate_workers "
+            "WHERE last_heartbeat > now() - make_interval(secs => ?)",
+            (within,),
+        ).fetchone()
+        return int(row[0]) if row else 0
+
     @contextmanager
     def bulk_import(self, expected: int, connections: int = 1) -> Iterator[SaveResult]:
         """Set up this connection for a bulk import of about ``expected`` papers.

@@ -244,6 +244,10 @@ class SQLiteStore(SQLiteSearch, CommonStore):
         except OSError:
             return False
 
+    def workers_heard(self, within: float) -> int:
+        """None: workers run on PostgreSQL only."""
+        return 0
+
     def _stamp_waiting(self) -> None:
         """Tell the writer that holds the lock that this one waits (best effort)."""
         if self._shared:

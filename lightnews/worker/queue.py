@@ -26,6 +26,7 @@ from typing import Any
 from lightnews.errors import Unavailable
 from lightnews.ingest.refresh import due_for_refresh
 from lightnews.normalize.times import iso, utc_now
+from lightnews.settings import tick_period
 from lightnews.store.cluster import job_alive, job_turn, recovery_turn
 from lightnews.store.postgres import PostgresStore, redact
 from lightnews.worker.jobs import (
@@ -68,21 +69,6 @@ log = logging.getLogger("lightnews.worker")
 def source_lock(source_id: int) -> str:
     """The queue lock (and queueing lock) of a source's refresh jobs."""
     return f"source-{source_id}"
-
-
-def tick_period(seconds: int) -> int:
-    """The period the periodic jobs really run at for a ``worker_tick`` of ``seconds``.
-
-    A cron fires on the clock's divisions, so the tick is rounded down to one
-    that divides the minute (under a minute), the hour (under an hour) or the
-    day: 45 s runs every 30 s, 7 min every 6 min, 5 h every 4 h; past a day,
-    daily. Every tick is then as long as the one before.
-    """
-    for unit, span in ((1, 60), (60, 60), (3600, 24)):
-        count = max(1, seconds // unit)
-        if count < span:
-            return unit * max(d for d in range(1, count + 1) if span % d == 0)
-    return 86400
 
 
 def cron_every(seconds: int) -> str:
