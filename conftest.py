@@ -377,6 +377,8 @@ BY_TEST: dict[str, tuple[str, str]] = {
     "lightnews/serve/test_outage.py":
         ("multiprocess postgres", "a PostgreSQL of its own, restarted under `lightnews serve`"),
     "lightnews/serve/test_serve.py": ("multiprocess", "`lightnews serve` with two processes"),
+    "lightnews/serve/test_replica.py":
+        ("multiprocess postgres", "a PostgreSQL primary and a streaming standby of their own"),
     "lightnews/ingest/test_bulk.py::test_workers_exit_when_their_parent_is_killed":
         ("multiprocess", "an import in a Python of its own, then killed"),
     "lightnews/cli/test_cli.py::test_console_script_runs": ("multiprocess", "the console script"),
@@ -507,6 +509,9 @@ SLOW: dict[str, dict[str, float]] = {
         "test_digest_markdown_html_and_email": 1.2,
         "test_dry_run_previews_and_marks_nothing": 1.5,
         "test_no_smtp_settings_leave_every_story_unread": 1.2,
+    },
+    "lightnews/deliver/test_digest_talk.py": {
+        "test_the_digest_shows_each_watched_papers_new_posts_once_with_absolute_links[sqlite]": 0.8,
     },
     "lightnews/deliver/test_digest_schedule.py": {
         "test_a_refused_digest_stays_due_and_goes_out_at_the_next_look[sqlite]": 0.6,

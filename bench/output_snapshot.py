@@ -44,8 +44,12 @@ def _cli(db: Path, *args: str) -> str:
 def save(out: Path) -> None:
     from starlette.testclient import TestClient
 
-    from lightnews.serve.app import create_app
     from lightnews.settings import Settings
+
+    try:
+        from lightnews.serve.app import create_app
+    except ImportError:  # a version before the web split (issue 28) builds the "before"
+        from lightnews.serve.web import create_app  # type: ignore[import-not-found,no-redef]
 
     out.mkdir(parents=True, exist_ok=True)
     db = out / "demo.db"

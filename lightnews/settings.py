@@ -11,7 +11,9 @@ A setting's value comes, in order of precedence, from the environment, from a va
 in the database with ``lightnews settings set``, or from its default.
 
 The digest's schedule (``daily 07:00``, ``weekly mon 07:00``) is parsed here, beside the
-setting that holds it, so that this foundation module imports nothing above it.
+setting that holds it, so that this foundation module imports nothing above it; so is the
+period the worker's tick really runs at (:func:`tick_period`), which the worker and the
+follow's "first fetch in about N s" both read.
 """
 
 from __future__ import annotations
@@ -25,7 +27,15 @@ from typing import Generic, TypeVar, cast, overload
 
 from lightnews.errors import SettingError
 
-__all__ = ["SETTINGS", "Schedule", "Setting", "Settings", "env_name", "parse_schedule"]
+__all__ = [
+    "SETTINGS",
+    "Schedule",
+    "Setting",
+    "Settings",
+    "env_name",
+    "parse_schedule",
+    "tick_period",
+]
 
 T_co = TypeVar("T_co", covariant=True)
 
@@ -33,6 +43,21 @@ _DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _SCHEDULE_RE = re.compile(
     r"(?:(?P<daily>daily)|weekly\s+(?P<day>[a-z]{3})[a-z]*)\s+(?P<hour>\d{1,2}):(?P<minute>\d{2})"
 )
+
+
+def tick_period(seconds: int) -> int:
+    """The period the periodic jobs really run at for a ``worker_tick`` of ``seconds``.
+
+    A cron fires on the clock's divisions, so the tick is rounded down to one
+    that divides the minute (under a minute), the hour (under an hour) or the
+    day: 45 s runs every 30 s, 7 min every 6 min, 5 h every 4 h; past a day,
+    daily. Every tick is then as long as the one before.
+    """
+    for unit, span in ((1, 60), (60, 60), (3600, 24)):
+        count = max(1, seconds // unit)
+        if count < span:
+            return unit * max(d for d in range(1, count + 1) if span % d == 0)
+    return 86400
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +158,34 @@ def _moment_text(raw: str) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _public_url(raw: str) -> str:
+    """Empty, or the absolute http(s) address readers reach this instance at (no trailing
+    slash), such as ``https://news.example.org`` or ``https://example.org/lightnews``."""
+    from urllib.parse import urlsplit
+
+    text = raw.strip().rstrip("/")
+    if not text:
+        return ""
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        raise ValueError from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or (
+        parts.fragment or any(c.isspace() for c in text)
+    ):
+        raise ValueError
+    return text
+
+
+def _database_urls(raw: str) -> tuple[str, ...]:
+    """PostgreSQL URLs separated by spaces or commas (a read replica's each)."""
+    urls = tuple(u for u in re.split(r"[\s,]+", raw.strip()) if u)
+    for url in urls:
+        if not url.startswith(("postgresql://", "postgres://")):
+            raise ValueError(f"{url[:40]!r} is not a postgresql:// URL")
+    return urls
+
+
 def _proxy_list(raw: str) -> tuple[str, ...]:
     """Addresses or networks (or ``*``), each checked: a typo would trust nobody, or anybody."""
     import ipaddress
@@ -178,9 +231,11 @@ _KIND_WORDS: dict[Callable[[str], object], str] = {
     _positive_float: "a positive number",
     _boolean: "true or false",
     _host_list: "host names separated by commas",
+    _database_urls: "postgresql:// URLs separated by commas",
     _proxy_list: "addresses or networks separated by commas (127.0.0.1, 10.0.0.0/8), or *",
     _digest_schedule: "off, `daily HH:MM` or `weekly DAY HH:MM` (UTC)",
     _moment_text: "a moment (2025-11-28T12:00:00Z) or nothing",
+    _public_url: "an absolute http(s) address (https://news.example.org) or nothing",
     str: "text",
 }
 
@@ -368,6 +423,13 @@ class Settings:
         "When workers e-mail the digest to digest_to (UTC): off, `daily HH:MM` or "
         "`weekly DAY HH:MM` (DAY: mon ... sun); each period's digest is sent once.",
     )
+    public_url: Setting[str] = Setting(
+        "",
+        _public_url,
+        "The address readers reach this instance's web UI at (https://news.example.org), "
+        "for links that leave it: the digest links each story to its page here. Empty: the "
+        "digest links stories to arXiv (or the item's own page) and `lightnews digest` says so.",
+    )
     link_bar: Setting[float] = Setting(
         0.8,
         _non_negative_float,
@@ -432,6 +494,21 @@ class Settings:
         _positive_int,
         "Failed sign-ins allowed per account in 15 minutes (and 4 times as many per address) "
         "before sign-in waits; counted in the library, so every web process shares the count.",
+    )
+    read_url: Setting[tuple[str, ...]] = Setting(
+        (),
+        _database_urls,
+        "PostgreSQL read replicas (streaming standbys of the library's server), separated by "
+        "commas: the web's pages, searches and feeds are read from them in turn, while writes, "
+        "sign-in checks and the workers' queue stay on the primary. Read at the web server's "
+        "start.",
+        secret=True,
+    )
+    read_own_writes: Setting[float] = Setting(
+        10.0,
+        _non_negative_float,
+        "Seconds a browser or client reads from the primary after it changed something, so "
+        "that its own change shows at once whatever a replica's lag (with read_url).",
     )
     secret_key: Setting[str] = Setting(
         "",

@@ -62,18 +62,27 @@ def db_group() -> None:
 @click.argument("source")
 @click.argument("destination")
 @click.option("--json", "as_json", is_flag=True, help="Print the table-by-table check as JSON.")
-def db_copy(source: str, destination: str, as_json: bool) -> None:
+@click.option(
+    "--keep-clock", is_flag=True,
+    help="Copy the `clock` setting too (left out by default: a copy of the demo would "
+    "otherwise believe it is still the demo's day).",
+)  # fmt: skip
+def db_copy(source: str, destination: str, as_json: bool, keep_clock: bool) -> None:
     """Copy the whole library SOURCE into the new, empty DESTINATION, then compare them.
 
     Each is an SQLite file or a postgresql:// URL, in either direction. Every
     table is compared at the end (rows and a checksum of every row); the exit
-    code is 4 when anything differs.
+    code is 4 when anything differs. The `clock` setting (the demo's frozen
+    "now") is left out unless --keep-clock: the copy reads the real clock.
     """
     from lightnews.store.copy import copy_library
 
     with errors_as_exit():
         report = copy_library(
-            source, destination, lambda table, rows: err.print(f"  {table}: {rows:,}", end="\r")
+            source,
+            destination,
+            lambda table, rows: err.print(f"  {table}: {rows:,}", end="\r"),
+            keep_clock=keep_clock,
         )
     if as_json:
         emit_json(report.to_json())
@@ -82,5 +91,10 @@ def db_copy(source: str, destination: str, as_json: bool) -> None:
             mark = "[green]equal[/green]" if check.equal else "[red]DIFFERENT[/red]"
             out.print(f"{check.table:<22} {check.copied_rows:>10,} rows  {mark}")
         out.print(f"copied {report.source} → {report.destination}")
+        if report.clock_left_out:
+            out.print(
+                f"left out the clock setting ({escape(report.clock_left_out)}): the copy reads "
+                "the real clock (--keep-clock keeps it)"
+            )
     if not report.equal:
         sys.exit(EXIT_FAILED)

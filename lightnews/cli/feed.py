@@ -167,15 +167,18 @@ def digest(
 
     Once the digest is delivered (printed, or accepted by the SMTP server), its
     stories count as read everywhere (feed, web, feeds out) until something
-    material happens to them, and what happened to the papers you watch (its
-    "Watched papers" section) is told once. A digest that could not be
-    delivered marks nothing: the next run brings the same. --dry-run previews.
+    material happens to them, and what happened to the papers you watch, and
+    their new posts on the network (its "Watched papers" section), are told
+    once. A digest that could not be delivered marks nothing: the next run
+    brings the same. --dry-run previews. Stories link to their pages here when
+    the public_url setting is set, else to arXiv (and the command says so).
     """
     from lightnews.deliver.digest import (
         compose_digest,
         digest_recipient,
         mark_digested,
         send_digest,
+        unlinked_note,
     )
 
     with errors_as_exit():
@@ -186,6 +189,8 @@ def digest(
         to = digest_recipient(settings, email, dry_run=dry_run)
         made = compose_digest(app.store, reader, settings, since, limit=limit, now=now,
                               refresh=not dry_run)  # fmt: skip
+        if note := unlinked_note(settings):  # links stay absolute: say where they lead
+            err.print(f"[dim]{escape(note)}[/dim]")
         if dry_run:
             if to is not None:
                 err.print(f"[dim]dry run: would send “{made.subject}” to {to}; nothing sent, "
@@ -202,9 +207,12 @@ def digest(
         # Delivered: seen in the digest is seen, until something new happens; the watched
         # papers' events are told once.
         mark_digested(app.store, reader, made.stories, made.events,
-                      now.strftime("%Y-%m-%dT%H:%M:%SZ"))  # fmt: skip
+                      now.strftime("%Y-%m-%dT%H:%M:%SZ"), talk=made.talk)  # fmt: skip
     if to is not None:
         told = f" and {len(made.events)} events on papers you watch" if made.events else ""
+        if made.posts:
+            told += f" and {made.posts} new posts " + ("on them" if made.events
+                                                       else "on papers you watch")  # fmt: skip
         out.print(f"sent {len(made.stories)} stories{told} to {to}")
 
 

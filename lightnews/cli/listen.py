@@ -167,7 +167,8 @@ def suggest(app: App, limit: int, as_json: bool) -> None:
         handle = f"  @{entry.handle}" if entry.handle and entry.name else ""
         out.print(f"[bold]{escape(entry.label)}[/bold]{escape(handle)}  {escape(entry.did)}")
         out.print(f"  {escape(' · '.join(r.text for r in entry.reasons))}")
-        out.print(f"  lightnews follow {escape(entry.follow_as)}")
+        onto = f" --scholar {entry.scholar_id}" if entry.scholar_id else ""  # not a second one
+        out.print(f"  lightnews follow {escape(entry.follow_as)}{onto}")
 
 
 def _reader(app: App) -> str:

@@ -26,7 +26,7 @@ from lightnews.normalize.arxiv_ids import ArxivId
 from lightnews.normalize.times import utc_now
 
 if TYPE_CHECKING:
-    from lightnews.serve.conversation import SaidPost
+    from lightnews.rank.conversation import SaidPost
 
 __all__ = ["related", "resolve", "search", "show"]
 
@@ -206,7 +206,7 @@ def show(app: App, arxiv_id: ArxivId, as_json: bool, as_bibtex: bool, posts_page
     threads whole, replies and quotes under what they answer, bots folded away.
     Exit status 1 when the paper is not stored.
     """
-    from lightnews.serve.conversation import read_conversation
+    from lightnews.rank.conversation import read_conversation
 
     with errors_as_exit():
         paper = app.store.get_paper(arxiv_id.base)

@@ -77,9 +77,10 @@ def follow(
       lightnews follow --arxiv-author "Sepp Hochreiter"
       lightnews follow --orcid 0000-0002-1825-0097 --scholar "Sepp Hochreiter"
       lightnews follow --starter-pack https://bsky.app/starter-pack/someone/3kabc
-    Run `lightnews refresh` afterwards to fetch what they wrote.
+    It then says when their sources are first fetched: at the worker's next tick
+    after they are due (`lightnews worker`), else at the next `lightnews refresh`.
     """
-    from lightnews.ingest.follow import follow_scholar
+    from lightnews.ingest.follow import first_fetch, follow_scholar
 
     if not (handle or arxiv_author or orcid or starter_pack):
         raise click.UsageError("give a @handle, --arxiv-author, --orcid or --starter-pack")
@@ -108,11 +109,14 @@ def follow(
             scholar_id=store.find_scholar(scholar_query) if scholar_query else None,
         )
         scholar = store.get_scholar(scholar_id)
+        waiting = first_fetch(store, scholar_id, app.settings)
     if as_json:
-        emit_json(scholar.to_json())
+        emit_json({**scholar.to_json(), "first_fetch": waiting.to_json() if waiting else None})
         return
     ids = ", ".join(f"{i.kind} {i.value}" for i in scholar.identities)
-    out.print(f"following #{scholar.id} {scholar.name} ({ids}); run `lightnews refresh`")
+    out.print(f"following #{scholar.id} {escape(scholar.name)} ({escape(ids)})")
+    if waiting:
+        out.print(escape(waiting.text))
 
 
 @click.command()

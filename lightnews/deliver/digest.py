@@ -4,7 +4,16 @@ Its "Watched papers" section tells what happened to the papers the reader
 watches (new mentions by followed scholars, a new version, code released, a
 venue decision: :mod:`lightnews.deliver.watch`) since their last digest, each event
 once: an event counts as told only when the digest was delivered, so a
-digest that failed leaves its events for the next.
+digest that failed leaves its events for the next. Under the events, each
+watched paper's new posts on the network (:class:`WatchedTalk`, shaped as
+the story page shows its conversation: followed scholars first, by name,
+threads folded, replies and quotes under what they answer, bots folded away)
+are told the same way, each post once.
+
+Every link is absolute, since an e-mail has no address of its own: a story
+links to its page on this instance when the ``public_url`` setting says where
+that is, else to arXiv (or the item's own page), and ``lightnews digest``
+says so.
 
 As Markdown for a terminal or a notes app, as HTML for a browser, or e-mailed
 through the SMTP settings (both parts in one message, so any mail client shows
@@ -36,12 +45,15 @@ from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
 from html import escape
 
-from lightnews.errors import FetchError, UsageError
+from lightnews.errors import FetchError, NotFound, UsageError
+from lightnews.normalize.tex import tex_to_text
 from lightnews.rank import Story, rank_stories
+from lightnews.rank.conversation import Conversation, ConversationUnit, SaidPost, conversation_of
 from lightnews.settings import Schedule, Settings, parse_schedule
+from lightnews.sources import network
 from lightnews.store import ReaderId, Store
 from lightnews.store.network import WatchEvent
-from lightnews.store.readers import LOCAL_READER
+from lightnews.store.readers import LOCAL_READER, reader_key
 
 __all__ = [
     "CLAIM_TIMEOUT",
@@ -49,6 +61,7 @@ __all__ = [
     "DigestOutcome",
     "Recipient",
     "Schedule",
+    "WatchedTalk",
     "compose_digest",
     "deliver_due_digest",
     "digest_events",
@@ -62,10 +75,15 @@ __all__ = [
     "render_markdown",
     "scheduled_recipients",
     "send_digest",
+    "story_link",
+    "unlinked_note",
+    "watched_talk",
 ]
 
 #: A claim on a digest older than this is taken for a worker that died while sending.
 CLAIM_TIMEOUT = timedelta(minutes=10)
+#: Threads and lone posts a watched paper shows in one digest (the rest: on its story page).
+TALK_UNITS = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,12 +137,18 @@ class DigestOutcome:
     status: str  # "delivered", "nothing new", "already delivered", "being sent"
     stories: int = 0
     events: int = 0
+    #: New network posts on watched papers it told (by people; bots' folded away).
+    posts: int = 0
+    #: Said when the public_url setting is unset (stories link to arXiv, see the module).
+    note: str = ""
 
     def __str__(self) -> str:
         if self.status == "delivered":
             told = f", {self.events} watched-paper events" if self.events else ""
+            told += f", {self.posts} new posts on watched papers" if self.posts else ""
+            note = f" ({self.note})" if self.note else ""
             return (f"digest for {self.period} sent to {self.recipient}: "
-                    f"{self.stories} stories{told}")  # fmt: skip
+                    f"{self.stories} stories{told}{note}")  # fmt: skip
         return f"digest for {self.period} to {self.recipient}: {self.status}"
 
 
@@ -159,23 +183,23 @@ def deliver_due_digest(
                    if d.sent_at and d.period < period]  # fmt: skip
         since = (datetime.fromisoformat(earlier[0].replace("Z", "+00:00")) if earlier
                  else due - recipient.schedule.every)  # fmt: skip
-        stories = digest_stories(store, recipient.reader, settings, since, now=now)
-        events = digest_events(store, recipient.reader)
-        if stories or events:
-            send_digest(settings, recipient.address, digest_subject(stories, events),
-                        render_markdown(stories, since, events),
-                        render_html(stories, since, events),
+        made = compose_digest(store, recipient.reader, settings, since, limit=15, now=now)
+        news = bool(made.stories or made.events or made.posts)
+        if news:
+            send_digest(settings, recipient.address, made.subject, made.markdown, made.html,
                         message_id=_message_id(settings, recipient.key, period))  # fmt: skip
     except BaseException:
         store.release_digest(recipient.key, period)
         raise
-    # Accepted by the SMTP server: recorded, its stories count as read, its events as told.
+    # Accepted by the SMTP server: recorded, its stories count as read, its events and
+    # posts as told.
     with store.transaction():
-        store.digest_delivered(recipient.key, period, _stamp(now), len(stories))
-        mark_digested(store, recipient.reader, stories, events, _stamp(now))
+        store.digest_delivered(recipient.key, period, _stamp(now), len(made.stories))
+        mark_digested(store, recipient.reader, made.stories, made.events, _stamp(now),
+                      talk=made.talk)  # fmt: skip
     return DigestOutcome(
-        recipient.key, period, "delivered" if stories or events else "nothing new",
-        len(stories), len(events),
+        recipient.key, period, "delivered" if news else "nothing new", len(made.stories),
+        len(made.events), made.posts, unlinked_note(settings) if news else "",
     )  # fmt: skip
 
 
@@ -211,7 +235,6 @@ def digest_events(store: Store, reader: ReaderId, *, refresh: bool = True) -> li
     does: idempotent, and it queues the push messages of anything new).
     """
     from lightnews.deliver.watch import find_events, record
-    from lightnews.store.readers import reader_key
 
     key = reader_key(reader)
     if refresh and (watched := sorted(store.watched(key))):
@@ -219,22 +242,91 @@ def digest_events(store: Store, reader: ReaderId, *, refresh: bool = True) -> li
     return store.undigested_events(key)
 
 
-def digest_subject(stories: Sequence[Story], events: Sequence[WatchEvent]) -> str:
+@dataclass(frozen=True, slots=True)
+class WatchedTalk:
+    """A watched paper's new posts on the network since the reader's last digest.
+
+    ``talk`` is shaped as the story page shows a conversation (followed
+    scholars first, threads folded, bots folded away), cut to ``TALK_UNITS``;
+    ``uris`` are all its new posts, bots' too, told once the digest is delivered.
+    """
+
+    arxiv_id: str
+    title: str
+    #: Absolute: the story's page here (``public_url``), else the paper on arXiv.
+    link: str
+    talk: Conversation
+    uris: tuple[str, ...]
+
+
+def story_link(settings: Settings, arxiv_id: str) -> str | None:
+    """A paper's story page on this instance, absolute; None when ``public_url`` is unset."""
+    base = str(settings.public_url).rstrip("/")
+    return f"{base}/paper/{arxiv_id}" if base else None
+
+
+def unlinked_note(settings: Settings) -> str:
+    """What a digest says of its links when ``public_url`` is unset ('' when it is set)."""
+    if settings.public_url:
+        return ""
+    return ("public_url is not set: the digest links stories to arXiv (or the item's own "
+            "page), not to their pages here; set it to this instance's address "
+            "(`lightnews settings set public_url https://news.example.org`)")  # fmt: skip
+
+
+def watched_talk(
+    store: Store, reader: ReaderId, settings: Settings, now: datetime
+) -> list[WatchedTalk]:
+    """The new network posts about each paper ``reader`` watches that no digest of theirs
+    told yet, shaped as each story shows its conversation (their scholars first)."""
+    fresh = store.undigested_posts(reader_key(reader))
+    if not fresh:
+        return []
+    followed = store.followed_accounts(reader)
+    service = network().service
+    found = []
+    for arxiv_id, uris in sorted(fresh.items()):
+        wanted = set(uris)
+        posts = [p for p in store.paper_conversation(service, arxiv_id) if p.uri in wanted]
+        try:
+            title = tex_to_text(store.get_paper(arxiv_id).title or "")
+        except NotFound:
+            title = ""
+        talk = conversation_of(arxiv_id, posts, followed=followed, now=now,
+                               page_size=TALK_UNITS)  # fmt: skip
+        link = story_link(settings, arxiv_id) or f"https://arxiv.org/abs/{arxiv_id}"
+        found.append(WatchedTalk(arxiv_id, title or f"arXiv {arxiv_id}", link, talk,
+                                 tuple(uris)))  # fmt: skip
+    return found
+
+
+def _told_posts(talk: Sequence[WatchedTalk]) -> int:
+    """New posts by people a digest shows (bots' are folded away, not counted)."""
+    return sum(t.talk.posts for t in talk)
+
+
+def digest_subject(
+    stories: Sequence[Story], events: Sequence[WatchEvent], talk: Sequence[WatchedTalk] = ()
+) -> str:
     told = f", {len(events)} on papers you watch" if events else ""
+    if posts := _told_posts(talk):
+        where = " about them" if events else " on papers you watch"
+        told += f", {posts} new {'post' if posts == 1 else 'posts'}{where}"
     return f"Lightnews digest: {len(stories)} stories{told}"
 
 
 def mark_digested(
     store: Store, reader: ReaderId, stories: Sequence[Story], events: Sequence[WatchEvent],
-    stamp: str,
+    stamp: str, *, talk: Sequence[WatchedTalk] = (),
 ) -> None:  # fmt: skip
-    """A delivered digest: its stories count as read, its watch events as told (once)."""
-    from lightnews.store.readers import reader_key
-
+    """A delivered digest: its stories count as read, its watch events and the watched
+    papers' posts as told (once)."""
+    key = reader_key(reader)
     with store.transaction():
         for story in stories:
             store.mark_story(reader, story.key, stamp, read=True)
-        store.mark_events_digested(reader_key(reader), [e.key for e in events], stamp)
+        store.mark_events_digested(key, [e.key for e in events], stamp)
+        store.mark_posts_digested(key, stamp, [uri for t in talk for uri in t.uris])
 
 
 _EVENT_KINDS = {"mention": "mentioned", "version": "new version", "code": "code",
@@ -253,37 +345,149 @@ def _event_html(event: WatchEvent) -> str:
     return f"<li>{escape(_EVENT_KINDS.get(event.kind, event.kind))}: {said}</li>"
 
 
-def _link(story: Story) -> str:
-    return story.url or ""
+def _link(story: Story, public_url: str) -> str | None:
+    """Where a story's title leads, absolute: its page here, else arXiv or the item's page."""
+    base = public_url.rstrip("/")
+    if base and story.arxiv_id:
+        return f"{base}/paper/{story.arxiv_id}"
+    url = story.url or ""
+    return url if url.startswith(("https://", "http://")) else None
+
+
+def _time(post: SaidPost) -> str:
+    """``2026-12-06 16:50 UTC``: when a post was written, as its record says."""
+    text = post.created_at or ""
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return text[:16]
+    moment = moment.astimezone(UTC) if moment.tzinfo else moment
+    return f"{moment:%Y-%m-%d %H:%M} UTC"
+
+
+def _plural(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
+
+
+def _talk_summary(watched: WatchedTalk) -> str:
+    """``3 new posts by 2 people; 1 post by a bot or mirror folded away``."""
+    talk = watched.talk
+    words = (f"{_plural(talk.posts, 'new post', 'new posts')} by "
+             f"{_plural(talk.people, 'person', 'people')}")  # fmt: skip
+    if talk.bot_posts:
+        bots = _plural(talk.bots, "bot or mirror", "bots and mirrors")
+        words += f"; {_plural(talk.bot_posts, 'post', 'posts')} by {bots} folded away"
+    return words
+
+
+def _talk_rest(watched: WatchedTalk) -> int:
+    """Threads and posts left out of the digest (they are on the story's page)."""
+    return watched.talk.total_units - len(watched.talk.units)
+
+
+def _unit_posts(unit: ConversationUnit) -> list[tuple[str, SaidPost]]:
+    """A unit's posts as a digest lists them, each with how it stands to the first."""
+    listed = [("", unit.first)]
+    listed += [(f"thread, {n} of {len(unit.posts)}", p)
+               for n, p in enumerate(unit.posts[1:], start=2)]  # fmt: skip
+    listed += [("reply", p) for p in unit.replies]
+    listed += [("quote", p) for p in unit.quotes]
+    return listed
+
+
+def _byline(post: SaidPost) -> str:
+    return f"{post.author} (you follow)" if post.followed else post.author
+
+
+def _post_markdown(how: str, post: SaidPost, indent: str) -> list[str]:
+    said = f"**{_byline(post)}**" + (f" ({how})" if how else "")
+    lines = [f"{indent}- {said} · {_time(post)}" + (f" · [post]({post.url})" if post.url else "")]
+    lines += [f"{indent}  > {line}".rstrip() for line in (post.text or "").splitlines() or [""]]
+    return lines
+
+
+def _talk_markdown(watched: WatchedTalk) -> list[str]:
+    lines = ["", f"### [{watched.title}]({watched.link})", "", _talk_summary(watched), ""]
+    for unit in watched.talk.units:
+        for n, (how, post) in enumerate(_unit_posts(unit)):
+            lines += _post_markdown(how, post, "  " if n else "")
+        if unit.reposted_by:
+            lines.append(f"  - reposted by {', '.join(unit.reposted_by)}")
+    if rest := _talk_rest(watched):
+        lines.append(f"- and {_plural(rest, 'more thread or post', 'more threads and posts')}"
+                     f" on [its page]({watched.link})")  # fmt: skip
+    return lines
+
+
+def _safe_href(url: str | None) -> str | None:
+    return url if url and url.startswith(("https://", "http://")) else None
+
+
+def _post_html(how: str, post: SaidPost) -> str:
+    said = f"<strong>{escape(_byline(post))}</strong>" + (f" ({escape(how)})" if how else "")
+    link = _safe_href(post.url)
+    read = f' · <a href="{escape(link)}">post</a>' if link else ""
+    text = "<br>".join(escape(line) for line in (post.text or "").splitlines())
+    return f"<p>{said} · {escape(_time(post))}{read}</p><blockquote>{text}</blockquote>"
+
+
+def _talk_html(watched: WatchedTalk) -> str:
+    units = []
+    for unit in watched.talk.units:
+        (how, first), *rest = _unit_posts(unit)
+        inner = "".join(f"<li>{_post_html(h, p)}</li>" for h, p in rest)
+        if unit.reposted_by:
+            inner += f"<li>reposted by {escape(', '.join(unit.reposted_by))}</li>"
+        units.append(f"<li>{_post_html(how, first)}{f'<ul>{inner}</ul>' if inner else ''}</li>")
+    if more := _talk_rest(watched):
+        units.append(f"<li>and {_plural(more, 'more thread or post', 'more threads and posts')}"
+                     f' on <a href="{escape(watched.link)}">its page</a></li>')  # fmt: skip
+    return (f'<h3><a href="{escape(watched.link)}">{escape(watched.title)}</a></h3>'
+            f"<p>{escape(_talk_summary(watched))}</p><ul>{''.join(units)}</ul>")
 
 
 def render_markdown(
-    stories: list[Story], since: datetime, events: Sequence[WatchEvent] = ()
-) -> str:
+    stories: list[Story], since: datetime, events: Sequence[WatchEvent] = (),
+    talk: Sequence[WatchedTalk] = (), *, public_url: str = "",
+) -> str:  # fmt: skip
     lines = [f"# Lightnews digest since {since:%Y-%m-%d %H:%M} UTC", ""]
     if not stories:
         lines.append("Nothing new from the scholars and sources you follow.")
     for n, story in enumerate(stories, start=1):
-        lines.append(f"{n}. **[{story.title}]({_link(story)})**")
+        link = _link(story, public_url)
+        lines.append(f"{n}. **[{story.title}]({link})**" if link else f"{n}. **{story.title}**")
         lines.append(f"   {' · '.join(dict.fromkeys(story.why))}")
-    if events:
-        lines += ["", "## Watched papers", ""]
-        lines += [_event_markdown(e) for e in events]
+    shown = [t for t in talk if t.talk.posts]
+    if events or shown:
+        lines += ["", "## Watched papers"]
+        if events:
+            lines += ["", *(_event_markdown(e) for e in events)]
+        for watched in shown:
+            lines += _talk_markdown(watched)
     return "\n".join(lines) + "\n"
 
 
-def render_html(stories: list[Story], since: datetime, events: Sequence[WatchEvent] = ()) -> str:
+def render_html(
+    stories: list[Story], since: datetime, events: Sequence[WatchEvent] = (),
+    talk: Sequence[WatchedTalk] = (), *, public_url: str = "",
+) -> str:  # fmt: skip
+    def title(story: Story) -> str:
+        strong = f"<strong>{escape(story.title)}</strong>"
+        link = _link(story, public_url)
+        return f'<a href="{escape(link)}">{strong}</a>' if link else strong
+
     items = (
         "".join(
-            f'<li><p><a href="{escape(_link(s))}"><strong>{escape(s.title)}</strong></a></p>'
-            f"<p>{escape(' · '.join(dict.fromkeys(s.why)))}</p></li>"
+            f"<li><p>{title(s)}</p><p>{escape(' · '.join(dict.fromkeys(s.why)))}</p></li>"
             for s in stories
         )
         or "<li>Nothing new from the scholars and sources you follow.</li>"
     )
     watched = ""
-    if events:
-        watched = f"<h2>Watched papers</h2><ul>{''.join(_event_html(e) for e in events)}</ul>"
+    shown = [t for t in talk if t.talk.posts]
+    if events or shown:
+        listed = f"<ul>{''.join(_event_html(e) for e in events)}</ul>" if events else ""
+        watched = f"<h2>Watched papers</h2>{listed}{''.join(_talk_html(t) for t in shown)}"
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         f"<title>Lightnews digest</title></head><body><main>"
@@ -327,27 +531,38 @@ def send_digest(
 
 @dataclass(frozen=True, slots=True)
 class ComposedDigest:
-    """A digest made and not yet delivered: its stories and watch events, in both forms."""
+    """A digest made and not yet delivered: its stories, watch events and the watched
+    papers' new posts, in both forms."""
 
     stories: list[Story]
     events: list[WatchEvent]
     markdown: str
     html: str
     subject: str
+    talk: list[WatchedTalk]
+
+    @property
+    def posts(self) -> int:
+        """New posts by people on watched papers it shows."""
+        return _told_posts(self.talk)
 
 
 def compose_digest(
     store: Store, reader: ReaderId, settings: Settings, since: datetime, *, limit: int,
     now: datetime, refresh: bool = True,
 ) -> ComposedDigest:  # fmt: skip
-    """``reader``'s digest of the stories since ``since`` and the events of the papers they
-    watch (``refresh``: recorded first; see :func:`digest_events`), ready to print or send.
-    Nothing is marked: :func:`mark_digested` once it is delivered."""
+    """``reader``'s digest of the stories since ``since``, the events of the papers they
+    watch (``refresh``: recorded first; see :func:`digest_events`) and those papers' new
+    posts, ready to print or send. Nothing is marked: :func:`mark_digested` once it is
+    delivered."""
     stories = digest_stories(store, reader, settings, since, limit=limit, now=now)
     events = digest_events(store, reader, refresh=refresh)
+    talk = watched_talk(store, reader, settings, now)
+    base = str(settings.public_url)
     return ComposedDigest(
-        stories, events, render_markdown(stories, since, events),
-        render_html(stories, since, events), digest_subject(stories, events),
+        stories, events, render_markdown(stories, since, events, talk, public_url=base),
+        render_html(stories, since, events, talk, public_url=base),
+        digest_subject(stories, events, talk), talk,
     )  # fmt: skip
 
 

@@ -104,6 +104,7 @@ def start_watching(store: Store, reader: str, arxiv_id: str) -> bool:
     if started:  # known before the watch began: not news for this reader's digest
         known = [e.key for e in store.watch_events(arxiv_id, limit=100_000)]
         store.mark_events_digested(reader, known, now)
+        store.mark_posts_digested(reader, now, paper=arxiv_id)  # nor what was said of it
     return started
 
 

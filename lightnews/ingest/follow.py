@@ -5,18 +5,34 @@ them (:func:`follow_scholar`); a reader of a shared instance who may not add
 sources follows the scholars who already hold the identities given
 (:func:`follow_fetched`). Attributions are recomputed for the scholar
 followed (:mod:`lightnews.link.attribution`).
+
+A follow says what happens next (:func:`first_fetch`): when the scholar's new
+sources will first be fetched, from their schedule and the worker's tick, or
+that the next ``lightnews refresh`` will, where no worker runs.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
 from lightnews.errors import UsageError
 from lightnews.link.attribution import attribute_scholar, parse_name
 from lightnews.model import Account
+from lightnews.normalize.times import utc_now
+from lightnews.settings import Settings, tick_period
 from lightnews.store import Store
 from lightnews.store.readers import ReaderId
 
+#: Heartbeats a worker may miss and still count as running (as the queue counts them).
+MISSED_BEATS = 3
+
 __all__ = [
+    "FirstFetch",
     "arxiv_author_query",
+    "first_fetch",
     "follow_account",
     "follow_fetched",
     "follow_scholar",
@@ -79,6 +95,7 @@ def follow_fetched(
     handle: str | None = None,
     arxiv_author: str | None = None,
     orcid: str | None = None,
+    scholar_id: int | None = None,
 ) -> tuple[list[int], list[str]]:
     """``reader`` follows a scholar without changing what the instance fetches or who is who.
 
@@ -86,7 +103,8 @@ def follow_fetched(
     ``readers_add_sources`` setting) follows the scholars who already hold the
     identities given; when none does, one new scholar with them (no source:
     what the library already holds is attributed). No identity is tied to an
-    existing scholar and no source is added. Returns the scholars followed and
+    existing scholar and no source is added; ``scholar_id`` (a suggestion naming the
+    scholar the account is) is followed instead of a new one. Returns the scholars followed and
     the accounts and authors given that are new to the instance, so not fetched
     (``"@handle"``, ``"arXiv author Name"``), for the reader to be told.
     """
@@ -102,6 +120,9 @@ def follow_fetched(
         raise UsageError("give a Bluesky handle, an arXiv author name or an ORCID")
     found = [store.scholar_by_identity(kind, value) for kind, value in wanted]
     followed = list(dict.fromkeys(s for s in found if s is not None))
+    if scholar_id is not None and scholar_id not in followed:
+        store.get_scholar(scholar_id)  # NotFound when there is none
+        followed.insert(0, scholar_id)
     if not followed:
         kind, value = wanted[0]
         name = f"@{value}" if kind.startswith("bluesky") else value
@@ -145,3 +166,69 @@ def unfollow_scholar(store: Store, reader: ReaderId, scholar_id: int, now: str) 
     if not store.get_scholar(scholar_id).followed:  # nobody follows them now
         for source in store.scholar_sources(scholar_id):
             store.set_source_enabled(source.id, False)
+
+
+@dataclass(frozen=True, slots=True)
+class FirstFetch:
+    """When a followed scholar's sources are first fetched.
+
+    ``seconds`` is about how long until then (0: now), counted to the worker tick
+    that finds the first of them due; ``by_worker`` is whether a worker will (else
+    the next ``lightnews refresh`` will, once they are due).
+    """
+
+    seconds: int
+    by_worker: bool
+    sources: int
+
+    @property
+    def text(self) -> str:
+        if self.by_worker:
+            return "First fetch now" if self.seconds <= 0 else (
+                f"First fetch in about {_duration(self.seconds)}")  # fmt: skip
+        if self.seconds <= 0:
+            return "First fetch now, on the next `lightnews refresh` (no worker is running)"
+        return (f"First fetch due in about {_duration(self.seconds)}, on the next "
+                "`lightnews refresh` after that (no worker is running)")  # fmt: skip
+
+    def to_json(self) -> dict[str, Any]:
+        return {"seconds": self.seconds, "by_worker": self.by_worker, "sources": self.sources,
+                "text": self.text}  # fmt: skip
+
+
+def _duration(seconds: int) -> str:
+    if seconds < 120:
+        return f"{seconds} s"
+    if seconds < 7200:
+        return f"{round(seconds / 60)} min"
+    return f"{round(seconds / 3600)} h"
+
+
+def first_fetch(
+    store: Store, scholar_id: int, settings: Settings, now: datetime | None = None
+) -> FirstFetch | None:
+    """When the scholar's sources not fetched yet will be; ``None`` when none waits.
+
+    A source waits until its first successful fetch, due at its ``next_attempt``
+    (now when it has none; later when a failed try backs off). A worker that runs
+    (heard from within its last heartbeats) looks for due sources every
+    :func:`~lightnews.settings.tick_period` of ``worker_tick``, on the clock's
+    divisions, so the fetch comes at the first tick once the source is due.
+    Workers keep the real clock, so ``now`` is the real clock too (not ``clock``).
+    """
+    now = now or utc_now()
+    rows = [store.get_source(ref.id) for ref in store.scholar_sources(scholar_id)]
+    pending = [row for row in rows if row.enabled and row.last_success is None]
+    if not pending:
+        return None
+    due = min(
+        max(now.timestamp(), datetime.fromisoformat(row.next_attempt).timestamp())
+        if row.next_attempt else now.timestamp()
+        for row in pending
+    )  # fmt: skip
+    heard = store.workers_heard(MISSED_BEATS * float(settings.worker_heartbeat))
+    if heard:
+        period = tick_period(int(settings.worker_tick))
+        at = math.ceil(due / period) * period
+        return FirstFetch(max(0, math.ceil(at - now.timestamp())), True, len(pending))
+    return FirstFetch(max(0, math.ceil(due - now.timestamp())), False, len(pending))

@@ -9,13 +9,20 @@ store reads, the same ranking, the same JSON shapes (each view's
 without the stories the reader has already read. Tools only read (``resolve``
 links text against the library and never fetches: it runs offline).
 
-A tool that cannot answer (no such paper, an ambiguous scholar) raises a
-``ToolError``; the SDK returns it as the tool's error, with the message a CLI
-user would see.
+Each tool is a module-level function taking the :class:`Library` (store,
+settings, the asking reader) and its arguments and returning a JSON value;
+:data:`TOOLS` registers them (name, description, handler), and
+:func:`build_server` only binds each to the library. A new tool is one
+function and one row. A tool that cannot answer (no such paper, an ambiguous
+scholar) raises a ``ToolError``; the SDK returns it as the tool's error, with
+the message a CLI user would see.
 """
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -24,10 +31,38 @@ from lightnews.errors import LightnewsError
 from lightnews.settings import Settings
 from lightnews.store import ReaderId, Store
 
-__all__ = ["UNSEEN_FEED", "build_server", "malformed_answer", "serve_stdio", "unseen_feed"]
+__all__ = [
+    "TOOLS",
+    "UNSEEN_FEED",
+    "Library",
+    "Tool",
+    "build_server",
+    "malformed_answer",
+    "serve_stdio",
+    "unseen_feed",
+]  # the tools' functions are reached through TOOLS
 
 #: The resource of stories the reader has not read yet.
 UNSEEN_FEED = "lightnews://feed/unseen"
+
+#: What the server tells an assistant it is for.
+INSTRUCTIONS = (
+    "A researcher's Lightnews library: arXiv papers and what the scholars they follow "
+    "post and write about them. Use search to find papers, story for one paper with "
+    "its versions, venue, code and mentions, scholar for a person's papers and posts, "
+    "feed for the ranked news (each entry says why), resolve to find which papers a "
+    f"text names. The resource {UNSEEN_FEED} is the feed without what was read."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Library:
+    """What every tool answers from: the library's store and settings, and the reader
+    asking (whose feed, unseen stories and follows the answers are)."""
+
+    store: Store
+    settings: Settings
+    reader: ReaderId
 
 
 def _json(value: Any) -> str:
@@ -46,94 +81,137 @@ def unseen_feed(
     return [s.to_json() for s in stories if s.key not in read][:limit]
 
 
+# -- the tools: each takes the library first, then its arguments (the tool's input schema,
+# -- made by the SDK from the rest of the signature), and returns a JSON value.
+
+
+def search(
+    library: Library, query: str, limit: int = 10, subject: str | None = None
+) -> list[dict[str, Any]]:
+    """Papers matching a query, best first."""
+    from lightnews.model import SearchFilters
+    from lightnews.search import search_papers
+
+    hits = search_papers(library.store, query, limit=max(1, min(limit, 100)),
+                         filters=SearchFilters(subject=subject),
+                         settings=library.settings)  # fmt: skip
+    return [h.to_json() for h in hits]
+
+
+def story(library: Library, arxiv_id: str) -> dict[str, Any]:
+    """One paper's story, with everything that mentions it."""
+    return library.store.get_paper(arxiv_id).to_json()
+
+
+def scholar(library: Library, who: str, page: int = 1) -> dict[str, Any]:
+    """A scholar with their attributed papers and posts (followed: by the asking reader)."""
+    from lightnews.serve.scholar import scholar_page
+
+    return scholar_page(library.store, who, page=max(1, page), per_page=20,
+                        bar=library.settings.attribution_bar,
+                        reader=library.reader).to_json()  # fmt: skip
+
+
+def feed(library: Library, limit: int = 20, unseen_only: bool = False) -> list[dict[str, Any]]:
+    """The reader's ranked feed (or only what they have not read)."""
+    from lightnews.rank import rank_stories
+
+    store, settings, size = library.store, library.settings, max(1, min(limit, 200))
+    if unseen_only:
+        return unseen_feed(store, settings, library.reader, size)
+    stories = rank_stories(store, library.reader, limit=size,
+                           half_life_hours=settings.half_life_hours, bar=settings.attribution_bar,
+                           settings=settings, keep_read=True)  # fmt: skip
+    return [s.to_json() for s in stories]
+
+
+def resolve(library: Library, text: str) -> list[dict[str, Any]]:
+    """The papers a text names, surest first; offline (only the library is read)."""
+    from lightnews.ingest.resolve import resolve_bytes
+
+    store = library.store
+    result = resolve_bytes(store, text.encode("utf-8"), library.settings, kind="text")
+    known = store.papers_by_ids([m.arxiv_id for m in result.mentions])
+    return [
+        {"arxiv_id": m.arxiv_id, "method": m.method, "confidence": m.confidence,
+         "title": known[m.arxiv_id].title if m.arxiv_id in known else ""}
+        for m in sorted(result.mentions, key=lambda m: m.confidence, reverse=True)
+    ]  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """One tool an assistant can call: its name, what it tells the assistant it does, and
+    the function answering it (``handler(library, **arguments)``, a JSON value)."""
+
+    name: str
+    description: str
+    handler: Callable[..., Any]
+
+    @classmethod
+    def of(cls, handler: Callable[..., Any], description: str) -> Tool:
+        """A tool named as its function is (so the name and the function cannot part)."""
+        return cls(handler.__name__, description, handler)
+
+
+#: Every tool the server offers, in the order it lists them.
+TOOLS: tuple[Tool, ...] = (
+    Tool.of(search, 'Papers matching a query (words, "phrases", -excluded), best first; JSON '
+            "list."),
+    Tool.of(story, "One paper's story: authors, abstract, versions and what changed, venue, "
+            "code links, withdrawal, and every item that mentions it; JSON object."),
+    Tool.of(scholar, "A scholar (name, handle, ORCID or id) with their attributed papers and "
+            "posts; JSON."),
+    Tool.of(feed, "The reader's ranked feed, each entry with why it is there; JSON list."),
+    Tool.of(resolve, 'Which papers a text names (arXiv ids, DOIs, titles, "Surname: short '
+            'title"), with how each was found and how sure; JSON list (offline: only the '
+            "library is read)."),
+)  # fmt: skip
+
+
+def _answer(work: Callable[[], Any]) -> str:
+    """``work``'s value as JSON text; what cannot be answered is the tool's error, in the
+    words a CLI user would see."""
+    from mcp.server.fastmcp.exceptions import ToolError
+
+    try:
+        return _json(work())
+    except LightnewsError as error:
+        raise ToolError(str(error)) from None
+
+
+def _bound(tool: Tool, library: Library) -> Callable[..., str]:
+    """``tool``'s handler answering from ``library``, as the SDK registers a function: its
+    signature (from which the SDK makes the tool's input schema) is the handler's without
+    the library, and it returns JSON text."""
+
+    def call(**arguments: Any) -> str:
+        return _answer(lambda: tool.handler(library, **arguments))
+
+    signature = inspect.signature(tool.handler, eval_str=True)
+    arguments = list(signature.parameters.values())[1:]
+    setattr(call, "__signature__", signature.replace(parameters=arguments,  # noqa: B010
+                                                     return_annotation=str))  # fmt: skip
+    call.__name__ = call.__qualname__ = tool.name
+    return call
+
+
 def build_server(store: Store, settings: Settings, reader: ReaderId) -> Any:
     """An MCP server (the SDK's ``FastMCP``) answering from ``store`` for ``reader``
     (the feed, its unseen stories and who counts as followed are that reader's)."""
     from mcp.server.fastmcp import FastMCP
-    from mcp.server.fastmcp.exceptions import ToolError
 
     from lightnews import __version__
 
-    server = FastMCP(
-        f"lightnews {__version__}",
-        instructions=(
-            "A researcher's Lightnews library: arXiv papers and what the scholars they follow "
-            "post and write about them. Use search to find papers, story for one paper with "
-            "its versions, venue, code and mentions, scholar for a person's papers and posts, "
-            "feed for the ranked news (each entry says why), resolve to find which papers a "
-            f"text names. The resource {UNSEEN_FEED} is the feed without what was read."
-        ),
-    )
-
-    def answer(work: Any) -> str:
-        try:
-            return _json(work())
-        except LightnewsError as error:
-            raise ToolError(str(error)) from None
-
-    @server.tool()
-    def search(query: str, limit: int = 10, subject: str | None = None) -> str:
-        """Papers matching a query (words, "phrases", -excluded), best first; JSON list."""
-        from lightnews.model import SearchFilters
-        from lightnews.search import search_papers
-
-        return answer(lambda: [
-            h.to_json() for h in search_papers(store, query, limit=max(1, min(limit, 100)),
-                                               filters=SearchFilters(subject=subject),
-                                               settings=settings)
-        ])  # fmt: skip
-
-    @server.tool()
-    def story(arxiv_id: str) -> str:
-        """One paper's story: authors, abstract, versions and what changed, venue, code links,
-        withdrawal, and every item that mentions it; JSON object."""
-        return answer(lambda: store.get_paper(arxiv_id).to_json())
-
-    @server.tool()
-    def scholar(who: str, page: int = 1) -> str:
-        """A scholar (name, handle, ORCID or id) with their attributed papers and posts; JSON."""
-        from lightnews.serve.scholar import scholar_page
-
-        return answer(lambda: scholar_page(store, who, page=max(1, page), per_page=20,
-                                           bar=settings.attribution_bar,
-                                           reader=reader).to_json())  # fmt: skip
-
-    @server.tool()
-    def feed(limit: int = 20, unseen_only: bool = False) -> str:
-        """The reader's ranked feed, each entry with why it is there; JSON list."""
-        from lightnews.rank import rank_stories
-
-        size = max(1, min(limit, 200))
-        if unseen_only:
-            return answer(lambda: unseen_feed(store, settings, reader, size))
-        return answer(lambda: [
-            s.to_json() for s in rank_stories(store, reader, limit=size,
-                                              half_life_hours=settings.half_life_hours,
-                                              bar=settings.attribution_bar, settings=settings,
-                                              keep_read=True)
-        ])  # fmt: skip
-
-    @server.tool()
-    def resolve(text: str) -> str:
-        """Which papers a text names (arXiv ids, DOIs, titles, "Surname: short title"), with
-        how each was found and how sure; JSON list (offline: only the library is read)."""
-        from lightnews.ingest.resolve import resolve_bytes
-
-        def work() -> list[dict[str, Any]]:
-            result = resolve_bytes(store, text.encode("utf-8"), settings, kind="text")
-            known = store.papers_by_ids([m.arxiv_id for m in result.mentions])
-            return [
-                {"arxiv_id": m.arxiv_id, "method": m.method, "confidence": m.confidence,
-                 "title": known[m.arxiv_id].title if m.arxiv_id in known else ""}
-                for m in sorted(result.mentions, key=lambda m: m.confidence, reverse=True)
-            ]  # fmt: skip
-
-        return answer(work)
+    server = FastMCP(f"lightnews {__version__}", instructions=INSTRUCTIONS)
+    library = Library(store, settings, reader)
+    for tool in TOOLS:
+        server.add_tool(_bound(tool, library), name=tool.name, description=tool.description)
 
     @server.resource(UNSEEN_FEED, name="unseen feed", mime_type="application/json",
                      description="The ranked feed without the stories already read.")  # fmt: skip
     def unseen() -> str:
-        return answer(lambda: unseen_feed(store, settings, reader))
+        return _answer(lambda: unseen_feed(store, settings, reader))
 
     return server
 

@@ -148,6 +148,9 @@ class _Candidate:
     name: str = ""
     # kind -> followed scholar id (0: the reader's own saves) -> occurrences (or papers)
     seen: dict[str, dict[int, set[str]]] = field(default_factory=dict)
+    # Scholars known by this account's name as an author (an arXiv author followed by
+    # no one here yet): following the account adds it to them, not to a new scholar.
+    authors: set[int] = field(default_factory=set)
 
     def add(self, kind: str, by: int, occurrence: str) -> None:
         self.seen.setdefault(kind, {}).setdefault(by, set()).add(occurrence)
@@ -155,6 +158,7 @@ class _Candidate:
     def merge(self, other: _Candidate) -> None:
         self.did, self.handle = self.did or other.did, self.handle or other.handle
         self.name = self.name or other.name
+        self.authors |= other.authors
         for kind, by in other.seen.items():
             for who, found in by.items():
                 self.seen.setdefault(kind, {}).setdefault(who, set()).update(found)
@@ -166,7 +170,10 @@ class _Tally:
     def __init__(self) -> None:
         self.found: dict[str, _Candidate] = {}
 
-    def add(self, did: str, handle: str, name: str, kind: str, by: int, occurrence: str) -> None:
+    def add(
+        self, did: str, handle: str, name: str, kind: str, by: int, occurrence: str,
+        author: int | None = None,
+    ) -> None:
         if handle:
             handle = handle.removeprefix("@").lower()
         elif not did:
@@ -177,6 +184,8 @@ class _Tally:
             got = self.found[key] = _Candidate(did, handle, name)
         elif (handle and not got.handle) or (name and not got.name):
             got.handle, got.name = got.handle or handle, got.name or name
+        if author is not None:
+            got.authors.add(author)
         kinds = got.seen.get(kind)
         if kinds is None:
             got.seen[kind] = {by: {occurrence}}
@@ -269,9 +278,11 @@ def _from_papers(
             did, handle = same[0].id, same[0].handle
         for by in by_paper.get(author.arxiv_id, set()):
             if by != author.scholar_id:
-                tally.add(did, handle, author.name, "coauthor", by, author.arxiv_id)
+                tally.add(did, handle, author.name, "coauthor", by, author.arxiv_id,
+                          author.scholar_id)  # fmt: skip
         if author.arxiv_id in wanted:
-            tally.add(did, handle, author.name, "saved-author", 0, author.arxiv_id)
+            tally.add(did, handle, author.name, "saved-author", 0, author.arxiv_id,
+                      author.scholar_id)  # fmt: skip
     for spoken in store.spoken_about(network().service, sorted(wanted), 0):
         if not spoken.bot:
             tally.add(spoken.did, spoken.handle, "", "discussed", 0, spoken.paper)
@@ -356,6 +367,7 @@ def follow_suggestions(
         if account is not None and account.bot:
             continue
         known = {scholar_of[v] for v in (candidate.did, candidate.handle) if v in scholar_of}
+        known = known or candidate.authors  # the account's own scholar, else the author's
         if known & (mine | muted) or (candidate.name and fold(candidate.name) in taken_names):
             continue
         if candidate.did in followed:

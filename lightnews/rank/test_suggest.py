@@ -175,13 +175,16 @@ def test_the_command_prints_reasons_and_json(store: Store) -> None:
     result = runner.invoke(cli, ["--db", location, "suggest"])
     assert result.exit_code == 0, result.output
     assert "reposted 4 times by Ada Lovelace and Ben Franklin you follow" in result.output
-    assert "lightnews follow clara.bsky.social" in result.output
+    assert "lightnews follow clara.bsky.social\n" in result.output
+    # Gina is a scholar already: the command adds the handle to her, not to a new one.
+    gina = store.scholar_by_identity("arxiv-name", "Gina Grace")
+    assert f"lightnews follow gina.bsky.social --scholar {gina}" in result.output
     result = runner.invoke(cli, ["--db", location, "suggest", "--json", "--limit", "1"])
     data = orjson.loads(result.output)["suggestions"]
     assert len(data) == 1 and data[0]["did"] == CLARA and data[0]["reasons"][0]["count"] >= 1
 
 
-def test_the_page_follows_a_known_scholar_with_the_scholars_form(store: Store) -> None:
+def test_the_page_follows_a_known_scholar_onto_that_scholar(store: Store) -> None:
     import re
 
     from starlette.testclient import TestClient
@@ -195,15 +198,16 @@ def test_the_page_follows_a_known_scholar_with_the_scholars_form(store: Store) -
     with TestClient(app, base_url="http://localhost") as client:
         page = client.get("/suggestions").text
         assert "reposted 4 times by" in page and 'href="/scholar/' in page
-        # Gina is a known scholar: her button is the scholars page's follow form.
-        form = re.search(r'<form action="/scholars/manage" method="post">.*?</form>', page, re.S)
+        # Gina is a known scholar: her button follows her handle onto her, not a new one.
+        form = re.search(r'<form action="/follow" method="post">(?:(?!</form>).)*'
+                         r'value="gina.bsky.social".*?</form>', page, re.S)  # fmt: skip
         assert form and f'name="scholar" value="{ids["gina"]}"' in form.group(0)
         token = re.search(r'name="csrf_token" value="([0-9a-f]+)"', page)
         assert token
-        done = client.post("/scholars/manage", follow_redirects=False, data={
-            "csrf_token": token.group(1), "scholar": str(ids["gina"]), "action": "follow",
-            "back": "/suggestions"})  # fmt: skip
-        assert done.status_code == 303 and done.headers["location"] == "/suggestions"
+        done = client.post("/follow", follow_redirects=False, data={
+            "csrf_token": token.group(1), "handle": "gina.bsky.social",
+            "scholar": str(ids["gina"])})  # fmt: skip
+        assert done.status_code == 303 and done.headers["location"] == f"/scholar/{ids['gina']}"
         after = client.get("/suggestions").text
         assert 'aria-label="Follow Gina Grace"' not in after
         # Following her made her co-author Eve's suggestion stronger, and it says so.
@@ -211,3 +215,54 @@ def test_the_page_follows_a_known_scholar_with_the_scholars_form(store: Store) -
         data = client.get("/api/suggestions").json()["suggestions"]
         assert CLARA in {s["did"] for s in data} and GINA not in {s["did"] for s in data}
     assert ids["gina"] in store.follows(LOCAL_READER)
+
+
+def test_following_a_suggested_arxiv_author_adds_the_handle_to_them(store: Store) -> None:
+    """Eve Hopper is an arXiv author the instance knows (a scholar, followed by no one) and
+    the account "Eve Hopper" on the network: following the suggestion is one scholar."""
+    import re
+
+    from starlette.testclient import TestClient
+
+    from lightnews.serve.app import create_app
+    from lightnews.settings import Settings
+
+    _world(store)
+    eve = store.create_scholar("Eve Hopper", NOW)
+    store.add_identity(eve, "arxiv-name", "Eve Hopper")
+    attribute_scholar(store, eve)
+    suggested = _by_did(follow_suggestions(store, LOCAL_READER, bar=0.5))[EVE]
+    assert suggested.scholar_id == eve and suggested.follow_as == "eve.bsky.social"
+    scholars_before = {r.id for r in store.list_scholars(0.5)}
+    location = getattr(store, "url", None) or str(store.path)
+    app = create_app(location, Settings(environ={}).with_overrides(resolve_online=False))
+    with TestClient(app, base_url="http://localhost") as client:
+        page = client.get("/suggestions").text
+        form = re.search(r'<form action="/follow" method="post">(?:(?!</form>).)*'
+                         r'value="eve.bsky.social".*?</form>', page, re.S)  # fmt: skip
+        assert form and f'name="scholar" value="{eve}"' in form.group(0)
+        token = re.search(r'name="csrf_token" value="([0-9a-f]+)"', page)
+        assert token
+        done = client.post("/follow", follow_redirects=False, data={
+            "csrf_token": token.group(1), "handle": "eve.bsky.social",
+            "scholar": str(eve)})  # fmt: skip
+        assert done.status_code == 303 and done.headers["location"] == f"/scholar/{eve}"
+        # The scholar's page says when her posts come (no worker here: the next refresh).
+        shown = client.get(f"/scholar/{eve}").text
+        assert 'id="first-fetch"' in shown
+        assert ("First fetch now, on the next <code>lightnews refresh</code> (no worker is "
+                "running).") in shown
+        api = client.get(f"/api/scholar/{eve}").json()
+        assert api["first_fetch"]["by_worker"] is False and api["first_fetch"]["sources"] == 1
+        # A scholar that was never fetched from anywhere new says nothing of it.
+        assert 'id="first-fetch"' not in client.get("/scholar/Mute Me").text
+        # A scholar that is not there is refused, and nothing is followed for it.
+        bad = client.post("/follow", follow_redirects=False, data={
+            "csrf_token": token.group(1), "handle": "clara.bsky.social",
+            "scholar": "99999"})  # fmt: skip
+        assert bad.status_code == 404
+    assert store.scholar_by_identity("bluesky-handle", "eve.bsky.social") == eve
+    assert {r.id for r in store.list_scholars(0.5)} == scholars_before  # no "@eve..." scholar
+    assert all(r.name != "@eve.bsky.social" for r in store.list_scholars(0.5))
+    assert eve in store.follows(LOCAL_READER)
+    assert store.scholar_by_identity("bluesky-handle", "clara.bsky.social") is None

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from lightnews.embed import Semantic, SemanticUnavailable, open_semantic
@@ -37,7 +37,7 @@ from lightnews.link import find_arxiv_mentions
 from lightnews.model import QueryTerm, SearchFilters
 from lightnews.search.fusion import fuse
 from lightnews.search.related import DEPTH, fuse_scores, related_by_words_fts
-from lightnews.search.said import ItemHit, search_said
+from lightnews.search.said import ItemHit, matches, search_said, snippet
 from lightnews.settings import Settings
 from lightnews.store import Store
 from lightnews.store.views import PaperHit, PaperPage, PaperSummary
@@ -53,6 +53,7 @@ __all__ = [
     "SearchHit",
     "SearchResults",
     "bounded_terms",
+    "described",
     "parse_query",
     "related_papers",
     "search_papers",
@@ -89,20 +90,55 @@ ITEMS_MIN_BUDGET = 0.25
 _TOKEN_RE = re.compile(r'(-?)"([^"]+)"|(-?)([\w][\w.\'-]*\*?)', re.UNICODE)
 
 
+#: Authors a search hit names (the rest are counted: a collaboration lists hundreds).
+HIT_AUTHORS = 8
+
+_WHY = {"id": "its arXiv id", "words": "words", "meaning": "meaning"}
+
+
 @dataclass(frozen=True, slots=True)
 class SearchHit:
+    """A paper a search found: what a result shows of it and why it matched.
+
+    ``matched`` is how it was found (``id``, ``words``, ``meaning``, or words and
+    meaning both); ``words`` the query's words its title or abstract holds, marked
+    in ``snippet`` (the part of the abstract that holds most of them) at
+    ``highlights`` (``(start, end)`` in the snippet) and in the title at
+    ``title_highlights``.
+    """
+
     arxiv_id: str
     title: str
     score: float
     published: str | None = None
     primary_category: str | None = None
     matched: tuple[str, ...] = ("words",)  # "id", "words", "meaning"
+    authors: tuple[str, ...] = ()
+    author_count: int = 0
+    snippet: str = ""
+    highlights: tuple[tuple[int, int], ...] = ()
+    title_highlights: tuple[tuple[int, int], ...] = ()
+    words: tuple[str, ...] = ()
 
     @classmethod
     def from_row(
         cls, row: PaperHit | PaperSummary, score: float, matched: tuple[str, ...]
     ) -> SearchHit:
         return cls(row.arxiv_id, row.title, score, row.published, row.primary_category, matched)
+
+    @property
+    def why(self) -> str:
+        """Why it matched, in words: "words", "meaning", "words and meaning", "its arXiv id"."""
+        return " and ".join(_WHY.get(m, m) for m in self.matched)
+
+    @property
+    def snippet_parts(self) -> list[tuple[str, bool]]:
+        """The snippet cut at its highlights: ``(text, marked)`` in order."""
+        return _parts(self.snippet, self.highlights)
+
+    @property
+    def title_parts(self) -> list[tuple[str, bool]]:
+        return _parts(self.title, self.title_highlights)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -113,7 +149,50 @@ class SearchHit:
             "published": self.published,
             "primary_category": self.primary_category,
             "matched": list(self.matched),
+            "why": self.why,
+            "words": list(self.words),
+            "authors": list(self.authors),
+            "author_count": self.author_count,
+            "snippet": self.snippet,
+            "highlights": [list(span) for span in self.highlights],
         }
+
+
+def _parts(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[str, bool]]:
+    parts: list[tuple[str, bool]] = []
+    at = 0
+    for start, end in spans:
+        if start < at:  # overlapping spans: the first wins
+            continue
+        if start > at:
+            parts.append((text[at:start], False))
+        parts.append((text[start:end], True))
+        at = end
+    if at < len(text):
+        parts.append((text[at:], False))
+    return parts
+
+
+def described(
+    store: Store, hits: Sequence[SearchHit], terms: Sequence[QueryTerm]
+) -> list[SearchHit]:
+    """``hits`` with their authors, a snippet of the abstract around the query's words, and
+    which words each holds (one read of the page's papers: their cards)."""
+    cards = store.card_papers([h.arxiv_id for h in hits])
+    found = []
+    for hit in hits:
+        card = cards.get(hit.arxiv_id)
+        abstract = " ".join((card.abstract if card else "").split())
+        cut = snippet(abstract, terms) if abstract else ""
+        marks, in_snippet = matches(cut, terms)
+        title_marks, in_title = matches(hit.title, terms)
+        _, in_abstract = matches(abstract, terms)
+        words = tuple(dict.fromkeys((*in_title, *in_snippet, *in_abstract)))
+        names = tuple(a.name for a in card.authorships) if card else ()
+        found.append(replace(hit, authors=names[:HIT_AUTHORS], author_count=len(names),
+                             snippet=cut, highlights=marks, title_highlights=title_marks,
+                             words=words))  # fmt: skip
+    return found
 
 
 class SearchResults(list[SearchHit]):
@@ -281,7 +360,7 @@ def search_papers(
         for row in store.papers_by_ids(named).values():
             hits.append(SearchHit.from_row(row, 1000.0, ("id",)))
         if hits and len(query.split()) == 1:
-            return SearchResults(hits, "id")
+            return SearchResults(described(store, hits, ()), "id")
     bounded = bounded_terms(parse_query(query))
     terms = list(bounded.terms)
     wanted = [t for t in terms if not t.exclude]
@@ -316,7 +395,8 @@ def search_papers(
         if said and note and note.startswith("no results"):
             note = note.replace("no results", "no papers", 1)
     note = "; ".join(n for n in (note, bounded.note) if n) or None
-    return SearchResults(hits[:limit], "hybrid" if semantic else "lexical", note, said)
+    shown = described(store, hits[:limit], terms)
+    return SearchResults(shown, "hybrid" if semantic else "lexical", note, said)
 
 
 def related_papers(

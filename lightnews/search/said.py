@@ -33,7 +33,15 @@ from lightnews.model import QueryTerm, SearchFilters
 from lightnews.store import Store
 from lightnews.store.views import ItemMatch, SaidItem
 
-__all__ = ["NEAR_CHARS", "SNIPPET_CHARS", "ItemHit", "near", "search_said", "snippet"]
+__all__ = [
+    "NEAR_CHARS",
+    "SNIPPET_CHARS",
+    "ItemHit",
+    "matches",
+    "near",
+    "search_said",
+    "snippet",
+]
 
 #: Characters of an item's text a hit shows around the query's words.
 SNIPPET_CHARS = 240
@@ -129,6 +137,35 @@ def snippet(text: str, terms: Sequence[QueryTerm], width: int = SNIPPET_CHARS) -
         space = flat.rfind(" ", begin, end)
         end = space if space > begin + width // 2 else end
     return ("…" if begin else "") + flat[begin:end] + ("…" if end < len(flat) else "")
+
+
+def matches(
+    text: str, terms: Sequence[QueryTerm]
+) -> tuple[tuple[tuple[int, int], ...], tuple[str, ...]]:
+    """Where the wanted words of ``terms`` stand in ``text`` (``(start, end)`` spans, in
+    order), and which of them were found, in the query's order.
+
+    Words are compared as the full-text index compares them (Porter stems; a prefix
+    term by its start), so "caching" is marked for the query word "cache".
+    """
+    spans: list[tuple[int, int]] = []
+    found: list[str] = []
+    for term in terms:
+        if term.exclude:
+            continue
+        for word in term.words.split():
+            word = word.lower()
+            stem = word if term.prefix else _stem(word)
+            head = re.escape(stem[: max(3, min(len(stem), 4))] if len(stem) >= 3 else stem)
+            hit = False
+            for token in re.finditer(rf"\b{head}\w*", text, re.I):
+                got = token.group().lower()
+                if got.startswith(stem) if term.prefix else _stem(got) == stem:
+                    spans.append(token.span())
+                    hit = True
+            if hit and word not in found:
+                found.append(word)
+    return tuple(sorted(set(spans))), tuple(found)
 
 
 def near(text: str, terms: Sequence[QueryTerm], within: int | None = None) -> bool:

@@ -8,6 +8,11 @@ the description cannot drift from a hand-written copy, and every route
 documents the answers it can give: 400 for input it cannot read, 404 for what
 does not exist, 503 when the database is busy (300 where a name matches
 several scholars). A test runs schemathesis with all its checks against it.
+
+Writes (:data:`WRITES`, ``POST /api/mark``) are declared the same way, with
+their JSON body and who may send them (:data:`AUTH`): an API token on an
+instance with accounts, the form token on one without. :func:`index` is
+``/api``: every address with what it does and where the description is.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from lightnews import __version__
 from lightnews.normalize.validate import MAX_ID
 from lightnews.rank import FEED_VIEWS
 
-__all__ = ["ROUTES", "ApiRoute", "Param", "openapi"]
+__all__ = ["AUTH", "ROUTES", "WRITES", "ApiRoute", "Param", "WriteRoute", "index", "openapi"]
 
 MAX_PAGE = 100_000
 
@@ -173,11 +178,30 @@ class PaperModel:
 
 
 @dataclass(frozen=True, slots=True)
+class SearchHitModel:
+    """A paper found: why it matched (``matched``: id, words, meaning; ``why`` in words;
+    ``words``: the query's words it holds), its authors (the first eight; ``author_count``
+    of all) and the part of its abstract holding the words (``snippet``), with where they
+    stand in it (``highlights``: ``[start, end]`` character offsets)."""
+
+    arxiv_id: str
+    title: str
+    score: float
+    matched: list[str]
+    why: str
+    words: list[str]
+    authors: list[str]
+    author_count: int
+    snippet: str
+    highlights: list[list[int]]
+
+
+@dataclass(frozen=True, slots=True)
 class SearchModel:
     query: str
     page: int
     mode: str
-    hits: list[dict[str, Any]]
+    hits: list[SearchHitModel]
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +231,44 @@ class SavedModel:
 
 
 @dataclass(frozen=True, slots=True)
+class IndexModel:
+    name: str
+    version: str
+    openapi: str
+    auth: dict[str, str]
+    endpoints: list[dict[str, str]]
+
+
+#: What ``POST /api/mark`` does (``action``): to a story, or a mute.
+MARK_ACTIONS = ("read", "unread", "save", "unsave", "more-like-this", "not-interested",
+                "no-feedback", "mute", "unmute")  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class MarkBody:
+    action: Annotated[str, Param(
+        "read, unread, save, unsave (a story); more-like-this, not-interested, no-feedback "
+        "(a paper's story: the reader's learned ranker); mute, unmute (kind and value).",
+        enum=MARK_ACTIONS)]  # fmt: skip
+    story: Annotated[str | None, Param("The story: an arXiv id (2511.18342) or item:ID.",
+                                       example="2511.18342")] = None  # fmt: skip
+    kind: Annotated[str | None, Param("What to (un)mute (keyword when not given).",
+                                      enum=("keyword", "scholar", "source"))] = None  # fmt: skip
+    value: Annotated[str | None, Param("The keyword, the scholar (id, handle or name) or the "
+                                       "source's number to (un)mute.")] = None  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class MarkModel:
+    """What was done: the action, and the story or the (kind, value) muted as stored."""
+
+    done: str
+    story: str | None
+    kind: str | None
+    value: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class ApiRoute:
     """One GET route of the API: its parameters and what it answers."""
 
@@ -218,6 +280,8 @@ class ApiRoute:
 
 
 ROUTES: tuple[ApiRoute, ...] = (
+    ApiRoute("/api", "This index: every address of the API, who may call it, and where its "
+             "OpenAPI description is.", NoParams, IndexModel, ()),
     ApiRoute("/api/feed", "The ranked feed: stories with every reason they are there.",
              FeedParams, list[FeedEntryModel], (400,)),
     ApiRoute("/api/scholar/{who}", "A scholar's profile, posts (threads whole) and papers.",
@@ -249,16 +313,59 @@ ROUTES: tuple[ApiRoute, ...] = (
 )  # fmt: skip
 
 
-def _schema(kind: Any) -> dict[str, Any]:
-    """JSON Schema of a Python type: str, int, float, bool, list, dict, dataclass, optional."""
+@dataclass(frozen=True, slots=True)
+class WriteRoute:
+    """One POST route of the API: its JSON body, what it answers, and who may send it."""
+
+    path: str
+    summary: str
+    body: type
+    response: Any
+    statuses: tuple[int, ...] = (400, 401, 403, 404)
+
+
+WRITES: tuple[WriteRoute, ...] = (
+    WriteRoute("/api/mark", "Mark a story read or saved, give feedback on a paper, or "
+               "(un)mute a keyword, scholar or source, for the reader the token is of.",
+               MarkBody, MarkModel),
+)  # fmt: skip
+
+#: Who may call the API, by scheme (the description's ``securitySchemes`` and ``/api``).
+AUTH = {
+    "token": "An API token, sent as `Authorization: Bearer TOKEN` (`lightnews tokens create "
+             "NAME`, or the Account page). On an instance with accounts every /api address "
+             "takes one, and writes need one: a browser session never writes through the API.",
+    "session": "A signed-in browser's session cookie: reads only.",
+    "form": "On an instance without accounts (loopback only) reads need nothing; a write "
+            "needs the form token every page carries: the `lightnews_csrf` cookie and its "
+            "value in the page's `csrf_token` field, sent back as the `X-CSRF-Token` header.",
+}  # fmt: skip
+
+_SECURITY_SCHEMES = {
+    "token": {"type": "http", "scheme": "bearer", "description": AUTH["token"]},
+    "session": {"type": "apiKey", "in": "cookie", "name": "lightnews_session",
+                "description": AUTH["session"]},
+    "form": {"type": "apiKey", "in": "header", "name": "X-CSRF-Token",
+             "description": AUTH["form"]},
+}  # fmt: skip
+
+
+def _schema(kind: Any, nullable: bool = False) -> dict[str, Any]:
+    """JSON Schema of a Python type: str, int, float, bool, list, dict, dataclass, optional.
+
+    A model's optional field (``nullable``) may be null; an optional parameter is one
+    that may be left out, never sent as null."""
     origin = get_origin(kind)
     if origin is Annotated:
-        return _schema(get_args(kind)[0])
+        return _schema(get_args(kind)[0], nullable)
     if origin in (Union, types.UnionType):
         options = [a for a in get_args(kind) if a is not type(None)]
-        return (
-            _schema(options[0]) if len(options) == 1 else {"anyOf": [_schema(a) for a in options]}
-        )
+        if len(options) > 1:
+            return {"anyOf": [_schema(a) for a in options]}
+        schema = _schema(options[0])
+        if nullable and len(options) < len(get_args(kind)) and "type" in schema:
+            schema["type"] = [schema["type"], "null"]
+        return schema
     if origin is list:
         (item,) = get_args(kind)
         return {"type": "array", "items": _schema(item)}
@@ -268,7 +375,8 @@ def _schema(kind: Any) -> dict[str, Any]:
         hints = typing.get_type_hints(kind)
         names = [f.name for f in dataclasses.fields(kind)]
         return {"type": "object", "required": names,
-                "properties": {name: _schema(hints[name]) for name in names}}  # fmt: skip
+                "properties": {name: _schema(hints[name], nullable=True)
+                               for name in names}}  # fmt: skip
     simple = {str: "string", int: "integer", float: "number", bool: "boolean"}
     if kind in simple:
         return {"type": simple[kind]}
@@ -299,6 +407,28 @@ def _parameters(route: ApiRoute) -> list[dict[str, Any]]:
     return found
 
 
+def _body(route: WriteRoute) -> dict[str, Any]:
+    """The JSON Schema of a write's body: its fields, their meaning and values."""
+    hints = typing.get_type_hints(route.body, include_extras=True)
+    properties: dict[str, Any] = {}
+    required = []
+    for field in dataclasses.fields(route.body):
+        kind = hints[field.name]
+        info = next((a for k in (kind, *get_args(kind)) for a in getattr(k, "__metadata__", ())
+                     if isinstance(a, Param)), None)  # fmt: skip
+        schema = _schema(kind, nullable=True)
+        if info is not None:
+            schema["description"] = info.description
+            if info.enum:
+                schema["enum"] = [*info.enum, *([None] if "null" in schema["type"] else [])]
+            if info.example:
+                schema["examples"] = [info.example]
+        properties[field.name] = schema
+        if field.default is dataclasses.MISSING:
+            required.append(field.name)
+    return {"type": "object", "required": required, "properties": properties}
+
+
 def _filter_kinds() -> tuple[str, ...]:
     """The source kinds a search can be narrowed to (their traits say so), and "" for any."""
     from lightnews.sources import all_traits
@@ -309,6 +439,8 @@ def _filter_kinds() -> tuple[str, ...]:
 _WHY = {
     300: "Several scholars match: pick one of the choices.",
     400: "The input cannot be read (the message says what would be right).",
+    401: "No API token, or one unknown or revoked (an instance with accounts).",
+    403: "Not allowed: a browser session, a missing form token, or a read-only instance.",
     404: "Nothing with that name or number is stored.",
     503: "The database is busy: retry after the Retry-After seconds.",
 }
@@ -327,14 +459,48 @@ def openapi() -> dict[str, Any]:
             responses[str(status)] = {"description": _WHY[status],
                                       "content": {"application/json": {"schema": ref}}}  # fmt: skip
         paths[route.path] = {"get": {
-            "summary": route.summary, "operationId": route.path.strip("/").replace("/", "_")
-            .replace("{", "").replace("}", ""),
+            "summary": route.summary, "operationId": _operation(route.path),
             "parameters": _parameters(route), "responses": responses,
         }}  # fmt: skip
+    for write in WRITES:
+        responses = {"200": {"description": "Done",
+                             "content": {"application/json": {"schema": _schema(write.response)}}}}
+        for status in (*write.statuses, 503):
+            content: dict[str, Any] = {"application/json": {"schema": {
+                "$ref": "#/components/schemas/Error"}}}  # fmt: skip
+            if status == 403:  # the form guard answers in plain text
+                content["text/plain"] = {"schema": {"type": "string"}}
+            responses[str(status)] = {"description": _WHY[status], "content": content}
+        paths.setdefault(write.path, {})["post"] = {
+            "summary": write.summary, "operationId": _operation(write.path) + "_post",
+            "requestBody": {"required": True,
+                            "content": {"application/json": {"schema": _body(write)}}},
+            "responses": responses,
+            "security": [{"token": []}, {"form": []}],
+        }  # fmt: skip
     return {
         "openapi": "3.1.0",
         "info": {"title": "Lightnews", "version": __version__,
-                 "description": "The data behind every Lightnews page, as JSON."},
+                 "description": "The data behind every Lightnews page, as JSON; `/api` lists "
+                 "every address. Who may call it: " + " ".join(
+                     f"{name.capitalize()}: {text}" for name, text in AUTH.items())},
         "paths": paths,
-        "components": {"schemas": {"Error": _schema(Error), "Choices": _schema(Choices)}},
+        "components": {"schemas": {"Error": _schema(Error), "Choices": _schema(Choices)},
+                       "securitySchemes": _SECURITY_SCHEMES},
     }  # fmt: skip
+
+
+def _operation(path: str) -> str:
+    return path.strip("/").replace("/", "_").replace("{", "").replace("}", "") or "api"
+
+
+def index() -> dict[str, Any]:
+    """``/api``: every address of the API with what it does, who may call it, and where
+    its OpenAPI description is."""
+    endpoints = [{"method": "GET", "path": r.path, "summary": r.summary} for r in ROUTES]
+    endpoints += [{"method": "POST", "path": w.path, "summary": w.summary,
+                   "auth": "token, or form (without accounts)"} for w in WRITES]  # fmt: skip
+    endpoints.append({"method": "GET", "path": "/api/openapi.json",
+                      "summary": "The OpenAPI 3.1 description of all of these."})  # fmt: skip
+    return {"name": "Lightnews API", "version": __version__, "openapi": "/api/openapi.json",
+            "auth": dict(AUTH), "endpoints": endpoints}  # fmt: skip

@@ -29,7 +29,7 @@ from typing import Any
 import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -57,6 +57,7 @@ from lightnews.serve.pages import (
     suggestions,
     watch,
 )
+from lightnews.serve.replicas import ReadRouting, open_replicas
 from lightnews.serve.security import SiteGuard
 from lightnews.serve.site import Memory, Site, templates
 from lightnews.settings import Settings
@@ -92,9 +93,10 @@ def create_app(
     memory = Memory(settings or Settings(store.saved_settings()))
     store.write_wait = float(memory.settings.write_wait)
     store.connection_wait = min(store.write_wait, CONNECTION_WAIT) or CONNECTION_WAIT
-    site = Site(store=store, templates=templates(), windows=CandidateWindows(), memory=memory,
+    site = Site(primary=store, templates=templates(), windows=CandidateWindows(), memory=memory,
                 secret=site_secret(store, memory.settings), given=settings,
-                public_read_only=public_read_only)  # fmt: skip
+                public_read_only=public_read_only,
+                replicas=open_replicas(store, memory.settings))  # fmt: skip
     table = routes(site)
     handlers: dict[Any, Any] = dict.fromkeys((LightnewsError, *BACKEND_ERRORS),
                                              partial(_uncaught, site))  # fmt: skip
@@ -109,6 +111,7 @@ def create_app(
         read_only=public_read_only, open_without_accounts=open_without_accounts,
         on_error=site.busy, takes=partial(_takes, table),
     )  # fmt: skip
+    app.add_middleware(ReadRouting, site=site, own_writes=float(first.read_own_writes))
     return app
 
 
@@ -144,6 +147,7 @@ def routes(site: Site) -> list[BaseRoute]:
         Route("/mark", to(mark.mark), methods=["POST"]),
         Route("/api/mark", to(mark.mark), methods=["POST"]),
         Route("/watch", to(watch.watch), methods=["POST"]),
+        Route("/api", to(openapi.api_index)),
         Route("/api/openapi.json", to(openapi.openapi)),
         Route("/signin", to(account.signin_form)),
         Route("/signin", to(account.signin), methods=["POST"]),
@@ -154,8 +158,13 @@ def routes(site: Site) -> list[BaseRoute]:
         Route("/group", to(group.group)), Route("/api/group", to(group.group)),
         Route("/admin", to(admin.admin)),
         Route("/admin/users", to(admin.admin_users), methods=["POST"]),
+        Route("/favicon.ico", _favicon),  # asked for by browsers whatever the page says
         Mount("/static", StaticFiles(packages=[("lightnews.serve", "static")]), name="static"),
     ]  # fmt: skip
+
+
+def _favicon(request: Request) -> Response:
+    return RedirectResponse("/static/favicon.svg", status_code=301)
 
 
 @asynccontextmanager
@@ -164,6 +173,8 @@ async def _lifespan(app: Starlette) -> AsyncIterator[None]:
     catch_up_in_background(True)
     yield
     catch_up_in_background(False)
+    for replica in app.state.site.replicas:
+        replica.close()
     app.state.store.close()
 
 

@@ -107,7 +107,7 @@ SECURITY_HEADERS: Mapping[str, str] = {
 SESSION_COOKIE = "lightnews_session"
 HSTS = "max-age=31536000"
 #: Paths anyone may open on an instance with accounts (a feed reader cannot sign in).
-PUBLIC_PATHS = ("/signin", "/static/", "/feeds/")
+PUBLIC_PATHS = ("/signin", "/static/", "/feeds/", "/favicon.ico")
 
 _token: ContextVar[str] = ContextVar("lightnews_csrf_token", default="")
 
@@ -336,7 +336,7 @@ class SiteGuard:
     async def _visitor(self, scope: Scope) -> Visitor | tuple[int, str, str]:
         """Who is asking, or the refusal ``(status, content type, body)`` when nobody may."""
         path: str = scope.get("path", "")
-        api = path.startswith("/api/")
+        api = path.startswith("/api/") or path == "/api"
         public = path.startswith(PUBLIC_PATHS)
         gate = self.gate
         accounts = gate is not None and await anyio.to_thread.run_sync(gate.has_accounts)

@@ -4,7 +4,10 @@ A handler in ``serve/pages/`` is a plain function of ``(site, request)``; what
 it shares with the others lives here, made once by ``serve.app.create_app``:
 the library's store, the settings (fixed by the caller, or read from the
 library on each request), the Jinja2 templates, the feed's candidate windows
-kept between requests, and the helpers every page uses: :meth:`Site.page`
+kept between requests, and the helpers every page uses. ``site.store`` is the
+store the request reads from: the library's primary, or with read replicas
+(the ``read_url`` setting) one of them for a reading request, chosen by
+:func:`read_from` for the whole request. Then: :meth:`Site.page`
 draws a template, :meth:`Site.respond` chooses the answer's form (JSON under
 ``/api``, a feed for ``?format=atom`` or ``jsonfeed``, else HTML), and
 :meth:`Site.failure` and :meth:`Site.busy` turn an error into its page.
@@ -15,9 +18,10 @@ through :func:`read_form` and :func:`read_json`, which hop to the event loop.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from contextvars import ContextVar
-from dataclasses import dataclass
+import itertools
+from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar, Token
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -77,6 +81,9 @@ RETRY_AFTER = 5
 #: The library's now while a page renders (its ``clock`` setting, else the real clock).
 _PAGE_NOW: ContextVar[datetime | None] = ContextVar("page_now", default=None)
 
+#: The store the current request reads from (set by the app's read routing; None: the primary).
+_READS: ContextVar[Store | None] = ContextVar("reads", default=None)
+
 #: A page's feed: its title and its entries (made only when the feed is asked for).
 Feed = tuple[str, Callable[[], list[FeedEntry]]]
 
@@ -93,7 +100,8 @@ class Memory:
 class Site:
     """What every page of one web application shares (see the module's docstring)."""
 
-    store: Store
+    #: The library: every write, and every read without a replica.
+    primary: Store
     templates: Environment
     #: The feed's candidates, kept between requests (the home page and secret feeds).
     windows: CandidateWindows
@@ -104,6 +112,26 @@ class Site:
     given: Settings | None = None
     #: Pages and feeds only: every form hidden and every change refused.
     public_read_only: bool = False
+    #: Read replicas of the primary (PostgreSQL hot standbys), taken in turn.
+    replicas: tuple[Store, ...] = ()
+    turns: Iterator[int] = field(default_factory=itertools.count)
+
+    @property
+    def store(self) -> Store:
+        """The store this request reads from (its writes go to the primary through it only
+        when it is the primary: a reading request never writes)."""
+        return _READS.get() or self.primary
+
+    def read_from(self, reading: bool) -> Token[Store | None]:
+        """Route the current request: a reading one to the next replica, when there are any;
+        returns the token that :meth:`done_reading` takes back."""
+        chosen = self.replicas[next(self.turns) % len(self.replicas)] if (
+            reading and self.replicas) else None  # fmt: skip
+        return _READS.set(chosen)
+
+    @staticmethod
+    def done_reading(token: Token[Store | None]) -> None:
+        _READS.reset(token)
 
     def current_settings(self) -> Settings:
         if self.given is not None:

@@ -322,11 +322,47 @@ def test_only_admins_manage_sources_and_accounts_with_an_audit_log(library: str)
         assert "sources.add" in admin and "example.org/lab/feed.xml" in admin
         assert "users.add" in admin and ">cy<" in admin
         assert "Admin" not in bob.get("/").text.split("<main")[0]
+        if library.startswith("postgresql"):  # the queue's health, where the admin looks
+            assert "<h2>Workers</h2>" in admin and "no worker is running" in admin
+            assert "workers: 0 alive" in admin and "sources due now: " in admin
+        else:  # an embedded library has no workers to report
+            assert "Workers" not in admin
     with open_store(library) as store:
         assert [(e.actor, e.action) for e in store.audit_log()] == [
             ("ada", "users.add"), ("ada", "sources.add")
         ]  # fmt: skip
         assert store.find_source("feed", "https://example.org/lab/feed.xml") is not None
+
+
+def test_a_reader_sees_no_admin_control_on_the_sources_page(library: str) -> None:
+    """Before, a reader saw Add feed, Follow category and Remove, which answered 403."""
+    with client_for(library) as ada, client_for(library) as bob:
+        sign_in(ada, "ada")
+        sign_in(bob, "bob")
+        admin_page, reader_page = ada.get("/sources").text, bob.get("/sources").text
+        for page in (admin_page, reader_page):
+            assert "Northlake AI Lab Blog" in page  # both see every source and its health
+            assert 'action="/mark"' in page and ">Mute</button>" in page  # muting is theirs
+        assert admin_page.count('action="/sources/manage"') >= 3  # add feed, category, remove
+        assert ">Add feed</button>" in admin_page and ">Remove</button>" in admin_page
+        assert "/sources/manage" not in reader_page
+        assert "Add feed" not in reader_page and "Follow category" not in reader_page
+        assert ">Remove</button>" not in reader_page and 'id="admins-add"' in reader_page
+        assert 'id="admins-add"' not in admin_page
+    with client_for(library, public_read_only=True) as visitor:  # no admin there either
+        assert "/sources/manage" not in visitor.get("/sources").text
+
+
+def test_the_favicon_is_there_before_sign_in(library: str) -> None:
+    """Browsers ask /favicon.ico of every site: it was a 404 (here, a sign-in redirect)."""
+    with client_for(library) as stranger:
+        moved = stranger.get("/favicon.ico", follow_redirects=False)
+        assert moved.status_code == 301 and moved.headers["location"] == "/static/favicon.svg"
+        icon = stranger.get("/static/favicon.svg")
+        assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg")
+        assert icon.text.startswith("<svg") and "<title>Lightnews</title>" in icon.text
+        page = stranger.get("/signin").text
+        assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in page
 
 
 def test_secret_feed_urls_work_without_sign_in_and_rotate(library: str) -> None:
@@ -555,7 +591,16 @@ def test_a_reader_follows_what_is_fetched_and_adds_no_source(library: str) -> No
         assert known.headers["location"] == f"/scholar/{mara}"  # all of it is fetched
         bad = bob.post("/follow", data={"arxiv_author": ""})
         assert bad.status_code == 400 and 'name="arxiv_author"' in bad.text
+        # A suggestion naming a known scholar: a reader follows that scholar, no "@handle"
+        # scholar is made, and the handle is not tied to them (that is an admin's).
+        with open_store(library) as store:
+            scholars = len(store.list_scholars(0.5))
+        onto = bob.post("/follow", data={"handle": "jonode.bsky.social", "scholar": str(mara)},
+                        follow_redirects=False)  # fmt: skip
+        assert onto.headers["location"] == f"/scholar/{mara}?not_fetched=1"
     with open_store(library) as store:
+        assert len(store.list_scholars(0.5)) == scholars
+        assert store.scholar_by_identity("bluesky-handle", "jonode.bsky.social") is None
         assert {(r.kind, r.address) for r in store.list_sources()} == before
         bob_follows = store.follows(store.get_user("bob").reader)
         ode = store.find_scholar("Jon Ode")

@@ -113,6 +113,11 @@ def test_search_follow_and_sources(page: object, base_url: str) -> None:
     p.get_by_role("button", name="Search", exact=True).click()  # type: ignore[attr-defined]
     p.wait_for_url("**/search?q=attention")  # type: ignore[attr-defined]
     assert p.locator("main article").count() >= 2  # type: ignore[attr-defined]
+    # A hit names its authors, marks the query's words and says why it matched.
+    hit = p.locator("main article.hit").first  # type: ignore[attr-defined]
+    assert hit.locator("p.authors").inner_text()
+    assert hit.locator("mark").count() >= 1
+    assert hit.locator("p.why").inner_text().startswith("Matched by")
     shot(p, "search")
     # Filters stay filled in, and a query sharing no word with a paper finds it by meaning.
     p.get_by_label("Words").fill("cheaper attention for long sequences")  # type: ignore[attr-defined]
@@ -122,7 +127,7 @@ def test_search_follow_and_sources(page: object, base_url: str) -> None:
     assert p.get_by_label("Subject").input_value() == "cs.CL"  # type: ignore[attr-defined]
     main = p.locator("main").inner_text()  # type: ignore[attr-defined]
     if "by words and meaning" in main:  # the semantic extra is installed
-        assert "Sparse Ring Attention" in main and "found by meaning" in main
+        assert "Sparse Ring Attention" in main and "Matched by meaning" in main
     shot(p, "search-by-meaning")
     p.goto(base_url + "/")  # type: ignore[attr-defined]
     p.get_by_label("or arXiv author").fill("Wen-Li Hsiao")  # type: ignore[attr-defined]

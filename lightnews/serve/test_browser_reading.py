@@ -86,6 +86,34 @@ def test_save_and_mark_read_act_in_place_and_a_read_story_leaves(
     p.context.close()
 
 
+def test_a_search_hit_is_saved_in_place(browser: Any, base_url: str) -> None:  # noqa: F811
+    """Search hits carry Save (before: a title, an id and a date); it acts in place too."""
+    p = _tab(browser, 1280, 360)
+    p.goto(base_url + "/search?q=attention")
+    hits = p.locator("main article.hit")
+    assert hits.count() >= 2
+    target = hits.last
+    key_id = target.get_attribute("id")
+    title = target.locator("h2").inner_text()
+    assert target.locator("p.authors").inner_text() and target.locator("mark").count()
+    target.scroll_into_view_if_needed()
+    p.evaluate("window.__stayed = true")
+    where = p.evaluate("window.scrollY")
+    assert where > 50
+    hit = p.locator(f"#{key_id}")
+    hit.get_by_role("button", name="Save", exact=False).click()
+    hit.get_by_role("button", name="Saved ✓", exact=False).wait_for()
+    assert p.evaluate("window.__stayed === true"), "the page was reloaded"
+    assert abs(p.evaluate("window.scrollY") - where) <= 2
+    shot(p, "search-saved")
+    p.goto(base_url + "/saved")
+    assert title[:30] in p.locator("main").inner_text()
+    p.goto(base_url + "/search?q=attention")
+    p.locator(f"#{key_id}").get_by_role("button", name="Saved ✓", exact=False).click()
+    p.locator(f"#{key_id} button[value=save]").wait_for()  # unsaved again, in place
+    p.context.close()
+
+
 def test_without_scripts_the_reader_lands_back_on_the_same_card(
     browser: Any, base_url: str  # noqa: F811
 ) -> None:

@@ -4,8 +4,9 @@ The demo library's followed scholar Mara Lindqvist reposted Priyanka Deshmane
 and wrote three papers with her (her Bluesky account is known by its name), and
 replied to another account. The walk: the scholars page links the suggestions;
 a suggestion says who and how many; its Follow button (the site's follow form,
-with its form token) follows her; she is on the scholars page and no longer
-suggested. This module changes the library: its own demo library per backend.
+with its form token) follows her, and her page says when her first fetch
+comes; she is on the scholars page and no longer suggested. This module changes
+the library: its own demo library per backend.
 """
 
 from __future__ import annotations
@@ -43,6 +44,9 @@ def test_follow_a_suggestion(page: P, base_url: str) -> None:  # noqa: F811
     p.get_by_role("button", name="Follow Priyanka Deshmane").click()
     p.wait_for_url("**/scholar/*")
     assert "pdeshmane.bsky.social" in p.locator("main h1").inner_text()
+    # The page says when her posts come: no worker runs here, so the next refresh.
+    notice = p.get_by_role("status").filter(has_text="First fetch").inner_text()
+    assert "First fetch now, on the next lightnews refresh" in notice
     p.get_by_role("link", name="Scholars", exact=True).click()
     p.wait_for_url("**/scholars")
     row = p.locator("main tr", has_text="pdeshmane.bsky.social")

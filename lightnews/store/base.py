@@ -119,6 +119,11 @@ class Store(Protocol):
         """
         ...
 
+    def workers_heard(self, within: float) -> int:
+        """How many queue workers (``lightnews worker``) were heard from in the last
+        ``within`` seconds: none on SQLite, whose sources only a ``refresh`` fetches."""
+        ...
+
     def bulk_import(
         self, expected: int, connections: int = 1
     ) -> AbstractContextManager[SaveResult]:
@@ -873,6 +878,18 @@ class Store(Protocol):
 
     def mark_events_digested(self, reader: str, keys: Sequence[str], now: str) -> None:
         """Record that ``reader``'s digest told these events (once it was delivered)."""
+        ...
+
+    def undigested_posts(self, reader: str, limit: int = 5_000) -> dict[str, list[str]]:
+        """For each paper ``reader`` watches, its network posts (URIs) heard since the watch
+        began that no digest of theirs has told yet."""
+        ...
+
+    def mark_posts_digested(
+        self, reader: str, now: str, uris: Sequence[str] = (), *, paper: str | None = None
+    ) -> None:
+        """Record that ``reader``'s digest told these network posts (once it was delivered),
+        or every post about ``paper``."""
         ...
 
     def watch_events(self, arxiv_id: str | None = None, limit: int = 100) -> list[WatchEvent]: ...

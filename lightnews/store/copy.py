@@ -9,6 +9,11 @@ indexes, the embed queue's triggers, identity counters) is rebuilt on the
 destination. At the end every table is compared: row counts and a checksum of
 every row (order-independent, so the engines' different text orderings do not
 matter). A destination that already holds a library is refused.
+
+The ``clock`` setting is left behind unless asked for (``keep_clock``): the demo
+freezes its library's clock at its snapshot's last moment, and a library copied
+from it to be used for real would otherwise believe it is still that day. The
+check then compares the settings without it.
 """
 
 from __future__ import annotations
@@ -33,8 +38,8 @@ TABLES = (
     "paper_vectors", "embed_queue", "relink_queue", "users", "api_tokens", "sessions", "feed_keys",
     "audit_log", "sign_in_failures", "follows", "user_settings", "paper_revisions", "network_posts",
     "network_mentions", "listen_cursors", "network_follows", "watches", "push_targets",
-    "watch_events", "deliveries", "digest_deliveries", "digest_watch_events", "paper_feedback",
-    "saved_lists",
+    "watch_events", "deliveries", "digest_deliveries", "digest_watch_events", "digest_posts",
+    "paper_feedback", "saved_lists",
 )  # fmt: skip
 #: Tables whose ``id`` the database hands out (PostgreSQL identity columns).
 IDENTITY_TABLES = (
@@ -65,6 +70,8 @@ class CopyReport:
     source: str
     destination: str
     tables: tuple[TableCheck, ...]
+    #: The source's ``clock`` setting when the copy left it out (else empty).
+    clock_left_out: str = ""
 
     @property
     def equal(self) -> bool:
@@ -75,6 +82,7 @@ class CopyReport:
             "source": self.source,
             "destination": self.destination,
             "equal": self.equal,
+            "clock_left_out": self.clock_left_out or None,
             "tables": [
                 {"table": t.table, "source_rows": t.source_rows, "copied_rows": t.copied_rows,
                  "equal": t.equal, "checksum": t.copied_checksum}
@@ -255,12 +263,38 @@ def _canonical(value: Any) -> bytes:
     return b"s" + str(value).encode()
 
 
-def _table_checksum(side: _Side, table: str, columns: Sequence[str]) -> tuple[int, str]:
+#: The setting a copy leaves behind unless asked to keep it.
+CLOCK = "clock"
+
+
+def _kept_rows(
+    side: _Side, table: str, columns: Sequence[str], keep_clock: bool
+) -> Iterator[list[tuple[Any, ...]]]:
+    """``side``'s rows of ``table`` in batches, without the clock setting unless kept."""
+    if keep_clock or table != "settings":
+        yield from side.rows(table, columns)
+        return
+    name = columns.index("name")
+    for batch in side.rows(table, columns):
+        yield [row for row in batch if row[name] != CLOCK]
+
+
+def _clock_of(side: _Side) -> str:
+    for batch in side.rows("settings", ["name", "value"]):
+        for name, value in batch:
+            if name == CLOCK:
+                return str(value)
+    return ""
+
+
+def _table_checksum(
+    side: _Side, table: str, columns: Sequence[str], keep_clock: bool = True
+) -> tuple[int, str]:
     """Rows and an order-independent checksum of ``columns`` of every row."""
     total = 0
     rows = 0
     vector = columns.index("vector") if table == "paper_vectors" else -1
-    for batch in side.rows(table, columns):
+    for batch in _kept_rows(side, table, columns, keep_clock):
         for row in batch:
             values = [_half_bytes(v) if i == vector else v for i, v in enumerate(row)]
             digest = hashlib.sha256(b"\x1f".join(_canonical(v) for v in values)).digest()
@@ -298,9 +332,16 @@ def _index_vectors(url: str) -> None:
 
 
 def copy_library(
-    source: str, destination: str, progress: Callable[[str, int], None] | None = None
+    source: str,
+    destination: str,
+    progress: Callable[[str, int], None] | None = None,
+    *,
+    keep_clock: bool = False,
 ) -> CopyReport:
-    """Copy every row of ``source`` into the empty library ``destination``; compare both."""
+    """Copy every row of ``source`` into the empty library ``destination``; compare both.
+
+    The ``clock`` setting stays behind unless ``keep_clock``: the copy then reads the
+    real clock (the report names the moment left out)."""
     if str(source) == str(destination):
         raise UsageError("source and destination are the same library")
     src = _open(str(source), create=False)
@@ -316,6 +357,7 @@ def copy_library(
                 f"{dst.name} already holds a library ({held} papers, items, sources and "
                 "scholars); copy into a new, empty database"
             )
+        clock = "" if keep_clock else _clock_of(src)
         dst.begin()
         try:
             for table in TABLES:
@@ -323,7 +365,9 @@ def copy_library(
                 if table == "embed_queue":  # filled by triggers as papers arrived
                     dst.clear_queue()
                 done = 0
-                for batch in src.rows(table, columns):
+                for batch in _kept_rows(src, table, columns, keep_clock):
+                    if not batch:
+                        continue
                     dst.write(table, columns, batch)
                     done += len(batch)
                     if progress is not None:
@@ -337,10 +381,10 @@ def copy_library(
         checks = []
         for table in TABLES:
             columns = _common(src, dst, table)
-            rows_a, sum_a = _table_checksum(src, table, columns)
+            rows_a, sum_a = _table_checksum(src, table, columns, keep_clock)
             rows_b, sum_b = _table_checksum(dst, table, columns)
             checks.append(TableCheck(table, rows_a, rows_b, sum_a, sum_b))
-        return CopyReport(src.name, dst.name, tuple(checks))
+        return CopyReport(src.name, dst.name, tuple(checks), clock)
     finally:
         src.close()
         dst.close()

@@ -686,6 +686,43 @@ class WatchQueries(Queries):
                 [(reader, key, now) for key in dict.fromkeys(keys)],
             )
 
+    def undigested_posts(self, reader: str, limit: int = 5_000) -> dict[str, list[str]]:
+        """For each paper ``reader`` watches, the network posts about it (by URI) first heard
+        since the watch began that no digest of theirs has told yet (those known when the
+        watch began are marked told then); oldest first."""
+        rows = self.db.execute(
+            "SELECT m.paper, p.uri FROM watches w "
+            "JOIN network_mentions m ON m.paper = w.arxiv_id "
+            "JOIN network_posts p ON p.uri = m.uri "
+            "WHERE w.reader = ? AND p.first_seen >= w.created_at AND NOT EXISTS (SELECT 1 FROM "
+            "digest_posts d WHERE d.reader = w.reader AND d.uri = p.uri) "
+            "ORDER BY p.time_us, p.uri LIMIT ?",
+            (reader, limit),
+        )
+        found: dict[str, list[str]] = {}
+        for paper, uri in rows:
+            found.setdefault(str(paper), []).append(str(uri))
+        return found
+
+    def mark_posts_digested(
+        self, reader: str, now: str, uris: Sequence[str] = (), *, paper: str | None = None
+    ) -> None:
+        """Record that ``reader``'s digest told these network posts (call once it was
+        delivered), or every post about ``paper`` (what was known when a watch began)."""
+        with self.transaction():
+            if paper is not None:
+                self.db.execute(
+                    "INSERT INTO digest_posts (reader, uri, digested_at) SELECT DISTINCT ?, "
+                    "uri, ? FROM network_mentions WHERE paper = ? "
+                    "ON CONFLICT(reader, uri) DO NOTHING",
+                    (reader, now, paper),
+                )
+            self.db.executemany(  # a post forgotten meanwhile (deleted) is not recorded
+                "INSERT INTO digest_posts (reader, uri, digested_at) SELECT ?, uri, ? "
+                "FROM network_posts WHERE uri = ? ON CONFLICT(reader, uri) DO NOTHING",
+                [(reader, now, uri) for uri in dict.fromkeys(uris)],
+            )
+
     def watch_events(self, arxiv_id: str | None = None, limit: int = 100) -> list[WatchEvent]:
         where, args = ("WHERE arxiv_id = ? ", [arxiv_id]) if arxiv_id else ("", [])
         rows = self.db.execute(

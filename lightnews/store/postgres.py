@@ -208,8 +208,14 @@ class PostgresStore(PostgresSearch, PostgresVectors, CommonStore):
 
     sql: Dialect = POSTGRES
 
-    def __init__(self, url: str, *, write_wait: float = WRITE_WAIT, pool_size: int = 20) -> None:
+    def __init__(
+        self, url: str, *, write_wait: float = WRITE_WAIT, pool_size: int = 20,
+        replica_of: PostgresStore | None = None,
+    ) -> None:
+        """``replica_of``: this URL is a read replica (a hot standby) of that library,
+        read only: it is neither migrated nor indexed here, and shares its vector index."""
         self.url = url
+        self.replica_of = replica_of
         self.write_wait = write_wait
         self.connection_wait = write_wait or 30.0
         digest = hashlib.sha256(redact(url).encode()).hexdigest()[:16]
@@ -225,6 +231,9 @@ class PostgresStore(PostgresSearch, PostgresVectors, CommonStore):
 
         self.retry_errors = (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)
         self.pool = open_pool(url, max_size=pool_size)
+        if replica_of is not None:
+            self.path = replica_of.path
+            return
         try:
             self.migrate()
             self.ensure_search_index()
@@ -269,6 +278,19 @@ class PostgresStore(PostgresSearch, PostgresVectors, CommonStore):
             with suppress(Exception):
                 raw.close()  # its thread sees it closed and takes another
         self.pool.check()
+
+    def replica_lag(self) -> tuple[float | None, int | None]:
+        """On a replica: seconds since the last transaction it replayed was committed on the
+        primary (None before any), and bytes of write-ahead log received but not replayed."""
+        row = self.db.execute(
+            "SELECT EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp()),"
+            " pg_wal_lsn_diff(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn())"
+        ).fetchone()
+        rollback(self.db)
+        if row is None:
+            return None, None
+        return (None if row[0] is None else float(row[0]),
+                None if row[1] is None else int(row[1]))  # fmt: skip
 
     def close(self) -> None:
         with self._guard:
@@ -333,6 +355,18 @@ class PostgresStore(PostgresSearch, PostgresVectors, CommonStore):
             "AND pg_backend_pid() = ANY(pg_blocking_pids(pid)))"
         ).fetchone()
         return bool(row[0])
+
+    def workers_heard(self, within: float) -> int:
+        """Workers whose heartbeat the job queue's table holds from the last ``within`` s."""
+        row = self.db.execute("SELECT to_regclass('procrastinate_workers') IS NOT NULL").fetchone()
+        if not row or not row[0]:
+            return 0
+        row = self.db.execute(
+            "SELECT count(*) FROM procrastinate_workers "
+            "WHERE last_heartbeat > now() - make_interval(secs => ?)",
+            (within,),
+        ).fetchone()
+        return int(row[0]) if row else 0
 
     @contextmanager
     def bulk_import(self, expected: int, connections: int = 1) -> Iterator[SaveResult]:

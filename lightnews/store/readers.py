@@ -65,7 +65,7 @@ _READER_TABLES = (
     "paper_feedback", "saved_lists",  # the learned ranker's (store/feedback.py)
 )  # fmt: skip
 #: Tables that name their reader by key ('' the local reader, ``user:N``): see deliver/watch.py.
-_KEYED_READER_TABLES = ("watches", "push_targets", "digest_watch_events")
+_KEYED_READER_TABLES = ("watches", "push_targets", "digest_watch_events", "digest_posts")
 
 
 @dataclass(frozen=True, slots=True)

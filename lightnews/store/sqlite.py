@@ -247,6 +247,10 @@ class SQLiteStore(SQLiteSearch, CommonStore):
     def serialize(self, *keys: str) -> None:
         """Nothing to do: a write transaction here already holds the file's one write lock."""
 
+    def workers_heard(self, within: float) -> int:
+        """None: workers run on PostgreSQL only."""
+        return 0
+
     def _stamp_waiting(self) -> None:
         """Tell the writer that holds the lock that this one waits (best effort)."""
         if self._shared:

@@ -26,6 +26,7 @@ from typing import Any
 from lightnews.errors import Unavailable
 from lightnews.ingest.refresh import due_for_refresh
 from lightnews.normalize.times import iso, utc_now
+from lightnews.settings import tick_period
 from lightnews.store.cluster import job_alive, job_turn, recovery_turn
 from lightnews.store.postgres import PostgresStore, redact
 from lightnews.worker.jobs import (
@@ -68,21 +69,6 @@ log = logging.getLogger("lightnews.worker")
 def source_lock(source_id: int) -> str:
     """The queue lock (and queueing lock) of a source's refresh jobs."""
     return f"source-{source_id}"
-
-
-def tick_period(seconds: int) -> int:
-    """The period the periodic jobs really run at for a ``worker_tick`` of ``seconds``.
-
-    A cron fires on the clock's divisions, so the tick is rounded down to one
-    that divides the minute (under a minute), the hour (under an hour) or the
-    day: 45 s runs every 30 s, 7 min every 6 min, 5 h every 4 h; past a day,
-    daily. Every tick is then as long as the one before.
-    """
-    for unit, span in ((1, 60), (60, 60), (3600, 24)):
-        count = max(1, seconds // unit)
-        if count < span:
-            return unit * max(d for d in range(1, count + 1) if span % d == 0)
-    return 86400
 
 
 def cron_every(seconds: int) -> str:
@@ -469,27 +455,33 @@ class QueueStatus:
 
 
 def queue_status(url: str, heartbeat: float = 10.0) -> QueueStatus:
-    """The queue's state: live workers (a beat within three), jobs waiting and running, the
-    last source fetched and how many are due."""
+    """The queue's state of the library at ``url`` (``worker --status``)."""
     with PostgresStore(url, pool_size=2) as store:
-        db = store.db
-        alive = db.execute(
-            "SELECT count(*), EXTRACT(EPOCH FROM now() - max(last_heartbeat)) "
-            "FROM procrastinate_workers WHERE last_heartbeat > now() - make_interval(secs => ?)",
-            (MISSED_BEATS * heartbeat,),
-        ).fetchone()
-        by_status: dict[str, dict[str, int]] = {"todo": {}, "doing": {}, "failed": {}}
-        for status, task, count in db.execute(
-            "SELECT status::text, task_name, count(*) FROM procrastinate_jobs "
-            "WHERE status IN ('todo', 'doing', 'failed') GROUP BY 1, 2"
-        ).fetchall():
-            by_status[str(status)][str(task)] = int(count)
-        last = db.execute(
-            "SELECT id, kind, address, last_attempt, last_success = last_attempt FROM sources "
-            "WHERE last_attempt IS NOT NULL ORDER BY last_attempt DESC LIMIT 1"
-        ).fetchone()
-        due = len(due_for_refresh(store, iso(utc_now())))
+        status = read_status(store, heartbeat)
         store.close()
+    return status
+
+
+def read_status(store: PostgresStore, heartbeat: float = 10.0) -> QueueStatus:
+    """The queue's state: live workers (a beat within three), jobs waiting and running, the
+    last source fetched and how many are due (also shown on ``/admin``)."""
+    db = store.db
+    alive = db.execute(
+        "SELECT count(*), EXTRACT(EPOCH FROM now() - max(last_heartbeat)) "
+        "FROM procrastinate_workers WHERE last_heartbeat > now() - make_interval(secs => ?)",
+        (MISSED_BEATS * heartbeat,),
+    ).fetchone()
+    by_status: dict[str, dict[str, int]] = {"todo": {}, "doing": {}, "failed": {}}
+    for status, task, count in db.execute(
+        "SELECT status::text, task_name, count(*) FROM procrastinate_jobs "
+        "WHERE status IN ('todo', 'doing', 'failed') GROUP BY 1, 2"
+    ).fetchall():
+        by_status[str(status)][str(task)] = int(count)
+    last = db.execute(
+        "SELECT id, kind, address, last_attempt, last_success = last_attempt FROM sources "
+        "WHERE last_attempt IS NOT NULL ORDER BY last_attempt DESC LIMIT 1"
+    ).fetchone()
+    due = len(due_for_refresh(store, iso(utc_now())))
     said = None
     if last is not None:
         outcome = "ok" if last[4] else "failed"

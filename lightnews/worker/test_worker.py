@@ -33,9 +33,13 @@ from lightnews.settings import Settings
 psycopg = pytest.importorskip("psycopg", reason="workers need the server extra")
 pytest.importorskip("procrastinate", reason="workers need the server extra")
 
+from lightnews.normalize.times import iso, utc_now  # noqa: E402
+from lightnews.serve.test_accounts import client_for, sign_in  # noqa: E402
+from lightnews.store import open_store  # noqa: E402
 from lightnews.store.cluster import HostSlots, source_turn  # noqa: E402
 from lightnews.store.copy import TABLES, checksums  # noqa: E402
 from lightnews.store.postgres import PostgresStore, migrate  # noqa: E402
+from lightnews.store.secrets import hash_password  # noqa: E402
 from lightnews.worker.jobs import REFRESH_TASK  # noqa: E402
 from lightnews.worker.queue import queue_refresh  # noqa: E402
 
@@ -609,6 +613,13 @@ def test_a_worker_as_deployed_refreshes_a_due_source_within_its_tick(
     assert "workers: 1 alive" in status.output
     assert f"last fetch: #{source} arxiv-api all:tick at " in status.output
     assert "(ok)" in status.output and "sources due now: 0" in status.output
+    with open_store(pg_url) as store:
+        store.add_user("ada", hash_password("ada's password"), admin=True, now=iso(utc_now()))
+    with client_for(pg_url) as ada:  # and the same on /admin
+        sign_in(ada, "ada")
+        admin = ada.get("/admin").text
+    assert "workers: 1 alive" in admin and f"last fetch: #{source} arxiv-api" in admin
+    assert "no worker is running" not in admin
     assert worker.stop() == 0
     said = worker.output()
     assert f"queued #{source} arxiv-api all:tick" in said

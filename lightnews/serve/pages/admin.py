@@ -1,7 +1,11 @@
-"""The admin page (admins only): accounts, added or removed here too, and the audit log.
+"""The admin page (admins only): the workers' health, accounts (added or removed here
+too) and the audit log.
 
 The audit log records every admin action on sources and accounts, and who
-did it. :func:`admin_only` says who may manage what every reader shares.
+did it. :func:`admin_only` says who may manage what every reader shares. On
+PostgreSQL the page says what the queue workers are doing (the lines of
+``lightnews worker --status``), so a worker that stopped is seen where the
+admin looks, not only on the machine that runs it.
 """
 
 from __future__ import annotations
@@ -13,17 +17,41 @@ from lightnews.errors import LightnewsError, UsageError
 from lightnews.normalize.times import now_iso
 from lightnews.serve.security import Visitor, visitor_of
 from lightnews.serve.site import Site, read_form
+from lightnews.store.postgres import PostgresStore
 from lightnews.store.secrets import check_user_name, hash_password
+from lightnews.worker.queue import read_status
 
-__all__ = ["admin", "admin_only", "admin_users"]
+__all__ = ["admin", "admin_only", "admin_users", "workers"]
 
 
 def admin(site: Site, request: Request) -> Response:
     visitor = visitor_of(request)
     if not visitor.admin:
         return site.refused("Only admins manage accounts and see the audit log.")
-    return site.page("admin.html", title="Admin", users=site.store.list_users(),
-                     log=site.store.audit_log(), error="")  # fmt: skip
+    return _page(site, error="")
+
+
+def _page(site: Site, *, error: str, status: int = 200) -> Response:
+    store = site.store
+    return site.page("admin.html", status=status, title="Admin", users=store.list_users(),
+                     log=store.audit_log(), workers=workers(site), error=error)  # fmt: skip
+
+
+def workers(site: Site) -> list[str] | None:
+    """The queue's health as lines, or None on an embedded (SQLite) library, which has no
+    workers: its refresh runs from ``lightnews refresh`` or cron."""
+    store = site.store
+    if not isinstance(store, PostgresStore):
+        return None
+    present = store.db.execute("SELECT to_regclass('procrastinate_jobs') IS NOT NULL").fetchone()
+    if not present or not present[0]:
+        return ["no queue in this library: install the server extra to run workers"]
+    status = read_status(store, float(site.current_settings().worker_heartbeat))
+    lines = status.lines()
+    if status.workers == 0:
+        lines.insert(0, "no worker is running: nothing is refreshed until one starts "
+                        "(lightnews worker)")  # fmt: skip
+    return lines
 
 
 def admin_users(site: Site, request: Request) -> Response:
@@ -48,8 +76,7 @@ def admin_users(site: Site, request: Request) -> Response:
             store.audit(visitor.user.name, "users.add",
                         name + (" (admin)" if made.admin else ""), now)  # fmt: skip
     except LightnewsError as error:
-        return site.page("admin.html", status=400, title="Admin", users=store.list_users(),
-                         log=store.audit_log(), error=str(error))  # fmt: skip
+        return _page(site, status=400, error=str(error))
     return RedirectResponse("/admin", status_code=303)
 
 

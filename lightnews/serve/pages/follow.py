@@ -4,6 +4,11 @@ Following is the reader's own. Adding what the instance fetches (a source for
 a new account or author) is an admin's, or every reader's with
 ``readers_add_sources``; otherwise the reader follows what is already fetched
 and the scholar's page says what is not.
+
+A suggestion whose account is a scholar already known (an arXiv author of that
+name) sends that scholar too (``scholar``): the handle is added to them rather
+than to a second scholar named "@handle". The scholar's page then says when the
+first fetch comes (:func:`~lightnews.ingest.follow.first_fetch`).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from starlette.responses import RedirectResponse, Response
 from lightnews.errors import LightnewsError, UsageError
 from lightnews.normalize import validate
 from lightnews.normalize.times import now_iso
+from lightnews.normalize.validate import whole_number
 from lightnews.serve.pages.feed import home
 from lightnews.serve.security import visitor_of
 from lightnews.serve.site import Site, read_form, reader_of
@@ -36,15 +42,20 @@ def follow(site: Site, request: Request) -> Response:
         )
         author = typed["arxiv_author"] and validate.arxiv_author(typed["arxiv_author"])
         orcid = typed["orcid"] and validate.orcid(typed["orcid"])
+        onto = str(form.get("scholar") or "").strip()
+        known = whole_number(onto, "scholar") if onto else None
+        if known is not None:
+            site.store.get_scholar(known)  # NotFound when there is none
         if visitor_of(request).admin or site.current_settings().readers_add_sources:
             scholar_id = follow_scholar(site.store, reader_of(request), now_iso(),
                                         handle=handle or None, arxiv_author=author or None,
-                                        orcid=orcid or None)  # fmt: skip
+                                        orcid=orcid or None, scholar_id=known)  # fmt: skip
         else:
             followed, unfetched = follow_fetched(site.store, reader_of(request), now_iso(),
                                                  handle=handle or None,
                                                  arxiv_author=author or None,
-                                                 orcid=orcid or None)  # fmt: skip
+                                                 orcid=orcid or None,
+                                                 scholar_id=known)  # fmt: skip
             scholar_id = followed[0]
             if unfetched:  # followed for what the library holds; the page says the rest
                 return RedirectResponse(f"/scholar/{scholar_id}?not_fetched=1",

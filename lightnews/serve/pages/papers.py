@@ -26,8 +26,8 @@ from lightnews.serve.story import story_authors, story_groups
 from lightnews.store.views import PaperPage
 
 if TYPE_CHECKING:
+    from lightnews.rank.conversation import Conversation
     from lightnews.rank.discussed import SecondOrder
-    from lightnews.serve.conversation import Conversation
     from lightnews.store.network import LinkCard
 
 __all__ = ["paper"]
@@ -50,8 +50,8 @@ def paper(site: Site, request: Request) -> Response:
     if not data.stub:
         related = related_papers(store, data.arxiv_id, limit=5,
                                  settings=site.current_settings(), paper=data)  # fmt: skip
+    from lightnews.rank.conversation import read_conversation
     from lightnews.rank.discussed import second_order_of
-    from lightnews.serve.conversation import read_conversation
 
     chain = second_order_of(store, data.arxiv_id)
     try:

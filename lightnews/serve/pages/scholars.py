@@ -11,12 +11,14 @@ paper, theirs alone.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from lightnews.deliver.export import FeedEntry
 from lightnews.errors import LightnewsError, UsageError
+from lightnews.ingest.follow import FirstFetch, first_fetch
 from lightnews.normalize import validate
 from lightnews.normalize.times import now_iso
 from lightnews.normalize.validate import whole_number
@@ -61,6 +63,10 @@ def scholar(site: Site, request: Request) -> Response:
         tail = f"?tab={tab}" if tab == "papers" else ""
         return site.failure(request, error, lambda key: f"/scholar/{key}{tail}")
     title = f"Lightnews: {data.scholar.name}"
+    waiting = first_fetch(site.store, data.scholar.id, site.current_settings())
+
+    def as_json() -> dict[str, Any]:
+        return {**data.to_json(), "first_fetch": waiting.to_json() if waiting else None}
 
     def entries() -> list[FeedEntry]:
         return [FeedEntry(p.url, p.title, p.url, None, p.abstract[:500])
@@ -70,12 +76,15 @@ def scholar(site: Site, request: Request) -> Response:
 
     def html() -> Response:
         shown = "papers" if asked is None and data.profile is None else tab
-        return _page(site, request, data, shown, who)  # arXiv-only: no posts to open on
+        return _page(site, request, data, shown, who, waiting)  # arXiv-only: no posts to open on
 
-    return site.respond(request, data.to_json, html, feed=(title, entries))
+    return site.respond(request, as_json, html, feed=(title, entries))
 
 
-def _page(site: Site, request: Request, data: ScholarPage, tab: str, who: str) -> Response:
+def _page(
+    site: Site, request: Request, data: ScholarPage, tab: str, who: str,
+    waiting: FirstFetch | None,
+) -> Response:
     store = site.store
     reader = reader_of(request)
     own = own_state(request)
@@ -89,6 +98,7 @@ def _page(site: Site, request: Request, data: ScholarPage, tab: str, who: str) -
                      shared=visitor_of(request).admin,
                      hidden=hidden_papers(store, reader) if own else frozenset(),
                      not_fetched=request.query_params.get("not_fetched") == "1",
+                     first_fetch=waiting,
                      feeds=feed_links(request, f"Lightnews: {data.scholar.name}"))  # fmt: skip
 
 

@@ -4,6 +4,10 @@ Filters (subject, dates, source kind, scholar) are read as typed, checked and
 put in canonical form by :func:`search_filters`; a page whose filters cannot
 be read says so beside the form as typed (the API answers 400). A start after
 the end is no error for the API: nothing can match, and it says so.
+
+Each paper found shows its authors, the part of its abstract holding the query's
+words (marked), why it matched (words, meaning or both, and which words) and,
+for a reader who keeps their own state, a Save button that acts in place.
 """
 
 from __future__ import annotations
@@ -21,7 +25,15 @@ from lightnews.model import SearchFilters
 from lightnews.normalize import validate
 from lightnews.normalize.validate import whole_number
 from lightnews.search import SearchResults, search_papers
-from lightnews.serve.site import MAX_PAGE, PER_PAGE, Site, feed_links, wants_json
+from lightnews.serve.site import (
+    MAX_PAGE,
+    PER_PAGE,
+    Site,
+    feed_links,
+    own_state,
+    reader_of,
+    wants_json,
+)
 from lightnews.sources import all_traits
 
 __all__ = ["search", "search_filters"]
@@ -79,10 +91,15 @@ def search(site: Site, request: Request) -> Response:
                 for h in hits]  # fmt: skip
 
     def html() -> Response:
+        own = own_state(request)
+        states = site.store.story_states(reader_of(request)) if own and hits else {}
         return site.page(
             "search.html",
             query=query,
             hits=hits,
+            can_save=own,
+            saved={h.arxiv_id for h in hits if (states.get(h.arxiv_id) or (None, None))[1]},
+            here=request.url.path + (f"?{request.url.query}" if request.url.query else ""),
             page=number,
             more=len(hits) == PER_PAGE or len(hits.items) == PER_PAGE,
             filters=filters,

@@ -32,7 +32,9 @@ def sources(site: Site, request: Request) -> Response:
     def html() -> Response:
         muted = (site.store.mutes(reader_of(request)).source if own_state(request)
                  else frozenset())  # fmt: skip
+        # Adding and removing sources is an admin's: a reader is shown no such control.
         return site.page("sources.html", sources=rows, muted=muted, title="Sources",
+                         admin=visitor_of(request).admin,
                          note_kinds=set(kinds_where(lambda t: t.note_pages)))  # fmt: skip
 
     return site.respond(request, lambda: rows, html)

@@ -2,8 +2,8 @@
 
 The store gives every network post about a paper
 (:meth:`~lightnews.store.base.Store.paper_conversation`); this module shapes
-them the way the story page, ``/api/paper`` and ``lightnews show`` all show
-them, so the three cannot disagree:
+them the way the story page, ``/api/paper``, ``lightnews show`` and the
+digest's watched papers all show them, so they cannot disagree:
 
 * a self-thread (an author replying to their own post) is one unit, in
   reading order;
@@ -20,14 +20,12 @@ them, so the three cannot disagree:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from lightnews.link.threads import author_of
-from lightnews.sources.bluesky import post_url
-from lightnews.sources.jetstream import SERVICE
+from lightnews.sources import Network, network
 from lightnews.store import Store
 from lightnews.store.network import ConversationPost
 from lightnews.store.readers import ReaderId
@@ -163,21 +161,22 @@ def _moment(post: ConversationPost) -> datetime:
 
 
 def _said(
-    post: ConversationPost, followed: Mapping[str, int], now: datetime, answers: str | None
-) -> SaidPost:
+    post: ConversationPost, followed: Mapping[str, int], now: datetime, answers: str | None,
+    net: Network,
+) -> SaidPost:  # fmt: skip
     is_followed = post.did in followed
     if is_followed and post.scholar:
         author = post.scholar
     else:
         author = post.name or (f"@{post.handle}" if post.handle else post.scholar or post.did)
     return SaidPost(
-        post.uri, post_url(post.uri, post.handle), post.did, post.handle, author,
+        post.uri, net.post_url(post.uri, post.handle), post.did, post.handle, author,
         post.scholar_id, is_followed, post.kind, post.text, post.created_at,
         now - RECENT <= _moment(post), answers,
     )  # fmt: skip
 
 
-def _self_thread(post: ConversationPost) -> str | None:
+def _self_thread(post: ConversationPost, author_of: Callable[[str], str]) -> str | None:
     """The root of the self-thread a post belongs to (its author replying to themself)."""
     if post.kind == "repost" or not post.reply_root:
         return None
@@ -202,6 +201,8 @@ def conversation_of(
     ``followed`` maps the accounts (DIDs) of the scholars the reader follows to
     the scholars' ids.
     """
+    net = network()  # whose posts these are: the author in a URI, a post's web page
+    author_of = net.author
     people = [p for p in posts if not p.bot]
     bots = [p for p in posts if p.bot]
     by_uri = {p.uri: p for p in people}
@@ -209,7 +210,7 @@ def conversation_of(
     unit_key: dict[str, str] = {}
     for post in people:
         if post.kind != "repost":
-            unit_key[post.uri] = _self_thread(post) or post.uri
+            unit_key[post.uri] = _self_thread(post, author_of) or post.uri
 
     def answered(post: ConversationPost) -> str | None:
         """The post this one answers, when it is by someone else (a reply or a quote)."""
@@ -254,9 +255,9 @@ def conversation_of(
     for key, mine in own.items():  # every unit's own posts were heard (see ``top``)
         mine.sort(key=_moment)
         answers = sorted(under.get(key, []), key=lambda pair: _moment(pair[0]))
-        said = tuple(_said(p, followed, now, answered(p)) for p in mine)
-        replies = tuple(_said(p, followed, now, t) for p, t in answers if p.kind != "quote")
-        quotes = tuple(_said(p, followed, now, t) for p, t in answers if p.kind == "quote")
+        said = tuple(_said(p, followed, now, answered(p), net) for p in mine)
+        replies = tuple(_said(p, followed, now, t, net) for p, t in answers if p.kind != "quote")
+        quotes = tuple(_said(p, followed, now, t, net) for p, t in answers if p.kind == "quote")
         who = [p for p in said if p.followed]
         newest = max(_moment(p) for p in (*mine, *(p for p, _ in answers)))
         rank = (0 if who else 1 if any(p.scholar_id for p in said) else 2, -newest.timestamp())
@@ -286,7 +287,7 @@ def read_conversation(
     store: Store, paper: str, reader: ReaderId, now: datetime, page: int = 1
 ) -> Conversation:
     """A page of a paper's conversation as ``reader`` sees it (their scholars first)."""
-    posts = store.paper_conversation(SERVICE, paper)
+    posts = store.paper_conversation(network().service, paper)
     if not posts:
         return conversation_of(paper, (), followed={}, now=now, page=page)
     return conversation_of(paper, posts, followed=store.followed_accounts(reader), now=now,
