@@ -517,6 +517,7 @@ class PostgresStore(PostgresSearch, PostgresVectors, CommonStore):
         db = self.db
         # The connection's own table, emptied before each use (the rows of its last use
         # stay until then: a table emptied at every commit costs every commit a truncation).
+        db.execute("SET LOCAL client_min_messages = warning")  # no notice that it exists
         db.execute(
             f"CREATE TEMP TABLE IF NOT EXISTS new_papers AS SELECT {columns} FROM papers "
             "WITH NO DATA"

@@ -32,6 +32,7 @@ from lightnews.model import (
     Version,
 )
 from lightnews.store import CommonStore, SQLiteStore
+from lightnews.store.common import WRITE_WAIT
 from lightnews.store.network import ListenCursor
 from lightnews.store.readers import ReaderId, SignInLimits
 
@@ -48,13 +49,14 @@ def library(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
     PostgreSQL database (each store its own pool of connections)."""
     opened: list[CommonStore] = []
 
-    def open_store(**options: float) -> CommonStore:
+    def open_store(write_wait: float = WRITE_WAIT) -> CommonStore:
         if request.param == "sqlite":
-            store: CommonStore = SQLiteStore(tmp_path / "l.db", **options)
+            store: CommonStore = SQLiteStore(tmp_path / "l.db", write_wait=write_wait)
         else:
             from lightnews.store.postgres import PostgresStore
 
-            store = PostgresStore(request.getfixturevalue("pg_url"), pool_size=4, **options)
+            url = request.getfixturevalue("pg_url")
+            store = PostgresStore(url, pool_size=4, write_wait=write_wait)
         opened.append(store)
         return store
 
@@ -70,8 +72,8 @@ def pg_library(pg_url: str) -> Iterator[Opener]:
 
     opened: list[CommonStore] = []
 
-    def open_store(**options: float) -> CommonStore:
-        store = PostgresStore(pg_url, pool_size=4, **options)
+    def open_store(write_wait: float = WRITE_WAIT) -> CommonStore:
+        store = PostgresStore(pg_url, pool_size=4, write_wait=write_wait)
         opened.append(store)
         return store
 
