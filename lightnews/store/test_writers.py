@@ -307,7 +307,7 @@ def test_a_readers_click_never_waits_for_a_long_write(pg_library: Opener) -> Non
             began = time.monotonic()
             click()
             took = time.monotonic() - began
-            assert took < 1.0, f"{name} waited {took:.1f}s for the open write transaction"
+            assert took < 2.5, f"{name} waited {took:.1f}s for the open write transaction"
         assert holder.is_alive(), "the long write was still open through every click"
     finally:
         release.set()
@@ -319,7 +319,8 @@ def test_a_readers_click_never_waits_for_a_long_write(pg_library: Opener) -> Non
 def test_writers_of_different_sources_commit_side_by_side(pg_library: Opener) -> None:
     """A refresh of one source commits while another source's page is still being written;
     a writer of the *same* paper waits for it, then merges over it."""
-    first, second, third = pg_library(), pg_library(), pg_library(write_wait=10.0)
+    first, second = pg_library(), pg_library(write_wait=5.0)
+    third = pg_library(write_wait=10.0)
     one, _ = first.add_source("feed", "https://example.org/one", now=NOW)
     two, _ = first.add_source("feed", "https://example.org/two", now=NOW)
     release = threading.Event()
@@ -330,7 +331,7 @@ def test_writers_of_different_sources_commit_side_by_side(pg_library: Opener) ->
         began = time.monotonic()
         second.save_batch(two.id, Batch(papers=[paper(PAPERS[1], 1)],
                                         items=[item("b", PAPERS[1])]), NOW)  # fmt: skip
-        assert time.monotonic() - began < 1.0
+        assert time.monotonic() - began < 2.5
         assert holder.is_alive()
         merged: list[float] = []
 
