@@ -172,9 +172,10 @@ def test_server(folder: str | Path | None = None) -> Iterator[str]:
             server.cleanup()
 
 
-#: What a key given to :meth:`PostgresStore.serialize` is hashed into: the first of the
-#: two 32-bit halves of a transaction-scoped advisory lock's key (the second is the hash).
-SERIALIZE_CLASS = 0x4C4E5753 ^ 0x1  # beside MIGRATION_LOCK, never equal to it
+#: Class of the transaction-scoped advisory locks of :meth:`PostgresStore.serialize`
+#: ("LNKY"): the first of a lock's two 32-bit keys, the second the hash of the key
+#: (the worker's classes are in ``cluster``; none is equal to it).
+SERIALIZE_CLASS = 0x4C4E4B59
 #: Memory an index build may sort in (``maintenance_work_mem``).
 BUILD_MEMORY = "256MB"
 
