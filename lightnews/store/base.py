@@ -369,6 +369,10 @@ class Store(Protocol):
 
     def scholar_by_identity(self, kind: str, value: str) -> int | None: ...
 
+    def namesakes(self, scholar_id: int) -> list[tuple[int, str]]:
+        """Other scholars known by this one's name (one person known twice), oldest first."""
+        ...
+
     def get_scholar(self, scholar_id: int) -> ScholarView: ...
 
     def find_scholar(self, query: str) -> int:
