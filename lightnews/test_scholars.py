@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from conftest import RecordedServer, Reply
 from lightnews.cli import cli
+from lightnews.store import Store
 
 
 def run(db: Path, *args: str, code: int = 0) -> Any:
@@ -209,3 +210,19 @@ def test_follow_starter_pack_follows_every_member(
     refresh(store, settings, force=True, kinds=["bluesky-starter-pack"])
     assert len(store.list_scholars()) == len(scholars) == 5  # idempotent
     store.close()
+
+
+def test_merging_moves_everything_on_both_backends(store: Store) -> None:
+    """Identities, decisions (a paper decided for both keeps the kept one's), follows."""
+    now = "2026-12-03T12:00:00Z"
+    keep = store.create_scholar("Ada Lovelace", now)
+    drop = store.create_scholar("ada lovelace", now)
+    store.add_identity(keep, "arxiv-name", "Ada Lovelace")
+    store.add_identity(drop, "bluesky-handle", "ada.bsky.social")
+    store.set_decision(keep, "2511.00001", "confirm", now)
+    store.set_decision(drop, "2511.00001", "reject", now)
+    store.set_decision(drop, "2511.00002", "confirm", now)
+    store.merge_scholars(keep, drop)
+    assert ("bluesky-handle", "ada.bsky.social") in store.identities(keep)
+    assert store.decisions(keep) == {"2511.00001": "confirm", "2511.00002": "confirm"}
+    assert store.namesakes(keep) == []

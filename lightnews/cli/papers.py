@@ -138,9 +138,15 @@ def search(
         out.print("no results")
     for hit in papers:
         out.print(
-            f"{hit.arxiv_id:>18}  {hit.title}  [dim]{(hit.published or '')[:10]} "
-            f"{hit.primary_category or ''} · by {' and '.join(hit.matched)}[/dim]"
+            f"{hit.arxiv_id:>18}  {_marked(hit.title_parts)}  [dim]{(hit.published or '')[:10]} "
+            f"{hit.primary_category or ''} · by {hit.why}[/dim]"
         )
+        if hit.authors:
+            more = hit.author_count - len(hit.authors)
+            names = ", ".join(hit.authors) + (f" and {more} more" if more > 0 else "")
+            out.print(f"{'':>18}  [dim]{escape(names)}[/dim]")
+        if hit.snippet:
+            out.print(f"{'':>18}  {_marked(hit.snippet_parts)}")
     if hits.items and papers:
         out.print("[bold]said[/bold]")
     for item in hits.items:
@@ -152,6 +158,12 @@ def search(
         out.print(f"{'':>18}  [dim]{escape(item.snippet)}[/dim]")
         if item.url:
             out.print(f"{'':>18}  {escape(item.url)}")
+
+
+def _marked(parts: list[tuple[str, bool]]) -> str:
+    """Text with the query's words in bold (the rest escaped for the console)."""
+    return "".join(f"[bold]{escape(text)}[/bold]" if marked else escape(text)
+                   for text, marked in parts)  # fmt: skip
 
 
 def _how_found(results: Any) -> None:

@@ -284,6 +284,9 @@ def scholar(app: App, who: str, page: int, per_page: int, as_json: bool) -> None
         )
         if profile.description:
             out.print(profile.description)
+    for other_id, other_name in data.namesakes:
+        out.print(f"[yellow]maybe the same person as #{other_id} {escape(other_name)}[/yellow]: "
+                  f"lightnews scholars merge {other_id} {data.scholar.id}")  # fmt: skip
     for post in data.posts[:30]:
         if post.gap:
             where = f"{post.position}/{post.thread_size}"

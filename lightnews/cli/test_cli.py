@@ -124,6 +124,11 @@ def test_demo_show_search_feed(demo_db: Path) -> None:
     assert all(h["link"] == f"/item/{h['item_id']}" for h in said)
     assert as_json(run(demo_db, "search", "attention", "--kind", "papers", "--json")) == hits
     assert as_json(run(demo_db, "search", "zzzzunfindable", "--json")) == []
+    lines = run(demo_db, "search", "sparse attention", "--kind", "papers").stdout.splitlines()
+    first = next(i for i, line in enumerate(lines) if "2511.18342" in line)
+    assert "by words and meaning" in lines[first]  # why it matched
+    assert "Mara Lindqvist" in lines[first + 1]  # its authors
+    assert "Sparse Ring Attention (SRA)" in lines[first + 2]  # the snippet around the words
     feed = as_json(run(demo_db, "feed", "--json", "--limit", "5"))
     assert len(feed) == 5 and all({"title", "score", "why"} <= set(s) for s in feed)
     assert all(("arxiv_id" in s) != ("item" in s) and s["why"] for s in feed)

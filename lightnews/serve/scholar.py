@@ -189,10 +189,13 @@ class ScholarPage:
     page: int
     per_page: int
     pages: int
+    #: Other scholars known by this one's name: maybe one person known twice, to merge.
+    namesakes: tuple[tuple[int, str], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
             "scholar": self.scholar.to_json(),
+            "namesakes": [{"id": i, "name": name} for i, name in self.namesakes],
             "profile": self.profile.to_json() if self.profile else None,
             "posts": [p.to_json() for p in self.posts],
             "papers": [p.to_json() for p in self.papers],
@@ -338,4 +341,5 @@ def scholar_page(
         page=page,
         per_page=per_page,
         pages=pages,
+        namesakes=tuple(store.namesakes(scholar_id)),
     )

@@ -236,6 +236,13 @@ class Site:
         return self.page("error.html", status=status, title="Not allowed", message=message)
 
 
+def counted(n: object, one: str, many: str) -> str:
+    """``1 reply``, ``2 replies``, ``0 replies`` (a missing count reads as 0)."""
+    if n is None:
+        n = 0
+    return f"{n} {one if n == 1 else many}"
+
+
 def templates() -> Environment:
     """The site's Jinja2 templates (autoescaped) with their filters and globals."""
     env = Environment(
@@ -245,6 +252,8 @@ def templates() -> Environment:
         lstrip_blocks=True,
     )
     env.filters["day"] = lambda value: (value or "")[:10]
+    env.filters["counted"] = counted
+    env.filters["plural"] = lambda n, one, many: one if n == 1 else many
     env.filters["kind_label"] = _kind_label
     env.filters["tex"] = tex_to_text
     env.filters["person"] = display_name

@@ -651,3 +651,31 @@ def test_shared_decisions_are_admins_and_audited_and_a_readers_hide_is_theirs(
             ("ada", "attribution.confirm", f"#{mara} {paper}"),
             ("ada", "attribution.undecide", f"#{mara} {paper}"),
         ]
+
+
+def test_one_person_known_twice_is_offered_as_a_merge_an_admin_makes(library: str) -> None:
+    """A handle followed on its own, once its profile named it, meets the arXiv author of
+    that name: its page offers the merge; an admin's merge is audited, a reader's refused."""
+    with open_store(library) as store:
+        twin = store.create_scholar("tobias achterberg-reyes", NOW)  # as a profile named it
+        store.add_identity(twin, "bluesky-handle", "tobias-ar.bsky.social")
+        assert store.namesakes(twin) == [(2, "Tobias Achterberg-Reyes")]
+        assert store.namesakes(2) == [(twin, "tobias achterberg-reyes")]
+        assert store.namesakes(1) == []  # nobody else is known by her name
+    with client_for(library) as ada, client_for(library) as bob:
+        sign_in(ada, "ada")
+        sign_in(bob, "bob")
+        page = bob.get(f"/scholar/{twin}").text
+        assert "Maybe the same person as" in page and 'href="/scholar/2"' in page
+        assert 'value="merge"' not in page and "An admin can merge them" in page
+        assert bob.get(f"/api/scholar/{twin}").json()["namesakes"] == [
+            {"id": 2, "name": "Tobias Achterberg-Reyes"}]
+        merge = {"action": "merge", "scholar": str(twin), "into": "2"}
+        assert bob.post("/scholars/manage", data=merge).status_code == 403
+        assert 'value="merge"' in ada.get(f"/scholar/{twin}").text
+        done = ada.post("/scholars/manage", data=merge, follow_redirects=False)
+        assert done.status_code == 303 and done.headers["location"] == "/scholar/2"
+        assert "tobias-ar.bsky.social" in ada.get("/api/scholar/2").text
+        assert ada.get(f"/api/scholar/{twin}").status_code == 404
+        assert "Maybe the same person" not in ada.get("/scholar/2").text
+        assert "scholars.merge" in ada.get("/admin").text

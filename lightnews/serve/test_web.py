@@ -54,6 +54,15 @@ def test_scholar_page_posts_and_papers(client: TestClient) -> None:
     assert data["records_at_least"] >= 6 and data["posts"][0]["pinned"]
 
 
+def test_counts_agree_with_their_words(client: TestClient) -> None:
+    """One reply, one comment: never "1 replies" (the demo has ones, so this can fail)."""
+    pages = {path: client.get(path).text for path in ("/scholar/1", "/daily", "/scholar/2",
+                                                      "/paper/2511.18342", "/suggestions")}
+    ones = re.compile(r"\b1 (?:replies|reposts|likes|followers|records|comments|upvotes)\b")
+    assert not {path: ones.findall(text) for path, text in pages.items() if ones.search(text)}
+    assert "1 reply" in pages["/scholar/1"] and "1 comment" in pages["/daily"]
+
+
 def test_story_page_groups_everything_that_mentions_it(client: TestClient) -> None:
     page = client.get("/paper/2511.18342")
     assert page.status_code == 200

@@ -388,6 +388,10 @@ class Store(Protocol):
         once, however many writers ask at once)."""
         ...
 
+    def namesakes(self, scholar_id: int) -> list[tuple[int, str]]:
+        """Other scholars known by this one's name (one person known twice), oldest first."""
+        ...
+
     def get_scholar(self, scholar_id: int) -> ScholarView: ...
 
     def find_scholar(self, query: str) -> int:

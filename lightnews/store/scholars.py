@@ -106,6 +106,23 @@ class ScholarQueries(Queries):
             scholar_id = self.create_scholar(name, now)
             return self.add_identity(scholar_id, kind, value)
 
+    def namesakes(self, scholar_id: int) -> list[tuple[int, str]]:
+        """Other scholars known by this one's name: their name or arXiv name is this one's
+        name or one of its arXiv names (case aside). One person followed twice, by a
+        handle and as an arXiv author, shows up here once the handle's profile gave its
+        name; ``(id, name)``, oldest first."""
+        rows = self.db.execute(
+            "WITH names AS ("
+            " SELECT lower(name) AS n FROM scholars WHERE id = ?"
+            " UNION SELECT lower(value) FROM identities WHERE scholar_id = ? AND kind = ?)"
+            " SELECT DISTINCT s.id, s.name FROM scholars s"
+            " LEFT JOIN identities i ON i.scholar_id = s.id AND i.kind = ?"
+            " WHERE s.id <> ? AND (lower(s.name) IN (SELECT n FROM names)"
+            " OR lower(i.value) IN (SELECT n FROM names)) ORDER BY s.id",
+            (scholar_id, scholar_id, "arxiv-name", "arxiv-name", scholar_id),
+        )
+        return [(int(r[0]), str(r[1])) for r in rows]
+
     def get_scholar(self, scholar_id: int) -> ScholarView:
         row = self.db.execute(
             "SELECT id, name, followed, created_at FROM scholars WHERE id = ?", (scholar_id,)
@@ -222,15 +239,23 @@ class ScholarQueries(Queries):
         self.get_scholar(drop)
         with self.transaction():
             self.serialize(f"scholar:{keep}", f"scholar:{drop}")
+            # An identity is one scholar's ((kind, value) is unique): moving it cannot collide.
             self.db.execute(
-                "UPDATE OR IGNORE identities SET scholar_id = ? WHERE scholar_id = ?", (keep, drop)
+                "UPDATE identities SET scholar_id = ? WHERE scholar_id = ?", (keep, drop)
             )
             self.db.execute("UPDATE sources SET scholar_id = ? WHERE scholar_id = ?", (keep, drop))
             self.db.execute(
                 "UPDATE authorships SET scholar_id = ? WHERE scholar_id = ?", (keep, drop)
             )
+            # A paper both were decided on keeps the decision of the one kept (portable SQL:
+            # PostgreSQL has no UPDATE OR IGNORE).
             self.db.execute(
-                "UPDATE OR IGNORE attribution_decisions SET scholar_id = ? WHERE scholar_id = ?",
+                "DELETE FROM attribution_decisions WHERE scholar_id = ? AND arxiv_id IN "
+                "(SELECT arxiv_id FROM attribution_decisions WHERE scholar_id = ?)",
+                (drop, keep),
+            )
+            self.db.execute(
+                "UPDATE attribution_decisions SET scholar_id = ? WHERE scholar_id = ?",
                 (keep, drop),
             )
             # Whoever followed either follows the one kept.

@@ -19,6 +19,7 @@ from starlette.responses import RedirectResponse, Response
 from lightnews.deliver.export import FeedEntry
 from lightnews.errors import LightnewsError, UsageError
 from lightnews.ingest.follow import FirstFetch, first_fetch
+from lightnews.link.attribution import merge_scholars
 from lightnews.normalize import validate
 from lightnews.normalize.times import now_iso
 from lightnews.normalize.validate import whole_number
@@ -137,8 +138,20 @@ def manage_scholar(site: Site, request: Request) -> Response:
         elif action in ("hide", "unhide"):
             arxiv_id = validate.paper_id(str(form.get("paper") or "")).base
             hide_paper(store, reader_of(request), arxiv_id, action == "hide", now_iso())
+        elif action == "merge":  # this scholar into the one named (shared: admins, audited)
+            if not visitor.admin:
+                return site.refused(SHARED)
+            keep = whole_number(str(form.get("into") or ""), "a scholar id")
+            if keep == scholar_id:
+                raise UsageError("a scholar cannot be merged into themself")
+            kept, dropped = store.get_scholar(keep), store.get_scholar(scholar_id)
+            merge_scholars(store, keep, scholar_id)
+            store.audit(actor_of(visitor), "scholars.merge",
+                        f"#{scholar_id} {dropped.name} into #{keep} {kept.name}", now_iso())
+            return RedirectResponse(f"/scholar/{keep}", status_code=303)
         else:
-            raise UsageError("give follow, unfollow, confirm, reject, undecide, hide or unhide")
+            raise UsageError(
+                "give follow, unfollow, confirm, reject, undecide, hide, unhide or merge")
     except LightnewsError as error:
         return site.failure(request, error)
     return RedirectResponse(back_to(form, f"/scholar/{scholar_id}"), status_code=303)
