@@ -79,7 +79,8 @@ class Fold:
     train_negatives: list[int]  # explicit negatives given to training
     ranked: list[int]  # held, then the random negatives, then the explicit ones kept back
     explicit: int  # how many explicit negatives end ``ranked``
-    background: list[int]  # random papers for the learned model's weak negatives
+    background: list[int]  # random papers for the learned model's weak negatives (its first
+    # ``Params.background`` are used, so settings with fewer share the same draw)
 
 
 @dataclasses.dataclass
@@ -167,11 +168,12 @@ def sanity_svm(ctx: Context) -> Scorer:
 
 def learned(ctx: Context, params: Params) -> Scorer:
     def score(fold: Fold) -> np.ndarray[Any, Any]:
-        needed = [*fold.train, *fold.train_negatives, *fold.background]
+        background = fold.background[: params.background]
+        needed = [*fold.train, *fold.train_negatives, *background]
         training = TrainingSet(
             interests=(Interest("saved", tuple(fold.train)),),
             negatives=tuple(fold.train_negatives),
-            background=tuple(fold.background),
+            background=tuple(background),
         )
         model = fit_reader_model(
             training, {p: ctx.vectors[p] for p in needed}, {p: ctx.words[p] for p in needed},

@@ -80,6 +80,8 @@ class Params:
 
     #: Scale of the sentence vector against the TF-IDF words (both unit length).
     vector_weight: float = 1.0
+    #: Scale of the TF-IDF words (0: the sentence vector alone).
+    word_weight: float = 1.0
     #: Inverse regularisation strength of the logistic regression.
     c: float = 1.0
     #: Random papers of the library taken as weak negatives.
@@ -93,6 +95,13 @@ class Params:
     nearest_share: float = 0.5
     #: Words found in fewer training papers are left out.
     min_df: int = 2
+    #: Words found in more than this share of the training papers are left out
+    #: (1.0: none; arxiv-sanity-lite uses 0.1).
+    max_df: float = 1.0
+    #: Weigh the classes so that the saves weigh as much as all the negatives.
+    balanced: bool = True
+    #: ``"logistic"`` (logistic regression) or ``"hinge"`` (a linear SVM, as arxiv-sanity-lite).
+    loss: str = "logistic"
 
 
 DEFAULT = Params()
@@ -140,14 +149,17 @@ class WordFeatures:
     idf: npt.NDArray[np.float64]
 
     @classmethod
-    def fit(cls, documents: Sequence[Counter[str]], min_df: int) -> WordFeatures:
+    def fit(
+        cls, documents: Sequence[Counter[str]], min_df: int, max_df: float = 1.0
+    ) -> WordFeatures:
         import numpy as np
 
         df: Counter[str] = Counter()
         for counts in documents:
             df.update(counts.keys())
-        terms = sorted(t for t, n in df.items() if n >= min_df)
         n = len(documents)
+        most = max_df * n
+        terms = sorted(t for t, k in df.items() if min_df <= k <= most)
         idf = np.array([math.log((1 + n) / (1 + df[t])) + 1 for t in terms])
         return cls({t: i for i, t in enumerate(terms)}, idf)
 
@@ -251,7 +263,10 @@ class ReaderModel:
 def _join(vectors: Any, words: Any, params: Params) -> Any:
     from scipy import sparse
 
-    return sparse.hstack([sparse.csr_matrix(vectors * params.vector_weight), words], format="csr")
+    return sparse.hstack(
+        [sparse.csr_matrix(vectors * params.vector_weight), words * params.word_weight],
+        format="csr",
+    )
 
 
 def _z(profile: _Profile, features: Any, vectors: Any, params: Params) -> Any:
@@ -274,7 +289,6 @@ def fit_reader_model(
     Pure: papers are row ids, their vectors and words are given.
     """
     import numpy as np
-    from sklearn.linear_model import LogisticRegression
 
     interests = [
         Interest(i.name, tuple(p for p in dict.fromkeys(i.papers) if p in vectors))
@@ -296,7 +310,9 @@ def fit_reader_model(
         if reads else np.zeros(0, dtype=int)
     )  # fmt: skip
     everyone = [*liked, *reads, *negatives, *background]
-    word_features = WordFeatures.fit([words.get(p, Counter()) for p in everyone], params.min_df)
+    word_features = WordFeatures.fit(
+        [words.get(p, Counter()) for p in everyone], params.min_df, params.max_df
+    )
 
     def features(papers: Sequence[int]) -> Any:
         matrix = np.stack([vectors[p] for p in papers])
@@ -322,9 +338,9 @@ def fit_reader_model(
             x = sparse.vstack([features(positives), shared_x], format="csr")
             labels += [0] * len(shared)
             weights += [params.negative_weight] * len(negatives) + [1.0] * len(background)
-            model = LogisticRegression(C=params.c, class_weight="balanced", max_iter=2000)
+            model = _classifier(params)
             model.fit(x, labels, sample_weight=weights)
-            coef = model.coef_[0].astype(np.float64)
+            coef = np.asarray(model.coef_[0], dtype=np.float64)
             intercept = float(model.intercept_[0])
         own_vectors = np.stack([vectors[p] for p in interest.papers])
         if shared_x is not None and background:
@@ -337,6 +353,19 @@ def fit_reader_model(
         profiles.append(_Profile(interest.name, coef, intercept, mean, std, interest.papers,
                                  own_vectors, near_mean, near_std))  # fmt: skip
     return ReaderModel(params, word_features, tuple(profiles), source)
+
+
+def _classifier(params: Params) -> Any:
+    weight = "balanced" if params.balanced else None
+    if params.loss == "hinge":
+        from sklearn.svm import LinearSVC
+
+        return LinearSVC(C=params.c, class_weight=weight, max_iter=10000)
+    if params.loss != "logistic":
+        raise ValueError(f"loss must be 'logistic' or 'hinge', got {params.loss!r}")
+    from sklearn.linear_model import LogisticRegression
+
+    return LogisticRegression(C=params.c, class_weight=weight, max_iter=2000)
 
 
 # -- from the store ---------------------------------------------------------------------
