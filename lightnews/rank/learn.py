@@ -168,22 +168,28 @@ class WordFeatures:
         import numpy as np
         from scipy import sparse
 
-        rows: list[int] = []
+        column = self.vocabulary.get
         cols: list[int] = []
-        values: list[float] = []
-        for row, counts in enumerate(documents):
-            for term, count in counts.items():
-                col = self.vocabulary.get(term)
+        counts: list[int] = []
+        ends = [0]
+        for document in documents:  # the one loop in Python: a dictionary look-up per word
+            for term, count in document.items():
+                col = column(term)
                 if col is not None:
-                    rows.append(row)
                     cols.append(col)
-                    values.append((1 + math.log(count)) * float(self.idf[col]))
-        matrix = sparse.csr_matrix(
-            (values, (rows, cols)), shape=(len(documents), len(self.vocabulary))
-        )
-        norms = np.sqrt(np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel())
+                    counts.append(count)
+            ends.append(len(cols))
+        indices = np.array(cols, dtype=np.int64)
+        values = (1 + np.log(np.array(counts, dtype=np.float64))) * self.idf[indices]
+        starts = np.array(ends, dtype=np.int64)
+        squares = np.add.reduceat(np.append(values * values, 0.0), starts[:-1])
+        squares[starts[1:] == starts[:-1]] = 0.0  # an empty row's reduceat is its neighbour's
+        norms = np.sqrt(squares)
         norms[norms == 0] = 1.0
-        return sparse.csr_matrix(sparse.diags(1 / norms) @ matrix)
+        values /= np.repeat(norms, np.diff(starts))
+        return sparse.csr_matrix(
+            (values, indices, starts), shape=(len(documents), len(self.vocabulary))
+        )
 
 
 @dataclass(frozen=True, slots=True)
