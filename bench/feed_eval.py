@@ -14,7 +14,8 @@ five or more announced papers (MIT; 240 readers, 1,986 papers left out) and
 CSFCube's 12 query papers with their papers graded 2-3 (CC BY-NC 4.0,
 benchmark use only; 168 left out). Split by reader (SHA-1 of the name):
 PaperTweet 117 dev / 123 test readers, CSFCube 8 dev / 4 test. Settings are
-chosen on dev (``--grid``); ``--split test`` reports test, once.
+chosen on dev alone, by cross-validation over dev readers (``bench/fit_learner.py``;
+``--grid`` here tries a few by hand); ``--split test`` reports test, once.
 
 Methods, in the same run on the same draws:
 
@@ -26,7 +27,7 @@ Methods, in the same run on the same draws:
   trained, as it does, on the reader's papers against every other paper of
   the library (the papers being ranked left out);
 - ``learned``: :func:`lightnews.rank.learn.fit_reader_model` with
-  ``learn.DEFAULT`` (1,000 random papers of the library as weak negatives).
+  ``learn.DEFAULT`` (``DEFAULT.background`` random papers of the library as weak negatives).
 
     PYTHONPATH=. .venv/bin/python bench/feed_eval.py --split dev --grid
     PYTHONPATH=. .venv/bin/python bench/feed_eval.py --split test
