@@ -51,7 +51,10 @@ from lightnews.rank.learn import Params  # noqa: E402
 CACHE = OUT / "fit"
 
 #: Where the search starts: the default before this search (2026-12-06's ``learn.DEFAULT``).
-START = Params(vector_weight=1.0, c=1.0, background=1000, nearest_share=0.5, min_df=2)
+START = Params(
+    vector_weight=1.0, word_weight=1.0, c=1.0, background=1000, negative_weight=5.0,
+    read_weight=0.3, nearest_share=0.5, min_df=2, max_df=1.0, balanced=True, loss="logistic",
+)
 
 #: The knobs, in the order the search visits them, each with the values it tries.
 KNOBS: list[tuple[str, list[dict[str, Any]]]] = [
