@@ -14,7 +14,8 @@ five or more announced papers (MIT; 240 readers, 1,986 papers left out) and
 CSFCube's 12 query papers with their papers graded 2-3 (CC BY-NC 4.0,
 benchmark use only; 168 left out). Split by reader (SHA-1 of the name):
 PaperTweet 117 dev / 123 test readers, CSFCube 8 dev / 4 test. Settings are
-chosen on dev (``--grid``); ``--split test`` reports test, once.
+chosen on dev alone, by cross-validation over dev readers (``bench/fit_learner.py``;
+``--grid`` here tries a few by hand); ``--split test`` reports test, once.
 
 Methods, in the same run on the same draws:
 
@@ -26,7 +27,7 @@ Methods, in the same run on the same draws:
   trained, as it does, on the reader's papers against every other paper of
   the library (the papers being ranked left out);
 - ``learned``: :func:`lightnews.rank.learn.fit_reader_model` with
-  ``learn.DEFAULT`` (1,000 random papers of the library as weak negatives).
+  ``learn.DEFAULT`` (``DEFAULT.background`` random papers of the library as weak negatives).
 
     PYTHONPATH=. .venv/bin/python bench/feed_eval.py --split dev --grid
     PYTHONPATH=. .venv/bin/python bench/feed_eval.py --split test
@@ -79,7 +80,8 @@ class Fold:
     train_negatives: list[int]  # explicit negatives given to training
     ranked: list[int]  # held, then the random negatives, then the explicit ones kept back
     explicit: int  # how many explicit negatives end ``ranked``
-    background: list[int]  # random papers for the learned model's weak negatives
+    background: list[int]  # random papers for the learned model's weak negatives (its first
+    # ``Params.background`` are used, so settings with fewer share the same draw)
 
 
 @dataclasses.dataclass
@@ -167,11 +169,12 @@ def sanity_svm(ctx: Context) -> Scorer:
 
 def learned(ctx: Context, params: Params) -> Scorer:
     def score(fold: Fold) -> np.ndarray[Any, Any]:
-        needed = [*fold.train, *fold.train_negatives, *fold.background]
+        background = fold.background[: params.background]
+        needed = [*fold.train, *fold.train_negatives, *background]
         training = TrainingSet(
             interests=(Interest("saved", tuple(fold.train)),),
             negatives=tuple(fold.train_negatives),
-            background=tuple(fold.background),
+            background=tuple(background),
         )
         model = fit_reader_model(
             training, {p: ctx.vectors[p] for p in needed}, {p: ctx.words[p] for p in needed},

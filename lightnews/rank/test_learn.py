@@ -138,3 +138,53 @@ def test_reads_count(library: tuple[Store, dict[str, list[int]]]) -> None:
         store.mark_story(READER, hit.arxiv_id, NOW, read=True)
     after = trained(store).score(candidates)
     assert all(after[p] > before[p] for p in ids["robot"][3:])  # reads pull their like up
+
+
+def test_word_features_are_unit_tf_idf_rows() -> None:
+    from collections import Counter
+
+    import numpy as np
+
+    from lightnews.rank.learn import WordFeatures
+
+    documents = [Counter({"robot": 3, "arm": 1}), Counter(), Counter({"robot": 1, "speech": 2}),
+                 Counter({"speech": 1, "rare": 1}), Counter()]  # fmt: skip
+    words = WordFeatures.fit(documents, min_df=2)
+    assert set(words.vocabulary) == {"robot", "speech"}  # "arm" and "rare" in one paper each
+    matrix = words.transform(documents).toarray()
+    assert matrix.shape == (5, 2)
+    assert not matrix[1].any() and not matrix[4].any()  # no words: a zero row, not NaN
+    assert np.allclose(np.linalg.norm(matrix[[0, 2, 3]], axis=1), 1.0)
+    robot, speech = words.vocabulary["robot"], words.vocabulary["speech"]
+    # Sublinear term frequency times IDF, then unit length: (1 + ln 1) vs (1 + ln 2), same IDF.
+    assert matrix[2, speech] / matrix[2, robot] == pytest.approx(1 + np.log(2))
+    assert set(WordFeatures.fit(documents, min_df=1, max_df=0.3).vocabulary) == {"arm", "rare"}
+
+
+@pytest.mark.parametrize("loss", ["logistic", "hinge"])
+@pytest.mark.parametrize("word_weight", [0.0, 1.0])
+def test_each_loss_ranks_the_saved_papers_like_first(loss: str, word_weight: float) -> None:
+    from collections import Counter
+
+    import numpy as np
+
+    from lightnews.rank.learn import Interest, Params, TrainingSet, fit_reader_model
+
+    rng = np.random.default_rng(3)
+    centre = rng.normal(size=16)
+    near = [centre + 0.5 * rng.normal(size=16) for _ in range(12)]
+    far = [rng.normal(size=16) for _ in range(60)]
+    vectors = {i: (v / np.linalg.norm(v)).astype(np.float32) for i, v in enumerate(near + far)}
+    words = {i: Counter({"robot": 2, f"w{i % 3}": 1}) if i < 12 else Counter({f"w{i % 7}": 1})
+             for i in vectors}  # fmt: skip
+    training = TrainingSet((Interest(SAVED, tuple(range(8))),), background=tuple(range(12, 52)))
+    params = Params(loss=loss, word_weight=word_weight, nearest_share=0.0)
+    model = fit_reader_model(training, vectors, words, params)
+    assert model is not None
+    ranked = [*range(8, 12), *range(52, 72)]
+    found = model.score_features(np.stack([vectors[p] for p in ranked]),
+                                 [words[p] for p in ranked])  # fmt: skip
+    scores = [b.score for b in found]
+    assert min(scores[:4]) > max(scores[4:])  # the saved papers' likes above every other
+    with pytest.raises(ValueError, match="loss must be"):
+        fit_reader_model(training, vectors, words, Params(loss="squared"))
