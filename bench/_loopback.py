@@ -132,12 +132,12 @@ class FormPoster:
         if not self.fields:
             self._refresh()
         headers = {"Origin": self.base, "Referer": self.base + self.page}
-        response = self.client.post(self.base + path, data={**form, **self.fields},
-                                    headers=headers)  # fmt: skip
+        response = self.client.post(self.base + path, data={**form, **self.fields}, headers=headers)
         if response.status_code == 403:
             self._refresh()
-            response = self.client.post(self.base + path, data={**form, **self.fields},
-                                        headers=headers)  # fmt: skip
+            response = self.client.post(
+                self.base + path, data={**form, **self.fields}, headers=headers
+            )
         return response
 
 
@@ -192,8 +192,14 @@ def timed(timings: Timings, label: str, send: Callable[[], httpx.Response]) -> N
     timings.add(label, (time.perf_counter() - started) * 1000, status)
 
 
-def get_loop(base: str, paths: list[str], stop: threading.Event, timings: Timings,
-             pause: float = 0.05, timeout: float = 60) -> threading.Thread:  # fmt: skip
+def get_loop(
+    base: str,
+    paths: list[str],
+    stop: threading.Event,
+    timings: Timings,
+    pause: float = 0.05,
+    timeout: float = 60,
+) -> threading.Thread:
     """A reader: GETs ``paths`` in turn until ``stop``, each timed."""
 
     def run() -> None:

@@ -34,8 +34,14 @@ from lightnews.settings import Settings
 from lightnews.store import open_store
 from lightnews.store.secrets import hash_password, verify_password
 
-PAGES = ["/static/site.css", "/", "/api/feed", "/paper/2511.18342", "/sources",
-         "/scholar/maralindqvist.bsky.social"]  # fmt: skip
+PAGES = [
+    "/static/site.css",
+    "/",
+    "/api/feed",
+    "/paper/2511.18342",
+    "/sources",
+    "/scholar/maralindqvist.bsky.social",
+]
 SETTINGS = Settings(environ={}).with_overrides(resolve_online=False)
 
 
@@ -58,9 +64,12 @@ def timings(client: TestClient, rounds: int) -> dict[str, float]:
 def sign_in(client: TestClient, name: str, password: str) -> None:
     token = re.search(r'value="([0-9a-f]{64})"', client.get("/signin").text)
     assert token
-    done = client.post("/signin", data={"name": name, "password": password,
-                                        "csrf_token": token[1]}, follow_redirects=False)
-    assert done.status_code == 303  # fmt: skip
+    done = client.post(
+        "/signin",
+        data={"name": name, "password": password, "csrf_token": token[1]},
+        follow_redirects=False,
+    )
+    assert done.status_code == 303
 
 
 def run(location: str, rounds: int) -> None:
@@ -75,8 +84,10 @@ def run(location: str, rounds: int) -> None:
         after = timings(client, rounds)
     print(f"{'page':<40} {'no accounts min ms':>19} {'signed in min ms':>17} {'ratio':>6}")
     for path in PAGES:
-        print(f"{path:<40} {before[path]:>19.2f} {after[path]:>17.2f} "
-              f"{after[path] / before[path]:>6.2f}")  # fmt: skip
+        print(
+            f"{path:<40} {before[path]:>19.2f} {after[path]:>17.2f} "
+            f"{after[path] / before[path]:>6.2f}"
+        )
     hashes, checks = [], []
     for _ in range(5):
         start = time.perf_counter()
@@ -85,8 +96,10 @@ def run(location: str, rounds: int) -> None:
         start = time.perf_counter()
         assert verify_password(stored, "a password of some length")
         checks.append((time.perf_counter() - start) * 1000)
-    print(f"argon2id hash {statistics.median(hashes):.1f} ms, "
-          f"verify {statistics.median(checks):.1f} ms (median of 5)")  # fmt: skip
+    print(
+        f"argon2id hash {statistics.median(hashes):.1f} ms, "
+        f"verify {statistics.median(checks):.1f} ms (median of 5)"
+    )
 
 
 def main() -> None:

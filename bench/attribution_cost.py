@@ -103,15 +103,20 @@ def main() -> int:
             started = time.perf_counter()
             counts = attribution.attribute_all(store)
             full = time.perf_counter() - started
-    print(f"{args.records} records, {len(followed)} followed scholars "
-          f"({', '.join(followed[:5])}, ...)")  # fmt: skip
+    print(
+        f"{args.records} records, {len(followed)} followed scholars "
+        f"({', '.join(followed[:5])}, ...)"
+    )
     print("| phase | seconds | scholars recomputed | attribution seconds |")
     print("| --- | --- | --- | --- |")
     print(f"| import, nobody followed | {plain.seconds:.1f} | 0 | 0 |")
-    print(f"| import, followed | {first.seconds:.1f} | {first.attributed} "
-          f"| {first_attribution:.2f} |")  # fmt: skip
-    print(f"| reimport (unchanged) | {again.seconds:.1f} | {again.attributed} "
-          f"| {again_attribution:.2f} |")  # fmt: skip
+    print(
+        f"| import, followed | {first.seconds:.1f} | {first.attributed} | {first_attribution:.2f} |"
+    )
+    print(
+        f"| reimport (unchanged) | {again.seconds:.1f} | {again.attributed} "
+        f"| {again_attribution:.2f} |"
+    )
     print(f"| full pass (`attribute_all`) | {full:.2f} | {len(counts)} | {full:.2f} |")
     print(f"authorships attributed: {sum(counts.values())}")
     return 0

@@ -78,9 +78,14 @@ def run_steps(
     durations: dict[str, float] = {}
     for name, args in steps(snapshot):
         step_began = time.monotonic()
-        process = subprocess.Popen(lightnews(code, db, *args), env=env, cwd=code,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                   start_new_session=True)  # fmt: skip
+        process = subprocess.Popen(
+            lightnews(code, db, *args),
+            env=env,
+            cwd=code,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
         while process.poll() is None:
             if kill_at is not None and time.monotonic() - began >= kill_at:
                 os.killpg(process.pid, signal.SIGKILL)
@@ -147,8 +152,11 @@ def main() -> None:
     reference_db = fresh(OUT / "crash-reference.db")
     clean = run_steps(code, reference_db, snapshot, env)
     reference = fingerprint(reference_db)
-    print(f"clean run: {clean['seconds']} s; " + ", ".join(
-        f"{name} {count:,}" for name, (count, _) in reference.items()), flush=True)  # fmt: skip
+    print(
+        f"clean run: {clean['seconds']} s; "
+        + ", ".join(f"{name} {count:,}" for name, (count, _) in reference.items()),
+        flush=True,
+    )
     rng = random.Random(args.seed)
     trials = []
     names = list(clean["steps"])
@@ -163,28 +171,44 @@ def main() -> None:
         run_steps(code, db, snapshot, env)
         final = fingerprint(db)
         differing = [name for name in TABLES if final[name] != reference[name]]
-        trial = {**killed, "after_crash": after_crash, "after_rerun": checks(db),
-                 "differing_tables": differing}  # fmt: skip
+        trial = {
+            **killed,
+            "after_crash": after_crash,
+            "after_rerun": checks(db),
+            "differing_tables": differing,
+        }
         trials.append(trial)
         print(json.dumps(trial), flush=True)
     whole = sum(
-        1 for t in trials
-        if t["after_crash"]["integrity"] == "ok" and t["after_crash"]["papers_fts"] == "ok"
-        and t["after_crash"]["items_fts"] == "ok" and not t["after_crash"]["foreign_keys"]
-    )  # fmt: skip
+        1
+        for t in trials
+        if t["after_crash"]["integrity"] == "ok"
+        and t["after_crash"]["papers_fts"] == "ok"
+        and t["after_crash"]["items_fts"] == "ok"
+        and not t["after_crash"]["foreign_keys"]
+    )
     equal = sum(1 for t in trials if not t["differing_tables"])
-    results = {"machine": machine(), "code": str(code), "records": args.records,
-               "embed": args.embed, "clean": clean,
-               "reference": {k: v[0] for k, v in reference.items()}, "trials": trials,
-               "whole_after_crash": whole, "equal_after_rerun": equal}  # fmt: skip
+    results = {
+        "machine": machine(),
+        "code": str(code),
+        "records": args.records,
+        "embed": args.embed,
+        "clean": clean,
+        "reference": {k: v[0] for k, v in reference.items()},
+        "trials": trials,
+        "whole_after_crash": whole,
+        "equal_after_rerun": equal,
+    }
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     killed_in: dict[str, int] = {}
     for trial in trials:
         key = trial["killed"] or "(finished)"
         killed_in[key] = killed_in.get(key, 0) + 1
-    print(f"\n{len(trials)} trials (killed in: {killed_in}): database whole after the crash "
-          f"in {whole}, equal to the clean run after running again in {equal}")  # fmt: skip
+    print(
+        f"\n{len(trials)} trials (killed in: {killed_in}): database whole after the crash "
+        f"in {whole}, equal to the clean run after running again in {equal}"
+    )
 
 
 if __name__ == "__main__":

@@ -98,8 +98,9 @@ def ranks_by_words(queries: list[str], docs: list[str], k: int = 100) -> list[li
 def quality(found: list[list[int]], answers: list[int]) -> dict[str, float]:
     r1 = sum(1 for f, a in zip(found, answers, strict=True) if f[:1] == [a]) / len(answers)
     r10 = sum(1 for f, a in zip(found, answers, strict=True) if a in f[:10]) / len(answers)
-    mrr = sum(1 / (f.index(a) + 1) for f, a in zip(found, answers, strict=True)
-              if a in f[:10]) / len(answers)  # fmt: skip
+    mrr = sum(
+        1 / (f.index(a) + 1) for f, a in zip(found, answers, strict=True) if a in f[:10]
+    ) / len(answers)
     return {"R@1": r1, "R@10": r10, "MRR@10": mrr}
 
 
@@ -112,8 +113,11 @@ def fused(a: list[list[int]], b: list[list[int]], weight: float = 1.0) -> list[l
 def masked(title: str, abstract: str) -> str:
     """The abstract without the words of its title (compared by their first five letters)."""
     title_words = {w.lower()[:5] for w in re.findall(r"\w+", title)}
-    kept = [w for w in re.findall(r"\S+", abstract)
-            if re.sub(r"\W", "", w).lower()[:5] not in title_words]  # fmt: skip
+    kept = [
+        w
+        for w in re.findall(r"\S+", abstract)
+        if re.sub(r"\W", "", w).lower()[:5] not in title_words
+    ]
     return " ".join(kept)
 
 
@@ -125,8 +129,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--repeats", type=int, default=3, help="Throughput runs per encoder.")
     parser.add_argument("--throughput-only", action="store_true", help="Skip the quality tasks.")
-    parser.add_argument("--int8-tokens", type=lambda v: [int(n) for n in v.split(",") if n],
-                        default=[64], help="Shorter cuts of minilm-int8: 96,64")  # fmt: skip
+    parser.add_argument(
+        "--int8-tokens",
+        type=lambda v: [int(n) for n in v.split(",") if n],
+        default=[64],
+        help="Shorter cuts of minilm-int8: 96,64",
+    )
     args = parser.parse_args()
     if not CORPUS.exists():
         sys.exit(f"needs {CORPUS} (the shared fixtures)")
@@ -137,15 +145,18 @@ def main() -> None:
     abstracts = [a for _, a in papers]
     answers = list(range(min(args.queries, len(papers))))
     queries = titles[: len(answers)]
-    print(f"corpus: {len(everything):,} real papers; task: {len(queries)} titles against "
-          f"{len(abstracts):,} abstracts")  # fmt: skip
+    print(
+        f"corpus: {len(everything):,} real papers; task: {len(queries)} titles against "
+        f"{len(abstracts):,} abstracts"
+    )
 
     static = load_encoder("static")
     minilm = MiniLMEncoder(max_tokens=256)
     minilm128 = MiniLMEncoder(max_tokens=128)
     int8 = load_encoder("minilm-int8")
-    shorter = {f"minilm-int8-{n}": Int8MiniLMEncoder(int8.path, max_tokens=n)
-               for n in args.int8_tokens}  # fmt: skip
+    shorter = {
+        f"minilm-int8-{n}": Int8MiniLMEncoder(int8.path, max_tokens=n) for n in args.int8_tokens
+    }
     static.encode(full_texts[:100])
     for warm in (minilm, minilm128, int8, *shorter.values()):
         warm.encode(full_texts[:16])
@@ -165,9 +176,11 @@ def main() -> None:
         runs = [rate(encoder.encode, texts) for _ in range(args.repeats)]
         slow, fast = min(r[0] for r in runs), max(r[0] for r in runs)
         reference_rate = reference_rate or fast
-        print(f"{name:<24} {slow:>7,.0f}-{fast:<7,.0f} docs/s ({len(texts):,} docs; best "
-              f"{max(r[1] for r in runs):,.0f} per CPU-second; x{fast / reference_rate:.1f} "
-              f"minilm-256) 1M: {1e6 / fast / 3600:.2f}-{1e6 / slow / 3600:.2f} h")  # fmt: skip
+        print(
+            f"{name:<24} {slow:>7,.0f}-{fast:<7,.0f} docs/s ({len(texts):,} docs; best "
+            f"{max(r[1] for r in runs):,.0f} per CPU-second; x{fast / reference_rate:.1f} "
+            f"minilm-256) 1M: {1e6 / fast / 3600:.2f}-{1e6 / slow / 3600:.2f} h"
+        )
     print(f"load average while measuring: {os.getloadavg()[0]:.1f}")
     if args.throughput_only:
         return
@@ -209,8 +222,10 @@ def main() -> None:
                 )
         reference = rows["minilm-256"]["MRR@10"]
         reference128 = rows["minilm-128"]["MRR@10"]
-        print(f"{'system':<42} {'R@1':>6} {'R@10':>6} {'MRR@10':>7} {'/ minilm-256':>13} "
-              f"{'/ minilm-128':>13}")  # fmt: skip
+        print(
+            f"{'system':<42} {'R@1':>6} {'R@10':>6} {'MRR@10':>7} {'/ minilm-256':>13} "
+            f"{'/ minilm-128':>13}"
+        )
         for name, q in rows.items():
             ratios = f"{q['MRR@10'] / reference:13.2f} {q['MRR@10'] / reference128:13.2f}"
             print(f"{name:<42} {q['R@1']:6.3f} {q['R@10']:6.3f} {q['MRR@10']:7.3f} {ratios}")
@@ -221,10 +236,13 @@ def main() -> None:
     near128 = ranks_by_vectors(docs["minilm-128"][: len(answers)], docs["minilm-128"], 11)
     for name in list(encoders)[1:]:
         nearest = ranks_by_vectors(docs[name][: len(answers)], docs[name], 11)
-        overlap = [len(set(a[1:]) & set(b[1:])) / 10
-                   for a, b in zip(nearest, reference_nearest, strict=True)]  # fmt: skip
-        overlap128 = [len(set(a[1:]) & set(b[1:])) / 10
-                      for a, b in zip(nearest, near128, strict=True)]  # fmt: skip
+        overlap = [
+            len(set(a[1:]) & set(b[1:])) / 10
+            for a, b in zip(nearest, reference_nearest, strict=True)
+        ]
+        overlap128 = [
+            len(set(a[1:]) & set(b[1:])) / 10 for a, b in zip(nearest, near128, strict=True)
+        ]
         print(
             f"{name:<16} mean overlap@10 with minilm-256: {np.mean(overlap):.3f}, "
             f"with minilm-128: {np.mean(overlap128):.3f}"
@@ -244,9 +262,11 @@ def main() -> None:
         q, d = asked[name], docs[name]
         right = np.sum(q * d[answers], axis=1)
         random_pairs = np.sum(q * d[rng.integers(0, len(d), size=len(q))], axis=1)
-        print(f"{name:<16} right p5 {np.percentile(right, 5):.3f} p50 {np.median(right):.3f} · "
-              f"random p50 {np.median(random_pairs):.3f} p95 {np.percentile(random_pairs, 95):.3f} "
-              f"p99 {np.percentile(random_pairs, 99):.3f}")  # fmt: skip
+        print(
+            f"{name:<16} right p5 {np.percentile(right, 5):.3f} p50 {np.median(right):.3f} · "
+            f"random p50 {np.median(random_pairs):.3f} p95 {np.percentile(random_pairs, 95):.3f} "
+            f"p99 {np.percentile(random_pairs, 99):.3f}"
+        )
 
 
 if __name__ == "__main__":

@@ -110,11 +110,18 @@ def folds(data: Dataset, split: str, most: int | None, background: int) -> list[
             negatives = draw.sample(pool, NEGATIVES)
             taken = set(negatives)
             rest = [p for p in pool if p not in taken]
-            found.append(Fold(
-                data, reader, held, [p for p in reader.positives if p != held], train_negatives,
-                [held, *negatives, *kept_back], len(kept_back),
-                draw.sample(rest, min(background, len(rest))),
-            ))  # fmt: skip
+            found.append(
+                Fold(
+                    data,
+                    reader,
+                    held,
+                    [p for p in reader.positives if p != held],
+                    train_negatives,
+                    [held, *negatives, *kept_back],
+                    len(kept_back),
+                    draw.sample(rest, min(background, len(rest))),
+                )
+            )
     return found
 
 
@@ -177,9 +184,11 @@ def learned(ctx: Context, params: Params) -> Scorer:
             background=tuple(background),
         )
         model = fit_reader_model(
-            training, {p: ctx.vectors[p] for p in needed}, {p: ctx.words[p] for p in needed},
+            training,
+            {p: ctx.vectors[p] for p in needed},
+            {p: ctx.words[p] for p in needed},
             params,
-        )  # fmt: skip
+        )
         assert model is not None
         found = model.score_features(ctx.vectors[fold.ranked], [ctx.words[p] for p in fold.ranked])
         return np.array([b.score for b in found])
@@ -191,12 +200,25 @@ def context(data: Dataset) -> Context:
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     texts = [f"{t} {a}" for t, a in zip(data.titles, data.abstracts, strict=True)]
-    sanity = TfidfVectorizer(
-        strip_accents="unicode", lowercase=True, analyzer="word", stop_words="english",
-        token_pattern=r"(?u)\b[a-zA-Z_][a-zA-Z0-9_]+\b", ngram_range=(1, 2),
-        max_features=20000, norm="l2", use_idf=True, smooth_idf=True, sublinear_tf=True,
-        max_df=0.1, min_df=5,
-    ).fit_transform(texts).tocsr()  # fmt: skip
+    sanity = (
+        TfidfVectorizer(
+            strip_accents="unicode",
+            lowercase=True,
+            analyzer="word",
+            stop_words="english",
+            token_pattern=r"(?u)\b[a-zA-Z_][a-zA-Z0-9_]+\b",
+            ngram_range=(1, 2),
+            max_features=20000,
+            norm="l2",
+            use_idf=True,
+            smooth_idf=True,
+            sublinear_tf=True,
+            max_df=0.1,
+            min_df=5,
+        )
+        .fit_transform(texts)
+        .tocsr()
+    )
     matrix = vectors(data)
     matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
     words = [analyze(t, a) for t, a in zip(data.titles, data.abstracts, strict=True)]
@@ -227,12 +249,17 @@ def show(title: str, table: dict[str, dict[str, float]]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--split", choices=("dev", "test"), default="dev")
-    parser.add_argument("--most", type=int, default=None,
-                        help="left-out papers per reader at most (default: all)")  # fmt: skip
+    parser.add_argument(
+        "--most", type=int, default=None, help="left-out papers per reader at most (default: all)"
+    )
     parser.add_argument("--grid", action="store_true", help="try the learned model's settings")
     parser.add_argument("--only", choices=("papertweet", "csfcube"), default=None)
-    parser.add_argument("--most-csfcube", type=int, default=None,
-                        help="--most for CSFCube alone (few readers: default all)")  # fmt: skip
+    parser.add_argument(
+        "--most-csfcube",
+        type=int,
+        default=None,
+        help="--most for CSFCube alone (few readers: default all)",
+    )
     parser.add_argument("--no-svm", action="store_true", help="skip the SVM (slow)")
     args = parser.parse_args()
     datasets = [d for d in (papertweet, csfcube) if args.only in (None, d.__name__)]
@@ -254,15 +281,19 @@ def main() -> None:
             for change in grid():
                 label = ", ".join(f"{k}={v}" for k, v in change.items())
                 methods[f"learned, {label}"] = learned(ctx, dataclasses.replace(DEFAULT, **change))
-        show(f"{data.name}, {args.split}: {readers} readers, {len(fold_list)} papers left out",
-             run(fold_list, methods))  # fmt: skip
+        show(
+            f"{data.name}, {args.split}: {readers} readers, {len(fold_list)} papers left out",
+            run(fold_list, methods),
+        )
 
 
 def grid() -> list[dict[str, Any]]:
     """Settings tried one at a time around ``DEFAULT`` (on dev only)."""
     return [
-        {"vector_weight": 2.0}, {"c": 3.0}, {"nearest_share": 0.0},
-    ]  # fmt: skip
+        {"vector_weight": 2.0},
+        {"c": 3.0},
+        {"nearest_share": 0.0},
+    ]
 
 
 if __name__ == "__main__":

@@ -52,9 +52,38 @@ from lightnews.store import ReaderId, Store, open_store  # noqa: E402
 from lightnews.store.secrets import digest, hash_password, new_token  # noqa: E402
 
 START = datetime(2024, 1, 1, tzinfo=UTC)
-SYLLABLES = ("ka", "lo", "mi", "ne", "su", "ta", "ri", "vo", "de", "pa", "gu", "fe", "zo", "bi",
-             "ha", "ju", "ce", "no", "wa", "ye", "xo", "qu", "sa", "te", "ru", "mo", "li", "da",
-             "po", "ge")  # fmt: skip
+SYLLABLES = (
+    "ka",
+    "lo",
+    "mi",
+    "ne",
+    "su",
+    "ta",
+    "ri",
+    "vo",
+    "de",
+    "pa",
+    "gu",
+    "fe",
+    "zo",
+    "bi",
+    "ha",
+    "ju",
+    "ce",
+    "no",
+    "wa",
+    "ye",
+    "xo",
+    "qu",
+    "sa",
+    "te",
+    "ru",
+    "mo",
+    "li",
+    "da",
+    "po",
+    "ge",
+)
 CHUNK = 20_000
 
 
@@ -89,14 +118,20 @@ def build(store: Store, args: argparse.Namespace, clock: datetime, hours: float)
     made = time.perf_counter()
     for start in range(0, args.papers, CHUNK):
         rows = [
-            Paper(f"{24 + n // 900_000:02d}{1 + n // 90_000 % 10:02d}.{10000 + n % 90_000}",
-                  title=f"Study {n} of {word(n, 3).lower()} methods",
-                  abstract="A study.", categories=["cs.LG"],
-                  authors=[Author(name=scholar_name((n * 7919) % scholars)),
-                           Author(name=crowd_name(n)), Author(name=crowd_name(n + 1))],
-                  published=iso(published(n, args.papers, args.horizon_papers, clock, hours)))
+            Paper(
+                f"{24 + n // 900_000:02d}{1 + n // 90_000 % 10:02d}.{10000 + n % 90_000}",
+                title=f"Study {n} of {word(n, 3).lower()} methods",
+                abstract="A study.",
+                categories=["cs.LG"],
+                authors=[
+                    Author(name=scholar_name((n * 7919) % scholars)),
+                    Author(name=crowd_name(n)),
+                    Author(name=crowd_name(n + 1)),
+                ],
+                published=iso(published(n, args.papers, args.horizon_papers, clock, hours)),
+            )
             for n in range(start, min(start + CHUNK, args.papers))
-        ]  # fmt: skip
+        ]
         with store.transaction():
             store.save_papers(rows, iso(clock))
         print(f"  papers {start + len(rows):,}", end="\r", flush=True)
@@ -124,8 +159,13 @@ def build(store: Store, args: argparse.Namespace, clock: datetime, hours: float)
             store.create_token(user.id, "bench", digest(token), now)
             tokens[user.reader] = token
     print()
-    return {"readers": readers, "tokens": tokens, "papers_s": papers_s,
-            "attribution_s": attribution_s, "scholars": scholars}  # fmt: skip
+    return {
+        "readers": readers,
+        "tokens": tokens,
+        "papers_s": papers_s,
+        "attribution_s": attribution_s,
+        "scholars": scholars,
+    }
 
 
 def kept(store: Store, args: argparse.Namespace) -> dict[str, Any]:
@@ -137,8 +177,13 @@ def kept(store: Store, args: argparse.Namespace) -> dict[str, Any]:
         token = new_token()
         store.create_token(user.id, "bench", digest(token), iso(datetime.now(UTC)))
         tokens[user.reader] = token
-    return {"readers": [u.reader for u in users], "tokens": tokens, "papers_s": 0.0,
-            "attribution_s": 0.0, "scholars": args.readers * args.follows}  # fmt: skip
+    return {
+        "readers": [u.reader for u in users],
+        "tokens": tokens,
+        "papers_s": 0.0,
+        "attribution_s": 0.0,
+        "scholars": args.readers * args.follows,
+    }
 
 
 def expected(store: Store, reader: ReaderId, since: str, bar: float) -> set[str]:
@@ -172,8 +217,14 @@ def run(location: str, args: argparse.Namespace) -> dict[str, Any]:
         for _ in range(args.repeat):
             for reader in active:
                 before = time.process_time()
-                feed = rank_stories(store, reader, limit=50, now=clock, windows=windows,
-                                    half_life_hours=float(settings.half_life_hours))  # fmt: skip
+                feed = rank_stories(
+                    store,
+                    reader,
+                    limit=50,
+                    now=clock,
+                    windows=windows,
+                    half_life_hours=float(settings.half_life_hours),
+                )
                 cpu.append((time.process_time() - before) * 1000)
                 if _ == 0:
                     top = {s.key: s for s in feed}
@@ -200,8 +251,9 @@ def run(location: str, args: argparse.Namespace) -> dict[str, Any]:
             client = clients.get()
             try:
                 started = time.perf_counter()
-                response = client.get("/api/feed", params={"limit": 50},
-                                      headers={"authorization": f"Bearer {token}"})
+                response = client.get(
+                    "/api/feed", params={"limit": 50}, headers={"authorization": f"Bearer {token}"}
+                )
                 assert response.status_code == 200, response.text[:200]
                 return (time.perf_counter() - started) * 1000
             finally:
@@ -218,21 +270,27 @@ def run(location: str, args: argparse.Namespace) -> dict[str, Any]:
     return {
         "backend": "postgresql" if location.startswith("postgresql") else "sqlite",
         "web_processes": args.workers,
-        "papers": args.papers, "horizon_papers": args.horizon_papers,
-        "readers": args.readers, "follows": args.follows, "active": args.active,
+        "papers": args.papers,
+        "horizon_papers": args.horizon_papers,
+        "readers": args.readers,
+        "follows": args.follows,
+        "active": args.active,
         "build_papers_s": round(built["papers_s"], 1),
         "attribution_s": round(built["attribution_s"], 1),
         "attribution_ms_per_paper": round(built["attribution_s"] * 1000 / args.papers, 4),
-        "followed_papers_checked": checked, "missing_or_unexplained": missing,
-        "cpu_ms_p50": round(pct(cpu, 0.5), 1), "cpu_ms_p95": round(pct(cpu, 0.95), 1),
+        "followed_papers_checked": checked,
+        "missing_or_unexplained": missing,
+        "cpu_ms_p50": round(pct(cpu, 0.5), 1),
+        "cpu_ms_p95": round(pct(cpu, 0.95), 1),
         "latency_ms_alone_p50": round(pct(lat_one, 0.5), 1),
         "latency_ms_alone_p95": round(pct(lat_one, 0.95), 1),
         f"latency_ms_{args.concurrency}_at_once_p50": round(pct(lat_many, 0.5), 1),
         f"latency_ms_{args.concurrency}_at_once_p95": round(pct(lat_many, 0.95), 1),
         "cpu_target_ratio": round(pct(cpu, 0.95) / 20.0, 2),
         "latency_target_ratio": round(pct(lat_many, 0.95) / 150.0, 2),
-        "requests": len(lat_many), "mean_cpu_ms": round(statistics.fmean(cpu), 1),
-    }  # fmt: skip
+        "requests": len(lat_many),
+        "mean_cpu_ms": round(statistics.fmean(cpu), 1),
+    }
 
 
 def main() -> None:
@@ -243,8 +301,12 @@ def main() -> None:
     parser.add_argument("--follows", type=int, default=20)
     parser.add_argument("--active", type=int, default=50)
     parser.add_argument("--concurrency", type=int, default=10)
-    parser.add_argument("--workers", type=int, default=2,
-                        help="web processes (serve --workers; a group's server runs 2)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=2,
+        help="web processes (serve --workers; a group's server runs 2)",
+    )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--postgres", action="store_true", help="PostgreSQL from pgserver")
     parser.add_argument("--keep", type=Path, help="keep the SQLite library at this path")

@@ -32,22 +32,32 @@ START = datetime(2025, 1, 1, tzinfo=UTC)
 def build(store: SQLiteStore, papers: int, items: int) -> None:
     now = iso(START)
     rows = [
-        Paper(arxiv_id=f"25{1 + n // 90000:02d}.{10000 + n % 90000}", title=f"Study {n}",
-              abstract="A study.", authors=[Author(name=f"Author {n % 997}")],
-              categories=["cs.LG"], published=iso(START + timedelta(minutes=20 * n)))
+        Paper(
+            arxiv_id=f"25{1 + n // 90000:02d}.{10000 + n % 90000}",
+            title=f"Study {n}",
+            abstract="A study.",
+            authors=[Author(name=f"Author {n % 997}")],
+            categories=["cs.LG"],
+            published=iso(START + timedelta(minutes=20 * n)),
+        )
         for n in range(papers)
-    ]  # fmt: skip
+    ]
     with store.transaction():
         store.save_papers(rows, now)
     source, _ = store.add_source("feed", "https://crowd.example/feed.xml", now=now)
     span = 20 * papers / items
     batch = [
-        Item(key=f"a{n}", kind="article", title=f"On {rows[(n * 7919) % papers].arxiv_id}",
-             url=f"https://crowd.example/{n}", published=iso(START + timedelta(minutes=span * n)),
-             engagement={"likes": n % 97},
-             mentions=[Mention(rows[(n * 7919) % papers].arxiv_id, "arxiv-url", 1.0)])
+        Item(
+            key=f"a{n}",
+            kind="article",
+            title=f"On {rows[(n * 7919) % papers].arxiv_id}",
+            url=f"https://crowd.example/{n}",
+            published=iso(START + timedelta(minutes=span * n)),
+            engagement={"likes": n % 97},
+            mentions=[Mention(rows[(n * 7919) % papers].arxiv_id, "arxiv-url", 1.0)],
+        )
         for n in range(items)
-    ]  # fmt: skip
+    ]
     store.save_items(source.id, batch, now)
 
 
@@ -61,9 +71,11 @@ def main() -> None:
         store = SQLiteStore(Path(folder) / "window.db")
         started = time.perf_counter()
         build(store, args.papers, args.items)
-        print(f"library: {args.papers:,} papers, {args.items:,} items in "
-              f"{time.perf_counter() - started:.1f}s; window {FEED_PAPERS} papers, "
-              f"{FEED_ITEMS} items")  # fmt: skip
+        print(
+            f"library: {args.papers:,} papers, {args.items:,} items in "
+            f"{time.perf_counter() - started:.1f}s; window {FEED_PAPERS} papers, "
+            f"{FEED_ITEMS} items"
+        )
         whole = rank_stories(store, LOCAL_READER, limit=None)
         seen = [(s.key, sorted(i.key for i in s.items), s.why) for s in whole]
         for limit in (1, 10, 30, 50, None):
@@ -75,8 +87,10 @@ def main() -> None:
             head = [(s.key, sorted(i.key for i in s.items), s.why) for s in feed]
             same = head == seen[: len(head)]
             median = statistics.median(times)
-            print(f"limit {limit!s:>4}: {len(feed):>4} stories, median {median:6.1f} ms, "
-                  f"max {max(times):6.1f} ms, head of the whole ranking: {same}")  # fmt: skip
+            print(
+                f"limit {limit!s:>4}: {len(feed):>4} stories, median {median:6.1f} ms, "
+                f"max {max(times):6.1f} ms, head of the whole ranking: {same}"
+            )
             assert same
         store.close()
 

@@ -52,20 +52,32 @@ CACHE = OUT / "fit"
 
 #: Where the search starts: the default before this search (2026-12-06's ``learn.DEFAULT``).
 START = Params(
-    vector_weight=1.0, word_weight=1.0, c=1.0, background=1000, negative_weight=5.0,
-    read_weight=0.3, nearest_share=0.5, min_df=2, max_df=1.0, balanced=True, loss="logistic",
+    vector_weight=1.0,
+    word_weight=1.0,
+    c=1.0,
+    background=1000,
+    negative_weight=5.0,
+    read_weight=0.3,
+    nearest_share=0.5,
+    min_df=2,
+    max_df=1.0,
+    balanced=True,
+    loss="logistic",
 )
 
 #: The knobs, in the order the search visits them, each with the values it tries.
 KNOBS: list[tuple[str, list[dict[str, Any]]]] = [
     ("loss", [{"loss": "logistic"}, {"loss": "hinge"}]),
-    ("features", [
-        {"vector_weight": 1.0, "word_weight": 1.0},  # both, equal
-        {"vector_weight": 2.0, "word_weight": 1.0},
-        {"vector_weight": 0.5, "word_weight": 1.0},
-        {"vector_weight": 1.0, "word_weight": 0.0},  # MiniLM alone
-        {"vector_weight": 0.0, "word_weight": 1.0},  # TF-IDF words alone
-    ]),
+    (
+        "features",
+        [
+            {"vector_weight": 1.0, "word_weight": 1.0},  # both, equal
+            {"vector_weight": 2.0, "word_weight": 1.0},
+            {"vector_weight": 0.5, "word_weight": 1.0},
+            {"vector_weight": 1.0, "word_weight": 0.0},  # MiniLM alone
+            {"vector_weight": 0.0, "word_weight": 1.0},  # TF-IDF words alone
+        ],
+    ),
     ("c", [{"c": c} for c in (0.3, 1.0, 3.0, 10.0, 30.0)]),
     ("balanced", [{"balanced": True}, {"balanced": False}]),
     ("max_df", [{"max_df": m} for m in (1.0, 0.1)]),
@@ -73,7 +85,7 @@ KNOBS: list[tuple[str, list[dict[str, Any]]]] = [
     # Last, as the dearest: a training reads, analyses and learns from this many papers
     # (some 1 ms each), again after each save: 2,000 at most, to keep it cheap.
     ("background", [{"background": b} for b in (500, 1000, 2000)]),
-]  # fmt: skip
+]
 
 BIGGEST_BACKGROUND = 2000
 
@@ -122,8 +134,11 @@ class Results:
             stored = {"name": name, "rows": rows, "seconds_per_fit": spent}
             CACHE.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(stored))
-            print(f"  {self.ctx.data.name}: {name}: {len(missing)} fits, {spent:.2f} s each",
-                  file=sys.stderr, flush=True)  # fmt: skip
+            print(
+                f"  {self.ctx.data.name}: {name}: {len(missing)} fits, {spent:.2f} s each",
+                file=sys.stderr,
+                flush=True,
+            )
         self.known[name] = rows
         self.seconds[name] = float(stored.get("seconds_per_fit", 0.0))
         return rows
@@ -145,8 +160,13 @@ def search(results: Results, readers: set[str]) -> tuple[Params, list[tuple[str,
     best = START
     trail = []
     for knob, values in KNOBS:
-        tried = [(results.criterion(dataclasses.replace(best, **v), readers),
-                  dataclasses.replace(best, **v)) for v in values]  # fmt: skip
+        tried = [
+            (
+                results.criterion(dataclasses.replace(best, **v), readers),
+                dataclasses.replace(best, **v),
+            )
+            for v in values
+        ]
         score, best = max(tried, key=lambda t: t[0])
         trail.append((knob, best, score))
     return best, trail
@@ -157,8 +177,7 @@ def group_of(name: str, k: int) -> int:
 
 
 def changes(params: Params) -> str:
-    found = [f"{k}={v}" for k, v in dataclasses.asdict(params).items()
-             if v != getattr(START, k)]  # fmt: skip
+    found = [f"{k}={v}" for k, v in dataclasses.asdict(params).items() if v != getattr(START, k)]
     return ", ".join(found) or "start (earlier default)"
 
 
@@ -168,8 +187,9 @@ def row(label: str, cells: Sequence[float]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--most", type=int, default=3,
-                        help="left-out papers per PaperTweet dev reader at most")  # fmt: skip
+    parser.add_argument(
+        "--most", type=int, default=3, help="left-out papers per PaperTweet dev reader at most"
+    )
     parser.add_argument("--folds", type=int, default=5, help="groups of dev readers")
     args = parser.parse_args()
 
@@ -178,8 +198,10 @@ def main() -> None:
     fold_list = folds(data, "dev", args.most, BIGGEST_BACKGROUND)
     results = Results(ctx, fold_list)
     everyone = {f.reader.name for f in fold_list}
-    print(f"PaperTweet dev: {len(everyone)} readers, {len(fold_list)} papers left out, "
-          f"{args.folds} groups of readers")  # fmt: skip
+    print(
+        f"PaperTweet dev: {len(everyone)} readers, {len(fold_list)} papers left out, "
+        f"{args.folds} groups of readers"
+    )
 
     chosen, trail = search(results, everyone)
 
@@ -189,11 +211,15 @@ def main() -> None:
     for knob, params, _ in trail:
         name = key_of(params)
         n, a = results.mean(name, everyone, "nDCG"), results.mean(name, everyone, "AUC")
-        print(f"| {knob} | {changes(params)} | {100 * n:.1f} | {100 * a:.1f} | "
-              f"{results.seconds[name]:.2f} |")  # fmt: skip
+        print(
+            f"| {knob} | {changes(params)} | {100 * n:.1f} | {100 * a:.1f} | "
+            f"{results.seconds[name]:.2f} |"
+        )
 
-    print(f"\nCross-validation over {args.folds} groups of development readers: the search run on"
-          " the other groups, measured on the group left out (nDCG / AUC):\n")  # fmt: skip
+    print(
+        f"\nCross-validation over {args.folds} groups of development readers: the search run on"
+        " the other groups, measured on the group left out (nDCG / AUC):\n"
+    )
     print("| group | readers | setting found | found | start | SVM |")
     print("| --- | --- | --- | --- | --- | --- |")
     totals: dict[str, list[float]] = {"found": [], "start": [], "svm": []}
@@ -230,10 +256,12 @@ def main() -> None:
     print("\nDevelopment readers, every method (chosen: the search on all of them):\n")
     print("| method | nDCG | hit@10 | AUC |")
     print("| --- | --- | --- | --- |")
-    for label, name in (("closeness to saves (current feed)", "closeness"),
-                        ("arxiv-sanity-lite TF-IDF + LinearSVC", "svm"),
-                        ("learned, start (earlier default)", key_of(START)),
-                        (f"learned, chosen: {changes(chosen)}", key_of(chosen))):  # fmt: skip
+    for label, name in (
+        ("closeness to saves (current feed)", "closeness"),
+        ("arxiv-sanity-lite TF-IDF + LinearSVC", "svm"),
+        ("learned, start (earlier default)", key_of(START)),
+        (f"learned, chosen: {changes(chosen)}", key_of(chosen)),
+    ):
         results.of(name)
         print(row(label, [results.mean(name, everyone, m) for m in ("nDCG", "hit@10", "AUC")]))
 
@@ -242,14 +270,18 @@ def main() -> None:
     cs_folds = folds(cs, "dev", None, BIGGEST_BACKGROUND)
     cs_results = Results(cs_ctx, cs_folds)
     cs_readers = {f.reader.name for f in cs_folds}
-    print(f"\nCSFCube dev (a check, not chosen on): {len(cs_readers)} readers, "
-          f"{len(cs_folds)} left out\n")  # fmt: skip
+    print(
+        f"\nCSFCube dev (a check, not chosen on): {len(cs_readers)} readers, "
+        f"{len(cs_folds)} left out\n"
+    )
     print("| method | nDCG | hit@10 | AUC | AUC explicit |")
     print("| --- | --- | --- | --- | --- |")
-    for label, name, params in (("closeness to saves (current feed)", "closeness", None),
-                                ("arxiv-sanity-lite TF-IDF + LinearSVC", "svm", None),
-                                ("learned, start (earlier default)", key_of(START), START),
-                                ("learned, chosen", key_of(chosen), chosen)):  # fmt: skip
+    for label, name, params in (
+        ("closeness to saves (current feed)", "closeness", None),
+        ("arxiv-sanity-lite TF-IDF + LinearSVC", "svm", None),
+        ("learned, start (earlier default)", key_of(START), START),
+        ("learned, chosen", key_of(chosen), chosen),
+    ):
         cs_results.of(name, params)
         metrics = ("nDCG", "hit@10", "AUC", "AUC explicit")
         print(row(label, [cs_results.mean(name, cs_readers, m) for m in metrics]))

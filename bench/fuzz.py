@@ -176,8 +176,12 @@ def _random_json(rng: random.Random, depth: int = 0) -> Any:
     return [None, True, 0, -1, 10**30, 1.5, rng.choice(STRINGS), "x", [], {}][pick]
 
 
-def _paths(value: Any, path: tuple[Any, ...] = (), out: list[tuple[Any, ...]] | None = None,
-           limit: int = 3000) -> list[tuple[Any, ...]]:  # fmt: skip
+def _paths(
+    value: Any,
+    path: tuple[Any, ...] = (),
+    out: list[tuple[Any, ...]] | None = None,
+    limit: int = 3000,
+) -> list[tuple[Any, ...]]:
     out = [] if out is None else out
     if len(out) >= limit:
         return out
@@ -329,50 +333,80 @@ def targets() -> list[Target]:
     for path in lab:
         feed_seeds += _first_items(path, b"item", 3, b"</channel></rss>")
     abs_folder = SHARED / "arxiv" / "abs"
-    abs_seeds = [p.read_bytes() for p in sorted(abs_folder.rglob("*.abs"))[::20]] if (
-        abs_folder.is_dir()) else []  # fmt: skip
+    abs_seeds = (
+        [p.read_bytes() for p in sorted(abs_folder.rglob("*.abs"))[::20]]
+        if (abs_folder.is_dir())
+        else []
+    )
     abs_seeds += _files((DATA / "arxiv", "*.abs"))
     hf_feed = _files(
         (SHARED / "corpus" / "hf-papers" / "snapshots", "*.json"), (DATA / "hf", "papers*")
     )
-    hf_feed = [json.dumps({**d, "items": d.get("items", [])[:20]}).encode() if isinstance(
-        d := json.loads(b), dict) else b for b in hf_feed]  # fmt: skip
+    hf_feed = [
+        json.dumps({**d, "items": d.get("items", [])[:20]}).encode()
+        if isinstance(d := json.loads(b), dict)
+        else b
+        for b in hf_feed
+    ]
     snapshot_lines = (DATA / "arxiv" / "snapshot-small.jsonl").read_bytes().splitlines(True)[:40]
     all_targets = [
         Target("feed", _source("feed"), feed_seeds),
-        Target("arxiv-api", _source("arxiv-api", "cat:cs.LG"),
-               _api_bodies() + _files((SHARED / "arxiv" / "api-2016", "*.xml"),
-                                      (DEMO, "arxiv-api-*"))),
-        Target("arxiv-oai", _source("arxiv-oai", "cs"),
-               _files((SHARED / "arxiv" / "oai-pmh", "*.xml"), (DEMO, "arxiv-oai-*"))),
+        Target(
+            "arxiv-api",
+            _source("arxiv-api", "cat:cs.LG"),
+            _api_bodies() + _files((SHARED / "arxiv" / "api-2016", "*.xml"), (DEMO, "arxiv-api-*")),
+        ),
+        Target(
+            "arxiv-oai",
+            _source("arxiv-oai", "cs"),
+            _files((SHARED / "arxiv" / "oai-pmh", "*.xml"), (DEMO, "arxiv-oai-*")),
+        ),
         Target("arxiv-abs", _source("arxiv-abs", "file:///x.abs"), abs_seeds),
         Target("arxiv-snapshot", _snapshot, [b"".join(snapshot_lines)]),
-        Target("bluesky", _source("bluesky", "someone.bsky.social"),
-               _files((SHARED / "bluesky" / "atproto-recorded", "*.json"),
-                      (SHARED / "seed-pages" / "bluesky", "*.json"), (DEMO, "bluesky-*"),
-                      (DATA / "bluesky", "get[APT]*.json"))),
-        Target("bluesky-starter-pack", _source("bluesky-starter-pack",
-                                               "https://bsky.app/starter-pack/a/b"),
-               _files((DATA / "bluesky", "get[SL]*.json"))),
-        Target("hf-daily", _source("hf-daily", ""),
-               _files((DEMO, "hf-daily-*"), (DATA / "hf", "daily*"))),
+        Target(
+            "bluesky",
+            _source("bluesky", "someone.bsky.social"),
+            _files(
+                (SHARED / "bluesky" / "atproto-recorded", "*.json"),
+                (SHARED / "seed-pages" / "bluesky", "*.json"),
+                (DEMO, "bluesky-*"),
+                (DATA / "bluesky", "get[APT]*.json"),
+            ),
+        ),
+        Target(
+            "bluesky-starter-pack",
+            _source("bluesky-starter-pack", "https://bsky.app/starter-pack/a/b"),
+            _files((DATA / "bluesky", "get[SL]*.json")),
+        ),
+        Target(
+            "hf-daily",
+            _source("hf-daily", ""),
+            _files((DEMO, "hf-daily-*"), (DATA / "hf", "daily*")),
+        ),
         Target("hf-papers-feed", _source("hf-papers-feed"), hf_feed),
-        Target("notes", _source("notes", "https://example.org/notes"),
-               _files((DEMO, "notes-*"), (SHARED / "seed-pages" / "notes", "*"),
-                      (DATA / "notes", "*[ld]"))),
+        Target(
+            "notes",
+            _source("notes", "https://example.org/notes"),
+            _files(
+                (DEMO, "notes-*"), (SHARED / "seed-pages" / "notes", "*"), (DATA / "notes", "*[ld]")
+            ),
+        ),
         Target("opml", parse_opml, _files((DEMO, "*.opml"))),
-    ]  # fmt: skip
+    ]
     texts = [s.encode() for s in STRINGS] + [
         b'J\\"urgen M{\\"u}ller and {\\L}ukasz',
         b"<p>a <b>b</b><a href='javascript:x'>c</a></p>",
     ]
     for name, function in (
-        ("normalize.iso_utc", iso_utc), ("normalize.safe_url", safe_url),
-        ("normalize.parse_arxiv_id", parse_arxiv_id), ("normalize.tex_to_unicode", tex_to_unicode),
+        ("normalize.iso_utc", iso_utc),
+        ("normalize.safe_url", safe_url),
+        ("normalize.parse_arxiv_id", parse_arxiv_id),
+        ("normalize.tex_to_unicode", tex_to_unicode),
         ("normalize.split_author_list", split_author_list),
-        ("normalize.html_to_text", html_to_text), ("normalize.sanitize_html", sanitize_html),
+        ("normalize.html_to_text", html_to_text),
+        ("normalize.sanitize_html", sanitize_html),
         ("normalize.clean_text", clean_text),
-    ):  # fmt: skip
+    ):
         all_targets.append(Target(name, _text(function), texts))
     for target in all_targets:
         for seed in target.seeds:
@@ -508,13 +542,19 @@ def run(
 # -- adversarial bodies: the most a response may hold ------------------------------------
 
 ADVERSARIAL_SECONDS = 5.0
-_RSS = (b'<?xml version="1.0" encoding="utf-8"?><rss version="2.0" '
-        b'xmlns:dc="http://purl.org/dc/elements/1.1/" '
-        b'xmlns:content="http://purl.org/rss/1.0/modules/content/" '
-        b'xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd"><channel><title>t</title>'
-        b"<link>https://example.org/</link>", b"</channel></rss>")  # fmt: skip
-_ATOM = (b'<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom">'
-         b"<title>t</title><id>urn:feed</id>", b"</feed>")  # fmt: skip
+_RSS = (
+    b'<?xml version="1.0" encoding="utf-8"?><rss version="2.0" '
+    b'xmlns:dc="http://purl.org/dc/elements/1.1/" '
+    b'xmlns:content="http://purl.org/rss/1.0/modules/content/" '
+    b'xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd"><channel><title>t</title>'
+    b"<link>https://example.org/</link>",
+    b"</channel></rss>",
+)
+_ATOM = (
+    b'<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom">'
+    b"<title>t</title><id>urn:feed</id>",
+    b"</feed>",
+)
 
 
 def _fill(size: int, unit: bytes) -> bytes:
@@ -522,19 +562,31 @@ def _fill(size: int, unit: bytes) -> bytes:
 
 
 def _rss_item(number: int, inner: bytes) -> bytes:
-    return (b"<item><guid>https://example.org/%d</guid><title>t</title>" % number) + inner + (
-        b"</item>"
+    return (
+        (b"<item><guid>https://example.org/%d</guid><title>t</title>" % number)
+        + inner
+        + (b"</item>")
     )
 
 
 def _atom_entry(number: int, inner: bytes) -> bytes:
-    return (b'<entry><id>urn:%d</id><title>t</title><link href="https://example.org/%d"/>'
-            b"<updated>2025-01-01T00:00:00Z</updated>" % (number, number)) + inner + (
-        b"</entry>")  # fmt: skip
+    return (
+        (
+            b'<entry><id>urn:%d</id><title>t</title><link href="https://example.org/%d"/>'
+            b"<updated>2025-01-01T00:00:00Z</updated>" % (number, number)
+        )
+        + inner
+        + (b"</entry>")
+    )
 
 
-def _document(shell: tuple[bytes, bytes], entry: Callable[[int, bytes], bytes],
-              inner: Callable[[int], bytes], size: int, per_entry: int) -> bytes:  # fmt: skip
+def _document(
+    shell: tuple[bytes, bytes],
+    entry: Callable[[int, bytes], bytes],
+    inner: Callable[[int], bytes],
+    size: int,
+    per_entry: int,
+) -> bytes:
     """A feed of entries whose ``inner(per_entry)`` parts add up to about ``size`` bytes."""
     part = inner(min(per_entry, size))
     count = max(1, size // len(entry(0, part)))
@@ -547,38 +599,56 @@ def _xml_cases(size: int) -> Iterator[tuple[str, bytes]]:
         "rss author (e-mail dots)": lambda n: b"<author>a@" + _fill(n, b"a.") + b"</author>",
         "rss author (CDATA)": lambda n: b"<author><![CDATA[" + _fill(n, b"a") + b"]]></author>",
         "rss dc:creator": lambda n: b"<dc:creator>" + _fill(n, b"a") + b"</dc:creator>",
-        "rss itunes:keywords": lambda n: b"<itunes:keywords>" + _fill(n, b"k,")
-        + b"</itunes:keywords>",
+        "rss itunes:keywords": lambda n: (
+            b"<itunes:keywords>" + _fill(n, b"k,") + b"</itunes:keywords>"
+        ),
         "rss title": lambda n: b"<title>" + _fill(n, b"ab ") + b"</title>",
-        "rss description (escaped html)": lambda n: b"<description>"
-        + _fill(n, b"&lt;p&gt;arXiv:2401.00001 &lt;a href='https://e.org/'&gt;x&lt;/a&gt;")
-        + b"</description>",
-        "rss content:encoded (CDATA html)": lambda n: b"<content:encoded><![CDATA["
-        + _fill(n, b"<p><b>x</b> <a href='https://e.org/'>y</a></p>") + b"]]></content:encoded>",
+        "rss description (escaped html)": lambda n: (
+            b"<description>"
+            + _fill(n, b"&lt;p&gt;arXiv:2401.00001 &lt;a href='https://e.org/'&gt;x&lt;/a&gt;")
+            + b"</description>"
+        ),
+        "rss content:encoded (CDATA html)": lambda n: (
+            b"<content:encoded><![CDATA["
+            + _fill(n, b"<p><b>x</b> <a href='https://e.org/'>y</a></p>")
+            + b"]]></content:encoded>"
+        ),
         "rss link": lambda n: b"<link>https://example.org/" + _fill(n, b"a") + b"</link>",
         "rss pubDate": lambda n: b"<pubDate>" + _fill(n, b"1 ") + b"</pubDate>",
         "rss categories": lambda n: b"".join(
-            b"<category>c%d</category>" % i for i in range(n // 25)),
+            b"<category>c%d</category>" % i for i in range(n // 25)
+        ),
         "atom author name": lambda n: b"<author><name>" + _fill(n, b"a") + b"</name></author>",
         "atom many links": lambda n: b"".join(
-            b'<link rel="related" href="https://example.org/%d"/>' % i for i in range(n // 48)),
+            b'<link rel="related" href="https://example.org/%d"/>' % i for i in range(n // 48)
+        ),
         "atom deep nesting": lambda n: b"<x>" * (n // 7) + b"</x>" * (n // 7),
-        "atom xhtml deep nesting": lambda n: b'<content type="xhtml"><div '
-        b'xmlns="http://www.w3.org/1999/xhtml">' + b"<b>" * (n // 7) + b"</b>" * (n // 7)
-        + b"</div></content>",
-        "atom huge href": lambda n: b'<link rel="related" href="https://e.org/'
-        + _fill(n, b"a") + b'"/>',
+        "atom xhtml deep nesting": lambda n: (
+            b'<content type="xhtml"><div '
+            b'xmlns="http://www.w3.org/1999/xhtml">'
+            + b"<b>" * (n // 7)
+            + b"</b>" * (n // 7)
+            + b"</div></content>"
+        ),
+        "atom huge href": lambda n: (
+            b'<link rel="related" href="https://e.org/' + _fill(n, b"a") + b'"/>'
+        ),
         "atom huge category term": lambda n: b'<category term="' + _fill(n, b"a") + b'"/>',
-        "atom huge xml:base": lambda n: b'<summary xml:base="https://e.org/' + _fill(n, b"a")
-        + b'">x</summary>',
-        "atom many attributes": lambda n: b"<summary " + b"".join(
-            b'a%d="x" ' % i for i in range(n // 10)) + b">x</summary>",
-    }  # fmt: skip
+        "atom huge xml:base": lambda n: (
+            b'<summary xml:base="https://e.org/' + _fill(n, b"a") + b'">x</summary>'
+        ),
+        "atom many attributes": lambda n: (
+            b"<summary " + b"".join(b'a%d="x" ' % i for i in range(n // 10)) + b">x</summary>"
+        ),
+    }
     for name, inner in fields.items():
         atom = name.startswith("atom")
         shell, entry = (_ATOM, _atom_entry) if atom else (_RSS, _rss_item)
-        for label, per_entry in (("one entry", size), ("1 MB entries", 1 << 20),
-                                 ("2 KB entries", 2048)):  # fmt: skip
+        for label, per_entry in (
+            ("one entry", size),
+            ("1 MB entries", 1 << 20),
+            ("2 KB entries", 2048),
+        ):
             yield f"feed: {name}, {label}", _document(shell, entry, inner, size, per_entry)
     yield "feed: rss many tiny entries", _document(_RSS, _rss_item, lambda n: b"", size, 0)
     yield "feed: atom many tiny entries", _document(_ATOM, _atom_entry, lambda n: b"", size, 0)
@@ -595,7 +665,7 @@ def _json_feed_cases(size: int) -> Iterator[tuple[str, bytes]]:
         "content_html": lambda n: {"content_html": "<p><b>x</b> arXiv:2401.00001</p>" * (n // 33)},
         "tags": lambda n: {"tags": ["t"] * (n // 4)},
         "deep nesting": lambda n: {"x": json.loads("[" * 250 + "]" * 250)},
-    }  # fmt: skip
+    }
     for name, inner in items.items():
         for label, per_item in (("one item", size), ("2 KB items", 2048)):
             part = inner(min(per_item, size))
@@ -616,8 +686,10 @@ def _blown_up(seed: Any, size: int) -> Iterator[tuple[str, Any]]:
 
     strings = [p for p in paths if p and isinstance(at(p), str)]
     lists = [p for p in paths if p and isinstance(at(p), list) and at(p)]
-    for kind, chosen in (("string", max(strings, key=lambda p: len(at(p)), default=None)),
-                         ("list", max(lists, key=lambda p: len(at(p)), default=None))):  # fmt: skip
+    for kind, chosen in (
+        ("string", max(strings, key=lambda p: len(at(p)), default=None)),
+        ("list", max(lists, key=lambda p: len(at(p)), default=None)),
+    ):
         if chosen is None:
             continue
         doc = copy.deepcopy(seed)
@@ -676,8 +748,11 @@ def run_adversarial(size: int) -> int:
         worst = max(worst, seconds)
         bad = seconds > ADVERSARIAL_SECONDS or outcome.isupper() or outcome.startswith("RAISED")
         failed += bad
-        print(f"{name[:62]:62} {len(body) / 1e6:6.1f} {seconds:6.2f} {items:6}  "
-              f"{'OVER: ' if bad else ''}{outcome}", flush=True)  # fmt: skip
+        print(
+            f"{name[:62]:62} {len(body) / 1e6:6.1f} {seconds:6.2f} {items:6}  "
+            f"{'OVER: ' if bad else ''}{outcome}",
+            flush=True,
+        )
     print(f"worst {worst:.2f} s of CPU; {failed} over {ADVERSARIAL_SECONDS:g} s or raised")
     return 1 if failed else 0
 
@@ -691,23 +766,34 @@ def main() -> int:
     parser.add_argument("--budget", type=float, help="stop after this many seconds")
     parser.add_argument("--json", type=Path, help="write the tallies as JSON here")
     parser.add_argument("--only", action="append", help="fuzz only this target (repeatable)")
-    parser.add_argument("--adversarial", action="store_true",
-                        help="time hostile bodies as large as a response may be, instead")
-    parser.add_argument("--size", type=int, default=int(Settings(environ={}).http_max_bytes),
-                        help="bytes of each adversarial body (default: http_max_bytes)")
+    parser.add_argument(
+        "--adversarial",
+        action="store_true",
+        help="time hostile bodies as large as a response may be, instead",
+    )
+    parser.add_argument(
+        "--size",
+        type=int,
+        default=int(Settings(environ={}).http_max_bytes),
+        help="bytes of each adversarial body (default: http_max_bytes)",
+    )
     args = parser.parse_args()
     if args.adversarial:
         return run_adversarial(args.size)
     started = time.monotonic()
     tallies = run(args.inputs, args.seed, args.save, args.budget, args.only, args.normalize_inputs)
     elapsed = time.monotonic() - started
-    print(f"{'target':28} {'inputs':>7} {'read':>7} {'refused':>8} {'raised':>7} {'slow':>5} "
-          f"{'ms/input':>9}  causes")  # fmt: skip
+    print(
+        f"{'target':28} {'inputs':>7} {'read':>7} {'refused':>8} {'raised':>7} {'slow':>5} "
+        f"{'ms/input':>9}  causes"
+    )
     for name, t in tallies.items():
         causes = ", ".join(f"{k} ×{v}" for k, v in t.raised.most_common())
         per = 1000 * t.seconds / t.inputs if t.inputs else 0.0
-        print(f"{name:28} {t.inputs:7} {t.read:7} {t.refused:8} {sum(t.raised.values()):7} "
-              f"{t.slow:5} {per:9.2f}  {causes}")  # fmt: skip
+        print(
+            f"{name:28} {t.inputs:7} {t.read:7} {t.refused:8} {sum(t.raised.values()):7} "
+            f"{t.slow:5} {per:9.2f}  {causes}"
+        )
     for group, names in (
         ("parsers", [n for n in tallies if not n.startswith("normalize.")]),
         ("normalizers", [n for n in tallies if n.startswith("normalize.")]),
@@ -719,8 +805,11 @@ def main() -> int:
     slow = sum(t.slow for t in tallies.values())
     print(f"in {elapsed:.0f}s; {slow} inputs over the {SECONDS_PER_INPUT:g}s limit")
     if args.json:
-        args.json.write_text(json.dumps({n: {**asdict(t), "raised": dict(t.raised)}
-                                         for n, t in tallies.items()}, indent=1))  # fmt: skip
+        args.json.write_text(
+            json.dumps(
+                {n: {**asdict(t), "raised": dict(t.raised)} for n, t in tallies.items()}, indent=1
+            )
+        )
     return 1 if raised else 0
 
 

@@ -92,11 +92,15 @@ def write_sqlite(db: Path, vectors_file: Path) -> int:
         if store.vector_count(MODEL) >= len(ids):
             return 0
         for start in range(0, len(ids), CHUNK):
-            store.save_vectors(MODEL, [
-                (int(i), v.astype("<f2").tobytes())
-                for i, v in zip(ids[start : start + CHUNK], vectors[start : start + CHUNK],
-                                strict=True)
-            ])  # fmt: skip
+            store.save_vectors(
+                MODEL,
+                [
+                    (int(i), v.astype("<f2").tobytes())
+                    for i, v in zip(
+                        ids[start : start + CHUNK], vectors[start : start + CHUNK], strict=True
+                    )
+                ],
+            )
             _log(f"SQLite: {start + CHUNK:,} vectors written")
         from lightnews.embed.index import VectorIndex
 
@@ -142,8 +146,9 @@ def write_postgres(url: str, vectors_file: Path) -> int:
         written = 0
         for start in range(0, len(arxiv), CHUNK):
             buffer = io.StringIO()
-            for a, v in zip(arxiv[start : start + CHUNK], vectors[start : start + CHUNK],
-                            strict=True):  # fmt: skip
+            for a, v in zip(
+                arxiv[start : start + CHUNK], vectors[start : start + CHUNK], strict=True
+            ):
                 paper = by_arxiv.get(str(a))
                 if paper is None:
                     continue
@@ -193,8 +198,10 @@ def build_hnsw(url: str, dim: int, memory_mb: int | None = None) -> dict[str, An
                     "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'parallel worker'"
                 ).fetchone()
                 seen["workers"] = max(seen["workers"], int(workers[0]) if workers else 0)
-                _log(f"HNSW build: {progress} parallel workers {seen['workers']} "
-                     f"load {os.getloadavg()[0]:.1f}")  # fmt: skip
+                _log(
+                    f"HNSW build: {progress} parallel workers {seen['workers']} "
+                    f"load {os.getloadavg()[0]:.1f}"
+                )
 
     watcher = threading.Thread(target=watch, daemon=True)
     load = f"{os.getloadavg()[0]:.1f}"
@@ -210,11 +217,15 @@ def build_hnsw(url: str, dim: int, memory_mb: int | None = None) -> dict[str, An
     ).fetchone()[0]
     store.close()
     return {
-        "vectors": rows, "dim": dim, "built": built, "build_s": round(seconds, 1),
+        "vectors": rows,
+        "dim": dim,
+        "built": built,
+        "build_s": round(seconds, 1),
         "maintenance_work_mem_mb": hnsw_build_memory_mb(rows, dim, cap),
-        "parallel_workers_seen": seen["workers"], "index_mb": round(size / 2**20),
+        "parallel_workers_seen": seen["workers"],
+        "index_mb": round(size / 2**20),
         "load": f"{load}–{os.getloadavg()[0]:.1f}",
-    }  # fmt: skip
+    }
 
 
 def recall_at_10(url: str, vectors_file: Path) -> dict[str, Any]:
@@ -245,17 +256,21 @@ def recall_at_10(url: str, vectors_file: Path) -> dict[str, Any]:
     finally:
         store.close()
     return {
-        "queries": len(queries), "recall10": round(float(np.mean(strict)), 3),
+        "queries": len(queries),
+        "recall10": round(float(np.mean(strict)), 3),
         "recall10_with_ties": round(float(np.mean(ties)), 3),
         "queries_under_half": sum(1 for r in strict if r < 0.5),
-    }  # fmt: skip
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", required=True, type=Path, help="an SQLite library (a copy)")
-    parser.add_argument("--pg", type=Path, help="a PostgreSQL data directory (a copy): "
-                        "vectors written and its HNSW index built")  # fmt: skip
+    parser.add_argument(
+        "--pg",
+        type=Path,
+        help="a PostgreSQL data directory (a copy): vectors written and its HNSW index built",
+    )
     parser.add_argument("--sqlite", action="store_true", help="write the vectors into --db")
     parser.add_argument("--memory-mb", type=int, help="index_build_memory for the build")
     parser.add_argument("--recall", action="store_true", help="recall@10 of --pg's index")

@@ -210,8 +210,11 @@ def main() -> None:
 def merged(paths: list[Path]) -> dict[str, Any]:
     """The results of shards (``--json`` files of runs with ``--shard k/n``) as one."""
     parts = [json.loads(p.read_text()) for p in paths]
-    result: dict[str, Any] = {"tallies": defaultdict(Counter), "false": defaultdict(Counter),
-                              "errors": defaultdict(list)}  # fmt: skip
+    result: dict[str, Any] = {
+        "tallies": defaultdict(Counter),
+        "false": defaultdict(Counter),
+        "errors": defaultdict(list),
+    }
     for part in parts:
         for key in ("tallies", "false"):
             for kind, counts in part[key].items():
@@ -222,8 +225,9 @@ def merged(paths: list[Path]) -> dict[str, Any]:
             result[key] = result.get(key, []) + part[key]
         for key in ("seconds", "words"):
             result[key] = result.get(key, 0) + part[key]
-        result["counts"] = [a + b for a, b in zip(result.get("counts", [0, 0]), part["counts"],
-                                                  strict=True)]  # fmt: skip
+        result["counts"] = [
+            a + b for a, b in zip(result.get("counts", [0, 0]), part["counts"], strict=True)
+        ]
         result["library"] = part["library"]
     return result
 

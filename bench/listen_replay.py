@@ -71,8 +71,12 @@ def _phase(name: str, path: Path) -> dict[str, object]:
         from lightnews.sources.jetstream import NetworkFilter
 
         found = NetworkFilter()
-        readers = {"json": json.loads, "orjson": orjson.loads, "raw_prefilter": raw_prefilter,
-                   "filter": found.read}
+        readers = {
+            "json": json.loads,
+            "orjson": orjson.loads,
+            "raw_prefilter": raw_prefilter,
+            "filter": found.read,
+        }
         spent = dict.fromkeys(readers, 0.0)
         best = dict.fromkeys(readers, 0.0)
         with path.open("rb") as lines:
@@ -106,15 +110,25 @@ def _phase(name: str, path: Path) -> dict[str, object]:
             store.close()
     seconds = time.perf_counter() - started
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"phase": name, "events": count, "seconds": round(seconds, 2),
-            "events_per_s": round(count / seconds), "peak_mb": round(peak_mb, 1), **extra}
+    return {
+        "phase": name,
+        "events": count,
+        "seconds": round(seconds, 2),
+        "events_per_s": round(count / seconds),
+        "peak_mb": round(peak_mb, 1),
+        **extra,
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=1_000_000)
-    parser.add_argument("--paper-share", type=float, default=0.01,
-                        help="share of posts that name a paper (the rest do not)")
+    parser.add_argument(
+        "--paper-share",
+        type=float,
+        default=0.01,
+        help="share of posts that name a paper (the rest do not)",
+    )
     parser.add_argument("--phases", default="decode,replay")
     parser.add_argument("--phase", help=argparse.SUPPRESS)
     parser.add_argument("--file", type=Path, help=argparse.SUPPRESS)
@@ -126,13 +140,18 @@ def main() -> None:
         path = Path(scratch) / "events.jsonl"
         _generate(path, args.events, args.paper_share)
         size = path.stat().st_size
-        print(f"{args.events} events, {size / 1e6:.0f} MB ({size / args.events:.0f} B each); "
-              f"load average before: {os.getloadavg()}", flush=True)
+        print(
+            f"{args.events} events, {size / 1e6:.0f} MB ({size / args.events:.0f} B each); "
+            f"load average before: {os.getloadavg()}",
+            flush=True,
+        )
         results = []
         for phase in args.phases.split(","):
             run = subprocess.run(
                 [sys.executable, __file__, "--phase", phase, "--file", str(path)],
-                capture_output=True, text=True, check=True,
+                capture_output=True,
+                text=True,
+                check=True,
                 env={**os.environ, "PYTHONPATH": str(ROOT)},
             )
             result = json.loads(run.stdout)

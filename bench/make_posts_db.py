@@ -331,11 +331,13 @@ class World:
             start = len(text.encode())
             text += piece
             if url:
-                facets.append({
-                    "$type": "app.bsky.richtext.facet",
-                    "index": {"byteStart": start, "byteEnd": len(text.encode())},
-                    "features": [{"$type": "app.bsky.richtext.facet#link", "uri": url}],
-                })  # fmt: skip
+                facets.append(
+                    {
+                        "$type": "app.bsky.richtext.facet",
+                        "index": {"byteStart": start, "byteEnd": len(text.encode())},
+                        "features": [{"$type": "app.bsky.richtext.facet#link", "uri": url}],
+                    }
+                )
         rkey = self.tid(ts)
         while f"at://{author.did}/app.bsky.feed.post/{rkey}" in self.uris:
             rkey = self.tid(ts)
@@ -379,10 +381,15 @@ class World:
         entry: dict[str, Any] = {"post": post.view}
         if reply is not None:
             entry["reply"] = {
-                end: {"$type": "app.bsky.feed.defs#postView", "uri": p.uri, "cid": p.cid,
-                      "author": p.author.view, "record": p.view["record"]}
+                end: {
+                    "$type": "app.bsky.feed.defs#postView",
+                    "uri": p.uri,
+                    "cid": p.cid,
+                    "author": p.author.view,
+                    "record": p.view["record"],
+                }
                 for end, p in (("root", reply[0]), ("parent", reply[1]))
-            }  # fmt: skip
+            }
         owner.entries.append((post.time, entry))
 
     def paper_pieces(self, papers: list[int], lead: str) -> list[tuple[str, str | None]]:
@@ -477,9 +484,12 @@ class World:
     def good_name(name: str) -> bool:
         parts = name.split()
         return (
-            len(parts) >= 2 and len(parts[0]) >= 3 and "." not in name and name != "et al"
+            len(parts) >= 2
+            and len(parts[0]) >= 3
+            and "." not in name
+            and name != "et al"
             and all(p[:1].isupper() for p in parts)
-        )  # fmt: skip
+        )
 
     def budgets(self, people: list[Person], total: int, floor: int, power: float) -> None:
         weights = [1.0 / (rank + 1) ** power for rank in range(len(people))]
@@ -501,8 +511,14 @@ class World:
         created = (stamp("2023-04-01T00:00:00Z"), stamp("2025-06-01T00:00:00Z"))
         for name in followed_names:
             arxiv_name = name if name in with_names else None
-            person = Person(self.did(), self.handle(name), name, self.rng.uniform(*created),
-                            followed=True, arxiv_name=arxiv_name)  # fmt: skip
+            person = Person(
+                self.did(),
+                self.handle(name),
+                name,
+                self.rng.uniform(*created),
+                followed=True,
+                arxiv_name=arxiv_name,
+            )
             self.people.append(person)
         categories = sorted(self.by_category, key=lambda c: (-len(self.by_category[c]), c))
         for n, name in enumerate(others[scholars - len(with_names) :][:accounts]):
@@ -572,13 +588,18 @@ class World:
         reposts = sum(p.reposts for p in self.people)
         named = {n for post in self.posts for n in post.papers}
         lone = sum(1 for post in self.posts if not post.papers and post.uri not in self.replies)
-        return (f"{len(posts):,} posts and {reposts:,} reposts drawn for {len(self.people):,} "
-                f"accounts: {len(named):,} distinct papers named, {lone:,} posts naming none "
-                "outside a thread")  # fmt: skip
+        return (
+            f"{len(posts):,} posts and {reposts:,} reposts drawn for {len(self.people):,} "
+            f"accounts: {len(named):,} distinct papers named, {lone:,} posts naming none "
+            "outside a thread"
+        )
 
     def pinned(self, person: Person) -> dict[str, Any] | None:
-        roots = [e for _, e in person.entries if "reply" not in e and "reason" not in e
-                 and e["post"]["uri"] in self.thread_roots]  # fmt: skip
+        roots = [
+            e
+            for _, e in person.entries
+            if "reply" not in e and "reason" not in e and e["post"]["uri"] in self.thread_roots
+        ]
         if not roots:
             return None
         return max(roots, key=lambda e: e["post"]["likeCount"])["post"]
@@ -597,14 +618,21 @@ class Saver:
     def progress(self, message: str) -> None:
         print(f"[{time.perf_counter() - self.started:7.1f} s] {message}", flush=True)
 
-    def feed(self, source_id: int, address: str, entries: list[dict[str, Any]],
-             pinned: dict[str, Any] | None = None) -> None:  # fmt: skip
+    def feed(
+        self,
+        source_id: int,
+        address: str,
+        entries: list[dict[str, Any]],
+        pinned: dict[str, Any] | None = None,
+    ) -> None:
         """Save a feed as the source reads it: newest first, pages of ``PAGE`` entries."""
         source = BlueskySource(address, {}, self.settings)
         state = SourceState(extra={"pinned": pinned["uri"]} if pinned else {})
         if pinned:
-            entries = [{"post": pinned, "reason": {"$type": "app.bsky.feed.defs#reasonPin"}},
-                       *entries]  # fmt: skip
+            entries = [
+                {"post": pinned, "reason": {"$type": "app.bsky.feed.defs#reasonPin"}},
+                *entries,
+            ]
         for start in range(0, len(entries), PAGE):
             body = orjson.dumps({"feed": entries[start : start + PAGE], "cursor": f"c{start}"})
             batch = source.parse(body, state)
@@ -658,25 +686,35 @@ def daily_papers(world: World, store: SQLiteStore, saver: Saver) -> int:
                 upvotes = int(rng.lognormvariate(2.3, 1.1)) * (6 if n in hot else 1)
                 user = slug(paper.first_author)[:12] or "reader"
                 github = rng.random() < 0.4
-                entries.append({
-                    "paper": {
-                        "id": paper.arxiv_id, "title": paper.title, "summary": paper.abstract,
-                        "authors": [{"name": paper.first_author}] if paper.first_author else [],
-                        "publishedAt": iso(paper.published), "upvotes": upvotes,
-                        "submittedOnDailyAt": iso(day.timestamp() + rng.uniform(6, 20) * 3600),
-                        "ai_summary": paper.sentence(),
-                        "ai_keywords": world.topic().split(),
-                        "githubRepo": f"https://github.com/{user}/{slug(paper.title)[:16]}"
-                        if github else None,
-                        "githubStars": rng.randint(0, 3000) if github else None,
-                    },
-                    "publishedAt": iso(paper.published), "title": paper.title,
-                    "numComments": rng.randint(0, 6),
-                    "submittedBy": {"_id": world.token(96, 24), "name": user,
-                                    "fullname": paper.first_author,
-                                    "followerCount": rng.randint(0, 900)},
-                    "isAuthorParticipating": rng.random() < 0.3,
-                })  # fmt: skip
+                entries.append(
+                    {
+                        "paper": {
+                            "id": paper.arxiv_id,
+                            "title": paper.title,
+                            "summary": paper.abstract,
+                            "authors": [{"name": paper.first_author}] if paper.first_author else [],
+                            "publishedAt": iso(paper.published),
+                            "upvotes": upvotes,
+                            "submittedOnDailyAt": iso(day.timestamp() + rng.uniform(6, 20) * 3600),
+                            "ai_summary": paper.sentence(),
+                            "ai_keywords": world.topic().split(),
+                            "githubRepo": f"https://github.com/{user}/{slug(paper.title)[:16]}"
+                            if github
+                            else None,
+                            "githubStars": rng.randint(0, 3000) if github else None,
+                        },
+                        "publishedAt": iso(paper.published),
+                        "title": paper.title,
+                        "numComments": rng.randint(0, 6),
+                        "submittedBy": {
+                            "_id": world.token(96, 24),
+                            "name": user,
+                            "fullname": paper.first_author,
+                            "followerCount": rng.randint(0, 900),
+                        },
+                        "isAuthorParticipating": rng.random() < 0.3,
+                    }
+                )
             batch, _ = parse_daily_papers(orjson.dumps(entries), day.date().isoformat())
             # The papers are stored already, with arXiv's fuller metadata: items only.
             saved += store.save_items(source.id, batch.items, NOW).items_new
@@ -693,8 +731,9 @@ def blog_feeds(world: World, store: SQLiteStore, saver: Saver, feeds: int) -> in
         newsletter = f % 4 == 0
         name = f"{world.topic().title()} {'Weekly' if newsletter else 'Lab Blog'} {f}"
         address = f"https://{slug(name)}.example.org/feed.json"
-        source, _ = store.add_source("feed", address, now=NOW, title=name,
-                                     folder="Newsletters" if newsletter else "Blogs")  # fmt: skip
+        source, _ = store.add_source(
+            "feed", address, now=NOW, title=name, folder="Newsletters" if newsletter else "Blogs"
+        )
         items = []
         for a in range(100 if newsletter else 60):
             papers = world.papers_for_post()
@@ -709,17 +748,24 @@ def blog_feeds(world: World, store: SQLiteStore, saver: Saver, feeds: int) -> in
                     f"{html.escape(paper.title)}</a>: {html.escape(paper.sentence())}</p>"
                 )
             url = f"https://{slug(name)}.example.org/posts/{a}"
-            items.append({
-                "id": url, "url": url,
-                "title": f"Notes on {world.topic()}" if not newsletter else f"{name} #{a + 1}",
-                "content_html": f"<p>{rng.choice(CHATTER).format(topic=world.topic())}</p>"
-                + "".join(body),
-                "date_published": iso(ts, ms=False),
-                "authors": [{"name": world.papers[papers[0]].first_author or name}],
-                "tags": [world.topic()],
-            })  # fmt: skip
-        document = {"version": "https://jsonfeed.org/version/1.1", "title": name,
-                    "home_page_url": address.rsplit("/", 1)[0], "items": items}  # fmt: skip
+            items.append(
+                {
+                    "id": url,
+                    "url": url,
+                    "title": f"Notes on {world.topic()}" if not newsletter else f"{name} #{a + 1}",
+                    "content_html": f"<p>{rng.choice(CHATTER).format(topic=world.topic())}</p>"
+                    + "".join(body),
+                    "date_published": iso(ts, ms=False),
+                    "authors": [{"name": world.papers[papers[0]].first_author or name}],
+                    "tags": [world.topic()],
+                }
+            )
+        document = {
+            "version": "https://jsonfeed.org/version/1.1",
+            "title": name,
+            "home_page_url": address.rsplit("/", 1)[0],
+            "items": items,
+        }
         source_reader = FeedSource(address, {}, saver.settings)
         batch = source_reader.parse(orjson.dumps(document), SourceState(), url=address)
         saved += store.save_items(source.id, batch.items, NOW).items_new
@@ -791,20 +837,22 @@ def main() -> None:
             pinned = world.pinned(person)
             own = [e for _, e in person.entries if "reason" not in e]
             profile = {
-                **person.view, "description": f"Researcher. Posts about {world.topic()}.",
+                **person.view,
+                "description": f"Researcher. Posts about {world.topic()}.",
                 "followersCount": int(world.rng.lognormvariate(6.5, 1.2)),
                 "followsCount": world.rng.randint(50, 1500),
                 "postsCount": len(own) + world.rng.randint(0, 2000),
                 "indexedAt": iso(END),
-            }  # fmt: skip
+            }
             if pinned:
                 profile["pinnedPost"] = {"uri": pinned["uri"], "cid": pinned["cid"]}
             account = account_from_profile(profile)
             store.save_accounts([account], NOW)
             scholar_id = follow_account(store, LOCAL_READER, account, NOW)
             if person.arxiv_name:
-                follow_scholar(store, LOCAL_READER, NOW, arxiv_author=person.arxiv_name,
-                               scholar_id=scholar_id)  # fmt: skip
+                follow_scholar(
+                    store, LOCAL_READER, NOW, arxiv_author=person.arxiv_name, scholar_id=scholar_id
+                )
             row = store.find_source("bluesky", person.handle)
             assert row is not None
             saver.feed(row.id, person.handle, sorted_entries(person.entries), pinned)
@@ -812,12 +860,19 @@ def main() -> None:
 
         # Everyone else, through a replayed paper feed; it carries followed scholars'
         # paper posts too (the same post under a second source, as in real life).
-        skygest, _ = store.add_source("bluesky", SKYGEST, now=NOW,
-                                      title="Paper Skygest (replayed feed)")  # fmt: skip
+        skygest, _ = store.add_source(
+            "bluesky", SKYGEST, now=NOW, title="Paper Skygest (replayed feed)"
+        )
         carried = [pair for p in world.unfollowed for pair in p.entries]
-        carried += [(t, {"post": e["post"]}) for p in world.followed for t, e in p.entries
-                    if "reason" not in e and "reply" not in e
-                    and world.rng.random() < 0.3 and e["post"]["record"].get("facets")]  # fmt: skip
+        carried += [
+            (t, {"post": e["post"]})
+            for p in world.followed
+            for t, e in p.entries
+            if "reason" not in e
+            and "reply" not in e
+            and world.rng.random() < 0.3
+            and e["post"]["record"].get("facets")
+        ]
         saver.feed(skygest.id, SKYGEST, sorted_entries(carried))
         saver.progress("paper feed saved")
 
@@ -853,14 +908,21 @@ def main() -> None:
             f"\n## {args.out} (seed {args.seed}), built in {time.perf_counter() - started:,.0f} s\n"
         )
         print(f"- papers: {store.paper_count():,} ({counts['stubs']:,} stubs)")
-        print(f"- items: {counts['items']:,} ("
-              + ", ".join(f"{k} {v:,}" for k, v in kinds.most_common()) + ")")  # fmt: skip
+        print(
+            f"- items: {counts['items']:,} ("
+            + ", ".join(f"{k} {v:,}" for k, v in kinds.most_common())
+            + ")"
+        )
         print(f"- mentions: {counts['mentions']:,}, of {papers_named:,} distinct papers")
-        print(f"- distinct stories with social content: {stories:,} ({papers_named:,} papers "
-              f"named or recorded + {lone:,} items naming none)")  # fmt: skip
-        print(f"- accounts: {accounts[0]:,} ({accounts[1] or 0} bots); scholars: "
-              f"{counts['scholars']:,} ({followed[0]} followed); "
-              f"sources: {counts['sources']:,}")  # fmt: skip
+        print(
+            f"- distinct stories with social content: {stories:,} ({papers_named:,} papers "
+            f"named or recorded + {lone:,} items naming none)"
+        )
+        print(
+            f"- accounts: {accounts[0]:,} ({accounts[1] or 0} bots); scholars: "
+            f"{counts['scholars']:,} ({followed[0]} followed); "
+            f"sources: {counts['sources']:,}"
+        )
         print(f"- most-mentioned paper: {top_paper[0]} ({top_paper[1]:,} mentions)")
         print(
             f"- busiest followed scholar: {busiest[0]} {busiest[1]!r} ({busiest[2]:,} feed items)"

@@ -36,8 +36,11 @@ def _cli(db: Path, *args: str) -> str:
     env = dict(os.environ, LIGHTNEWS_RESOLVE_ONLINE="false")
     done = subprocess.run(
         [sys.executable, "-m", "lightnews", "--db", str(db), *args],
-        capture_output=True, text=True, env=env, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     return done.stdout
 
 
@@ -61,11 +64,25 @@ def save(out: Path) -> None:
     items = [r[0] for r in con.execute("SELECT id FROM items ORDER BY id")]
     scholars = [r[0] for r in con.execute("SELECT id FROM scholars ORDER BY id")]
     sources = [r[0] for r in con.execute("SELECT id FROM sources ORDER BY id")]
-    days = [r[0] for r in con.execute(
-        "SELECT DISTINCT json_extract(extra, '$.featured_day') FROM items WHERE kind = 'daily'"
-    ) if r[0]]  # fmt: skip
-    urls = ["/", "/api/feed", "/?format=atom", "/?format=jsonfeed", "/sources", "/api/sources",
-            "/daily", "/api/daily", "/search", "/api/openapi.json"]  # fmt: skip
+    days = [
+        r[0]
+        for r in con.execute(
+            "SELECT DISTINCT json_extract(extra, '$.featured_day') FROM items WHERE kind = 'daily'"
+        )
+        if r[0]
+    ]
+    urls = [
+        "/",
+        "/api/feed",
+        "/?format=atom",
+        "/?format=jsonfeed",
+        "/sources",
+        "/api/sources",
+        "/daily",
+        "/api/daily",
+        "/search",
+        "/api/openapi.json",
+    ]
     for q in QUERIES:
         urls += [f"/search?q={q}", f"/api/search?q={q}", f"/api/search?q={q}&subject=cs.LG"]
         urls += [f"/api/search?q={q}&source_kind={k}" for k in ("bluesky", "hf-daily", "notes")]
@@ -73,8 +90,13 @@ def save(out: Path) -> None:
         urls += [f"/paper/{p}", f"/api/paper/{p}", f"/paper/{p}?format=bibtex"]
     urls += [u for i in items for u in (f"/item/{i}", f"/api/item/{i}")]
     for s in scholars:
-        urls += [f"/scholar/{s}", f"/api/scholar/{s}", f"/scholar/{s}?tab=papers",
-                 f"/api/scholar/{s}?tab=papers", f"/scholar/{s}?format=atom"]  # fmt: skip
+        urls += [
+            f"/scholar/{s}",
+            f"/api/scholar/{s}",
+            f"/scholar/{s}?tab=papers",
+            f"/api/scholar/{s}?tab=papers",
+            f"/scholar/{s}?format=atom",
+        ]
     urls += [u for s in sources for u in (f"/notes/{s}", f"/api/notes/{s}")]
     urls += [u for d in days for u in (f"/daily/{d}", f"/api/daily/{d}")]
     settings = Settings(environ={}).with_overrides(resolve_online=False)
@@ -84,9 +106,17 @@ def save(out: Path) -> None:
             answer = client.get(url)
             web[url] = [answer.status_code, answer.text]
     cli: dict[str, str] = {}
-    commands = [["feed", "--json"], ["feed", "--json", "--newest"], ["feed"], ["export"],
-                ["scholars", "list", "--json"], ["scholars", "list"], ["sources", "list", "--json"],
-                ["search", "attention", "--json"], ["related", "2511.18342", "--json"]]  # fmt: skip
+    commands = [
+        ["feed", "--json"],
+        ["feed", "--json", "--newest"],
+        ["feed"],
+        ["export"],
+        ["scholars", "list", "--json"],
+        ["scholars", "list"],
+        ["sources", "list", "--json"],
+        ["search", "attention", "--json"],
+        ["related", "2511.18342", "--json"],
+    ]
     commands += [["show", p, *extra] for p in papers for extra in ([], ["--json"], ["--bibtex"])]
     commands += [["scholar", str(s), *extra] for s in scholars for extra in ([], ["--json"])]
     for command in commands:
@@ -130,12 +160,15 @@ def compare(before: Path, after: Path) -> int:
                 continue
             differences += 1
             print(f"DIFFERS {name} {key}")
-            lines = [json.dumps(side.get(key), indent=1, sort_keys=True, ensure_ascii=False)
-                     .splitlines() for side in (old, new)]  # fmt: skip
+            lines = [
+                json.dumps(side.get(key), indent=1, sort_keys=True, ensure_ascii=False).splitlines()
+                for side in (old, new)
+            ]
             for line in list(difflib.unified_diff(*lines, lineterm="", n=0))[2:12]:
                 print("   ", line[:200])
-    demo = [(folder / "demo.txt").read_text().replace(str(folder), "DIR")
-            for folder in (before, after)]  # fmt: skip
+    demo = [
+        (folder / "demo.txt").read_text().replace(str(folder), "DIR") for folder in (before, after)
+    ]
     if demo[0] != demo[1]:
         differences += 1
         print("DIFFERS demo.txt")

@@ -208,10 +208,14 @@ def main() -> None:
     parser.add_argument("--db", type=Path, required=True)
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--budget", type=float, default=100.0, help="ms, the target")
-    parser.add_argument("--profile", action="store_true",
-                        help="print a cProfile of every page over the budget")  # fmt: skip
-    parser.add_argument("--contention-pages", action="store_true",
-                        help="the pages of bench/write_contention.py's readers")  # fmt: skip
+    parser.add_argument(
+        "--profile", action="store_true", help="print a cProfile of every page over the budget"
+    )
+    parser.add_argument(
+        "--contention-pages",
+        action="store_true",
+        help="the pages of bench/write_contention.py's readers",
+    )
     args = parser.parse_args()
     with SQLiteStore(args.db) as store:
         papers = store.paper_count()
@@ -227,8 +231,10 @@ def main() -> None:
     pages["ceiling: openapi.json"] = "/api/openapi.json"
     settings = Settings(environ={}).with_overrides(resolve_online=False)
     size = args.db.stat().st_size / 1e6
-    print(f"## Page server time, {papers:,} papers, {items:,} items, {mentions:,} mentions "
-          f"({size:,.0f} MB)\n")  # fmt: skip
+    print(
+        f"## Page server time, {papers:,} papers, {items:,} items, {mentions:,} mentions "
+        f"({size:,.0f} MB)\n"
+    )
     for line in picked:
         print(f"- {line}")
     print("\n| page | median ms | p95 ms | max ms | CPU median ms |")
@@ -240,8 +246,11 @@ def main() -> None:
             times, cpu = timed(client, path, args.repeat)
             p95 = times[min(len(times) - 1, int(0.95 * len(times)))]
             median = statistics.median(times)
-            print(f"| {name} | {median:.1f} | {p95:.1f} | {times[-1]:.1f} | "
-                  f"{statistics.median(cpu):.1f} |", flush=True)  # fmt: skip
+            print(
+                f"| {name} | {median:.1f} | {p95:.1f} | {times[-1]:.1f} | "
+                f"{statistics.median(cpu):.1f} |",
+                flush=True,
+            )
             if p95 > args.budget:
                 slow.append((name, path))
         if slow:

@@ -96,8 +96,9 @@ def feed_server(address: str, delay: float, served: list[int]) -> ThreadingHTTPS
     return httpd
 
 
-def reader(base: str, paths: list[str], stop: threading.Event, timings: Timings,
-           pause: float) -> threading.Thread:  # fmt: skip
+def reader(
+    base: str, paths: list[str], stop: threading.Event, timings: Timings, pause: float
+) -> threading.Thread:
     """A reader: GETs ``paths`` in turn until ``stop``, each timed under its whole path."""
     import httpx
 
@@ -197,8 +198,14 @@ def writer(where: str, ids: list[int], every: float, stop: threading.Event) -> I
     if where.startswith("postgresql://"):
         from lightnews.worker.queue import queue_refresh
 
-        proc = subprocess.Popen([*command, "worker"], stdout=log, stderr=subprocess.STDOUT,
-                                env=env, cwd=ROOT, start_new_session=True)  # fmt: skip
+        proc = subprocess.Popen(
+            [*command, "worker"],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=ROOT,
+            start_new_session=True,
+        )
 
         def loop() -> None:
             while not stop.is_set():
@@ -225,9 +232,15 @@ def writer(where: str, ids: list[int], every: float, stop: threading.Event) -> I
     def refresh_loop() -> None:
         while not stop.is_set():
             started[0] += 1
-            subprocess.run([*command, "refresh", "--force", "--kind", "feed"], stdout=log,
-                           stderr=subprocess.STDOUT, env=env, cwd=ROOT, timeout=300,
-                           check=False)  # fmt: skip
+            subprocess.run(
+                [*command, "refresh", "--force", "--kind", "feed"],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=ROOT,
+                timeout=300,
+                check=False,
+            )
             stop.wait(every)
 
     thread = threading.Thread(target=refresh_loop, daemon=True)
@@ -264,10 +277,15 @@ def run_backend(
         with writer(where, ids, args.every, stop) as refreshes:
             began = time.monotonic()
             readers = [
-                reader(base, paths[i % len(paths):] + paths[: i % len(paths)], stop, timings,
-                       args.pause)
+                reader(
+                    base,
+                    paths[i % len(paths) :] + paths[: i % len(paths)],
+                    stop,
+                    timings,
+                    args.pause,
+                )
                 for i in range(args.readers)
-            ]  # fmt: skip
+            ]
             stop.wait(args.seconds)
             stop.set()
             for thread in readers:
@@ -277,13 +295,18 @@ def run_backend(
     rows = []
     for path_key, values in sorted(timings.ms.items(), key=lambda kv: names.get(kv[0], kv[0])):
         statuses = timings.statuses[path_key]
-        rows.append({
-            "page": names.get(path_key, path_key), "path": path_key, "n": len(values),
-            "p50": round(percentile(values, 50), 1), "p99": round(percentile(values, 99), 1),
-            "max": round(max(values), 1),
-            "errors": sum(c for s, c in statuses.items() if s != 200),
-            "statuses": {str(k): v for k, v in sorted(statuses.items())},
-        })  # fmt: skip
+        rows.append(
+            {
+                "page": names.get(path_key, path_key),
+                "path": path_key,
+                "n": len(values),
+                "p50": round(percentile(values, 50), 1),
+                "p99": round(percentile(values, 99), 1),
+                "max": round(max(values), 1),
+                "errors": sum(c for s, c in statuses.items() if s != 200),
+                "statuses": {str(k): v for k, v in sorted(statuses.items())},
+            }
+        )
     everything = timings.all_ms()
     return {
         "backend": label,
@@ -305,8 +328,9 @@ def run_backend(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--db", type=Path, required=True, help="the post-heavy SQLite library")
-    parser.add_argument("--backends", nargs="+", default=["sqlite", "postgresql"],
-                        choices=["sqlite", "postgresql"])  # fmt: skip
+    parser.add_argument(
+        "--backends", nargs="+", default=["sqlite", "postgresql"], choices=["sqlite", "postgresql"]
+    )
     parser.add_argument("--readers", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=60.0, help="per backend")
     parser.add_argument("--pause", type=float, default=0.05, help="between a reader's requests")
@@ -322,8 +346,9 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     served = [0]
     feeds_http = [feed_server(f"127.0.0.{2 + i}", args.delay, served) for i in range(args.feeds)]
-    feeds = [f"http://{s.server_address[0]}:{s.server_address[1]}/blog/feed.xml"
-             for s in feeds_http]  # fmt: skip
+    feeds = [
+        f"http://{s.server_address[0]}:{s.server_address[1]}/blog/feed.xml" for s in feeds_http
+    ]
     scratch = scratch_copy(args.db, OUT / "pages-load-scratch.db")
     pages, picked = pick_pages(str(scratch))
     info = machine()
@@ -340,20 +365,28 @@ def main() -> None:
     for httpd in feeds_http:
         httpd.shutdown()
 
-    print(f"\n## Pages under load: {args.readers} readers, `serve --workers 2`, a refresh "
-          f"writing ({args.db.name})\n")  # fmt: skip
-    print(f"{info['date']}; {info['cpus']} CPUs ({info['cpu']}); {args.seconds:.0f} s per "
-          f"backend; {args.feeds} loopback feeds answering after {args.delay} s, refreshed every "
-          f"{args.every} s; readers pause {args.pause} s between requests\n")  # fmt: skip
+    print(
+        f"\n## Pages under load: {args.readers} readers, `serve --workers 2`, a refresh "
+        f"writing ({args.db.name})\n"
+    )
+    print(
+        f"{info['date']}; {info['cpus']} CPUs ({info['cpu']}); {args.seconds:.0f} s per "
+        f"backend; {args.feeds} loopback feeds answering after {args.delay} s, refreshed every "
+        f"{args.every} s; readers pause {args.pause} s between requests\n"
+    )
     for line in picked:
         print(f"- {line}")
-    print("\n| backend | requests | req/s | p50 ms | p99 ms | errors | refreshes | items "
-          "written | load |")  # fmt: skip
+    print(
+        "\n| backend | requests | req/s | p50 ms | p99 ms | errors | refreshes | items "
+        "written | load |"
+    )
     print("| --- |" + " ---: |" * 7 + " --- |")
     for r in results:
-        print(f"| {r['backend']} | {r['requests']:,} | {r['per_second']} | {r['p50']} | "
-              f"{r['p99']} | {r['errors']} | {r['refreshes']} | {r['items_written']:,} | "
-              f"{r['load']} |")  # fmt: skip
+        print(
+            f"| {r['backend']} | {r['requests']:,} | {r['per_second']} | {r['p50']} | "
+            f"{r['p99']} | {r['errors']} | {r['refreshes']} | {r['items_written']:,} | "
+            f"{r['load']} |"
+        )
     for r in results:
         print(f"\n{r['backend']}, per page type:\n")
         print("| page | n | p50 ms | p99 ms | max ms | errors |")
@@ -371,8 +404,10 @@ def main() -> None:
         )
         if r["transport_errors"]:
             print(f"Transport errors (first 10): {r['transport_errors']}")
-    print(f"\nReproduce: .venv/bin/python bench/pages_under_load.py --db {args.db} "
-          f"--readers {args.readers} --seconds {args.seconds:.0f}")  # fmt: skip
+    print(
+        f"\nReproduce: .venv/bin/python bench/pages_under_load.py --db {args.db} "
+        f"--readers {args.readers} --seconds {args.seconds:.0f}"
+    )
     (OUT / "pages_under_load.json").write_text(
         json.dumps({"machine": info, "picked": picked, "results": results}, indent=1)
     )

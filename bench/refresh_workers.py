@@ -124,16 +124,21 @@ def prepare(url: str, feeds: list[str], api: str, paced: int, interval: float) -
     from lightnews.store.postgres import PostgresStore
 
     settings = {
-        "arxiv_api_url": api, "arxiv_interval": interval, "arxiv_max_results": 100,
-        "allow_private_addresses": "true", "resolve_online": "false", "semantic": "off",
-        "http_retries": 1, "worker_tick": 86400, "worker_heartbeat": 2,
-    }  # fmt: skip
+        "arxiv_api_url": api,
+        "arxiv_interval": interval,
+        "arxiv_max_results": 100,
+        "allow_private_addresses": "true",
+        "resolve_online": "false",
+        "semantic": "off",
+        "http_retries": 1,
+        "worker_tick": 86400,
+        "worker_heartbeat": 2,
+    }
     with PostgresStore(url, pool_size=2) as store:
         for name, value in settings.items():
             store.save_setting(name, str(value))
         ids = [store.add_source("feed", feed, now=NOW)[0].id for feed in feeds]
-        ids += [store.add_source("arxiv-api", f"all:paced{i}", now=NOW)[0].id
-                for i in range(paced)]  # fmt: skip
+        ids += [store.add_source("arxiv-api", f"all:paced{i}", now=NOW)[0].id for i in range(paced)]
         store.close()
     return ids
 
@@ -202,8 +207,9 @@ def items_stored(url: str, ids: list[int]) -> tuple[int, int]:
     with psycopg.connect(url, autocommit=True) as conn:
         row = conn.execute(
             "SELECT count(*), count(DISTINCT (source_id, key)) FROM items "
-            "WHERE source_id = ANY(%s)", (ids,),
-        ).fetchone()  # fmt: skip
+            "WHERE source_id = ANY(%s)",
+            (ids,),
+        ).fetchone()
     return (int(row[0]), int(row[1])) if row else (0, 0)
 
 
@@ -216,8 +222,12 @@ def click_loop(base: str, stop: threading.Event, timings: Timings) -> threading.
             poster = FormPoster(client, base)
             n = 0
             while not stop.is_set():
-                form = {"action": "mute" if n % 2 == 0 else "unmute", "kind": "keyword",
-                        "value": "contention", "back": "/sources"}  # fmt: skip
+                form = {
+                    "action": "mute" if n % 2 == 0 else "unmute",
+                    "kind": "keyword",
+                    "value": "contention",
+                    "back": "/sources",
+                }
                 timed(timings, "mark", functools.partial(poster.post, "/mark", form))
                 n += 1
                 stop.wait(0.2)
@@ -252,10 +262,15 @@ def run_workers(
     procs = []
     for i in range(count):
         log = (out / f"worker-{count}-{i}.log").open("wb")
-        procs.append(subprocess.Popen(
-            [sys.executable, "-m", "lightnews", "--db", url, "worker"],
-            stdout=log, stderr=subprocess.STDOUT, env=env, cwd=ROOT,
-        ))  # fmt: skip
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "lightnews", "--db", url, "worker"],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=ROOT,
+            )
+        )
     try:
         deadline = time.monotonic() + timeout
         with psycopg.connect(url, autocommit=True) as conn:
@@ -289,9 +304,13 @@ def run_in_process(url: str, ids: list[int], timeout: float) -> tuple[float, flo
     started = time.monotonic()
     subprocess.run(
         [sys.executable, "-m", "lightnews", "--db", url, "refresh"],
-        env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT, timeout=timeout,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
-    )  # fmt: skip
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+        timeout=timeout,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=False,
+    )
     wait_done(url, ids, 5)
     cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
     return time.monotonic() - started, cpu.ru_utime + cpu.ru_stime - before
@@ -304,8 +323,12 @@ def main() -> None:
     parser.add_argument("--paced", type=int, default=10, help="sources on the one paced host")
     parser.add_argument("--interval", type=float, default=0.5, help="the paced host's interval")
     parser.add_argument("--delay", type=float, default=0.2, help="seconds before each answer")
-    parser.add_argument("--feed-items", type=int, default=0,
-                        help="keep only this many items of the demo feed (0: all 5)")
+    parser.add_argument(
+        "--feed-items",
+        type=int,
+        default=0,
+        help="keep only this many items of the demo feed (0: all 5)",
+    )
     parser.add_argument("--timeout", type=float, default=180.0, help="longest one run may take")
     args = parser.parse_args()
     if args.feeds > 100_000:
@@ -322,8 +345,10 @@ def main() -> None:
     api_body = (DEMO / "arxiv-api-cs.LG.xml").read_bytes()
     hosts = serve("", feed_body, "application/rss+xml", args.delay, recorder)  # all of 127/8
     port = hosts.server_address[1]
-    feeds = [f"http://127.{(2 + i) >> 16 & 255}.{(2 + i) >> 8 & 255}.{(2 + i) & 255}:{port}"
-             "/feed.xml" for i in range(args.feeds)]  # fmt: skip
+    feeds = [
+        f"http://127.{(2 + i) >> 16 & 255}.{(2 + i) >> 8 & 255}.{(2 + i) & 255}:{port}/feed.xml"
+        for i in range(args.feeds)
+    ]
     servers = [hosts]
     paced = serve("127.0.0.1", api_body, "application/atom+xml", args.delay, recorder)
     api = f"http://127.0.0.1:{paced.server_address[1]}/api/query"
@@ -375,7 +400,8 @@ def main() -> None:
                 "feed_span_s": round(max(feed_times) - min(feed_times), 2) if feed_times else None,
                 "paced_requests": len(paced_times),
                 "paced_span_s": round(max(paced_times) - min(paced_times), 2)
-                if paced_times else None,
+                if paced_times
+                else None,
                 "paced_min_spacing_s": spacing(paced_times),
                 "paced_floor_s": round((args.paced - 1) * args.interval, 2),
                 "lightnews_cpu_s": round(cpu, 1),
@@ -385,11 +411,11 @@ def main() -> None:
                 "items_distinct": distinct,
                 "items_vs_in_process": stored - expected,
                 "clicks": len(clicked),
-                "click_errors": len(clicks.errors) + sum(
-                    n for code, n in clicks.statuses.get("mark", {}).items() if code >= 400),
+                "click_errors": len(clicks.errors)
+                + sum(n for code, n in clicks.statuses.get("mark", {}).items() if code >= 400),
                 "click_p50_ms": round(percentile(clicked, 50), 1),
                 "click_p99_ms": round(percentile(clicked, 99), 1),
-            }  # fmt: skip
+            }
             rows.append(row)
             print(json.dumps(row), flush=True)
             with psycopg.connect(server_url, autocommit=True) as admin:
@@ -397,21 +423,27 @@ def main() -> None:
     for answering in [*servers, paced]:
         answering.shutdown()
     base = next((r for r in rows if r["run"] == "1 worker"), rows[0])
-    print(f"\n{total} sources ({args.feeds} on hosts of their own, {args.paced} on one host "
-          f"paced at {args.interval:g} s), each answer after {args.delay * 1000:.0f} ms\n")
-    print("| run | seconds | sources/s | gain | feeds' span s | paced span s (floor) "
-          "| paced min spacing s | Lightnews CPU s | load | lock-wait share "
-          "| items (distinct, vs in-process) | POST /mark p50 / p99 ms (n, errors) |")  # fmt: skip
+    print(
+        f"\n{total} sources ({args.feeds} on hosts of their own, {args.paced} on one host "
+        f"paced at {args.interval:g} s), each answer after {args.delay * 1000:.0f} ms\n"
+    )
+    print(
+        "| run | seconds | sources/s | gain | feeds' span s | paced span s (floor) "
+        "| paced min spacing s | Lightnews CPU s | load | lock-wait share "
+        "| items (distinct, vs in-process) | POST /mark p50 / p99 ms (n, errors) |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         gain = base["seconds"] / r["seconds"]
         wait = "–" if r["lock_wait_share"] is None else f"{100 * r['lock_wait_share']:.1f}%"
-        print(f"| {r['run']} | {r['seconds']} | {r['sources_per_s']} | {gain:.2f}x "
-              f"| {r['feed_span_s']} | {r['paced_span_s']} ({r['paced_floor_s']}) "
-              f"| {r['paced_min_spacing_s']} | {r['lightnews_cpu_s']} "
-              f"| {r['load_avg_1m']} | {wait} | {r['items']} ({r['items_distinct']}, "
-              f"{r['items_vs_in_process']:+d}) | {r['click_p50_ms']} / {r['click_p99_ms']} "
-              f"({r['clicks']}, {r['click_errors']}) |")  # fmt: skip
+        print(
+            f"| {r['run']} | {r['seconds']} | {r['sources_per_s']} | {gain:.2f}x "
+            f"| {r['feed_span_s']} | {r['paced_span_s']} ({r['paced_floor_s']}) "
+            f"| {r['paced_min_spacing_s']} | {r['lightnews_cpu_s']} "
+            f"| {r['load_avg_1m']} | {wait} | {r['items']} ({r['items_distinct']}, "
+            f"{r['items_vs_in_process']:+d}) | {r['click_p50_ms']} / {r['click_p99_ms']} "
+            f"({r['clicks']}, {r['click_errors']}) |"
+        )
     print("\n.venv/bin/python bench/refresh_workers.py " + " ".join(sys.argv[1:]))
 
 

@@ -92,15 +92,19 @@ def main() -> int:
         print(f"fake {encoder.name} vectors: {written:,} in {time.perf_counter() - started:.0f}s")
     started = time.perf_counter()
     semantic = open_semantic(store, settings)  # builds the vector index if missing
-    print(f"vector index: {semantic.index.size:,} vectors, ready in "
-          f"{time.perf_counter() - started:.1f}s")  # fmt: skip
+    print(
+        f"vector index: {semantic.index.size:,} vectors, ready in "
+        f"{time.perf_counter() - started:.1f}s"
+    )
     started = time.perf_counter()
     lexical = keep_lexical_current(store)
     assert lexical is not None
     size = LexicalIndex.path(db).stat().st_size
-    print(f"word index: {lexical.papers:,} papers, {len(lexical.base.terms):,} words, "
-          f"{len(lexical.base.docs):,} postings, {size / 1e6:,.0f} MB, ready in "
-          f"{time.perf_counter() - started:.0f}s")  # fmt: skip
+    print(
+        f"word index: {lexical.papers:,} papers, {len(lexical.base.terms):,} words, "
+        f"{len(lexical.base.docs):,} postings, {size / 1e6:,.0f} MB, ready in "
+        f"{time.perf_counter() - started:.0f}s"
+    )
     top = store.text_marks()[0]
     rng = random.Random(1)
     ids: list[str] = []
@@ -129,15 +133,21 @@ def main() -> int:
             words.append((time.perf_counter() - started) * 1000)
             cpu["words"] += time.process_time() - ticks
     load = (load + os.getloadavg()[0]) / 2
-    print(f"\n{db.name}: {len(ids)} papers x {args.passes} passes; load average {load:.1f} "
-          f"on {os.cpu_count()} CPUs (other programs)")  # fmt: skip
+    print(
+        f"\n{db.name}: {len(ids)} papers x {args.passes} passes; load average {load:.1f} "
+        f"on {os.cpu_count()} CPUs (other programs)"
+    )
     print("| what | p50 ms | p95 ms | p99 ms | max ms | mean CPU ms |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
-    for name, key, values in (("related_papers (words + meaning, fused)", "whole", whole),
-                              ("word half alone (BM25 top 100)", "words", words)):  # fmt: skip
-        print(f"| {name} | {statistics.median(values):.1f} | {percentile(values, 0.95):.1f} | "
-              f"{percentile(values, 0.99):.1f} | {max(values):.1f} | "
-              f"{cpu[key] / len(values) * 1000:.1f} |")  # fmt: skip
+    for name, key, values in (
+        ("related_papers (words + meaning, fused)", "whole", whole),
+        ("word half alone (BM25 top 100)", "words", words),
+    ):
+        print(
+            f"| {name} | {statistics.median(values):.1f} | {percentile(values, 0.95):.1f} | "
+            f"{percentile(values, 0.99):.1f} | {max(values):.1f} | "
+            f"{cpu[key] / len(values) * 1000:.1f} |"
+        )
     return 0
 
 

@@ -85,8 +85,11 @@ def library(encoder: str) -> Path:
         if store.count_unembedded() or not store.has_vectors(encoder):
             started = time.perf_counter()
             report = embed_papers(store, settings)
-            print(f"embedded {report.embedded} papers with {encoder} "
-                  f"in {time.perf_counter() - started:.0f}s", file=sys.stderr)  # fmt: skip
+            print(
+                f"embedded {report.embedded} papers with {encoder} "
+                f"in {time.perf_counter() - started:.0f}s",
+                file=sys.stderr,
+            )
     return db
 
 
@@ -158,12 +161,16 @@ def knob_tables(
     shares = SHARES if grid else [MEANING_SHARE]
     first = next(iter(dbs.values()))
     stores = {encoder: SQLiteStore(db) for encoder, db in dbs.items()}
-    ids = {e: [tuple(r) for r in s.db.execute("SELECT id, arxiv_id FROM papers ORDER BY id")]
-           for e, s in stores.items()}  # fmt: skip
+    ids = {
+        e: [tuple(r) for r in s.db.execute("SELECT id, arxiv_id FROM papers ORDER BY id")]
+        for e, s in stores.items()
+    }
     assert all(v == ids[next(iter(ids))] for v in ids.values()), "libraries differ"
     arxiv_of = dict(ids[next(iter(ids))])
-    semantics = {e: open_semantic(s, Settings(environ={}).with_overrides(semantic=e))
-                 for e, s in stores.items()}  # fmt: skip
+    semantics = {
+        e: open_semantic(s, Settings(environ={}).with_overrides(semantic=e))
+        for e, s in stores.items()
+    }
     vectors = {e: {q: sem.vector_of(q) for q in qrels} for e, sem in semantics.items()}
     tables: dict[str, dict[Knobs, list[float]]] = {e: {} for e in dbs}
     saved = shipped
@@ -188,8 +195,10 @@ def knob_tables(
                                 ndcg(ranked, qrels[query])
                             )
                 if n % 9 == 0:
-                    print(f"  word index {n}/{len(lexical)} "
-                          f"({time.perf_counter() - started:.0f}s)", file=sys.stderr)  # fmt: skip
+                    print(
+                        f"  word index {n}/{len(lexical)} ({time.perf_counter() - started:.0f}s)",
+                        file=sys.stderr,
+                    )
     finally:
         lexical_module.TITLE_WEIGHT, lexical_module.K1, lexical_module.B = saved
         for s in stores.values():
@@ -220,8 +229,9 @@ def show(knobs: Knobs) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--no-grid", action="store_true",
-                        help="only the shipped knobs (no leave-one-out)")  # fmt: skip
+    parser.add_argument(
+        "--no-grid", action="store_true", help="only the shipped knobs (no leave-one-out)"
+    )
     args = parser.parse_args()
     os.environ.setdefault("TQDM_DISABLE", "1")
     qrels: dict[str, dict[str, int]] = json.loads((FIXTURE / "qrels-dev.json").read_text())
@@ -237,11 +247,20 @@ def main() -> None:
 
     tfidf = TfidfVectorizer(sublinear_tf=True, stop_words="english").fit_transform(texts)
     sanity = TfidfVectorizer(
-        strip_accents="unicode", lowercase=True, analyzer="word", stop_words="english",
-        token_pattern=r"(?u)\b[a-zA-Z_][a-zA-Z0-9_]+\b", ngram_range=(1, 2),
-        max_features=20000, norm="l2", use_idf=True, smooth_idf=True, sublinear_tf=True,
-        max_df=0.1, min_df=5,
-    ).fit_transform(texts)  # fmt: skip
+        strip_accents="unicode",
+        lowercase=True,
+        analyzer="word",
+        stop_words="english",
+        token_pattern=r"(?u)\b[a-zA-Z_][a-zA-Z0-9_]+\b",
+        ngram_range=(1, 2),
+        max_features=20000,
+        norm="l2",
+        use_idf=True,
+        smooth_idf=True,
+        sublinear_tf=True,
+        max_df=0.1,
+        min_df=5,
+    ).fit_transform(texts)
     minilm = stored_vectors(minilm_db, "minilm", ids)
     tfidf_rank, minilm_rank = by_matrix(ids, tfidf), by_matrix(ids, minilm)
 
@@ -254,8 +273,9 @@ def main() -> None:
 
     methods: dict[str, Callable[[str], list[str]]] = {
         **{
-            (f"related, shipped defaults ({e})" if e == default else f"related, semantic = {e}"):
-            by_related(dbs[e], e)
+            (
+                f"related, shipped defaults ({e})" if e == default else f"related, semantic = {e}"
+            ): by_related(dbs[e], e)
             for e in encoders
         },
         "our words alone (BM25 index)": words_alone,
@@ -284,19 +304,25 @@ def main() -> None:
         print(f"| {name} | {np.mean(values):.3f} | {per} |")
     print("\nqueries, in order: " + " ".join(queries))
     # The grid replays the product's path: the shipped cell must be the shipped row.
-    print(f"\nshipped knobs ({show(shipped)}) through the grid's path, {default}: "
-          f"{np.mean(tables[default][shipped]):.3f}")  # fmt: skip
+    print(
+        f"\nshipped knobs ({show(shipped)}) through the grid's path, {default}: "
+        f"{np.mean(tables[default][shipped]):.3f}"
+    )
     if args.no_grid:
         return
     cells = len(tables[default])
-    print(f"\n{cells} settings per encoder: title weight {WEIGHTS}, k1 {K1S}, b {BS}, "
-          f"meaning share {SHARES}")  # fmt: skip
+    print(
+        f"\n{cells} settings per encoder: title weight {WEIGHTS}, k1 {K1S}, b {BS}, "
+        f"meaning share {SHARES}"
+    )
     for encoder in encoders:
         table = tables[encoder]
         everything = best_knobs(table, list(range(len(queries))))
-        print(f"\n{encoder}: leave-one-out {np.mean(held[encoder]):.3f}; "
-              f"best on all {len(queries)} queries (tuned on them): {show(everything)} "
-              f"{np.mean(table[everything]):.3f}")  # fmt: skip
+        print(
+            f"\n{encoder}: leave-one-out {np.mean(held[encoder]):.3f}; "
+            f"best on all {len(queries)} queries (tuned on them): {show(everything)} "
+            f"{np.mean(table[everything]):.3f}"
+        )
         for knobs, count in Counter(chosen[encoder]).most_common():
             print(f"  chosen in {count} of {len(queries)} folds: {show(knobs)}")
         print("  best per meaning share (tuned on all queries):")

@@ -47,26 +47,64 @@ QUERIES: list[tuple[str, list[str]]] = [
     ("memory leak", ["Heaps do lie"]),
     ("hierarchical memories", ["hierarchical memories", "LLMs are currently this one big"]),
     ("memory bank", ["memory", "Memories", "LLMs are currently this one big"]),
-    ("SelfReflect benchmark", ["SelfReflect", "Many treat uncertainty", "Since its initial release",
-                               "hill-climbing", "Can LLMs access and describe"]),
-    ("LLM uncertainty", ["uncertaint", "internal distribution", "SelfReflect",
-                         "Apple Machine Learning Research at ICLR 2025"]),
-    ("mixture of experts", ["MoE", "MOE++", "Grok Image Generation Release",
-                            "Introducing Mistral 3", "Mistral Small 4"]),
+    (
+        "SelfReflect benchmark",
+        [
+            "SelfReflect",
+            "Many treat uncertainty",
+            "Since its initial release",
+            "hill-climbing",
+            "Can LLMs access and describe",
+        ],
+    ),
+    (
+        "LLM uncertainty",
+        [
+            "uncertaint",
+            "internal distribution",
+            "SelfReflect",
+            "Apple Machine Learning Research at ICLR 2025",
+        ],
+    ),
+    (
+        "mixture of experts",
+        [
+            "MoE",
+            "MOE++",
+            "Grok Image Generation Release",
+            "Introducing Mistral 3",
+            "Mistral Small 4",
+        ],
+    ),
     ("tokenizer-free", ["Tokenizer-Free", "MrT5", "Hierachical Autoregressive"]),
-    ("test-time compute", ["Test-Time Compute", "Adaptive Computation", "Inference Scaling",
-                           "chain-of-thought monitorability", "GeneBench-Pro"]),
+    (
+        "test-time compute",
+        [
+            "Test-Time Compute",
+            "Adaptive Computation",
+            "Inference Scaling",
+            "chain-of-thought monitorability",
+            "GeneBench-Pro",
+        ],
+    ),
     ("long context retrieval", ["Retrieval Head", "Long-Context RAG", "Context and Retrieval"]),
     ("LoRA", ["LoRA Without Regret", "Which parametric memories", "satellite imagery"]),
     ("on-policy distillation", ["On-Policy Distillation"]),
     ("nondeterminism inference", ["Defeating Nondeterminism"]),
-    ("chain-of-thought monitorability", ["monitorability", "Monitorability", "grading CoT",
-                                         "monitor internal coding agents"]),
-    ("sparse autoencoder", ["sparse-autoencoder", "sparse circuits",
-                            "Helpful assistant features"]),
+    (
+        "chain-of-thought monitorability",
+        ["monitorability", "Monitorability", "grading CoT", "monitor internal coding agents"],
+    ),
+    ("sparse autoencoder", ["sparse-autoencoder", "sparse circuits", "Helpful assistant features"]),
     ("reward model", ["Reward Models", "Reward-Seeking", "grading CoT"]),
-    ("emergent misalignment", ["emergent misalignment", "Debugging misaligned completions",
-                               "Reinforcement learning towards broadly"]),
+    (
+        "emergent misalignment",
+        [
+            "emergent misalignment",
+            "Debugging misaligned completions",
+            "Reinforcement learning towards broadly",
+        ],
+    ),
     ("text watermark", ["text watermark"]),
     ("protein design", ["protein design"]),
     ("OCR", ["OCR"]),
@@ -76,8 +114,18 @@ QUERIES: list[tuple[str, list[str]]] = [
     ("robotics", ["robotics", "Robostral", "Project Fetch"]),
     ("satellite imagery", ["satellite imagery"]),
     ("Lean proofs", ["Leanstral", "Ten advances in mathematics"]),
-    ("open-weights models", ["open-weights", "Open Weights", "gpt-oss", "open models",
-                             "Shieldstral", "Voxtral transcribes", "Introducing Mistral 3"]),
+    (
+        "open-weights models",
+        [
+            "open-weights",
+            "Open Weights",
+            "gpt-oss",
+            "open models",
+            "Shieldstral",
+            "Voxtral transcribes",
+            "Introducing Mistral 3",
+        ],
+    ),
     ("system card", ["System Card"]),
     ("Economic Index", ["Economic Index", "Canadian AI research"]),
     ("confessions", ["confessions", "self-report misbehavior"]),
@@ -86,12 +134,23 @@ QUERIES: list[tuple[str, list[str]]] = [
 ]
 # Topics nothing in the library discusses (a word of one may appear in passing).
 NO_ANSWER = [
-    "zzzxqy", "banana bread recipe", "quantum error correction", "weather forecasting",
-    "autonomous driving lidar", "music generation", "federated learning",
-    "stock price prediction", "medical image segmentation", "knowledge graph embeddings",
-    "recommender systems", "gaussian splatting", "football world cup", "graph neural networks",
-    "protein folding", "sourdough starter",
-]  # fmt: skip
+    "zzzxqy",
+    "banana bread recipe",
+    "quantum error correction",
+    "weather forecasting",
+    "autonomous driving lidar",
+    "music generation",
+    "federated learning",
+    "stock price prediction",
+    "medical image segmentation",
+    "knowledge graph embeddings",
+    "recommender systems",
+    "gaussian splatting",
+    "football world cup",
+    "graph neural networks",
+    "protein folding",
+    "sourdough starter",
+]
 FEEDS = sorted((SHARED / "feeds" / "lab-blogs").glob("feed_*.xml"))
 PAGES = [
     ("bluesky", SHARED / "seed-pages/bluesky/getAuthorFeed.mkirchhof.json"),
@@ -132,14 +191,26 @@ def quality(db: Path) -> dict[str, object]:
         precisions.append(sum(right) / len(top) if top else 0.0)
         first.append(bool(right and right[0]))
         recalls.append(sum(right) / min(5, answering) if answering else 0.0)
-        rows.append((query, len(hits), right, [f"{h.kind}: {h.title[:50]} | {h.snippet[:150]}"
-                                               for h in top]))  # fmt: skip
+        rows.append(
+            (
+                query,
+                len(hits),
+                right,
+                [f"{h.kind}: {h.title[:50]} | {h.snippet[:150]}" for h in top],
+            )
+        )
     empty = []
     for query in NO_ANSWER:
         hits = search_papers(store, query, limit=20, settings=settings, items=True).items
         empty.append(not hits)
-        rows.append((query, len(hits), [], [f"{h.kind}: {h.title[:50]} | {h.snippet[:150]}"
-                                            for h in hits[:5]]))  # fmt: skip
+        rows.append(
+            (
+                query,
+                len(hits),
+                [],
+                [f"{h.kind}: {h.title[:50]} | {h.snippet[:150]}" for h in hits[:5]],
+            )
+        )
     store.close()
     return {
         "items": counts,
@@ -208,12 +279,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         print(f"code: {args.code}; load average {os.getloadavg()[0]:.1f}")
         speed = ingestion(Path(folder) / "ingest.db", args.rounds)
-        print(f"ingestion (save_items, {args.rounds} rounds): "
-              f"{speed['said']:.0f} posts/articles/notes per s of wall time, "
-              f"{speed['said cpu']:.0f} per s of CPU ({speed['said items']:.0f}); "
-              f"{speed['paper records']:.0f} paper records per s of wall time, "
-              f"{speed['paper records cpu']:.0f} per s of CPU "
-              f"({speed['paper records items']:.0f})")  # fmt: skip
+        print(
+            f"ingestion (save_items, {args.rounds} rounds): "
+            f"{speed['said']:.0f} posts/articles/notes per s of wall time, "
+            f"{speed['said cpu']:.0f} per s of CPU ({speed['said items']:.0f}); "
+            f"{speed['paper records']:.0f} paper records per s of wall time, "
+            f"{speed['paper records cpu']:.0f} per s of CPU "
+            f"({speed['paper records items']:.0f})"
+        )
         if args.ingest_only:
             return
         found = quality(Path(folder) / "quality.db")

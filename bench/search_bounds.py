@@ -127,8 +127,14 @@ def main() -> None:
                 client.get(base + path)
         baseline = phase(base, paths, args.seconds, expensive=False)
         during = phase(base, paths, args.seconds, expensive=True)
-    results = {"machine": machine(), "code": str(args.code.resolve()), "db": str(args.db),
-               "seconds": args.seconds, "baseline": baseline, "during": during}  # fmt: skip
+    results = {
+        "machine": machine(),
+        "code": str(args.code.resolve()),
+        "db": str(args.db),
+        "seconds": args.seconds,
+        "baseline": baseline,
+        "during": during,
+    }
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     print(f"## Expensive searches on {args.db.name} (code: {args.code.resolve()})\n")
@@ -146,8 +152,10 @@ def main() -> None:
             for status, count in by_status.items():
                 counts[status] = counts.get(status, 0) + count
         statuses = ", ".join(f"{s}×{c}" for s, c in sorted(counts.items()))
-        print(f"| {label} | {row['n']} | {row['p50']} | {row['p95']} | {row['p99']} | "
-              f"{row['max']} | {statuses} |")  # fmt: skip
+        print(
+            f"| {label} | {row['n']} | {row['p50']} | {row['p95']} | {row['p99']} | "
+            f"{row['max']} | {statuses} |"
+        )
     print(json.dumps({"baseline": baseline["readers"], "during": during["readers"]}))
 
 

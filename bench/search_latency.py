@@ -95,12 +95,55 @@ _WORD_RE = re.compile(r"[A-Za-z0-9][\w'-]*")
 # Nobody searches for "in" or "Model for": n-grams must start and end on a content word.
 _STOPWORDS = frozenset(
     {
-        "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from",
-        "how", "in", "into", "is", "it", "its", "not", "of", "on", "or", "our", "over", "than",
-        "that", "the", "this", "through", "to", "toward", "towards", "under", "using", "via",
-        "vs", "we", "what", "when", "where", "which", "why", "with", "without", "you", "your",
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "can",
+        "do",
+        "does",
+        "for",
+        "from",
+        "how",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "not",
+        "of",
+        "on",
+        "or",
+        "our",
+        "over",
+        "than",
+        "that",
+        "the",
+        "this",
+        "through",
+        "to",
+        "toward",
+        "towards",
+        "under",
+        "using",
+        "via",
+        "vs",
+        "we",
+        "what",
+        "when",
+        "where",
+        "which",
+        "why",
+        "with",
+        "without",
+        "you",
+        "your",
     }
-)  # fmt: skip
+)
 
 
 def build_queries(seed: int = 2024) -> list[str]:
@@ -439,28 +482,41 @@ def hybrid_both(records: int, seed: int, passes: int) -> int:
     finally:
         server.cleanup()
     print(f"\n## Hybrid search, {rows[0]['papers']:,} papers, SQLite and PostgreSQL\n")
-    print(f"{info['date']}; {info['cpus']} CPUs ({info['cpu']}); {rows[0]['queries']} queries "
-          f"x {passes} passes after a warm-up pass; vectors: each title by the {MODEL} "
-          f"encoder ({rows[0]['vectors']:,} on SQLite, {rows[1]['vectors']:,} on "
-          "PostgreSQL)\n")  # fmt: skip
+    print(
+        f"{info['date']}; {info['cpus']} CPUs ({info['cpu']}); {rows[0]['queries']} queries "
+        f"x {passes} passes after a warm-up pass; vectors: each title by the {MODEL} "
+        f"encoder ({rows[0]['vectors']:,} on SQLite, {rows[1]['vectors']:,} on "
+        "PostgreSQL)\n"
+    )
     if build:
-        print(f"HNSW build (this run): {build['build_s']} s, maintenance_work_mem "
-              f"{build['maintenance_work_mem_mb']} MB, {build['parallel_workers_seen']} parallel "
-              f"workers seen, index {build['index_mb']} MB, load {build['load']}\n")  # fmt: skip
+        print(
+            f"HNSW build (this run): {build['build_s']} s, maintenance_work_mem "
+            f"{build['maintenance_work_mem_mb']} MB, {build['parallel_workers_seen']} parallel "
+            f"workers seen, index {build['index_mb']} MB, load {build['load']}\n"
+        )
     print("| backend | search | p50 ms | p95 ms | p99 ms | max ms | other CPUs | load |")
     print("| --- | --- |" + " ---: |" * 5 + " --- |")
     for r in rows:
-        for mode, label in (("search", "lexical"), ("hybrid", "hybrid (fused)"),
-                            ("meaning", "meaning half: encode + index, top 50")):  # fmt: skip
-            print(f"| {r['backend']} | {label} | {r[mode + '_p50_ms']} | {r[mode + '_p95_ms']} | "
-                  f"{r[mode + '_p99_ms']} | {r[mode + '_max_ms']} | {r['other_cpus']:.2f} | "
-                  f"{r['load']} |")  # fmt: skip
+        for mode, label in (
+            ("search", "lexical"),
+            ("hybrid", "hybrid (fused)"),
+            ("meaning", "meaning half: encode + index, top 50"),
+        ):
+            print(
+                f"| {r['backend']} | {label} | {r[mode + '_p50_ms']} | {r[mode + '_p95_ms']} | "
+                f"{r[mode + '_p99_ms']} | {r[mode + '_max_ms']} | {r['other_cpus']:.2f} | "
+                f"{r['load']} |"
+            )
     pg = rows[1]
     verdict = "PASS" if pg["hybrid_p95_ms"] < 150 else "MISS"
-    print(f"\nTarget on PostgreSQL, hybrid p95 < 150 ms: {verdict} ({pg['hybrid_p95_ms']} ms; "
-          f"SQLite {rows[0]['hybrid_p95_ms']} ms in the same run).")  # fmt: skip
-    print(f"\nReproduce: .venv/bin/python bench/search_latency.py --records {records} "
-          f"--seed {seed} --postgres --hybrid --passes {passes}")  # fmt: skip
+    print(
+        f"\nTarget on PostgreSQL, hybrid p95 < 150 ms: {verdict} ({pg['hybrid_p95_ms']} ms; "
+        f"SQLite {rows[0]['hybrid_p95_ms']} ms in the same run)."
+    )
+    print(
+        f"\nReproduce: .venv/bin/python bench/search_latency.py --records {records} "
+        f"--seed {seed} --postgres --hybrid --passes {passes}"
+    )
     (OUT / f"search_latency-hybrid-both-{records}.json").write_text(
         json.dumps({"machine": info, "build": build, "rows": rows}, indent=1)
     )
@@ -473,8 +529,17 @@ def timed_backends(db: str, url: str, passes: int, extra: list[str]) -> list[dic
     for name, where in (("SQLite", db), ("PostgreSQL", url)):
         print(f"measuring {name} ...", file=sys.stderr, flush=True)
         load = f"{os.getloadavg()[0]:.1f}"
-        r = run_phase([str(Path(__file__).resolve()), "--db", where, "--passes", str(passes),
-                       "--measure", *extra])  # fmt: skip
+        r = run_phase(
+            [
+                str(Path(__file__).resolve()),
+                "--db",
+                where,
+                "--passes",
+                str(passes),
+                "--measure",
+                *extra,
+            ]
+        )
         r["backend"], r["load"] = name, f"{load}–{os.getloadavg()[0]:.1f}"
         rows.append(r)
     return rows
@@ -504,17 +569,23 @@ def both_backends(db: Path, records: int, seed: int, passes: int) -> int:
     finally:
         server.cleanup()
     print(f"\n## Lexical search, {rows[0]['papers']:,} papers, SQLite and PostgreSQL\n")
-    print(f"{info['date']}; {info['cpus']} CPUs ({info['cpu']}); {rows[0]['queries']} queries "
-          f"x {passes} passes after a warm-up pass\n")  # fmt: skip
-    print("| backend | papers | p50 ms | p95 ms | p99 ms | max ms | ceiling p95 ms | "
-          "p95 / ceiling | over budget | other CPUs | load |")  # fmt: skip
+    print(
+        f"{info['date']}; {info['cpus']} CPUs ({info['cpu']}); {rows[0]['queries']} queries "
+        f"x {passes} passes after a warm-up pass\n"
+    )
+    print(
+        "| backend | papers | p50 ms | p95 ms | p99 ms | max ms | ceiling p95 ms | "
+        "p95 / ceiling | over budget | other CPUs | load |"
+    )
     print("| --- |" + " ---: |" * 9 + " --- |")
     for r in rows:
         ratio = r["search_p95_ms"] / r["raw_p95_ms"] if r["raw_p95_ms"] else float("inf")
-        print(f"| {r['backend']} | {r['papers']:,} | {r['search_p50_ms']} | {r['search_p95_ms']} "
-              f"| {r['search_p99_ms']} | {r['search_max_ms']} | {r['raw_p95_ms']} | "
-              f"{ratio:.1f}x | {r['over_budget']} | {r['other_cpus']:.2f} | "
-              f"{r['load']} |")  # fmt: skip
+        print(
+            f"| {r['backend']} | {r['papers']:,} | {r['search_p50_ms']} | {r['search_p95_ms']} "
+            f"| {r['search_p99_ms']} | {r['search_max_ms']} | {r['raw_p95_ms']} | "
+            f"{ratio:.1f}x | {r['over_budget']} | {r['other_cpus']:.2f} | "
+            f"{r['load']} |"
+        )
     pg = rows[1]
     verdict = "PASS" if pg["search_p95_ms"] < 50 else "MISS"
     print(f"\nTarget on PostgreSQL, lexical p95 < 50 ms: {verdict} ({pg['search_p95_ms']} ms).")
@@ -523,8 +594,10 @@ def both_backends(db: Path, records: int, seed: int, passes: int) -> int:
     print("| --- | ---: | ---: | ---: |")
     for row in pg["slowest"]:
         print(f"| {row['query']} | {row['median_ms']} | {row['raw_ms']} | {row['matches']:,} |")
-    print(f"\nReproduce: .venv/bin/python bench/search_latency.py --records {records} "
-          f"--seed {seed} --postgres --passes {passes}")  # fmt: skip
+    print(
+        f"\nReproduce: .venv/bin/python bench/search_latency.py --records {records} "
+        f"--seed {seed} --postgres --passes {passes}"
+    )
     (OUT / f"search_latency-both-{records}.json").write_text(
         json.dumps({"machine": info, "rows": rows}, indent=1)
     )

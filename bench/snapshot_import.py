@@ -106,9 +106,12 @@ def phase_parse(path: Path) -> dict[str, Any]:
 
 
 def phase_import(
-    path: Path, db: str, workers: int | None, transaction_size: int | None,
+    path: Path,
+    db: str,
+    workers: int | None,
+    transaction_size: int | None,
     connections: int | None = None,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     from lightnews.ingest.bulk import import_snapshot
     from lightnews.store import open_store
 
@@ -223,9 +226,7 @@ def main(argv: list[str] | None = None) -> int:
         help="PostgreSQL: import once per count, comma-separated (e.g. 1,2,4), each into a "
         "fresh database",
     )
-    parser.add_argument(
-        "--no-reimport", action="store_true", help="leave out the re-import phases"
-    )
+    parser.add_argument("--no-reimport", action="store_true", help="leave out the re-import phases")
     parser.add_argument("--phase-connections", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--phase", choices=["ceiling", "parse", "import"], help=argparse.SUPPRESS)
     parser.add_argument("--file", help=argparse.SUPPRESS)
@@ -272,8 +273,9 @@ def main(argv: list[str] | None = None) -> int:
                         name = f"pg import ×{count}"
                         target = fresh_database(url, f"import_{count}")
                         with_count = ["--phase-connections", str(count)]
-                        phases.append((name, ["--phase", "import", "--db", target, *extra,
-                                              *with_count]))  # fmt: skip
+                        phases.append(
+                            (name, ["--phase", "import", "--db", target, *extra, *with_count])
+                        )
                         last = target
                 else:
                     phases.append(("pg import", ["--phase", "import", "--db", url, *extra]))

@@ -43,8 +43,9 @@ def _build(store: SQLiteStore, args: argparse.Namespace) -> None:
     build_demo(store, Settings(environ={}).with_overrides(resolve_online=False, semantic="off"))
     for start in range(0, args.accounts, 50_000):
         batch = range(start, min(start + 50_000, args.accounts))
-        store.note_accounts(SERVICE, {f"did:plc:heard{n:019d}": f"h{n}.bsky.social"
-                                      for n in batch}, NOW)  # fmt: skip
+        store.note_accounts(
+            SERVICE, {f"did:plc:heard{n:019d}": f"h{n}.bsky.social" for n in batch}, NOW
+        )
         with store.transaction():
             store.db.executemany(
                 "UPDATE accounts SET name = ? WHERE service = ? AND id = ?",
@@ -61,9 +62,16 @@ def _build(store: SQLiteStore, args: argparse.Namespace) -> None:
         by, author = rng.choice(scholars), rng.choice(authors)
         kind = "repost" if n % 4 else "quote"
         collection = "app.bsky.feed.repost" if kind == "repost" else "app.bsky.feed.post"
-        posts.append(NetworkPost(f"at://{by}/{collection}/s{n}", by, kind, 1_700_000_000 + n,
-                                 (NetworkMention("2511.18342", "id", 1.0),),
-                                 f"at://{author}/app.bsky.feed.post/p{n}"))  # fmt: skip
+        posts.append(
+            NetworkPost(
+                f"at://{by}/{collection}/s{n}",
+                by,
+                kind,
+                1_700_000_000 + n,
+                (NetworkMention("2511.18342", "id", 1.0),),
+                f"at://{author}/app.bsky.feed.post/p{n}",
+            )
+        )
     for start in range(0, len(posts), 10_000):
         store.save_network(posts[start : start + 10_000], [], ListenCursor("bench", 1), NOW)
     for did in scholars:
@@ -103,22 +111,27 @@ def main() -> None:
         store = SQLiteStore(Path(folder) / "suggest.db")
         started = time.perf_counter()
         _build(store, args)
-        print(f"built in {time.perf_counter() - started:.0f} s: {args.accounts} accounts, "
-              f"{args.scholars} followed scholars, {args.shares} shares of {args.authors} "
-              f"accounts, {args.follows} follow edges")  # fmt: skip
+        print(
+            f"built in {time.perf_counter() - started:.0f} s: {args.accounts} accounts, "
+            f"{args.scholars} followed scholars, {args.shares} shares of {args.authors} "
+            f"accounts, {args.follows} follow edges"
+        )
         bar = 0.5
         found = follow_suggestions(store, LOCAL_READER, bar=bar, limit=50)  # warm-up
         full = _timed(lambda: follow_suggestions(store, LOCAL_READER, bar=bar, limit=50), args.runs)
         ceiling = _timed(lambda: _reads(store, bar), args.runs)
         store.close()
     median, floor = statistics.median(full), statistics.median(ceiling)
-    print(f"suggestions: {len(found)} shown; first: {found[0].label if found else '-'} "
-          f"({found[0].reasons[0].text if found else ''})")  # fmt: skip
-    print(f"follow_suggestions: median {median:.0f} ms, max {max(full):.0f} ms "
-          f"({args.runs} runs)")  # fmt: skip
+    print(
+        f"suggestions: {len(found)} shown; first: {found[0].label if found else '-'} "
+        f"({found[0].reasons[0].text if found else ''})"
+    )
+    print(f"follow_suggestions: median {median:.0f} ms, max {max(full):.0f} ms ({args.runs} runs)")
     print(f"ceiling (its store reads alone): median {floor:.0f} ms; ratio {median / floor:.2f}")
-    print(f"{'PASS' if median < args.target else 'FAIL'}: median {median:.0f} ms "
-          f"against a target of {args.target:.0f} ms")  # fmt: skip
+    print(
+        f"{'PASS' if median < args.target else 'FAIL'}: median {median:.0f} ms "
+        f"against a target of {args.target:.0f} ms"
+    )
 
 
 if __name__ == "__main__":

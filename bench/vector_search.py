@@ -108,10 +108,16 @@ def main(argv: list[str] | None = None) -> int:
         times.append(time.perf_counter() - t)
         recall.append(len({i for i, _ in found[:10]} & want) / 10)
     layout = "exact" if args.papers <= 20_000 else "IVF"
-    rows.append({"backend": f"SQLite: FAISS {layout}", "query": "unfiltered",
-                 "build_s": round(build, 1), **_percentiles(times),
-                 "recall10": round(float(np.mean(recall)), 3),
-                 "load": f"{load}–{_load()}"})  # fmt: skip
+    rows.append(
+        {
+            "backend": f"SQLite: FAISS {layout}",
+            "query": "unfiltered",
+            "build_s": round(build, 1),
+            **_percentiles(times),
+            "recall10": round(float(np.mean(recall)), 3),
+            "load": f"{load}–{_load()}",
+        }
+    )
     # (a filter on SQLite: 4x the depth asked of the index, then the filter; see search/)
     times, recall = [], []
     for q, want in zip(queries, exact_robots, strict=True):
@@ -119,15 +125,23 @@ def main(argv: list[str] | None = None) -> int:
         found = [(i, s) for i, s in faiss_index.search(q, 4 * K) if robots[i]][:K]
         times.append(time.perf_counter() - t)
         recall.append(len({i for i, _ in found[:10]} & want) / 10)
-    rows.append({"backend": rows[-1]["backend"], "query": "subject filter (1 in 4)",
-                 "build_s": "", **_percentiles(times),
-                 "recall10": round(float(np.mean(recall)), 3), "load": _load()})  # fmt: skip
+    rows.append(
+        {
+            "backend": rows[-1]["backend"],
+            "query": "subject filter (1 in 4)",
+            "build_s": "",
+            **_percentiles(times),
+            "recall10": round(float(np.mean(recall)), 3),
+            "load": _load(),
+        }
+    )
     print(json.dumps(rows[-2:]), file=sys.stderr, flush=True)
 
     # -- pgvector's HNSW, as PostgreSQL libraries use it ---------------------------------
-    with tempfile.TemporaryDirectory(prefix="lightnews-bench-pg-") as folder, test_server(
-        folder
-    ) as url:
+    with (
+        tempfile.TemporaryDirectory(prefix="lightnews-bench-pg-") as folder,
+        test_server(folder) as url,
+    ):
         store = PostgresStore(url, pool_size=2)
         db = store.db
         db.execute(
@@ -151,8 +165,11 @@ def main(argv: list[str] | None = None) -> int:
         store.ensure_vector_index(MODEL, DIM, args.index_memory)
         build = time.perf_counter() - started
         build_memory = hnsw_build_memory_mb(args.papers, DIM, args.index_memory)
-        print(json.dumps({"hnsw_build_s": round(build, 1), "memory_mb": build_memory}),
-              file=sys.stderr, flush=True)  # fmt: skip
+        print(
+            json.dumps({"hnsw_build_s": round(build, 1), "memory_mb": build_memory}),
+            file=sys.stderr,
+            flush=True,
+        )
         db.execute("ANALYZE")
         for label, filters, wanted in (
             ("unfiltered", None, exact10),
@@ -165,29 +182,44 @@ def main(argv: list[str] | None = None) -> int:
                 found = store.nearest_vectors(MODEL, blob, K, filters=filters)
                 times.append(time.perf_counter() - t)
                 recall.append(len({i - first for i, _ in found[:10]} & want) / 10)
-            rows.append({"backend": "PostgreSQL: pgvector HNSW", "query": label,
-                         "build_s": round(build, 1) if filters is None else "",
-                         **_percentiles(times), "recall10": round(float(np.mean(recall)), 3),
-                         "load": f"{load}–{_load()}"})  # fmt: skip
+            rows.append(
+                {
+                    "backend": "PostgreSQL: pgvector HNSW",
+                    "query": label,
+                    "build_s": round(build, 1) if filters is None else "",
+                    **_percentiles(times),
+                    "recall10": round(float(np.mean(recall)), 3),
+                    "load": f"{load}–{_load()}",
+                }
+            )
             print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
         store.close()
 
     print(f"\n## Nearest by meaning, {args.papers:,} papers × {DIM} dimensions, k = {K}\n")
-    print(f"{info['date']}; {info['cpus']} CPUs ({info['cpu']}); load average at start "
-          f"{info['load_avg']}; {args.queries} queries\n")  # fmt: skip
+    print(
+        f"{info['date']}; {info['cpus']} CPUs ({info['cpu']}); load average at start "
+        f"{info['load_avg']}; {args.queries} queries\n"
+    )
     print("| index | query | build s | p50 ms | p95 ms | p99 ms | recall@10 | load |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |")
     for r in rows:
-        print(f"| {r['backend']} | {r['query']} | {r['build_s']} | {r['p50_ms']} | "
-              f"{r['p95_ms']} | {r['p99_ms']} | {r['recall10']} | {r['load']} |")  # fmt: skip
-    print(f"\nHNSW build: maintenance_work_mem {build_memory} MB (index_build_memory "
-          f"{args.index_memory} MB).")  # fmt: skip
-    print(f"\nReproduce: .venv/bin/python bench/vector_search.py --papers {args.papers} "
-          f"--queries {args.queries} --index-memory {args.index_memory}")  # fmt: skip
+        print(
+            f"| {r['backend']} | {r['query']} | {r['build_s']} | {r['p50_ms']} | "
+            f"{r['p95_ms']} | {r['p99_ms']} | {r['recall10']} | {r['load']} |"
+        )
+    print(
+        f"\nHNSW build: maintenance_work_mem {build_memory} MB (index_build_memory "
+        f"{args.index_memory} MB)."
+    )
+    print(
+        f"\nReproduce: .venv/bin/python bench/vector_search.py --papers {args.papers} "
+        f"--queries {args.queries} --index-memory {args.index_memory}"
+    )
     out = OUT / f"vector_search-{args.papers}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"machine": info, "rows": rows, "build_memory_mb": build_memory},
-                              indent=1))  # fmt: skip
+    out.write_text(
+        json.dumps({"machine": info, "rows": rows, "build_memory_mb": build_memory}, indent=1)
+    )
     return 0
 
 

@@ -106,11 +106,16 @@ def sample(size: int, seed: int = 2027) -> list[dict[str, str]]:
             continue
         if not (paper.comments or paper.journal_ref) or paper.arxiv_id in labelled:
             continue
-        records.setdefault(paper.arxiv_id, {
-            "id": paper.arxiv_id, "source": "abs",
-            "comments": " ".join((paper.comments or "").split()),
-            "journal_ref": " ".join((paper.journal_ref or "").split()), "doi": paper.doi or "",
-        })  # fmt: skip
+        records.setdefault(
+            paper.arxiv_id,
+            {
+                "id": paper.arxiv_id,
+                "source": "abs",
+                "comments": " ".join((paper.comments or "").split()),
+                "journal_ref": " ".join((paper.journal_ref or "").split()),
+                "doi": paper.doi or "",
+            },
+        )
     rng = random.Random(seed)
     ids = sorted(records)
     topical = [i for i in ids if _TOPICAL.search(records[i]["comments"])]
@@ -138,16 +143,22 @@ def sample_api() -> list[dict[str, str]]:
             }
             if ident and (fields["comment"] or fields["journal_ref"]) and ident[1] not in labelled:
                 found[ident[1]] = {
-                    "id": ident[1], "split": hash_split(ident[1]), "source": "api-2026",
-                    "comments": fields["comment"], "journal_ref": fields["journal_ref"],
+                    "id": ident[1],
+                    "split": hash_split(ident[1]),
+                    "source": "api-2026",
+                    "comments": fields["comment"],
+                    "journal_ref": fields["journal_ref"],
                     "doi": fields["doi"],
-                }  # fmt: skip
+                }
     return list(found.values())
 
 
 def _predict(row: dict[str, object]) -> str:
-    venue = venue_of(str(row["journal_ref"]) or None, str(row["comments"]) or None,
-                     str(row.get("doi") or "") or None)  # fmt: skip
+    venue = venue_of(
+        str(row["journal_ref"]) or None,
+        str(row["comments"]) or None,
+        str(row.get("doi") or "") or None,
+    )
     return venue.name if venue else ""
 
 
@@ -164,10 +175,13 @@ def evaluate(rows: list[dict[str, object]]) -> dict[str, float]:
             predicted += 1
             right += venue_key(got) in _keys(row)
     return {
-        "records": len(rows), "labelled": labelled, "predicted": predicted, "right": right,
+        "records": len(rows),
+        "labelled": labelled,
+        "predicted": predicted,
+        "right": right,
         "precision": right / predicted if predicted else 0.0,
         "recall": right / labelled if labelled else 0.0,
-    }  # fmt: skip
+    }
 
 
 def errors(rows: list[dict[str, object]]) -> None:
@@ -179,8 +193,9 @@ def errors(rows: list[dict[str, object]]) -> None:
         if (venue_key(got) in keys) if got else not keys:
             continue
         kind = "miss" if not got else ("false positive" if not keys else "wrong venue")
-        print(f"{row['id']} [{row.get('source', 'abs')}] {kind}: label {row['venue']!r} "
-              f"got {got!r}")  # fmt: skip
+        print(
+            f"{row['id']} [{row.get('source', 'abs')}] {kind}: label {row['venue']!r} got {got!r}"
+        )
         print(f"    comments: {row['comments']}\n    journal-ref: {row['journal_ref']}")
 
 
@@ -216,9 +231,11 @@ def main() -> None:
         if source == "abs" and split == "test":
             ok = found["precision"] >= 0.95 and found["recall"] >= 0.90 and found["records"] >= 200
             bar = f"  {'PASS' if ok else 'FAIL'} (bar: P>=0.95, R>=0.90, n>=200)"
-        print(f"{source} {split}: {found['records']} records, {found['labelled']} with a venue, "
-              f"{found['predicted']} predicted, {found['right']} right; "
-              f"precision {found['precision']:.3f}, recall {found['recall']:.3f}{bar}")  # fmt: skip
+        print(
+            f"{source} {split}: {found['records']} records, {found['labelled']} with a venue, "
+            f"{found['predicted']} predicted, {found['right']} right; "
+            f"precision {found['precision']:.3f}, recall {found['recall']:.3f}{bar}"
+        )
 
 
 if __name__ == "__main__":

@@ -120,9 +120,15 @@ class Writer:
         if nice:
             command = ["nice", "-n", str(nice), *command]
         self.started = time.monotonic()
-        self.process = subprocess.Popen(command, env=env_for(code), cwd=code, text=True,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        start_new_session=True)  # fmt: skip
+        self.process = subprocess.Popen(
+            command,
+            env=env_for(code),
+            cwd=code,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
         self.output = ""
         self.seconds = 0.0
         self._reader = threading.Thread(target=self._wait, daemon=True)
@@ -143,13 +149,19 @@ class Writer:
 
     def report(self) -> dict[str, Any]:
         lines = [line for line in self.output.splitlines() if line.strip()]
-        return {"exit": self.process.returncode, "seconds": round(self.seconds, 1),
-                "locked": any(m in self.output for m in LOCKED),
-                "last_line": lines[-1][:200] if lines else ""}  # fmt: skip
+        return {
+            "exit": self.process.returncode,
+            "seconds": round(self.seconds, 1),
+            "locked": any(m in self.output for m in LOCKED),
+            "last_line": lines[-1][:200] if lines else "",
+        }
 
 
 def mark_loop(
-    base: str, stop: threading.Event, timings: Timings, phase: Callable[[], str],
+    base: str,
+    stop: threading.Event,
+    timings: Timings,
+    phase: Callable[[], str],
     pause: float = 0.5,
 ) -> threading.Thread:
     """A browser muting and unmuting a keyword on /mark, every half second.
@@ -164,8 +176,12 @@ def mark_loop(
             poster = FormPoster(client, base)
             n = 0
             while not stop.is_set():
-                form = {"action": "mute" if n % 2 == 0 else "unmute", "kind": "keyword",
-                        "value": "contention", "back": "/sources"}  # fmt: skip
+                form = {
+                    "action": "mute" if n % 2 == 0 else "unmute",
+                    "kind": "keyword",
+                    "value": "contention",
+                    "back": "/sources",
+                }
                 timed(timings, phase(), lambda f=form: poster.post("/mark", f))
                 n += 1
                 stop.wait(pause)
@@ -189,14 +205,23 @@ def cli_loop(
         while not stop.is_set():
             args = ["mute", "--keyword", "cli-contention"] + (["--undo"] if n % 2 else [])
             started, during = time.monotonic(), phase()
-            done = subprocess.run(lightnews(code, db, *args), env=env_for(code), cwd=code,
-                                  capture_output=True, text=True)  # fmt: skip
+            done = subprocess.run(
+                lightnews(code, db, *args),
+                env=env_for(code),
+                cwd=code,
+                capture_output=True,
+                text=True,
+            )
             output = done.stdout + done.stderr
-            runs.append({"exit": done.returncode, "ms": (time.monotonic() - started) * 1000,
-                         "phase": during,
-                         "locked": any(m in output for m in LOCKED),
-                         "message": output.strip().splitlines()[-1][:200] if output.strip()
-                         else ""})  # fmt: skip
+            runs.append(
+                {
+                    "exit": done.returncode,
+                    "ms": (time.monotonic() - started) * 1000,
+                    "phase": during,
+                    "locked": any(m in output for m in LOCKED),
+                    "message": output.strip().splitlines()[-1][:200] if output.strip() else "",
+                }
+            )
             n += 1
 
     thread = threading.Thread(target=run, daemon=True)
@@ -218,23 +243,31 @@ def _events_file(folder: Path, seed: int, count: int, share: float) -> Path:
 
     path = folder / f"events-{seed}.jsonl"
     if not path.exists():
-        maker = EventMaker(seed_records(ROOT.parent / "shared" / "fixtures"), seed=seed,
-                           paper_share=share)  # fmt: skip
+        maker = EventMaker(
+            seed_records(ROOT.parent / "shared" / "fixtures"), seed=seed, paper_share=share
+        )
         with path.open("wb") as out:
             for line in maker.lines(count):
                 out.write(line + b"\n")
     return path
 
 
-def _listening(code: Path, url: str, files: Callable[[int], Path], nice: int,
-               stop: threading.Event, done: list[dict[str, Any]]) -> threading.Thread:  # fmt: skip
+def _listening(
+    code: Path,
+    url: str,
+    files: Callable[[int], Path],
+    nice: int,
+    stop: threading.Event,
+    done: list[dict[str, Any]],
+) -> threading.Thread:
     """``lightnews listen --from-file`` on one file after another until ``stop``."""
 
     def run() -> None:
         n = 0
         while not stop.is_set():
-            writer = Writer("listen", code, url, ["listen", "--from-file", str(files(n)),
-                                                  "--json"], nice)  # fmt: skip
+            writer = Writer(
+                "listen", code, url, ["listen", "--from-file", str(files(n)), "--json"], nice
+            )
             while not writer.done() and not stop.is_set():
                 time.sleep(0.1)
             writer.stop()
@@ -250,8 +283,9 @@ def _listening(code: Path, url: str, files: Callable[[int], Path], nice: int,
     return thread
 
 
-def _pg_run(code: Path, url: str, args: argparse.Namespace, files: Callable[[int], Path]
-            ) -> dict[str, Any]:  # fmt: skip
+def _pg_run(
+    code: Path, url: str, args: argparse.Namespace, files: Callable[[int], Path]
+) -> dict[str, Any]:
     """One checkout's run on the library at ``url``: alone, then while ``listen`` writes."""
     paths = ["/", "/discussed", "/search?q=attention", "/sources", "/api/feed"]
     with server(url, code) as base:
@@ -264,8 +298,7 @@ def _pg_run(code: Path, url: str, args: argparse.Namespace, files: Callable[[int
             stop = threading.Event()
             gets, marks = Timings(), Timings()
             clients = [get_loop(base, paths, stop, gets) for _ in range(2)]
-            clients.append(mark_loop(base, stop, marks, lambda p=phase: p,
-                                     pause=args.click_every))
+            clients.append(mark_loop(base, stop, marks, lambda p=phase: p, pause=args.click_every))
             if phase == "listen":
                 clients.append(_listening(code, url, files, args.nice, stop, listened))
             time.sleep(seconds)
@@ -290,8 +323,13 @@ def _pg_run(code: Path, url: str, args: argparse.Namespace, files: Callable[[int
         "post_errors": alone[1].errors + during[1].errors,
         "posts_stored": stored,
         "post_ms": {"alone": alone[1].all_ms(), "listen": during[1].all_ms()},
-        "listen": [{k: r.get(k) for k in ("exit", "seconds", "events", "kept", "stored",
-                                          "locked", "last_line")} for r in listened],
+        "listen": [
+            {
+                k: r.get(k)
+                for k in ("exit", "seconds", "events", "kept", "stored", "locked", "last_line")
+            }
+            for r in listened
+        ],
     }
 
 
@@ -319,8 +357,13 @@ def postgres_main(args: argparse.Namespace) -> None:
             with psycopg.connect(pg, autocommit=True) as admin:
                 admin.execute(f'CREATE DATABASE "{name}"')
             url = _with_db(pg, name)
-            subprocess.run(lightnews(code, url, "demo", "--json"), env=env_for(code), cwd=code,
-                           capture_output=True, check=True)  # fmt: skip
+            subprocess.run(
+                lightnews(code, url, "demo", "--json"),
+                env=env_for(code),
+                cwd=code,
+                capture_output=True,
+                check=True,
+            )
             templates.append(name)
         for run in range(args.runs):
             for i, code in enumerate(codes):
@@ -333,23 +376,29 @@ def postgres_main(args: argparse.Namespace) -> None:
                 print(json.dumps({k: v for k, v in result.items() if k != "post_ms"}), flush=True)
     if args.json:
         args.json.write_text(json.dumps({"machine": machine(), "runs": results}, indent=2))
-    print("\n| code | run | POST /mark alone p50 / p95 / p99 ms | while `listen` writes "
-          "p50 / p95 / p99 ms | p99 ratio | GET p99 alone / during ms | posts stored |")
+    print(
+        "\n| code | run | POST /mark alone p50 / p95 / p99 ms | while `listen` writes "
+        "p50 / p95 / p99 ms | p99 ratio | GET p99 alone / during ms | posts stored |"
+    )
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in results:
         a, d = r["post_alone"], r["post_listen"]
         gets = f"{r['get_alone']['p99']} / {r['get_listen']['p99']}"
-        print(f"| {r['code']} | {r['run']} | {a['p50']} / {a['p95']} / {a['p99']} (n {a['n']}) | "
-              f"{d['p50']} / {d['p95']} / {d['p99']} (n {d['n']}) | {r['post_p99_ratio']}× | "
-              f"{gets} | {r['posts_stored']} |")  # fmt: skip
+        print(
+            f"| {r['code']} | {r['run']} | {a['p50']} / {a['p95']} / {a['p99']} (n {a['n']}) | "
+            f"{d['p50']} / {d['p95']} / {d['p99']} (n {d['n']}) | {r['post_p99_ratio']}× | "
+            f"{gets} | {r['posts_stored']} |"
+        )
     # Every run's clicks together: a p99 of a few hundred clicks is the third slowest.
     for code in codes:
         mine = [r for r in results if r["code"] == str(code)]
         a = summary([ms for r in mine for ms in r["post_ms"]["alone"]])
         d = summary([ms for r in mine for ms in r["post_ms"]["listen"]])
-        print(f"| {code} | all {len(mine)} | {a['p50']} / {a['p95']} / {a['p99']} (n {a['n']}) | "
-              f"{d['p50']} / {d['p95']} / {d['p99']} (n {d['n']}) | "
-              f"{round(d['p99'] / a['p99'], 2)}× | | |")  # fmt: skip
+        print(
+            f"| {code} | all {len(mine)} | {a['p50']} / {a['p95']} / {a['p99']} (n {a['n']}) | "
+            f"{d['p50']} / {d['p95']} / {d['p99']} (n {d['n']}) | "
+            f"{round(d['p99'] / a['p99'], 2)}× | | |"
+        )
 
 
 def _with_db(url: str, name: str) -> str:
@@ -361,25 +410,45 @@ def _with_db(url: str, name: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--db", type=Path, help="the library (copied first); SQLite")
-    parser.add_argument("--postgres", action="store_true",
-                        help="PostgreSQL: POST /mark alone and while `listen` writes")
-    parser.add_argument("--events", type=int, default=150_000,
-                        help="--postgres: events in each replayed file")
-    parser.add_argument("--paper-share", type=float, default=0.25,
-                        help="--postgres: share of the posts that name a paper")
+    parser.add_argument(
+        "--postgres",
+        action="store_true",
+        help="PostgreSQL: POST /mark alone and while `listen` writes",
+    )
+    parser.add_argument(
+        "--events", type=int, default=150_000, help="--postgres: events in each replayed file"
+    )
+    parser.add_argument(
+        "--paper-share",
+        type=float,
+        default=0.25,
+        help="--postgres: share of the posts that name a paper",
+    )
     parser.add_argument("--runs", type=int, default=2, help="--postgres: runs of each checkout")
-    parser.add_argument("--click-every", type=float, default=0.1,
-                        help="--postgres: seconds between two POSTs of /mark")
+    parser.add_argument(
+        "--click-every",
+        type=float,
+        default=0.1,
+        help="--postgres: seconds between two POSTs of /mark",
+    )
     parser.add_argument("--feed", type=Path, default=LAB_BLOGS / "feed_ai_research.xml")
     parser.add_argument("--feed2", type=Path, default=LAB_BLOGS / "feed_xai_news.xml")
     parser.add_argument("--merge-records", type=int, default=60_000)
-    parser.add_argument("--baseline", type=float,
-                        help="seconds of readers alone (15; --postgres: 30)")
-    parser.add_argument("--max-seconds", type=float,
-                        help="writers are cut here (420; --postgres: the listening phase, 45)")
+    parser.add_argument(
+        "--baseline", type=float, help="seconds of readers alone (15; --postgres: 30)"
+    )
+    parser.add_argument(
+        "--max-seconds",
+        type=float,
+        help="writers are cut here (420; --postgres: the listening phase, 45)",
+    )
     parser.add_argument("--nice", type=int, default=0, help="niceness of the writers")
-    parser.add_argument("--code", type=Path, action="append",
-                        help="checkout to run (default: this one); --postgres: repeatable, A/B")
+    parser.add_argument(
+        "--code",
+        type=Path,
+        action="append",
+        help="checkout to run (default: this one); --postgres: repeatable, A/B",
+    )
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
     if args.postgres:
@@ -422,12 +491,22 @@ def main() -> None:
         during, marks = Timings(), Timings()
         cli_runs: list[dict[str, Any]] = []
         writers = [
-            Writer("ingest", code, db, ["ingest", "--kind", "feed", "--from-file",
-                                        str(args.feed)], args.nice),
-            Writer("ingest 2", code, db, ["ingest", "--kind", "feed", "--from-file",
-                                          str(args.feed2)], args.nice),
+            Writer(
+                "ingest",
+                code,
+                db,
+                ["ingest", "--kind", "feed", "--from-file", str(args.feed)],
+                args.nice,
+            ),
+            Writer(
+                "ingest 2",
+                code,
+                db,
+                ["ingest", "--kind", "feed", "--from-file", str(args.feed2)],
+                args.nice,
+            ),
             Writer("merge", code, db, ["import", "arxiv-snapshot", str(snapshot)], args.nice),
-        ]  # fmt: skip
+        ]
         clients = [get_loop(base, paths, stop, during) for _ in range(2)]
         merge = writers[2]
 
@@ -454,17 +533,25 @@ def main() -> None:
             ["mute", "--keyword", "wal-check"],
             ["mute", "--keyword", "wal-check", "--undo"],
         ):
-            subprocess.run(lightnews(code, db, *args_), env=env_for(code), cwd=code,
-                           capture_output=True, check=False)  # fmt: skip
+            subprocess.run(
+                lightnews(code, db, *args_),
+                env=env_for(code),
+                cwd=code,
+                capture_output=True,
+                check=False,
+            )
         wal_end = wal.stat().st_size if wal.exists() else 0
     # The writers' own CPU (with their import workers), and the shell's `lightnews mute`s.
     children_cpu = _children_cpu() - children_at
     with sqlite3.connect(db) as conn:
         integrity = conn.execute("PRAGMA integrity_check").fetchone()[0]
         source_errors = [
-            row[0] for row in conn.execute("SELECT last_error FROM sources WHERE last_error "
-                                           "IS NOT NULL AND address LIKE 'file:%'")
-        ]  # fmt: skip
+            row[0]
+            for row in conn.execute(
+                "SELECT last_error FROM sources WHERE last_error "
+                "IS NOT NULL AND address LIKE 'file:%'"
+            )
+        ]
     results = {
         "machine": machine(),
         "code": str(code),
@@ -528,32 +615,45 @@ def main() -> None:
         ("GET, readers alone", results["get_baseline"], ""),
         ("GET, during the writes", results["get_during"], f"{results['get_500']} × 500"),
         ("POST /mark", results["post_mark"], json.dumps(results["post_mark"]["statuses"])),
-        ("`lightnews mute`", results["cli_mute"],
-         f"exits {results['cli_mute']['exits']}, {results['cli_mute']['locked']} locked"),
-    ):  # fmt: skip
-        print(f"| {label} | {row['n']} | {row['p50']} | {row['p95']} | {row['p99']} | "
-              f"{row['max']} | {failures} |")  # fmt: skip
+        (
+            "`lightnews mute`",
+            results["cli_mute"],
+            f"exits {results['cli_mute']['exits']}, {results['cli_mute']['locked']} locked",
+        ),
+    ):
+        print(
+            f"| {label} | {row['n']} | {row['p50']} | {row['p95']} | {row['p99']} | "
+            f"{row['max']} | {failures} |"
+        )
     print("\n| writes by phase | n | p50 ms | p95 ms | p99 ms | max ms |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
-    for what, rows in (("POST /mark", results["post_mark_by_phase"]),
-                       ("`lightnews mute`", results["cli_mute_by_phase"])):  # fmt: skip
+    for what, rows in (
+        ("POST /mark", results["post_mark_by_phase"]),
+        ("`lightnews mute`", results["cli_mute_by_phase"]),
+    ):
         for name, row in sorted(rows.items()):
-            print(f"| {what}, {name} | {row['n']} | {row['p50']} | {row['p95']} | "
-                  f"{row['p99']} | {row['max']} |")  # fmt: skip
+            print(
+                f"| {what}, {name} | {row['n']} | {row['p50']} | {row['p95']} | "
+                f"{row['p99']} | {row['max']} |"
+            )
     print("\n| page | alone n | alone p50 / p95 / p99 ms | during n | during p50 / p95 / p99 ms |")
     print("| --- | ---: | ---: | ---: | ---: |")
     for label, row in results["get_during_by_page"].items():
         alone = results["get_baseline_by_page"].get(label, summary([]))
-        print(f"| `{label}` | {alone['n']} | {alone['p50']} / {alone['p95']} / {alone['p99']} | "
-              f"{row['n']} | {row['p50']} / {row['p95']} / {row['p99']} |")  # fmt: skip
+        print(
+            f"| `{label}` | {alone['n']} | {alone['p50']} / {alone['p95']} / {alone['p99']} | "
+            f"{row['n']} | {row['p50']} / {row['p95']} / {row['p99']} |"
+        )
     cpu = results["server_cpu"]
-    print(f"\nserver CPU: alone {cpu['alone_s']} s ({cpu['alone_share']} of a core, "
-          f"{cpu['alone_ms_per_get']} ms a GET); during the writes {cpu['during_s']} s "
-          f"({cpu['during_share']} of a core, {cpu['during_ms_per_request']} ms a request); "
-          f"writers and CLI: {results['writers_and_cli_cpu_s']} s over "
-          f"{results['writes_seconds']} s; WAL peak {results['wal_peak_mb']} MB, "
-          f"{results['wal_end_mb']} MB after; "
-          f"load average {results['load_avg']}")  # fmt: skip
+    print(
+        f"\nserver CPU: alone {cpu['alone_s']} s ({cpu['alone_share']} of a core, "
+        f"{cpu['alone_ms_per_get']} ms a GET); during the writes {cpu['during_s']} s "
+        f"({cpu['during_share']} of a core, {cpu['during_ms_per_request']} ms a request); "
+        f"writers and CLI: {results['writers_and_cli_cpu_s']} s over "
+        f"{results['writes_seconds']} s; WAL peak {results['wal_peak_mb']} MB, "
+        f"{results['wal_end_mb']} MB after; "
+        f"load average {results['load_avg']}"
+    )
     print(f"\nintegrity_check: {integrity}; errors on the ingested sources: {source_errors}")
     print(json.dumps({k: results[k] for k in ("get_during", "get_500", "integrity_check")}))
 

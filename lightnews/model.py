@@ -50,8 +50,14 @@ __all__ = [
 #: How a scholar can be known: an account's stable id and its handle (``<service>-did``,
 #: ``<service>-handle``), a name on arXiv papers, ORCID, OpenAlex, a homepage, a feed.
 IDENTITY_KINDS = (
-    "bluesky-did", "bluesky-handle", "arxiv-name", "orcid", "openalex", "homepage", "feed",
-)  # fmt: skip
+    "bluesky-did",
+    "bluesky-handle",
+    "arxiv-name",
+    "orcid",
+    "openalex",
+    "homepage",
+    "feed",
+)
 
 
 @dataclass(slots=True)
@@ -215,17 +221,29 @@ class QuotedPost:
     unavailable: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"uri": self.uri, "did": self.did, "handle": self.handle,
-                                "name": self.name, "text": self.text, "url": self.url}  # fmt: skip
+        data: dict[str, Any] = {
+            "uri": self.uri,
+            "did": self.did,
+            "handle": self.handle,
+            "name": self.name,
+            "text": self.text,
+            "url": self.url,
+        }
         if self.unavailable:
             data["unavailable"] = True
         return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> QuotedPost:
-        return cls(_str(data.get("uri")), _str(data.get("did")), _str(data.get("handle")),
-                   _str(data.get("name")), _str(data.get("text")), _opt(data.get("url")),
-                   data.get("unavailable") is True)  # fmt: skip
+        return cls(
+            _str(data.get("uri")),
+            _str(data.get("did")),
+            _str(data.get("handle")),
+            _str(data.get("name")),
+            _str(data.get("text")),
+            _opt(data.get("url")),
+            data.get("unavailable") is True,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,13 +278,20 @@ class PostDetails:
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
-            "uri": self.uri, "cid": self.cid, "did": self.did, "handle": self.handle,
-            "langs": list(self.langs), "mentions": list(self.mentions), "tags": list(self.tags),
+            "uri": self.uri,
+            "cid": self.cid,
+            "did": self.did,
+            "handle": self.handle,
+            "langs": list(self.langs),
+            "mentions": list(self.mentions),
+            "tags": list(self.tags),
             "card": self.card.to_json() if self.card else None,
             "quote": self.quote.to_json() if self.quote else None,
-            "images": list(self.images), "pinned": self.pinned, "labels": list(self.labels),
+            "images": list(self.images),
+            "pinned": self.pinned,
+            "labels": list(self.labels),
             "text_full": self.text_full,
-        }  # fmt: skip
+        }
         if self.video_alt:
             data["video_alt"] = self.video_alt
         if self.reposted_by is not None:
@@ -284,13 +309,19 @@ class PostDetails:
     def from_json(cls, data: dict[str, Any]) -> PostDetails:
         card, quote, by = data.get("card"), data.get("quote"), data.get("reposted_by")
         return cls(
-            uri=_str(data.get("uri")), cid=_str(data.get("cid")), did=_str(data.get("did")),
-            handle=_str(data.get("handle")), langs=_strs(data.get("langs")),
-            mentions=_strs(data.get("mentions")), tags=_strs(data.get("tags")),
+            uri=_str(data.get("uri")),
+            cid=_str(data.get("cid")),
+            did=_str(data.get("did")),
+            handle=_str(data.get("handle")),
+            langs=_strs(data.get("langs")),
+            mentions=_strs(data.get("mentions")),
+            tags=_strs(data.get("tags")),
             card=LinkCard.from_json(card) if isinstance(card, dict) else None,
             quote=QuotedPost.from_json(quote) if isinstance(quote, dict) else None,
-            images=_strs(data.get("images")), pinned=data.get("pinned") is True,
-            labels=_strs(data.get("labels")), text_full=_str(data.get("text_full")),
+            images=_strs(data.get("images")),
+            pinned=data.get("pinned") is True,
+            labels=_strs(data.get("labels")),
+            text_full=_str(data.get("text_full")),
             video_alt=_str(data.get("video_alt")),
             reposted_by=Actor.from_json(by) if isinstance(by, dict) else None,
             reposted_at=_opt(data.get("reposted_at")),
@@ -298,7 +329,7 @@ class PostDetails:
             reply_parent_unavailable=data.get("reply_parent_unavailable") is True,
             reply_root_author=_opt(data.get("reply_root_author")),
             reply_root_unavailable=data.get("reply_root_unavailable") is True,
-        )  # fmt: skip
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,14 +343,24 @@ class Submitter:
     followers: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        fields = {"id": self.id, "name": self.name, "fullname": self.fullname,
-                  "avatar_url": self.avatar_url, "followers": self.followers}  # fmt: skip
+        fields = {
+            "id": self.id,
+            "name": self.name,
+            "fullname": self.fullname,
+            "avatar_url": self.avatar_url,
+            "followers": self.followers,
+        }
         return {k: v for k, v in fields.items() if v is not None}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Submitter:
-        return cls(_opt(data.get("id")), _opt(data.get("name")), _opt(data.get("fullname")),
-                   _opt(data.get("avatar_url")), _int(data.get("followers")))  # fmt: skip
+        return cls(
+            _opt(data.get("id")),
+            _opt(data.get("name")),
+            _opt(data.get("fullname")),
+            _opt(data.get("avatar_url")),
+            _int(data.get("followers")),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,10 +395,22 @@ class DailyDetails:
     last_seen: str | None = None
 
     _ORDER = (
-        "featured_day", "arxiv_published", "submitter", "github", "github_stars",
-        "project_page", "organization", "keywords", "author_participating", "thumbnail",
-        "discussion_id", "ai_summary", "claimed_authors", "first_seen", "last_seen",
-    )  # fmt: skip
+        "featured_day",
+        "arxiv_published",
+        "submitter",
+        "github",
+        "github_stars",
+        "project_page",
+        "organization",
+        "keywords",
+        "author_participating",
+        "thumbnail",
+        "discussion_id",
+        "ai_summary",
+        "claimed_authors",
+        "first_seen",
+        "last_seen",
+    )
 
     def to_json(self) -> dict[str, Any]:
         """Only what the listing gave: empty values are left out."""
@@ -378,19 +431,26 @@ class DailyDetails:
         return cls(
             featured_day=_opt(data.get("featured_day")),
             arxiv_published=_opt(data.get("arxiv_published")),
-            submitter=Submitter.from_json(_dict(data["submitter"])) if data.get("submitter")
+            submitter=Submitter.from_json(_dict(data["submitter"]))
+            if data.get("submitter")
             else None,
-            github=_opt(data.get("github")), github_stars=_int(data.get("github_stars")),
+            github=_opt(data.get("github")),
+            github_stars=_int(data.get("github_stars")),
             project_page=_opt(data.get("project_page")),
-            organization=_opt(data.get("organization")), keywords=_strs(data.get("keywords")),
+            organization=_opt(data.get("organization")),
+            keywords=_strs(data.get("keywords")),
             author_participating=participating if isinstance(participating, bool) else None,
-            thumbnail=_opt(data.get("thumbnail")), discussion_id=_opt(data.get("discussion_id")),
+            thumbnail=_opt(data.get("thumbnail")),
+            discussion_id=_opt(data.get("discussion_id")),
             ai_summary=_opt(data.get("ai_summary")),
-            claimed_authors=tuple(ClaimedAuthor(_str(a.get("name")), _str(a.get("user")))
-                                  for a in data.get("claimed_authors") or []
-                                  if isinstance(a, dict)),
-            first_seen=_opt(data.get("first_seen")), last_seen=_opt(data.get("last_seen")),
-        )  # fmt: skip
+            claimed_authors=tuple(
+                ClaimedAuthor(_str(a.get("name")), _str(a.get("user")))
+                for a in data.get("claimed_authors") or []
+                if isinstance(a, dict)
+            ),
+            first_seen=_opt(data.get("first_seen")),
+            last_seen=_opt(data.get("last_seen")),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -419,10 +479,13 @@ class NoteDetails:
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
-            "section": self.section, "references": [r.to_json() for r in self.references],
-            "page_title": self.page_title, "level": self.level, "position": self.position,
+            "section": self.section,
+            "references": [r.to_json() for r in self.references],
+            "page_title": self.page_title,
+            "level": self.level,
+            "position": self.position,
             "is_section": self.is_section,
-        }  # fmt: skip
+        }
         if self.papers_reviewed is not None:
             data["papers_reviewed"] = self.papers_reviewed
         return data
@@ -431,11 +494,18 @@ class NoteDetails:
     def from_json(cls, data: dict[str, Any]) -> NoteDetails:
         references = tuple(
             Reference(_str(r.get("surname")), _str(r.get("title")), _str(r.get("raw")))
-            for r in data.get("references") or [] if isinstance(r, dict)
-        )  # fmt: skip
-        return cls(_opt(data.get("section")), references, _opt(data.get("page_title")),
-                   _int(data.get("level")) or 0, _int(data.get("position")) or 0,
-                   data.get("is_section") is True, _int(data.get("papers_reviewed")))  # fmt: skip
+            for r in data.get("references") or []
+            if isinstance(r, dict)
+        )
+        return cls(
+            _opt(data.get("section")),
+            references,
+            _opt(data.get("page_title")),
+            _int(data.get("level")) or 0,
+            _int(data.get("position")) or 0,
+            data.get("is_section") is True,
+            _int(data.get("papers_reviewed")),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -559,8 +629,9 @@ class SearchFilters:
     source_kind: str | None = None
 
     def __bool__(self) -> bool:
-        return any((self.subject, self.since, self.until, self.scholar_id is not None,
-                    self.source_kind))  # fmt: skip
+        return any(
+            (self.subject, self.since, self.until, self.scholar_id is not None, self.source_kind)
+        )
 
 
 @dataclass(slots=True)

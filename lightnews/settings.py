@@ -170,8 +170,11 @@ def _public_url(raw: str) -> str:
         parts = urlsplit(text)
     except ValueError:
         raise ValueError from None
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or (
-        parts.fragment or any(c.isspace() for c in text)
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.query
+        or (parts.fragment or any(c.isspace() for c in text))
     ):
         raise ValueError
     return text
@@ -670,8 +673,9 @@ class Settings:
         for name, value in values.items():
             setting = self.lookup(name)
             if not setting.fits(value):
-                raise TypeError(f"{setting.name} must be {type(setting.default).__name__}, "
-                                f"got {value!r}")  # fmt: skip
+                raise TypeError(
+                    f"{setting.name} must be {type(setting.default).__name__}, got {value!r}"
+                )
             copy._values[setting.name] = value
         return copy
 

@@ -25,13 +25,11 @@ MAX_FUNCTION_LINES = 150
 
 #: Imports up the stack or round a circle that another branch is removing right now.
 #: Empty these as those branches land (a stale entry fails the test).
-BEING_REMOVED_BY_ANOTHER_BRANCH: dict[tuple[str, str], str] = {
-}
+BEING_REMOVED_BY_ANOTHER_BRANCH: dict[tuple[str, str], str] = {}
 
 #: Modules and functions over the bound that another branch is splitting right now.
 #: Empty this as those branches land (a stale entry fails the test).
-BEING_SPLIT_BY_ANOTHER_BRANCH: dict[str, str] = {
-}
+BEING_SPLIT_BY_ANOTHER_BRANCH: dict[str, str] = {}
 
 #: Modules and functions over the bound for good, each with its reason.
 OVERSIZED: dict[str, str] = {}
@@ -53,8 +51,10 @@ def layer_list(text: str) -> list[tuple[str, ...]]:
 def is_exempt(path: Path) -> bool:
     """Tests and migrations are not held to the map's size bounds (tests not to its arrows)."""
     parts = path.relative_to(PACKAGE).parts
-    return path.name.startswith("test_") or path.name == "conftest.py" or any(
-        p in ("migrations", "pg_migrations") for p in parts
+    return (
+        path.name.startswith("test_")
+        or path.name == "conftest.py"
+        or any(p in ("migrations", "pg_migrations") for p in parts)
     )
 
 
@@ -108,17 +108,21 @@ def import_graph() -> dict[str, set[str]]:
     """Which module imports which, over the non-test modules of the package."""
     known = modules()
     return {
-        name: imported(ast.parse(path.read_text(encoding="utf-8")), name,
-                       path.name == "__init__.py", known)
+        name: imported(
+            ast.parse(path.read_text(encoding="utf-8")), name, path.name == "__init__.py", known
+        )
         for name, path in known.items()
-    }  # fmt: skip
+    }
 
 
 def up_the_stack(graph: Mapping[str, set[str]], order: Sequence[tuple[str, ...]]) -> list[str]:
     """Imports from a lower layer to a higher one, and modules the layer list does not place."""
     level = {name: i for i, names in enumerate(order) for name in names}
-    problems = [f"{m} is on no layer of docs/architecture.md ({component(m)!r})"
-                for m in sorted(graph) if component(m) not in level]  # fmt: skip
+    problems = [
+        f"{m} is on no layer of docs/architecture.md ({component(m)!r})"
+        for m in sorted(graph)
+        if component(m) not in level
+    ]
     for source in sorted(graph):
         for target in sorted(graph[source]):
             low, high = level.get(component(source)), level.get(component(target))
@@ -215,8 +219,9 @@ def test_the_arrows_being_removed_elsewhere_are_still_there() -> None:
 def test_no_module_over_1000_lines_or_function_over_150() -> None:
     allowed = {**BEING_SPLIT_BY_ANOTHER_BRANCH, **OVERSIZED}
     found = oversized()
-    over = [f"{where}: {lines} lines" for where, lines in sorted(found.items())
-            if where not in allowed]  # fmt: skip
+    over = [
+        f"{where}: {lines} lines" for where, lines in sorted(found.items()) if where not in allowed
+    ]
     stale = sorted(set(allowed) - set(found))
     assert over == [], "too long (split it, or write the reason in OVERSIZED):\n" + "\n".join(over)
     assert stale == [], "no longer too long: take off the allow-list:\n" + "\n".join(stale)
@@ -241,4 +246,6 @@ def test_the_checks_catch_what_they_are_for() -> None:
     # ``from . import model`` names a submodule: it counts as that module alone, as
     # ``from .model import x`` does (the package's own names would count the package)
     assert imported(tree, "lightnews.store.y", False, [*graph, "lightnews.store.model"]) == {
-        "lightnews.rank", "lightnews.store.model"}  # fmt: skip
+        "lightnews.rank",
+        "lightnews.store.model",
+    }

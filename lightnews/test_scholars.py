@@ -202,9 +202,7 @@ def test_follow_starter_pack_follows_every_member(
     # One member of the list has no DID: recorded on the source, the others followed.
     assert report.error == "Bluesky profile without a DID"
     scholars = store.list_scholars()
-    handles = {
-        i.value for s in scholars for i in s.identities if i.kind == "bluesky-handle"
-    }
+    handles = {i.value for s in scholars for i in s.identities if i.kind == "bluesky-handle"}
     assert {"scholar1.bsky.social", "scholar5.bsky.social"} <= handles
     assert len([s for s in store.list_sources() if s.kind == "bluesky"]) == len(scholars)
     refresh(store, settings, force=True, kinds=["bluesky-starter-pack"])

@@ -85,6 +85,7 @@ def test_settings_import_nothing_above_the_foundation() -> None:
         "Settings(environ={'LIGHTNEWS_DIGEST_SCHEDULE': 'daily 7:00'}); "
         "print(sorted(m for m in sys.modules if m.startswith('lightnews')))"
     )
-    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            cwd=ROOT, check=True).stdout  # fmt: skip
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    ).stdout
     assert loaded.strip() == "['lightnews', 'lightnews.errors', 'lightnews.settings']"

@@ -20,10 +20,14 @@ NOW = "2025-12-01T00:00:00Z"
 
 def paper(arxiv_id: str, **fields: object) -> Paper:
     defaults: dict[str, object] = dict(
-        title=f"A study {arxiv_id}", abstract="We study things.", authors=[Author("Ada Example")],
-        categories=["cs.LG"], published="2025-11-30T10:00:00Z", updated="2025-11-30T10:00:00Z",
+        title=f"A study {arxiv_id}",
+        abstract="We study things.",
+        authors=[Author("Ada Example")],
+        categories=["cs.LG"],
+        published="2025-11-30T10:00:00Z",
+        updated="2025-11-30T10:00:00Z",
         versions=[Version(1, "2025-11-30T10:00:00Z")],
-    )  # fmt: skip
+    )
     defaults.update(fields)
     return Paper(arxiv_id, **defaults)  # type: ignore[arg-type]
 
@@ -34,10 +38,12 @@ def save(store: Store, *papers: Paper) -> None:
 
 
 def test_venue_and_withdrawal_in_the_feed(store: Store) -> None:
-    save(store, paper("2511.00001", comments="Accepted at ICLR 2025 (oral)"),
-         paper("2511.00002", comments="This paper has been withdrawn by the author",
-               withdrawn=True),
-         paper("2511.00003", comments="Submitted to ICML 2026"))  # fmt: skip
+    save(
+        store,
+        paper("2511.00001", comments="Accepted at ICLR 2025 (oral)"),
+        paper("2511.00002", comments="This paper has been withdrawn by the author", withdrawn=True),
+        paper("2511.00003", comments="Submitted to ICML 2026"),
+    )
     ranked = rank_stories(store, LOCAL_READER, limit=None, now=datetime(2025, 12, 1, tzinfo=UTC))
     stories = {s.arxiv_id: s for s in ranked}
     assert "accepted at ICLR 2025 (oral)" in stories["2511.00001"].why
@@ -54,9 +60,13 @@ def test_venue_and_withdrawal_in_the_feed(store: Store) -> None:
 def test_story_page_badge_and_banner(tmp_path: Path) -> None:
     path = tmp_path / "lightnews.db"
     with SQLiteStore(path) as store:
-        save(store, paper("2511.00001", journal_ref="Phys.Rev.D76:013009,2007"),
-             paper("2511.00002", comments="This paper has been withdrawn by the author",
-                   withdrawn=True))  # fmt: skip
+        save(
+            store,
+            paper("2511.00001", journal_ref="Phys.Rev.D76:013009,2007"),
+            paper(
+                "2511.00002", comments="This paper has been withdrawn by the author", withdrawn=True
+            ),
+        )
     app = create_app(str(path), Settings(environ={}).with_overrides(resolve_online=False))
     with TestClient(app, base_url="http://localhost") as client:
         html = client.get("/paper/2511.00001").text
@@ -145,9 +155,12 @@ def test_hand_made_title_change_on_the_story_page(shared: Path, tmp_path: Path) 
     from dataclasses import replace
 
     v1 = real(shared, "orig", "0906.3336v1")
-    v2 = replace(v1, title="Lower order eigenvalues of the biharmonic operator on manifolds",
-                 versions=[*v1.versions, Version(2, "2009-07-01T00:00:00Z")],
-                 updated="2009-07-01T00:00:00Z")  # fmt: skip
+    v2 = replace(
+        v1,
+        title="Lower order eigenvalues of the biharmonic operator on manifolds",
+        versions=[*v1.versions, Version(2, "2009-07-01T00:00:00Z")],
+        updated="2009-07-01T00:00:00Z",
+    )
     path = tmp_path / "lightnews.db"
     with SQLiteStore(path) as store:
         save(store, v1)
@@ -175,13 +188,21 @@ def test_code_links_from_text_and_items_with_when_they_appeared(
 ) -> None:
     from lightnews.model import Item
 
-    v1 = paper("2511.00010", abstract="We study things. Code: https://github.com/ada/things.",
-               published="2025-11-01T10:00:00Z", updated="2025-11-01T10:00:00Z",
-               versions=[Version(1, "2025-11-01T10:00:00Z")])  # fmt: skip
-    v2 = paper("2511.00010", abstract=v1.abstract, published="2025-11-01T10:00:00Z",
-               comments="Accepted at ICLR 2026; code at github.com/ada/things-v2",
-               updated="2025-11-25T10:00:00Z",
-               versions=[*v1.versions, Version(2, "2025-11-25T10:00:00Z")])  # fmt: skip
+    v1 = paper(
+        "2511.00010",
+        abstract="We study things. Code: https://github.com/ada/things.",
+        published="2025-11-01T10:00:00Z",
+        updated="2025-11-01T10:00:00Z",
+        versions=[Version(1, "2025-11-01T10:00:00Z")],
+    )
+    v2 = paper(
+        "2511.00010",
+        abstract=v1.abstract,
+        published="2025-11-01T10:00:00Z",
+        comments="Accepted at ICLR 2026; code at github.com/ada/things-v2",
+        updated="2025-11-25T10:00:00Z",
+        versions=[*v1.versions, Version(2, "2025-11-25T10:00:00Z")],
+    )
     save(store, v1)
     [link] = store.get_paper("2511.00010").code_links
     assert (link.url, link.first_seen) == ("https://github.com/ada/things", "2025-11-01T10:00:00Z")
@@ -193,7 +214,9 @@ def test_code_links_from_text_and_items_with_when_they_appeared(
         store.save_papers([v2], "2025-11-26T00:00:00Z")
     page = store.get_paper("2511.00010")
     assert [c.url for c in page.code_links] == [
-        "https://github.com/ada/things", "https://github.com/ada/things-v2"]  # fmt: skip
+        "https://github.com/ada/things",
+        "https://github.com/ada/things-v2",
+    ]
     assert page.code_released is not None and page.code_released.url.endswith("things-v2")
     ranked = rank_stories(store, LOCAL_READER, limit=None, now=datetime(2025, 11, 26, tzinfo=UTC))
     story = next(s for s in ranked if s.arxiv_id == "2511.00010")
@@ -201,9 +224,15 @@ def test_code_links_from_text_and_items_with_when_they_appeared(
 
     # A daily-papers entry linking a repository weeks later: another code link, dated by it.
     source, _ = store.add_source("hf-daily", "https://hf.example/api/daily", now=NOW)
-    entry = Item(key="hf:2511.00010", kind="daily", title=v1.title, paper_id="2511.00010",
-                 published="2025-11-28T00:00:00Z", links=["https://github.com/ada/hf-repo"],
-                 code_links=["https://github.com/ada/hf-repo"])  # fmt: skip
+    entry = Item(
+        key="hf:2511.00010",
+        kind="daily",
+        title=v1.title,
+        paper_id="2511.00010",
+        published="2025-11-28T00:00:00Z",
+        links=["https://github.com/ada/hf-repo"],
+        code_links=["https://github.com/ada/hf-repo"],
+    )
     with store.transaction():
         store.save_items(source.id, [entry], NOW)
     links = store.code_links(["2511.00010"])["2511.00010"]

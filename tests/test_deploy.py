@@ -133,21 +133,26 @@ class Stack:
         self.running: list[tuple[str, subprocess.Popen[bytes]]] = []
 
     def env(self, extra: dict[str, str]) -> dict[str, str]:
-        return {**os.environ, **self.base_env, **extra, "PYTHONPATH": str(ROOT),
-                "PYTHONUNBUFFERED": "1"}  # fmt: skip
+        return {
+            **os.environ,
+            **self.base_env,
+            **extra,
+            "PYTHONPATH": str(ROOT),
+            "PYTHONUNBUFFERED": "1",
+        }
 
     def once(self, name: str, argv: list[str], extra: dict[str, str]) -> str:
         """A one-shot step, run to its end: it must succeed."""
-        done = subprocess.run(argv, env=self.env(extra), cwd=ROOT, capture_output=True,
-                              timeout=120)  # fmt: skip
+        done = subprocess.run(argv, env=self.env(extra), cwd=ROOT, capture_output=True, timeout=120)
         said = (done.stdout + done.stderr).decode(errors="replace")
         assert done.returncode == 0, f"{name}: {argv}\n{said}"
         return said
 
     def start(self, name: str, argv: list[str], extra: dict[str, str]) -> None:
         with (self.folder / f"{name}.log").open("wb") as log:
-            process = subprocess.Popen(argv, env=self.env(extra), cwd=ROOT, stdout=log,
-                                       stderr=subprocess.STDOUT)  # fmt: skip
+            process = subprocess.Popen(
+                argv, env=self.env(extra), cwd=ROOT, stdout=log, stderr=subprocess.STDOUT
+            )
         self.running.append((name, process))
 
     def log(self, name: str) -> str:
@@ -184,11 +189,14 @@ def lab(api_url: str) -> dict[str, str]:
     """What an operator of this test's lab sets beside the files: its small tick, a local
     arXiv and Jetstream (loopback addresses allowed), and no model to download."""
     return {
-        "LIGHTNEWS_WORKER_TICK": str(TICK), "LIGHTNEWS_ARXIV_API_URL": api_url,
-        "LIGHTNEWS_ALLOW_PRIVATE_ADDRESSES": "true", "LIGHTNEWS_ARXIV_INTERVAL": "0",
-        "LIGHTNEWS_RESOLVE_ONLINE": "false", "LIGHTNEWS_SEMANTIC": "off",
+        "LIGHTNEWS_WORKER_TICK": str(TICK),
+        "LIGHTNEWS_ARXIV_API_URL": api_url,
+        "LIGHTNEWS_ALLOW_PRIVATE_ADDRESSES": "true",
+        "LIGHTNEWS_ARXIV_INTERVAL": "0",
+        "LIGHTNEWS_RESOLVE_ONLINE": "false",
+        "LIGHTNEWS_SEMANTIC": "off",
         "LIGHTNEWS_JETSTREAM_URL": "ws://127.0.0.1:9/subscribe",
-    }  # fmt: skip
+    }
 
 
 def sign_in_and_read(base: str) -> str:
@@ -200,8 +208,10 @@ def sign_in_and_read(base: str) -> str:
         assert page.status_code == 200, page.text
         token = re.search(r'name="csrf_token" value="([0-9a-f]+)"', page.text)
         assert token, page.text
-        done = client.post("/signin", data={"name": ADMIN, "password": PASSWORD,
-                                            "csrf_token": token[1], "next": "/"})  # fmt: skip
+        done = client.post(
+            "/signin",
+            data={"name": ADMIN, "password": PASSWORD, "csrf_token": token[1], "next": "/"},
+        )
         assert done.status_code == 303, done.text
         home = client.get("/")
         assert home.status_code == 200, home.text
@@ -231,8 +241,9 @@ def refreshed(url: str, address: str) -> bool:
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
-        row = conn.execute("SELECT last_success FROM sources WHERE address = %s",
-                           (address,)).fetchone()  # fmt: skip
+        row = conn.execute(
+            "SELECT last_success FROM sources WHERE address = %s", (address,)
+        ).fetchone()
     return row is not None and row[0] is not None
 
 
@@ -240,16 +251,24 @@ def check_running_stack(stack: Stack, url: str, base: str, add_source: Callable[
     """The stack up: pages served to the first admin, a source added now refreshed in a tick."""
     wait_for(lambda: serving(base), "the web processes answer", 60, stack)
     assert "Sign out" in sign_in_and_read(base)
-    wait_for(lambda: "looking for due sources every" in stack.log("worker"),
-             "the worker has started", 60, stack)  # fmt: skip
+    wait_for(
+        lambda: "looking for due sources every" in stack.log("worker"),
+        "the worker has started",
+        60,
+        stack,
+    )
     time.sleep(1)  # the worker's first look (at its start) is past: the source waits a tick
     said = add_source()
     assert "all:stack" in said, said
     took = wait_for(lambda: refreshed(url, "all:stack"), "the first refresh", TICK + 20, stack)
     assert took <= TICK + 5, f"the first refresh came {took:.1f} s after the source was added"
     print(f"first refresh {took:.1f} s after the source was added (tick {TICK} s)")
-    wait_for(lambda: "arxiv-api all:stack: 2 new papers" in stack.log("worker"),
-             "the worker says the job's end", 10, stack)  # fmt: skip
+    wait_for(
+        lambda: "arxiv-api all:stack: 2 new papers" in stack.log("worker"),
+        "the worker says the job's end",
+        10,
+        stack,
+    )
     assert "queued #" in stack.log("worker")
     stack.alive()  # the listener too, though its Jetstream refuses it
     statuses = stack.stop()
@@ -278,12 +297,15 @@ def test_the_compose_stack_comes_up_working(
     assert order[0] == "setup" and services["setup"]["restart"] == "no"
     for name in order[1:]:
         assert services[name]["depends_on"]["setup"]["condition"] == (
-            "service_completed_successfully")  # fmt: skip
-    setup = stack.once("setup", as_run_here(services["setup"]["command"], port),
-                       env_of(services["setup"]))  # fmt: skip
+            "service_completed_successfully"
+        )
+    setup = stack.once(
+        "setup", as_run_here(services["setup"]["command"], port), env_of(services["setup"])
+    )
     assert f"added admin {ADMIN}" in setup, setup
-    again = stack.once("setup", as_run_here(services["setup"]["command"], port),
-                       env_of(services["setup"]))  # fmt: skip
+    again = stack.once(
+        "setup", as_run_here(services["setup"]["command"], port), env_of(services["setup"])
+    )
     assert "exists: its password is left as it is" in again, again
     try:
         for name in order[1:]:
@@ -291,18 +313,18 @@ def test_the_compose_stack_comes_up_working(
         assert set(order) == {"setup", "web", "worker", "listen"}
 
         def add_source() -> str:  # as the compose file's comment says to
-            return stack.once("sources", as_run_here(
-                ["lightnews", "sources", "add", "--query", "all:stack"], port),
-                env_of(services["setup"]))  # fmt: skip
+            return stack.once(
+                "sources",
+                as_run_here(["lightnews", "sources", "add", "--query", "all:stack"], port),
+                env_of(services["setup"]),
+            )
 
         check_running_stack(stack, empty_db, f"http://127.0.0.1:{port}", add_source)
     finally:
         stack.stop()
 
 
-def test_the_systemd_units_come_up_working(
-    empty_db: str, arxiv: SlowArxiv, tmp_path: Path
-) -> None:
+def test_the_systemd_units_come_up_working(empty_db: str, arxiv: SlowArxiv, tmp_path: Path) -> None:
     units = {}
     for path in sorted((DEPLOY / "systemd").glob("*.service")):
         parser = configparser.ConfigParser(strict=False, interpolation=None)
@@ -316,10 +338,16 @@ def test_the_systemd_units_come_up_working(
     secret.write_text(PASSWORD + "\n")
     secret.chmod(0o600)
     # /etc/lightnews.env as the web unit's comment says to write it.
-    stack = Stack(tmp_path, {
-        **lab(arxiv.url), "LIGHTNEWS_DB": empty_db, "LIGHTNEWS_ALLOWED_HOSTS": "localhost",
-        "LIGHTNEWS_ADMIN_USER": ADMIN, "LIGHTNEWS_ADMIN_PASSWORD_FILE": str(secret),
-    })  # fmt: skip
+    stack = Stack(
+        tmp_path,
+        {
+            **lab(arxiv.url),
+            "LIGHTNEWS_DB": empty_db,
+            "LIGHTNEWS_ALLOWED_HOSTS": "localhost",
+            "LIGHTNEWS_ADMIN_USER": ADMIN,
+            "LIGHTNEWS_ADMIN_PASSWORD_FILE": str(secret),
+        },
+    )
     port = free_port()
 
     def env_of(service: Any) -> dict[str, str]:
@@ -330,16 +358,21 @@ def test_the_systemd_units_come_up_working(
         for name in ("lightnews-web", "lightnews-worker@", "lightnews-listen"):
             service = units[name]
             if "ExecStartPre" in service:
-                said = stack.once(name, as_run_here(shlex.split(service["ExecStartPre"]), port),
-                                  env_of(service))  # fmt: skip
+                said = stack.once(
+                    name, as_run_here(shlex.split(service["ExecStartPre"]), port), env_of(service)
+                )
                 assert f"added admin {ADMIN}" in said, said
             short = {"lightnews-web": "web", "lightnews-worker@": "worker"}.get(name, "listen")
-            stack.start(short, as_run_here(shlex.split(service["ExecStart"]), port),
-                        env_of(service))  # fmt: skip
+            stack.start(
+                short, as_run_here(shlex.split(service["ExecStart"]), port), env_of(service)
+            )
 
         def add_source() -> str:
-            return stack.once("sources", as_run_here(
-                ["lightnews", "sources", "add", "--query", "all:stack"], port), {})  # fmt: skip
+            return stack.once(
+                "sources",
+                as_run_here(["lightnews", "sources", "add", "--query", "all:stack"], port),
+                {},
+            )
 
         check_running_stack(stack, empty_db, f"http://127.0.0.1:{port}", add_source)
     finally:

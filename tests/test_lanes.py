@@ -92,7 +92,8 @@ def test_the_fast_lane_keeps_only_what_needs_no_server_browser_or_process(
 def test_postgresql_reached_without_the_marker_fails_the_test_before_it_starts(
     pytester: pytest.Pytester,
 ) -> None:
-    pytester.makepyfile(test_hidden="""
+    pytester.makepyfile(
+        test_hidden="""
         import pytest
 
         @pytest.fixture(params=["a-backend-the-marking-does-not-know"])
@@ -101,7 +102,8 @@ def test_postgresql_reached_without_the_marker_fails_the_test_before_it_starts(
 
         def test_on_a_hidden_server(library):
             pass
-    """)  # fmt: skip
+    """
+    )
     result = pytester.runpytest_inprocess("-p", "conftest", "-q", "-m", "not postgres")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*sets up 'pg_server' without the 'postgres' marker*"])
@@ -109,12 +111,14 @@ def test_postgresql_reached_without_the_marker_fails_the_test_before_it_starts(
 
 def test_a_process_started_without_the_marker_fails_the_test(pytester: pytest.Pytester) -> None:
     # The audit event a subprocess raises as it starts, raised here without starting one.
-    pytester.makepyfile(test_starts="""
+    pytester.makepyfile(
+        test_starts="""
         import sys
 
         def test_starts_a_process():
             sys.audit("subprocess.Popen", "true", ["true"], None, None)
-    """)  # fmt: skip
+    """
+    )
     result = pytester.runpytest_inprocess("-p", "conftest", "-q")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*starts processes without the 'multiprocess' marker*"])

@@ -146,4 +146,3 @@ for _command in (
 
 def main() -> None:
     cli(prog_name="lightnews")
-

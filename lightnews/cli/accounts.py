@@ -54,13 +54,14 @@ def users_add(app: App, name: str, admin: bool, password_stdin: bool) -> None:
         password = _new_password(password_stdin)
         first = app.store.user_count() == 0
         user = app.store.add_user(name, hash_password(password), admin=admin, now=now_iso())
-        app.store.audit(actor, "users.add", name + (" (admin)" if user.admin else ""),
-                        now_iso())  # fmt: skip
+        app.store.audit(actor, "users.add", name + (" (admin)" if user.admin else ""), now_iso())
     role = "admin" if user.admin else "reader"
     out.print(f"added {role} {user.name} (#{user.id})")
     if first:
-        out.print("the first account: it has the local reader's follows, mutes and stories; "
-                  "the web UI now asks to sign in")  # fmt: skip
+        out.print(
+            "the first account: it has the local reader's follows, mutes and stories; "
+            "the web UI now asks to sign in"
+        )
 
 
 @users.command("list")
@@ -78,8 +79,13 @@ def users_list(app: App, as_json: bool) -> None:
         return
     table = Table("id", "name", "role", "created", "shares")
     for user in rows:
-        table.add_row(str(user.id), user.name, "admin" if user.admin else "reader",
-                      user.created_at[:10], "yes" if user.shares else "no")  # fmt: skip
+        table.add_row(
+            str(user.id),
+            user.name,
+            "admin" if user.admin else "reader",
+            user.created_at[:10],
+            "yes" if user.shares else "no",
+        )
     out.print(table)
 
 
@@ -110,8 +116,7 @@ def users_remove(app: App, name: str, yes: bool) -> None:
     with errors_as_exit():
         actor = audit_name(app)  # checked before anything changes
         user = _named_user(app, name)
-        if not yes and not click.confirm(f"remove {name} and everything that is theirs?",
-                                         err=True):  # fmt: skip
+        if not yes and not click.confirm(f"remove {name} and everything that is theirs?", err=True):
             raise UsageError("nothing removed")
         app.store.remove_user(user.id)
         app.store.audit(actor, "users.remove", name, now_iso())

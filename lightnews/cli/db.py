@@ -25,11 +25,12 @@ __all__ = ["db_group", "init"]
 
 @click.command()
 @click.option(
-    "--admin-from-env", is_flag=True,
+    "--admin-from-env",
+    is_flag=True,
     help="On a library without accounts, create the first admin: LIGHTNEWS_ADMIN_USER, with "
     "the password in LIGHTNEWS_ADMIN_PASSWORD_FILE (a file) or LIGHTNEWS_ADMIN_PASSWORD. "
     "With accounts, nothing changes (no password is ever overwritten).",
-)  # fmt: skip
+)
 @pass_app
 def init(app: App, admin_from_env: bool) -> None:
     """Create the database (or bring its schema up to date).
@@ -63,10 +64,11 @@ def db_group() -> None:
 @click.argument("destination")
 @click.option("--json", "as_json", is_flag=True, help="Print the table-by-table check as JSON.")
 @click.option(
-    "--keep-clock", is_flag=True,
+    "--keep-clock",
+    is_flag=True,
     help="Copy the `clock` setting too (left out by default: a copy of the demo would "
     "otherwise believe it is still the demo's day).",
-)  # fmt: skip
+)
 def db_copy(source: str, destination: str, as_json: bool, keep_clock: bool) -> None:
     """Copy the whole library SOURCE into the new, empty DESTINATION, then compare them.
 

@@ -20,7 +20,9 @@ __all__ = ["demo"]
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print what was loaded as JSON.")
 @click.option(
-    "--port", type=click.IntRange(1, 65535), default=None,
+    "--port",
+    type=click.IntRange(1, 65535),
+    default=None,
     help="Then serve the web UI on this port.",
 )
 @pass_app
@@ -38,9 +40,12 @@ def demo(app: App, as_json: bool, port: int | None) -> None:
     with errors_as_exit():
         reports = _build_demo_with_progress(app, quiet=as_json)
         stories = rank_stories(
-            app.store, app.reader, limit=10, bar=app.settings.attribution_bar,
+            app.store,
+            app.reader,
+            limit=10,
+            bar=app.settings.attribution_bar,
             settings=app.settings,
-        )  # fmt: skip
+        )
         counts = app.store.counts()
     if as_json:
         emit_json(

@@ -59,9 +59,7 @@ def _keyword(text: str) -> str:
     is_flag=True,
     help="Only papers' stories: leave out posts and articles that name no paper.",
 )
-@click.option(
-    "--with-read", is_flag=True, help="Keep the stories you have read (marked read)."
-)
+@click.option("--with-read", is_flag=True, help="Keep the stories you have read (marked read).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_app
 def feed(
@@ -106,8 +104,7 @@ def feed(
     if fmt != "text":
         from lightnews.deliver.export import FeedEntry, atom_feed, json_feed
 
-        entries = [FeedEntry(s.url or s.key, s.title, s.url, s.time, why=s.why)
-                   for s in stories]  # fmt: skip
+        entries = [FeedEntry(s.url or s.key, s.title, s.url, s.time, why=s.why) for s in stories]
         if fmt == "atom":
             click.echo(atom_feed("Lightnews: your feed", "lightnews:feed", entries).decode())
         else:
@@ -187,14 +184,17 @@ def digest(
         now = settings.now()
         since = validate.moment(since_typed, now)
         to = digest_recipient(settings, email, dry_run=dry_run)
-        made = compose_digest(app.store, reader, settings, since, limit=limit, now=now,
-                              refresh=not dry_run)  # fmt: skip
+        made = compose_digest(
+            app.store, reader, settings, since, limit=limit, now=now, refresh=not dry_run
+        )
         if note := unlinked_note(settings):  # links stay absolute: say where they lead
             err.print(f"[dim]{escape(note)}[/dim]")
         if dry_run:
             if to is not None:
-                err.print(f"[dim]dry run: would send “{made.subject}” to {to}; nothing sent, "
-                          "nothing marked read[/dim]")  # fmt: skip
+                err.print(
+                    f"[dim]dry run: would send “{made.subject}” to {to}; nothing sent, "
+                    "nothing marked read[/dim]"
+                )
             else:
                 err.print("[dim]dry run: nothing marked read[/dim]")
             click.echo(made.markdown if fmt == "md" else made.html, nl=False)
@@ -206,13 +206,20 @@ def digest(
             sys.stdout.flush()
         # Delivered: seen in the digest is seen, until something new happens; the watched
         # papers' events are told once.
-        mark_digested(app.store, reader, made.stories, made.events,
-                      now.strftime("%Y-%m-%dT%H:%M:%SZ"), talk=made.talk)  # fmt: skip
+        mark_digested(
+            app.store,
+            reader,
+            made.stories,
+            made.events,
+            now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            talk=made.talk,
+        )
     if to is not None:
         told = f" and {len(made.events)} events on papers you watch" if made.events else ""
         if made.posts:
-            told += f" and {made.posts} new posts " + ("on them" if made.events
-                                                       else "on papers you watch")  # fmt: skip
+            told += f" and {made.posts} new posts " + (
+                "on them" if made.events else "on papers you watch"
+            )
         out.print(f"sent {len(made.stories)} stories{told} to {to}")
 
 
@@ -220,13 +227,16 @@ def digest(
 @click.option("--scholar", "scholar_who", metavar="WHO", help="A scholar whose posts say nothing.")
 @click.option("--source", "source_id", type=int, metavar="ID", help="A source to silence.")
 @click.option(
-    "--keyword", metavar="WORD", callback=checked(_keyword),
+    "--keyword",
+    metavar="WORD",
+    callback=checked(_keyword),
     help="Hide stories whose title has this word.",
 )
 @click.option("--undo", is_flag=True, help="Unmute instead.")
 @pass_app
-def mute(app: App, scholar_who: str | None, source_id: int | None, keyword: str | None,
-         undo: bool) -> None:  # fmt: skip
+def mute(
+    app: App, scholar_who: str | None, source_id: int | None, keyword: str | None, undo: bool
+) -> None:
     """Mute (or --undo) a scholar, a source or a keyword in the feed and digests."""
 
     now = now_iso()
@@ -256,8 +266,9 @@ def read_command(app: App, stories: tuple[str, ...], unread: bool, save: bool) -
     Exit status 1 (and nothing marked) when one of them is not stored.
     """
     with errors_as_exit():
-        marked = mark_stories(app.store, app.reader, stories, now_iso(), read=not unread,
-                              saved=True if save else None)  # fmt: skip
+        marked = mark_stories(
+            app.store, app.reader, stories, now_iso(), read=not unread, saved=True if save else None
+        )
     for key in marked:
         out.print(f"{key}: {'unread' if unread else 'read'}{', saved' if save else ''}")
 
@@ -300,8 +311,11 @@ def export_command(app: App, as_bibtex: bool) -> None:
             from lightnews.deliver.export import bibtex
             from lightnews.normalize.arxiv_ids import parse_arxiv_id
 
-            saved = [k for k, (_, saved_at) in app.store.story_states(app.reader).items()
-                     if saved_at and parse_arxiv_id(k)]  # fmt: skip
+            saved = [
+                k
+                for k, (_, saved_at) in app.store.story_states(app.reader).items()
+                if saved_at and parse_arxiv_id(k)
+            ]
             click.echo(bibtex(app.store.get_paper(k) for k in sorted(saved)), nl=False)
             return
         emit_json(user_export(app.store, app.reader))

@@ -34,8 +34,12 @@ def import_group() -> None:
 
 @import_group.command("library")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--list", "list_name", metavar="NAME",
-              help="File the saves in this saved list (an interest of its own).")
+@click.option(
+    "--list",
+    "list_name",
+    metavar="NAME",
+    help="File the saves in this saved list (an interest of its own).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @pass_app
 def import_library(app: App, path: Path, list_name: str | None, as_json: bool) -> None:
@@ -57,10 +61,15 @@ def import_library(app: App, path: Path, list_name: str | None, as_json: bool) -
     if as_json:
         emit_json(done.to_json())
         return
-    fetched = f" ({done.new_stubs} new to the library, fetched at the next refresh)" if (
-        done.new_stubs) else ""  # fmt: skip
-    out.print(f"saved {done.saved} of {done.entries} entries{fetched}"
-              + (f" in the list “{list_name}”" if list_name else ""))  # fmt: skip
+    fetched = (
+        f" ({done.new_stubs} new to the library, fetched at the next refresh)"
+        if (done.new_stubs)
+        else ""
+    )
+    out.print(
+        f"saved {done.saved} of {done.entries} entries{fetched}"
+        + (f" in the list “{list_name}”" if list_name else "")
+    )
     if done.unmatched:
         shown = ", ".join(done.unmatched[:8]) + (" …" if len(done.unmatched) > 8 else "")
         out.print(f"{len(done.unmatched)} without an arXiv id or a known DOI: {shown}")
@@ -88,9 +97,11 @@ def import_export(app: App, path: Path, as_json: bool) -> None:
     if as_json:
         emit_json(report.to_json())
     else:
-        out.print(f"imported {path.name}: {report.follows} follows, {report.mutes} mutes, "
-                  f"{report.stories} stories, {report.settings} settings, {report.sources} "
-                  f"sources, {report.decisions} decisions new or changed")  # fmt: skip
+        out.print(
+            f"imported {path.name}: {report.follows} follows, {report.mutes} mutes, "
+            f"{report.stories} stories, {report.settings} settings, {report.sources} "
+            f"sources, {report.decisions} decisions new or changed"
+        )
         for note in report.remarks:
             err.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
         for problem in report.left_out:
@@ -102,11 +113,16 @@ def import_export(app: App, path: Path, as_json: bool) -> None:
 @import_group.command("arxiv-snapshot")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
-    "--batch-size", default=5000, show_default=True, type=click.IntRange(min=1),
+    "--batch-size",
+    default=5000,
+    show_default=True,
+    type=click.IntRange(min=1),
     help="Records per batch (several batches make one transaction).",
 )
 @click.option(
-    "--connections", type=click.IntRange(min=1), default=None,
+    "--connections",
+    type=click.IntRange(min=1),
+    default=None,
     help="PostgreSQL: connections inserting new papers at once, each a server process "
     "computing their full-text columns [default: the CPU count, at most 8].",
 )

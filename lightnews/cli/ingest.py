@@ -140,7 +140,10 @@ def _embed_after(app: App, quiet: bool) -> None:
 @click.command()
 @click.option("--limit", type=click.IntRange(min=1), help="Embed at most this many papers now.")
 @click.option(
-    "--batch-size", default=1024, show_default=True, type=click.IntRange(min=1),
+    "--batch-size",
+    default=1024,
+    show_default=True,
+    type=click.IntRange(min=1),
     help="Papers per batch.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
@@ -164,9 +167,12 @@ def embed(app: App, limit: int | None, batch_size: int, as_json: bool) -> None:
         with progress_bar(err) as progress:
             task = progress.add_task(f"embedding ({settings.semantic})", total=total)
             report = embed_papers(
-                app.store, settings, limit=limit, batch_size=batch_size,
+                app.store,
+                settings,
+                limit=limit,
+                batch_size=batch_size,
                 progress=lambda r: progress.update(task, completed=r.embedded),
-            )  # fmt: skip
+            )
     if as_json:
         emit_json(report.to_json())
         return
@@ -174,5 +180,3 @@ def embed(app: App, limit: int | None, batch_size: int, as_json: bool) -> None:
         f"{report.embedded:,} papers embedded with {report.encoder} in {report.seconds:.1f}s "
         f"({report.per_second:,.0f}/s); {report.remaining:,} left"
     )
-
-

@@ -47,13 +47,22 @@ def _jetstream_url(text: str) -> str:
 
 @click.command()
 @click.option(
-    "--from-file", "path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    "--from-file",
+    "path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Replay recorded events (one JSON event a line) instead of the network.",
 )
-@click.option("--url", callback=checked(_jetstream_url),
-              help="Jetstream address (default: the jetstream_url setting).")  # fmt: skip
-@click.option("--max-connections", type=click.IntRange(min=1), hidden=True,
-              help="Stop after this many connections (tests).")  # fmt: skip
+@click.option(
+    "--url",
+    callback=checked(_jetstream_url),
+    help="Jetstream address (default: the jetstream_url setting).",
+)
+@click.option(
+    "--max-connections",
+    type=click.IntRange(min=1),
+    hidden=True,
+    help="Stop after this many connections (tests).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON at the end.")
 @pass_app
 def listen(
@@ -79,17 +88,22 @@ def listen(
             listener = Listener(app.store, settings, address)
             if not as_json:
                 start = listener.resume_from
-                err.print(f"listening to {escape(address)}"
-                          + (f" from cursor {start}" if start else ""))  # fmt: skip
+                err.print(
+                    f"listening to {escape(address)}" + (f" from cursor {start}" if start else "")
+                )
 
             async def run() -> None:
                 stop = asyncio.Event()
                 loop = asyncio.get_running_loop()
                 for signum in (signal.SIGINT, signal.SIGTERM):
                     loop.add_signal_handler(signum, stop.set)
-                await listen_websocket(listener, address, stop=stop,
-                                       max_backoff=float(settings.listen_max_backoff),
-                                       max_connections=max_connections)  # fmt: skip
+                await listen_websocket(
+                    listener,
+                    address,
+                    stop=stop,
+                    max_backoff=float(settings.listen_max_backoff),
+                    max_connections=max_connections,
+                )
 
             asyncio.run(run())
             report = listener.report
@@ -107,10 +121,16 @@ def listen(
 
 
 @click.command()
-@click.option("--since", default="24h", show_default=True, callback=checked(moment_typed),
-              help="How far back: 24h, 7d, today, yesterday or a date (2026-12-01).")  # fmt: skip
-@click.option("--limit", default=30, show_default=True, type=click.IntRange(1, 500),
-              help="How many papers.")  # fmt: skip
+@click.option(
+    "--since",
+    default="24h",
+    show_default=True,
+    callback=checked(moment_typed),
+    help="How far back: 24h, 7d, today, yesterday or a date (2026-12-01).",
+)
+@click.option(
+    "--limit", default=30, show_default=True, type=click.IntRange(1, 500), help="How many papers."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_app
 def discussed(app: App, since: str, limit: int, as_json: bool) -> None:
@@ -125,8 +145,13 @@ def discussed(app: App, since: str, limit: int, as_json: bool) -> None:
 
     with errors_as_exit():
         moment = validate.moment(since, app.settings.now())
-        entries = discussed_papers(app.store, app.reader, moment, limit=limit,
-                                   bot_weight=float(app.settings.discussed_bot_weight))  # fmt: skip
+        entries = discussed_papers(
+            app.store,
+            app.reader,
+            moment,
+            limit=limit,
+            bot_weight=float(app.settings.discussed_bot_weight),
+        )
     if as_json:
         emit_json({"since": moment.isoformat(), "papers": [e.to_json() for e in entries]})
         return
@@ -139,8 +164,9 @@ def discussed(app: App, since: str, limit: int, as_json: bool) -> None:
 
 
 @click.command()
-@click.option("--limit", default=30, show_default=True, type=click.IntRange(1, 500),
-              help="How many accounts.")  # fmt: skip
+@click.option(
+    "--limit", default=30, show_default=True, type=click.IntRange(1, 500), help="How many accounts."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_app
 def suggest(app: App, limit: int, as_json: bool) -> None:
@@ -155,8 +181,9 @@ def suggest(app: App, limit: int, as_json: bool) -> None:
     from lightnews.rank.suggest import follow_suggestions
 
     with errors_as_exit():
-        found = follow_suggestions(app.store, app.reader, limit=limit,
-                                   bar=float(app.settings.attribution_bar))  # fmt: skip
+        found = follow_suggestions(
+            app.store, app.reader, limit=limit, bar=float(app.settings.attribution_bar)
+        )
     if as_json:
         emit_json({"suggestions": [s.to_json() for s in found]})
         return
@@ -209,8 +236,14 @@ def watches(app: App, as_json: bool) -> None:
         since = app.store.watches_since(_reader(app))
         papers = app.store.papers_by_ids([arxiv_id for arxiv_id, _ in since])
         targets = app.store.push_targets(_reader(app))
-    listed = [{"paper": arxiv_id, "title": papers[arxiv_id].title if arxiv_id in papers else None,
-               "since": began} for arxiv_id, began in since]  # fmt: skip
+    listed = [
+        {
+            "paper": arxiv_id,
+            "title": papers[arxiv_id].title if arxiv_id in papers else None,
+            "since": began,
+        }
+        for arxiv_id, began in since
+    ]
     if as_json:
         told_at = [{"kind": t.kind, "address": t.address} for t in targets]
         emit_json({"watching": listed, "targets": told_at})
@@ -236,8 +269,9 @@ def unwatch(app: App, arxiv_id: ArxivId) -> None:
 
     with errors_as_exit():
         changed = stop_watching(app.store, _reader(app), arxiv_id.base)
-    out.print(f"no longer watching {arxiv_id.base}" if changed
-              else f"{arxiv_id.base} was not watched")  # fmt: skip
+    out.print(
+        f"no longer watching {arxiv_id.base}" if changed else f"{arxiv_id.base} was not watched"
+    )
 
 
 @click.group()
@@ -270,8 +304,9 @@ def push_remove(app: App, kind: str, address: str) -> None:
     from lightnews.store.network import PushTarget
 
     with errors_as_exit():
-        app.store.set_push_target(PushTarget(kind, address.strip(), _reader(app)), now_iso(),
-                                  present=False)  # fmt: skip
+        app.store.set_push_target(
+            PushTarget(kind, address.strip(), _reader(app)), now_iso(), present=False
+        )
     out.print(f"{kind} {address.strip()} removed")
 
 
@@ -307,8 +342,9 @@ def push_send(app: App, as_json: bool) -> None:
     if as_json:
         emit_json(report.to_json())
     else:
-        out.print(f"{report.events} new events, {report.sent} messages sent, "
-                  f"{report.failed} failed")  # fmt: skip
+        out.print(
+            f"{report.events} new events, {report.sent} messages sent, {report.failed} failed"
+        )
         for error, times in Counter(report.errors).items():  # one line per target and why
             again = f" ({times} messages)" if times > 1 else ""
             err.print(f"[red]failed:[/red] {escape(error)}{again}", soft_wrap=True)

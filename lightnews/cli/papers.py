@@ -50,7 +50,10 @@ def _source_kind(text: str) -> str:
 @click.command()
 @click.argument("query")
 @click.option(
-    "--limit", default=20, show_default=True, type=click.IntRange(1, 200),
+    "--limit",
+    default=20,
+    show_default=True,
+    type=click.IntRange(1, 200),
     help="Results per page.",
 )
 @click.option(
@@ -78,7 +81,10 @@ def _source_kind(text: str) -> str:
     help="Papers recorded or mentioned by a kind of source (bluesky).",
 )
 @click.option(
-    "--kind", "what", default="all", show_default=True,
+    "--kind",
+    "what",
+    default="all",
+    show_default=True,
     type=click.Choice(["all", "papers", "said"]),
     help="Papers, what was said (posts, threads, articles, notes), or both (papers first).",
 )
@@ -162,8 +168,9 @@ def search(
 
 def _marked(parts: list[tuple[str, bool]]) -> str:
     """Text with the query's words in bold (the rest escaped for the console)."""
-    return "".join(f"[bold]{escape(text)}[/bold]" if marked else escape(text)
-                   for text, marked in parts)  # fmt: skip
+    return "".join(
+        f"[bold]{escape(text)}[/bold]" if marked else escape(text) for text, marked in parts
+    )
 
 
 def _how_found(results: Any) -> None:
@@ -222,12 +229,18 @@ def show(app: App, arxiv_id: ArxivId, as_json: bool, as_bibtex: bool, posts_page
 
     with errors_as_exit():
         paper = app.store.get_paper(arxiv_id.base)
-        talk = read_conversation(app.store, paper.arxiv_id, app.reader, app.settings.now(),
-                                 posts_page)  # fmt: skip
+        talk = read_conversation(
+            app.store, paper.arxiv_id, app.reader, app.settings.now(), posts_page
+        )
         card = app.store.paper_cards([paper.arxiv_id]).get(paper.arxiv_id) if paper.stub else None
     if as_json:
-        emit_json({**paper.to_json(), "conversation": talk.to_json(),
-                   "link_card": card.to_json() if card else None})  # fmt: skip
+        emit_json(
+            {
+                **paper.to_json(),
+                "conversation": talk.to_json(),
+                "link_card": card.to_json() if card else None,
+            }
+        )
         return
     if as_bibtex:
         from lightnews.deliver.export import bibtex
@@ -241,15 +254,13 @@ def show(app: App, arxiv_id: ArxivId, as_json: bool, as_bibtex: bool, posts_page
         out.print(f"[bold]{escape(paper.title)}[/bold]")
     out.print(
         f"{paper.arxiv_id} · {paper.primary_category or ''} · "
-        f"{(paper.published or '')[:10]}"
-        + (" · [red]withdrawn[/red]" if paper.withdrawn else "")
+        f"{(paper.published or '')[:10]}" + (" · [red]withdrawn[/red]" if paper.withdrawn else "")
     )
     if paper.authors:
         out.print(", ".join(paper.authors))
     if paper.versions:
         out.print(
-            "versions: "
-            + ", ".join(f"{v.version} {(v.date or '')[:10]}" for v in paper.versions)
+            "versions: " + ", ".join(f"{v.version} {(v.date or '')[:10]}" for v in paper.versions)
         )
     venue = paper.venue
     if venue is not None:
@@ -284,8 +295,9 @@ def show(app: App, arxiv_id: ArxivId, as_json: bool, as_bibtex: bool, posts_page
 
 def _said_line(post: SaidPost, indent: str, how: str) -> None:
     """One post of a story's conversation, as ``show`` prints it."""
-    who = post.author + (f" @{post.handle}" if post.handle and post.author != f"@{post.handle}"
-                         else "")  # fmt: skip
+    who = post.author + (
+        f" @{post.handle}" if post.handle and post.author != f"@{post.handle}" else ""
+    )
     marks = (" (you follow)" if post.followed else "") + (" [this week]" if post.recent else "")
     head = f"{indent}{who}{marks}{' ' + how if how else ''} · {(post.created_at or '')[:16]}"
     out.print(head, markup=False)

@@ -42,7 +42,9 @@ def _starter_pack(text: str) -> str:
     help='Follow an arXiv author ("Sepp Hochreiter"): their papers, attributed.',
 )
 @click.option(
-    "--orcid", metavar="ID", callback=checked(validate.orcid),
+    "--orcid",
+    metavar="ID",
+    callback=checked(validate.orcid),
     help="Add an ORCID iD to the scholar (its check digit is checked).",
 )
 @click.option(
@@ -90,9 +92,11 @@ def follow(
         reader = app.reader
         if starter_pack:
             row, _ = store.add_source(
-                "bluesky-starter-pack", starter_pack, now=now,
+                "bluesky-starter-pack",
+                starter_pack,
+                now=now,
                 params={"follow_members": True, "follow_for": int(reader)},
-            )  # fmt: skip
+            )
             out.print(
                 f"following the members of {starter_pack} (source #{row.id}); "
                 "run `lightnews refresh`"
@@ -249,11 +253,17 @@ for _name, _decision, _summary in (
 @click.command()
 @click.argument("who")
 @click.option(
-    "--page", default=1, show_default=True, type=click.IntRange(min=1),
+    "--page",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=1),
     help="Page of the papers list.",
 )
 @click.option(
-    "--per-page", default=20, show_default=True, type=click.IntRange(1, 500),
+    "--per-page",
+    default=20,
+    show_default=True,
+    type=click.IntRange(1, 500),
     help="Papers per page.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -267,8 +277,14 @@ def scholar(app: App, who: str, page: int, per_page: int, as_json: bool) -> None
     from lightnews.serve.scholar import numbers_itself, scholar_page
 
     with errors_as_exit():
-        data = scholar_page(app.store, who, page=page, per_page=per_page,
-                            bar=app.settings.attribution_bar, reader=app.reader)  # fmt: skip
+        data = scholar_page(
+            app.store,
+            who,
+            page=page,
+            per_page=per_page,
+            bar=app.settings.attribution_bar,
+            reader=app.reader,
+        )
     if as_json:
         emit_json(data.to_json())
         return
@@ -285,8 +301,10 @@ def scholar(app: App, who: str, page: int, per_page: int, as_json: bool) -> None
         if profile.description:
             out.print(profile.description)
     for other_id, other_name in data.namesakes:
-        out.print(f"[yellow]maybe the same person as #{other_id} {escape(other_name)}[/yellow]: "
-                  f"lightnews scholars merge {other_id} {data.scholar.id}")  # fmt: skip
+        out.print(
+            f"[yellow]maybe the same person as #{other_id} {escape(other_name)}[/yellow]: "
+            f"lightnews scholars merge {other_id} {data.scholar.id}"
+        )
     for post in data.posts[:30]:
         if post.gap:
             where = f"{post.position}/{post.thread_size}"

@@ -11,15 +11,19 @@ __all__ = ["mcp_command", "serve", "serve_library"]
 
 
 def serve_library(
-    app: App, host: str, port: int, workers: int = 1, *, public_read_only: bool = False,
+    app: App,
+    host: str,
+    port: int,
+    workers: int = 1,
+    *,
+    public_read_only: bool = False,
     accounts: int = 0,
-) -> None:  # fmt: skip
+) -> None:
     """Serve ``app``'s library until stopped, saying where (the web's own rules:
     :mod:`lightnews.serve.server`)."""
     from lightnews.serve.server import plan_serving, run_server
 
-    serving = plan_serving(host, app.settings, accounts=accounts,
-                           public_read_only=public_read_only)  # fmt: skip
+    serving = plan_serving(host, app.settings, accounts=accounts, public_read_only=public_read_only)
     if serving.note:
         err.print(serving.note)
     out.print(
@@ -52,20 +56,27 @@ def mcp_command(app: App) -> None:
 
 @click.command()
 @click.option(
-    "--port", default=8080, show_default=True, type=click.IntRange(1, 65535),
+    "--port",
+    default=8080,
+    show_default=True,
+    type=click.IntRange(1, 65535),
     help="Port to listen on.",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option(
-    "--workers", default=1, show_default=True, type=click.IntRange(1, 64),
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 64),
     help="Web processes to run (each with its own connections; SQLite libraries are read by "
     "all of them while one process writes).",
-)  # fmt: skip
+)
 @click.option(
-    "--public-read-only", is_flag=True,
+    "--public-read-only",
+    is_flag=True,
     help="Serve pages and feeds only: every form off, every change refused (lets a library "
     "without accounts listen beyond loopback).",
-)  # fmt: skip
+)
 @pass_app
 def serve(app: App, port: int, host: str, workers: int, public_read_only: bool) -> None:
     """Serve the web UI and its JSON API (/api, /api/openapi.json) on the database.
@@ -77,5 +88,11 @@ def serve(app: App, port: int, host: str, workers: int, public_read_only: bool) 
     """
     with errors_as_exit():
         app.store.migrate()
-        serve_library(app, host, port, workers, public_read_only=public_read_only,
-                      accounts=app.store.user_count())  # fmt: skip
+        serve_library(
+            app,
+            host,
+            port,
+            workers,
+            public_read_only=public_read_only,
+            accounts=app.store.user_count(),
+        )

@@ -153,8 +153,9 @@ def sources_add(
                 kind, address, now=now_iso(), title=name, folder=group, params=params
             )
             if created:
-                app.store.audit(actor, "sources.add", f"#{row.id} {row.kind} {row.address}",
-                                now_iso())  # fmt: skip
+                app.store.audit(
+                    actor, "sources.add", f"#{row.id} {row.kind} {row.address}", now_iso()
+                )
             added.append({**row.to_json(), "created": created})
     if as_json:
         emit_json(added)
@@ -224,8 +225,9 @@ def sources_remove(app: App, source_ids: tuple[int, ...]) -> None:
         actor = audit_name(app)  # checked before anything changes
         for source_id in source_ids:
             row = app.store.remove_source(source_id)
-            app.store.audit(actor, "sources.remove", f"#{row.id} {row.kind} {row.address}",
-                            now_iso())  # fmt: skip
+            app.store.audit(
+                actor, "sources.remove", f"#{row.id} {row.kind} {row.address}", now_iso()
+            )
             out.print(f"removed #{row.id} {row.kind} {row.address}")
 
 
@@ -238,5 +240,3 @@ def sources_export(app: App, as_opml: bool) -> None:
 
     with errors_as_exit():
         click.echo(sources_opml(app.store).decode())
-
-

@@ -119,7 +119,7 @@ def test_demo_show_search_feed(demo_db: Path) -> None:
     hits = [h for h in found if h["kind"] == "paper"]
     assert hits and {"arxiv_id", "title", "score", "matched"} <= set(hits[0])
     assert hits[0]["score"] >= hits[-1]["score"]
-    said = found[len(hits):]  # papers first, then posts, threads, articles and notes
+    said = found[len(hits) :]  # papers first, then posts, threads, articles and notes
     assert said and all(h["kind"] in ("post", "thread", "article", "note") for h in said)
     assert all(h["link"] == f"/item/{h['item_id']}" for h in said)
     assert as_json(run(demo_db, "search", "attention", "--kind", "papers", "--json")) == hits

@@ -40,10 +40,14 @@ def test_users_tokens_and_acting_as_a_reader(library: str) -> None:
     refused = run(library, "mute", "--keyword", "survey", code=2)
     assert "--as NAME" in refused.output
     run(library, "--as", "bob", "mute", "--keyword", "survey")
-    ada = {s["id"]: s for s in json.loads(run(library, "--as", "ada", "scholars", "list",
-                                              "--json").stdout)}  # fmt: skip
-    bob = {s["id"]: s for s in json.loads(run(library, "--as", "bob", "scholars", "list",
-                                              "--json").stdout)}  # fmt: skip
+    ada = {
+        s["id"]: s
+        for s in json.loads(run(library, "--as", "ada", "scholars", "list", "--json").stdout)
+    }
+    bob = {
+        s["id"]: s
+        for s in json.loads(run(library, "--as", "bob", "scholars", "list", "--json").stdout)
+    }
     assert [s["followed"] for s in ada.values()] == [True]  # took the local reader's follow
     assert [s["followed"] for s in bob.values()] == [False]
     exported = json.loads(run(library, "--as", "ada", "export").stdout)
@@ -54,19 +58,25 @@ def test_users_tokens_and_acting_as_a_reader(library: str) -> None:
     assert "no account named 'cy'" in run(library, "--as", "cy", "feed", code=2).output
 
     run(library, "--as", "bob", "settings", "set", "digest_to", "bob@example.org")
-    settings = {r["name"]: r["value"] for r in json.loads(run(library, "--as", "bob", "settings",
-                                                              "--json").stdout)}  # fmt: skip
+    settings = {
+        r["name"]: r["value"]
+        for r in json.loads(run(library, "--as", "bob", "settings", "--json").stdout)
+    }
     assert settings["digest_to"] == "bob@example.org"
-    settings = {r["name"]: r["value"] for r in json.loads(run(library, "--as", "ada", "settings",
-                                                              "--json").stdout)}  # fmt: skip
+    settings = {
+        r["name"]: r["value"]
+        for r in json.loads(run(library, "--as", "ada", "settings", "--json").stdout)
+    }
     assert settings["digest_to"] == ""
     made = json.loads(run(library, "--as", "bob", "tokens", "create", "laptop", "--json").stdout)
     assert made["token"].startswith("lnt_")
     rows = json.loads(run(library, "--as", "bob", "tokens", "list", "--json").stdout)
     assert [(r["name"], r["revoked_at"]) for r in rows] == [("laptop", None)]
     assert "token" not in rows[0]
-    assert "no token" in run(library, "--as", "ada", "tokens", "revoke", str(made["id"]),
-                             code=2).output  # fmt: skip
+    assert (
+        "no token"
+        in run(library, "--as", "ada", "tokens", "revoke", str(made["id"]), code=2).output
+    )
     run(library, "--as", "bob", "tokens", "revoke", str(made["id"]))
     rows = json.loads(run(library, "--as", "bob", "tokens", "list", "--json").stdout)
     assert rows[0]["revoked_at"]
@@ -77,15 +87,22 @@ def test_users_tokens_and_acting_as_a_reader(library: str) -> None:
     with open_store(library) as store:
         assert epoch == 0 and [u.name for u in store.list_users()] == ["ada"]
         assert [e.action for e in store.audit_log()] == [
-            "users.remove", "users.passwd", "users.add", "users.add"
-        ]  # fmt: skip
+            "users.remove",
+            "users.passwd",
+            "users.add",
+            "users.add",
+        ]
     run(library, "--as", "ada", "sources", "add", "https://example.org/lab/feed.xml")
     with open_store(library) as store:
         entry = store.audit_log()[0]
         assert (entry.actor, entry.action) == ("ada", "sources.add")
         assert entry.target.endswith("feed https://example.org/lab/feed.xml")
-    assert "no account named 'nobody'" in run(library, "--as", "nobody", "sources", "add",
-                                               "https://example.org/x.xml", code=2).output
+    assert (
+        "no account named 'nobody'"
+        in run(
+            library, "--as", "nobody", "sources", "add", "https://example.org/x.xml", code=2
+        ).output
+    )
     run(library, "--as", "ada", "settings", "set", "worker_tick", "120")
     run(library, "settings", "unset", "worker_tick")
     with open_store(library) as store:
@@ -121,8 +138,11 @@ def test_init_makes_the_first_admin_from_the_environment_once(
     """A deployment's setup step: the first admin from the environment, then never again."""
     from lightnews.store.secrets import verify_password
 
-    for name in ("LIGHTNEWS_ADMIN_USER", "LIGHTNEWS_ADMIN_PASSWORD",
-                 "LIGHTNEWS_ADMIN_PASSWORD_FILE"):  # fmt: skip
+    for name in (
+        "LIGHTNEWS_ADMIN_USER",
+        "LIGHTNEWS_ADMIN_PASSWORD",
+        "LIGHTNEWS_ADMIN_PASSWORD_FILE",
+    ):
         monkeypatch.delenv(name, raising=False)
     # Nothing to make an admin from: a usage error that names what to set.
     refused = run(library, "init", "--admin-from-env", code=2)

@@ -109,8 +109,11 @@ def test_read_save_of_an_unknown_paper_is_not_found(demo_db: Path) -> None:
 def test_read_of_an_unknown_item_marks_nothing(demo_db: Path) -> None:
     result = run(demo_db, "read", "2511.18342", "item:999999")
     assert result.exit_code == 1 and "no item with id 999999" in result.output
-    entry = next(e for e in json.loads(run(demo_db, "feed", "--json").stdout)
-                 if e.get("arxiv_id") == "2511.18342")  # fmt: skip
+    entry = next(
+        e
+        for e in json.loads(run(demo_db, "feed", "--json").stdout)
+        if e.get("arxiv_id") == "2511.18342"
+    )
     assert "read" not in entry["why"]  # all or nothing
 
 
@@ -149,8 +152,9 @@ def test_dates_that_are_accepted(demo_db: Path, since: str) -> None:
 
 def test_search_since_a_date_filters(demo_db: Path) -> None:
     everything = json.loads(run(demo_db, "search", "attention", "--json").stdout)
-    recent = json.loads(run(demo_db, "search", "attention", "--since", "2025-11-20",
-                            "--json").stdout)  # fmt: skip
+    recent = json.loads(
+        run(demo_db, "search", "attention", "--since", "2025-11-20", "--json").stdout
+    )
     assert recent and len(recent) < len(everything)
     assert all(h["published"] >= "2025-11-20" for h in recent)
 

@@ -13,14 +13,18 @@ __all__ = ["worker"]
 
 @click.command()
 @click.option(
-    "--concurrency", default=1, show_default=True, type=click.IntRange(1, 64),
+    "--concurrency",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 64),
     help="Jobs this worker runs at once (each in a thread of its own).",
 )
 @click.option(
-    "--status", is_flag=True,
+    "--status",
+    is_flag=True,
     help="Say what the workers do instead (live workers, jobs waiting and running, the last "
     "fetch, sources due) and exit.",
-)  # fmt: skip
+)
 @pass_app
 def worker(app: App, concurrency: int, status: bool) -> None:
     """Run jobs from a PostgreSQL library's queue: refresh due sources, embed, resolve stubs.
@@ -63,5 +67,9 @@ def worker(app: App, concurrency: int, status: bool) -> None:
         out.print(f"{mark} {escape(outcome.summary)}")
 
     with errors_as_exit():
-        run_worker(app.db_path, concurrency=concurrency, echo=echo,
-                   on_start=lambda line: err.print(escape(line)))  # fmt: skip
+        run_worker(
+            app.db_path,
+            concurrency=concurrency,
+            echo=echo,
+            on_start=lambda line: err.print(escape(line)),
+        )

@@ -147,8 +147,10 @@ class DigestOutcome:
             told = f", {self.events} watched-paper events" if self.events else ""
             told += f", {self.posts} new posts on watched papers" if self.posts else ""
             note = f" ({self.note})" if self.note else ""
-            return (f"digest for {self.period} sent to {self.recipient}: "
-                    f"{self.stories} stories{told}{note}")  # fmt: skip
+            return (
+                f"digest for {self.period} sent to {self.recipient}: "
+                f"{self.stories} stories{told}{note}"
+            )
         return f"digest for {self.period} to {self.recipient}: {self.status}"
 
 
@@ -179,15 +181,27 @@ def deliver_due_digest(
         done = any(d.period == period and d.sent_at for d in store.digest_deliveries(recipient.key))
         return DigestOutcome(recipient.key, period, "already delivered" if done else "being sent")
     try:
-        earlier = [d.period for d in store.digest_deliveries(recipient.key)
-                   if d.sent_at and d.period < period]  # fmt: skip
-        since = (datetime.fromisoformat(earlier[0].replace("Z", "+00:00")) if earlier
-                 else due - recipient.schedule.every)  # fmt: skip
+        earlier = [
+            d.period
+            for d in store.digest_deliveries(recipient.key)
+            if d.sent_at and d.period < period
+        ]
+        since = (
+            datetime.fromisoformat(earlier[0].replace("Z", "+00:00"))
+            if earlier
+            else due - recipient.schedule.every
+        )
         made = compose_digest(store, recipient.reader, settings, since, limit=15, now=now)
         news = bool(made.stories or made.events or made.posts)
         if news:
-            send_digest(settings, recipient.address, made.subject, made.markdown, made.html,
-                        message_id=_message_id(settings, recipient.key, period))  # fmt: skip
+            send_digest(
+                settings,
+                recipient.address,
+                made.subject,
+                made.markdown,
+                made.html,
+                message_id=_message_id(settings, recipient.key, period),
+            )
     except BaseException:
         store.release_digest(recipient.key, period)
         raise
@@ -195,12 +209,18 @@ def deliver_due_digest(
     # posts as told.
     with store.transaction():
         store.digest_delivered(recipient.key, period, _stamp(now), len(made.stories))
-        mark_digested(store, recipient.reader, made.stories, made.events, _stamp(now),
-                      talk=made.talk)  # fmt: skip
+        mark_digested(
+            store, recipient.reader, made.stories, made.events, _stamp(now), talk=made.talk
+        )
     return DigestOutcome(
-        recipient.key, period, "delivered" if news else "nothing new", len(made.stories),
-        len(made.events), made.posts, unlinked_note(settings) if news else "",
-    )  # fmt: skip
+        recipient.key,
+        period,
+        "delivered" if news else "nothing new",
+        len(made.stories),
+        len(made.events),
+        made.posts,
+        unlinked_note(settings) if news else "",
+    )
 
 
 def _message_id(settings: Settings, recipient: str, period: str) -> str:
@@ -222,8 +242,15 @@ def digest_stories(
 ) -> list[Story]:
     """``reader``'s best-ranked stories with activity since ``since`` (their feed's order, cut)."""
     start = since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    ranked = rank_stories(store, reader, limit=None, half_life_hours=settings.half_life_hours,
-                          bar=settings.attribution_bar, now=now, settings=settings)  # fmt: skip
+    ranked = rank_stories(
+        store,
+        reader,
+        limit=None,
+        half_life_hours=settings.half_life_hours,
+        bar=settings.attribution_bar,
+        now=now,
+        settings=settings,
+    )
     # Read (or already digested) stories stay out unless something new brought them back.
     return [s for s in ranked if (s.time or "") >= start and "read" not in s.why][:limit]
 
@@ -269,9 +296,11 @@ def unlinked_note(settings: Settings) -> str:
     """What a digest says of its links when ``public_url`` is unset ('' when it is set)."""
     if settings.public_url:
         return ""
-    return ("public_url is not set: the digest links stories to arXiv (or the item's own "
-            "page), not to their pages here; set it to this instance's address "
-            "(`lightnews settings set public_url https://news.example.org`)")  # fmt: skip
+    return (
+        "public_url is not set: the digest links stories to arXiv (or the item's own "
+        "page), not to their pages here; set it to this instance's address "
+        "(`lightnews settings set public_url https://news.example.org`)"
+    )
 
 
 def watched_talk(
@@ -292,11 +321,9 @@ def watched_talk(
             title = tex_to_text(store.get_paper(arxiv_id).title or "")
         except NotFound:
             title = ""
-        talk = conversation_of(arxiv_id, posts, followed=followed, now=now,
-                               page_size=TALK_UNITS)  # fmt: skip
+        talk = conversation_of(arxiv_id, posts, followed=followed, now=now, page_size=TALK_UNITS)
         link = story_link(settings, arxiv_id) or f"https://arxiv.org/abs/{arxiv_id}"
-        found.append(WatchedTalk(arxiv_id, title or f"arXiv {arxiv_id}", link, talk,
-                                 tuple(uris)))  # fmt: skip
+        found.append(WatchedTalk(arxiv_id, title or f"arXiv {arxiv_id}", link, talk, tuple(uris)))
     return found
 
 
@@ -316,9 +343,14 @@ def digest_subject(
 
 
 def mark_digested(
-    store: Store, reader: ReaderId, stories: Sequence[Story], events: Sequence[WatchEvent],
-    stamp: str, *, talk: Sequence[WatchedTalk] = (),
-) -> None:  # fmt: skip
+    store: Store,
+    reader: ReaderId,
+    stories: Sequence[Story],
+    events: Sequence[WatchEvent],
+    stamp: str,
+    *,
+    talk: Sequence[WatchedTalk] = (),
+) -> None:
     """A delivered digest: its stories count as read, its watch events and the watched
     papers' posts as told (once)."""
     key = reader_key(reader)
@@ -329,8 +361,7 @@ def mark_digested(
         store.mark_posts_digested(key, stamp, [uri for t in talk for uri in t.uris])
 
 
-_EVENT_KINDS = {"mention": "mentioned", "version": "new version", "code": "code",
-                "venue": "venue"}  # fmt: skip
+_EVENT_KINDS = {"mention": "mentioned", "version": "new version", "code": "code", "venue": "venue"}
 
 
 def _event_markdown(event: WatchEvent) -> str:
@@ -372,8 +403,10 @@ def _plural(count: int, one: str, many: str) -> str:
 def _talk_summary(watched: WatchedTalk) -> str:
     """``3 new posts by 2 people; 1 post by a bot or mirror folded away``."""
     talk = watched.talk
-    words = (f"{_plural(talk.posts, 'new post', 'new posts')} by "
-             f"{_plural(talk.people, 'person', 'people')}")  # fmt: skip
+    words = (
+        f"{_plural(talk.posts, 'new post', 'new posts')} by "
+        f"{_plural(talk.people, 'person', 'people')}"
+    )
     if talk.bot_posts:
         bots = _plural(talk.bots, "bot or mirror", "bots and mirrors")
         words += f"; {_plural(talk.bot_posts, 'post', 'posts')} by {bots} folded away"
@@ -388,8 +421,9 @@ def _talk_rest(watched: WatchedTalk) -> int:
 def _unit_posts(unit: ConversationUnit) -> list[tuple[str, SaidPost]]:
     """A unit's posts as a digest lists them, each with how it stands to the first."""
     listed = [("", unit.first)]
-    listed += [(f"thread, {n} of {len(unit.posts)}", p)
-               for n, p in enumerate(unit.posts[1:], start=2)]  # fmt: skip
+    listed += [
+        (f"thread, {n} of {len(unit.posts)}", p) for n, p in enumerate(unit.posts[1:], start=2)
+    ]
     listed += [("reply", p) for p in unit.replies]
     listed += [("quote", p) for p in unit.quotes]
     return listed
@@ -414,8 +448,10 @@ def _talk_markdown(watched: WatchedTalk) -> list[str]:
         if unit.reposted_by:
             lines.append(f"  - reposted by {', '.join(unit.reposted_by)}")
     if rest := _talk_rest(watched):
-        lines.append(f"- and {_plural(rest, 'more thread or post', 'more threads and posts')}"
-                     f" on [its page]({watched.link})")  # fmt: skip
+        lines.append(
+            f"- and {_plural(rest, 'more thread or post', 'more threads and posts')}"
+            f" on [its page]({watched.link})"
+        )
     return lines
 
 
@@ -440,16 +476,24 @@ def _talk_html(watched: WatchedTalk) -> str:
             inner += f"<li>reposted by {escape(', '.join(unit.reposted_by))}</li>"
         units.append(f"<li>{_post_html(how, first)}{f'<ul>{inner}</ul>' if inner else ''}</li>")
     if more := _talk_rest(watched):
-        units.append(f"<li>and {_plural(more, 'more thread or post', 'more threads and posts')}"
-                     f' on <a href="{escape(watched.link)}">its page</a></li>')  # fmt: skip
-    return (f'<h3><a href="{escape(watched.link)}">{escape(watched.title)}</a></h3>'
-            f"<p>{escape(_talk_summary(watched))}</p><ul>{''.join(units)}</ul>")
+        units.append(
+            f"<li>and {_plural(more, 'more thread or post', 'more threads and posts')}"
+            f' on <a href="{escape(watched.link)}">its page</a></li>'
+        )
+    return (
+        f'<h3><a href="{escape(watched.link)}">{escape(watched.title)}</a></h3>'
+        f"<p>{escape(_talk_summary(watched))}</p><ul>{''.join(units)}</ul>"
+    )
 
 
 def render_markdown(
-    stories: list[Story], since: datetime, events: Sequence[WatchEvent] = (),
-    talk: Sequence[WatchedTalk] = (), *, public_url: str = "",
-) -> str:  # fmt: skip
+    stories: list[Story],
+    since: datetime,
+    events: Sequence[WatchEvent] = (),
+    talk: Sequence[WatchedTalk] = (),
+    *,
+    public_url: str = "",
+) -> str:
     lines = [f"# Lightnews digest since {since:%Y-%m-%d %H:%M} UTC", ""]
     if not stories:
         lines.append("Nothing new from the scholars and sources you follow.")
@@ -468,9 +512,13 @@ def render_markdown(
 
 
 def render_html(
-    stories: list[Story], since: datetime, events: Sequence[WatchEvent] = (),
-    talk: Sequence[WatchedTalk] = (), *, public_url: str = "",
-) -> str:  # fmt: skip
+    stories: list[Story],
+    since: datetime,
+    events: Sequence[WatchEvent] = (),
+    talk: Sequence[WatchedTalk] = (),
+    *,
+    public_url: str = "",
+) -> str:
     def title(story: Story) -> str:
         strong = f"<strong>{escape(story.title)}</strong>"
         link = _link(story, public_url)
@@ -548,9 +596,15 @@ class ComposedDigest:
 
 
 def compose_digest(
-    store: Store, reader: ReaderId, settings: Settings, since: datetime, *, limit: int,
-    now: datetime, refresh: bool = True,
-) -> ComposedDigest:  # fmt: skip
+    store: Store,
+    reader: ReaderId,
+    settings: Settings,
+    since: datetime,
+    *,
+    limit: int,
+    now: datetime,
+    refresh: bool = True,
+) -> ComposedDigest:
     """``reader``'s digest of the stories since ``since``, the events of the papers they
     watch (``refresh``: recorded first; see :func:`digest_events`) and those papers' new
     posts, ready to print or send. Nothing is marked: :func:`mark_digested` once it is
@@ -560,10 +614,13 @@ def compose_digest(
     talk = watched_talk(store, reader, settings, now)
     base = str(settings.public_url)
     return ComposedDigest(
-        stories, events, render_markdown(stories, since, events, talk, public_url=base),
+        stories,
+        events,
+        render_markdown(stories, since, events, talk, public_url=base),
         render_html(stories, since, events, talk, public_url=base),
-        digest_subject(stories, events, talk), talk,
-    )  # fmt: skip
+        digest_subject(stories, events, talk),
+        talk,
+    )
 
 
 def digest_recipient(settings: Settings, email: str | None, *, dry_run: bool) -> str | None:

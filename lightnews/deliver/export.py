@@ -50,9 +50,16 @@ ATOM = "http://www.w3.org/2005/Atom"
 class FeedEntry:
     """One entry of an outgoing feed; ``why`` are the reasons it is in the feed, in full."""
 
-    def __init__(self, id: str, title: str, url: str | None, updated: str | None,
-                 summary: str = "", authors: Sequence[str] = (),
-                 why: Sequence[str] = ()) -> None:  # fmt: skip
+    def __init__(
+        self,
+        id: str,
+        title: str,
+        url: str | None,
+        updated: str | None,
+        summary: str = "",
+        authors: Sequence[str] = (),
+        why: Sequence[str] = (),
+    ) -> None:
         self.id = id
         self.title = title
         self.url = url
@@ -100,8 +107,9 @@ def atom_feed(title: str, self_url: str, entries: Iterable[FeedEntry]) -> bytes:
         if entry.url and _followable(entry.url):
             etree.SubElement(node, f"{{{ATOM}}}link", rel="alternate", href=_xml(entry.url))
         for name in entry.authors or ["Lightnews"]:
-            etree.SubElement(etree.SubElement(node, f"{{{ATOM}}}author"),
-                             f"{{{ATOM}}}name").text = _xml(name)  # fmt: skip
+            etree.SubElement(
+                etree.SubElement(node, f"{{{ATOM}}}author"), f"{{{ATOM}}}name"
+            ).text = _xml(name)
         if entry.text:
             etree.SubElement(node, f"{{{ATOM}}}summary").text = _xml(entry.text)
     return bytes(etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True))
@@ -114,13 +122,19 @@ def json_feed(title: str, self_url: str, entries: Iterable[FeedEntry]) -> dict[s
         "title": title,
         "feed_url": self_url,
         "items": [
-            {"id": e.id, "url": e.url if _followable(e.url) else None, "title": e.title,
-             "content_text": e.text, "summary": e.summary or None,
-             "date_modified": e.updated, "authors": [{"name": a} for a in e.authors],
-             **({"_lightnews": {"why": e.why}} if e.why else {})}
+            {
+                "id": e.id,
+                "url": e.url if _followable(e.url) else None,
+                "title": e.title,
+                "content_text": e.text,
+                "summary": e.summary or None,
+                "date_modified": e.updated,
+                "authors": [{"name": a} for a in e.authors],
+                **({"_lightnews": {"why": e.why}} if e.why else {}),
+            }
             for e in entries
         ],
-    }  # fmt: skip
+    }
 
 
 #: Unicode to TeX for BibTeX values: letters with accents become ``{\\"u}``, TeX's special
@@ -182,8 +196,9 @@ def bibtex_entry(paper: PaperPage, key: str) -> Entry:
     venue = paper.venue
     kind, where = "misc", ""
     if venue is not None:
-        kind, where = ("inproceedings", "booktitle") if venue.kind == "conference" else (
-            "article", "journal")  # fmt: skip
+        kind, where = (
+            ("inproceedings", "booktitle") if venue.kind == "conference" else ("article", "journal")
+        )
     year = str(venue.year) if venue and venue.year else (paper.published or "")[:4]
     fields = [
         ("title", "{" + tex_escape(paper.title or "") + "}"),
@@ -244,28 +259,49 @@ def user_export(store: Store, reader: ReaderId) -> dict[str, Any]:
         "lightnews": __version__,
         "exported": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "follows": [
-            {"name": s.name, "followed": s.id in mine, "muted": str(s.id) in mutes.scholar,
-             "identities": [i.to_json() for i in s.identities],
-             "decisions": store.decisions(s.id)}
+            {
+                "name": s.name,
+                "followed": s.id in mine,
+                "muted": str(s.id) in mutes.scholar,
+                "identities": [i.to_json() for i in s.identities],
+                "decisions": store.decisions(s.id),
+            }
             for s in scholars
             if s.id in mine or str(s.id) in mutes.scholar or store.decisions(s.id)
         ],
         "sources": [
-            {"kind": r.kind, "url": r.address, "title": r.title, "folder": r.folder,
-             "enabled": r.enabled, "muted": str(r.id) in mutes.source}
+            {
+                "kind": r.kind,
+                "url": r.address,
+                "title": r.title,
+                "folder": r.folder,
+                "enabled": r.enabled,
+                "muted": str(r.id) in mutes.source,
+            }
             for r in store.list_sources()
         ],
-        "settings": {name: value for name, value in {**store.saved_settings(),
-                     **store.reader_settings(reader)}.items() if not _is_secret(name)},
+        "settings": {
+            name: value
+            for name, value in {**store.saved_settings(), **store.reader_settings(reader)}.items()
+            if not _is_secret(name)
+        },
         "mutes": mutes.to_json(),  # scholars and sources by this library's ids: see "muted"
-        "stories": {key: {"read": read, "saved": saved}
-                    for key, (read, saved) in store.story_states(reader).items()},
-    }  # fmt: skip
+        "stories": {
+            key: {"read": read, "saved": saved}
+            for key, (read, saved) in store.story_states(reader).items()
+        },
+    }
 
 
 #: What an export holds, each part with its JSON type ("lightnews" is the version that wrote it).
-_EXPORT_PARTS: dict[str, type] = {"lightnews": str, "follows": list, "sources": list,
-                                  "settings": dict, "mutes": dict, "stories": dict}  # fmt: skip
+_EXPORT_PARTS: dict[str, type] = {
+    "lightnews": str,
+    "follows": list,
+    "sources": list,
+    "settings": dict,
+    "mutes": dict,
+    "stories": dict,
+}
 _LONGEST = 2000  # characters of a name, address or identity taken from an export
 
 
@@ -280,11 +316,14 @@ def read_export(data: bytes) -> dict[str, Any]:
         raise UsageError(f"not a Lightnews export: not JSON ({error})") from None
     if not isinstance(document, dict):
         raise UsageError("not a Lightnews export: not a JSON object")
-    wrong = [name for name, kind in _EXPORT_PARTS.items()
-             if not isinstance(document.get(name), kind)]  # fmt: skip
+    wrong = [
+        name for name, kind in _EXPORT_PARTS.items() if not isinstance(document.get(name), kind)
+    ]
     if wrong:
-        raise UsageError(f"not a Lightnews export (what `lightnews export` writes): "
-                         f"{', '.join(wrong)} missing or of the wrong type")  # fmt: skip
+        raise UsageError(
+            f"not a Lightnews export (what `lightnews export` writes): "
+            f"{', '.join(wrong)} missing or of the wrong type"
+        )
     return document
 
 
@@ -305,13 +344,21 @@ class ImportReport:
 
     @property
     def changed(self) -> int:
-        return (self.follows + self.decisions + self.sources + self.settings + self.mutes
-                + self.stories)  # fmt: skip
+        return (
+            self.follows + self.decisions + self.sources + self.settings + self.mutes + self.stories
+        )
 
     def to_json(self) -> dict[str, Any]:
-        return {"follows": self.follows, "decisions": self.decisions, "sources": self.sources,
-                "settings": self.settings, "mutes": self.mutes, "stories": self.stories,
-                "left_out": self.left_out, "remarks": self.remarks}  # fmt: skip
+        return {
+            "follows": self.follows,
+            "decisions": self.decisions,
+            "sources": self.sources,
+            "settings": self.settings,
+            "mutes": self.mutes,
+            "stories": self.stories,
+            "left_out": self.left_out,
+            "remarks": self.remarks,
+        }
 
 
 def _text(value: object) -> str | None:
@@ -332,8 +379,10 @@ def _scholar_for(store: Store, entry: dict[str, Any], now: str) -> int:
         kind = identity.get("kind") if isinstance(identity, dict) else None
         value = _text(identity.get("value")) if isinstance(identity, dict) else None
         if kind not in IDENTITY_KINDS or value is None:
-            raise UsageError(f"an identity of {str(entry.get('name'))[:60]!r} is not "
-                             f"KIND and VALUE: {str(identity)[:80]}")  # fmt: skip
+            raise UsageError(
+                f"an identity of {str(entry.get('name'))[:60]!r} is not "
+                f"KIND and VALUE: {str(identity)[:80]}"
+            )
         pairs.append((str(kind), value))
     name = _text(entry.get("name"))
     if name is None:
@@ -348,8 +397,9 @@ def _scholar_for(store: Store, entry: dict[str, Any], now: str) -> int:
     return scholar_id
 
 
-def user_import(store: Store, reader: ReaderId, document: dict[str, Any], now: str, *,
-                actor: str) -> ImportReport:  # fmt: skip
+def user_import(
+    store: Store, reader: ReaderId, document: dict[str, Any], now: str, *, actor: str
+) -> ImportReport:
     """Take what :func:`user_export` wrote (checked by :func:`read_export`) into ``reader``'s
     state and the library: follows with their identities, mutes, read and saved stories, the
     reader's settings, and the shared decisions, sources and settings (audited as ``actor``).
@@ -390,13 +440,16 @@ def user_import(store: Store, reader: ReaderId, document: dict[str, Any], now: s
         for arxiv_id, decision in decisions.items():
             parsed = parse_arxiv_id(str(arxiv_id))
             if parsed is None or decision not in ("confirm", "reject"):
-                left(f"a decision on {str(arxiv_id)[:40]!r}: not an arXiv id and "
-                     f"confirm or reject ({str(decision)[:20]!r})")  # fmt: skip
+                left(
+                    f"a decision on {str(arxiv_id)[:40]!r}: not an arXiv id and "
+                    f"confirm or reject ({str(decision)[:20]!r})"
+                )
                 continue
             if known.get(parsed.base) != decision:
                 store.set_decision(scholar_id, parsed.base, str(decision), now, by=actor)
-                store.audit(actor, f"attribution.{decision}", f"#{scholar_id} {parsed.base} "
-                            "(import)", now)  # fmt: skip
+                store.audit(
+                    actor, f"attribution.{decision}", f"#{scholar_id} {parsed.base} (import)", now
+                )
                 report.decisions += 1
     kinds = registry()
     for entry in document["sources"]:
@@ -473,12 +526,20 @@ def user_import(store: Store, reader: ReaderId, document: dict[str, Any], now: s
         if (read_at and before[0] != read_at) or (saved_at and before[1] != saved_at):
             report.stories += 1
     if items:
-        report.remarks.append(f"{items} stories of entries without a paper (item:ID) not taken: "
-                            "their ids are the exporting library's")  # fmt: skip
-    by_id = sum(len(v) for k, v in document["mutes"].items()
-                if k in ("scholar", "source") and isinstance(v, list))  # fmt: skip
-    if by_id and not any(isinstance(e, dict) and "muted" in e
-                         for e in [*document["follows"], *document["sources"]]):  # fmt: skip
-        report.remarks.append(f"{by_id} mutes of scholars or sources not taken: this (older) "
-                            "export names them by the exporting library's ids")  # fmt: skip
+        report.remarks.append(
+            f"{items} stories of entries without a paper (item:ID) not taken: "
+            "their ids are the exporting library's"
+        )
+    by_id = sum(
+        len(v)
+        for k, v in document["mutes"].items()
+        if k in ("scholar", "source") and isinstance(v, list)
+    )
+    if by_id and not any(
+        isinstance(e, dict) and "muted" in e for e in [*document["follows"], *document["sources"]]
+    ):
+        report.remarks.append(
+            f"{by_id} mutes of scholars or sources not taken: this (older) "
+            "export names them by the exporting library's ids"
+        )
     return report

@@ -130,8 +130,11 @@ def test_a_refusing_server_leaves_every_story_unread(demo_db: Path) -> None:
     controller = Controller(refusing, hostname="127.0.0.1", port=port)
     controller.start()
     try:
-        env = {"LIGHTNEWS_SMTP_HOST": "127.0.0.1", "LIGHTNEWS_SMTP_PORT": str(port),
-               "LIGHTNEWS_RESOLVE_ONLINE": "0"}  # fmt: skip
+        env = {
+            "LIGHTNEWS_SMTP_HOST": "127.0.0.1",
+            "LIGHTNEWS_SMTP_PORT": str(port),
+            "LIGHTNEWS_RESOLVE_ONLINE": "0",
+        }
         result = CliRunner(env=env).invoke(
             cli, ["--db", str(demo_db), *DIGEST, "--email", "me@example.org"]
         )
@@ -145,8 +148,11 @@ def test_a_refusing_server_leaves_every_story_unread(demo_db: Path) -> None:
 
 def test_a_sent_digest_marks_its_stories_read(demo_db: Path, smtp: tuple[Inbox, int]) -> None:
     inbox, port = smtp
-    env = {"LIGHTNEWS_SMTP_HOST": "127.0.0.1", "LIGHTNEWS_SMTP_PORT": str(port),
-           "LIGHTNEWS_RESOLVE_ONLINE": "0"}  # fmt: skip
+    env = {
+        "LIGHTNEWS_SMTP_HOST": "127.0.0.1",
+        "LIGHTNEWS_SMTP_PORT": str(port),
+        "LIGHTNEWS_RESOLVE_ONLINE": "0",
+    }
     sent = CliRunner(env=env).invoke(
         cli, ["--db", str(demo_db), *DIGEST, "--email", "me@example.org"]
     )
@@ -158,8 +164,11 @@ def test_a_sent_digest_marks_its_stories_read(demo_db: Path, smtp: tuple[Inbox, 
 
 def test_dry_run_previews_and_marks_nothing(demo_db: Path, smtp: tuple[Inbox, int]) -> None:
     inbox, port = smtp
-    env = {"LIGHTNEWS_SMTP_HOST": "127.0.0.1", "LIGHTNEWS_SMTP_PORT": str(port),
-           "LIGHTNEWS_RESOLVE_ONLINE": "0"}  # fmt: skip
+    env = {
+        "LIGHTNEWS_SMTP_HOST": "127.0.0.1",
+        "LIGHTNEWS_SMTP_PORT": str(port),
+        "LIGHTNEWS_RESOLVE_ONLINE": "0",
+    }
     runner = CliRunner(env=env)
     preview = runner.invoke(cli, ["--db", str(demo_db), *DIGEST, "--dry-run"])
     assert preview.exit_code == 0 and "Sparse Ring Attention" in preview.stdout

@@ -58,9 +58,13 @@ def library(store: Store) -> Store:
 
 def _settings(port: int) -> Settings:
     return Settings(environ={}).with_overrides(
-        smtp_host="127.0.0.1", smtp_port=port, smtp_from="digest@lightnews.example",
-        digest_to="reader@example.org", digest_schedule="daily 07:00", semantic="off",
-    )  # fmt: skip
+        smtp_host="127.0.0.1",
+        smtp_port=port,
+        smtp_from="digest@lightnews.example",
+        digest_to="reader@example.org",
+        digest_schedule="daily 07:00",
+        semantic="off",
+    )
 
 
 def _recipient(settings: Settings) -> Recipient:

@@ -88,10 +88,16 @@ def _when(event: dict[str, Any]) -> str:
 
 
 def _digest(at: Library, port: int, **env: str) -> Result:
-    settings = {"LIGHTNEWS_SMTP_HOST": "127.0.0.1", "LIGHTNEWS_SMTP_PORT": str(port),
-                "LIGHTNEWS_RESOLVE_ONLINE": "0", "LIGHTNEWS_SEMANTIC": "off", **env}  # fmt: skip
+    settings = {
+        "LIGHTNEWS_SMTP_HOST": "127.0.0.1",
+        "LIGHTNEWS_SMTP_PORT": str(port),
+        "LIGHTNEWS_RESOLVE_ONLINE": "0",
+        "LIGHTNEWS_SEMANTIC": "off",
+        **env,
+    }
     result = CliRunner(env=settings).invoke(
-        cli, ["--db", at.address, "digest", "--since", "1d", "--email", "me@example.org"],
+        cli,
+        ["--db", at.address, "digest", "--since", "1d", "--email", "me@example.org"],
         catch_exceptions=False,
     )
     assert result.exit_code == 0, result.output
@@ -99,15 +105,20 @@ def _digest(at: Library, port: int, **env: str) -> Result:
 
 
 def test_the_digest_shows_each_watched_papers_new_posts_once_with_absolute_links(
-    library: Library, shared: Path, tmp_path: Path, smtp: tuple[Inbox, int]  # noqa: F811
+    library: Library,
+    shared: Path,
+    tmp_path: Path,
+    smtp: tuple[Inbox, int],
 ) -> None:
     inbox, port = smtp
     store = library.store
     holding_the_paper(store)
     # Heard before the second paper was watched: not news for the digest.
     other = _records(shared)[f"at://{OTHER}/{POST}/3l224rdyz2teq"]
-    before = [identity_event(OTHER, 1, "shubhendu.bsky.social"),
-              _post(OTHER, "3l224rdyz2teq", other, 120)]  # fmt: skip
+    before = [
+        identity_event(OTHER, 1, "shubhendu.bsky.social"),
+        _post(OTHER, "3l224rdyz2teq", other, 120),
+    ]
     replay(store, before, tmp_path / "before.jsonl")
     assert start_watching(store, "", PAPER) and start_watching(store, "", OTHER_PAPER)
     first, later = _rounds(shared)
@@ -153,7 +164,8 @@ def test_the_digest_shows_each_watched_papers_new_posts_once_with_absolute_links
     replay(store, later, tmp_path / "later.jsonl")
     # A dry run shows them and tells nothing.
     preview = CliRunner(env={"LIGHTNEWS_RESOLVE_ONLINE": "0", "LIGHTNEWS_SEMANTIC": "off"}).invoke(
-        cli, ["--db", library.address, "digest", "--since", "1d", "--dry-run"],
+        cli,
+        ["--db", library.address, "digest", "--since", "1d", "--dry-run"],
         catch_exceptions=False,
     )
     assert "Many treat uncertainty = a number." in preview.stdout

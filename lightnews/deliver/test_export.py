@@ -19,15 +19,26 @@ from lightnews.store.views import PaperAuthorship, PaperPage, VersionView
 def page(paper: Paper, **changes: object) -> PaperPage:
     """The story page of a parsed paper, as the store would give it (no database needed)."""
     fields: dict[str, object] = dict(
-        arxiv_id=paper.arxiv_id, stub=False, title=paper.title,
+        arxiv_id=paper.arxiv_id,
+        stub=False,
+        title=paper.title,
         authorships=tuple(PaperAuthorship(0, i, a.name) for i, a in enumerate(paper.authors)),
-        abstract=paper.abstract, primary_category=paper.primary_category,
-        categories=tuple(paper.categories), published=paper.published, updated=paper.updated,
+        abstract=paper.abstract,
+        primary_category=paper.primary_category,
+        categories=tuple(paper.categories),
+        published=paper.published,
+        updated=paper.updated,
         versions=tuple(VersionView(f"v{v.number}", v.date, v.size) for v in paper.versions),
-        latest_version=paper.latest_version, doi=paper.doi, journal_ref=paper.journal_ref,
-        comments=paper.comments, license=paper.license, withdrawn=paper.withdrawn, code=(),
-        records=(), mentions=(),
-    )  # fmt: skip
+        latest_version=paper.latest_version,
+        doi=paper.doi,
+        journal_ref=paper.journal_ref,
+        comments=paper.comments,
+        license=paper.license,
+        withdrawn=paper.withdrawn,
+        code=(),
+        records=(),
+        mentions=(),
+    )
     fields.update(changes)
     return PaperPage(**fields)  # type: ignore[arg-type]
 
@@ -85,12 +96,15 @@ def test_tex_specials_are_escaped_and_math_kept() -> None:
     )
     assert tex_escape("the $\\ell_1$ norm") == "the $\\ell_1$ norm"
     paper = Paper(
-        "2401.00001", title="Ünïcode & 100% $x_1$", published="2024-01-02T00:00:00Z",
+        "2401.00001",
+        title="Ünïcode & 100% $x_1$",
+        published="2024-01-02T00:00:00Z",
         categories=["cs.LG"],
-    )  # fmt: skip
+    )
     names = ["Jörg Müller", "ATLAS Collaboration, and others", "Zoë O'Neil"]
-    text = bibtex([page(paper, authorships=tuple(PaperAuthorship(0, i, n)
-                                                for i, n in enumerate(names)))])  # fmt: skip
+    text = bibtex(
+        [page(paper, authorships=tuple(PaperAuthorship(0, i, n) for i, n in enumerate(names)))]
+    )
     assert text.startswith("@misc{muller2024unicode,")
     entry = parse_string(text, append_middleware=[SeparateCoAuthors()]).entries[0]
     assert [_plain(n) for n in entry["author"]] == names
@@ -104,8 +118,9 @@ def test_withdrawn_says_so() -> None:
 
 
 def test_venue_makes_inproceedings_or_article_and_keeps_eprint() -> None:
-    base = Paper("2401.00003", title="Sparse Things", published="2024-01-02T00:00:00Z",
-                 categories=["cs.LG"])  # fmt: skip
+    base = Paper(
+        "2401.00003", title="Sparse Things", published="2024-01-02T00:00:00Z", categories=["cs.LG"]
+    )
     accepted = page(base, comments="10 pages; accepted at ICLR 2025 (spotlight)")
     entry = parse_string(bibtex([accepted])).entries[0]
     assert entry.entry_type == "inproceedings" and entry["booktitle"] == "ICLR 2025"

@@ -39,14 +39,14 @@ def _exported(tmp_path: Path) -> Path:
         noisy = store.create_scholar("Noisy Person", NOW)
         store.add_identity(noisy, "bluesky-handle", "noisy.example.org")
         store.set_mute(LOCAL_READER, "scholar", str(noisy), NOW)
-        blog, _ = store.add_source("feed", "https://lab.example.org/feed.xml", now=NOW,
-                                   title="The Lab", folder="Labs")  # fmt: skip
+        blog, _ = store.add_source(
+            "feed", "https://lab.example.org/feed.xml", now=NOW, title="The Lab", folder="Labs"
+        )
         store.set_source_enabled(blog.id, False)
         store.set_mute(LOCAL_READER, "source", str(blog.id), NOW)
         store.add_source("arxiv-api", "cat:cs.LG", now=NOW)
         store.set_mute(LOCAL_READER, "keyword", "survey", NOW)
-        store.mark_story(LOCAL_READER, "2511.18342", "2026-12-01T10:00:00Z", read=True,
-                         saved=True)  # fmt: skip
+        store.mark_story(LOCAL_READER, "2511.18342", "2026-12-01T10:00:00Z", read=True, saved=True)
         store.mark_story(LOCAL_READER, "2511.17015", "2026-12-02T10:00:00Z", read=True)
         store.mark_story(LOCAL_READER, "item:7", "2026-12-02T10:00:00Z", saved=True)
         store.save_setting("refresh_minutes", "45")
@@ -62,18 +62,22 @@ def _state(store: Store) -> dict[str, Any]:
     sources = {r.id: r for r in store.list_sources()}
     return {
         "follows": sorted(scholars[i].name for i in store.follows(LOCAL_READER)),
-        "identities": sorted((s.name, i.kind, i.value) for s in scholars.values()
-                             for i in s.identities),
+        "identities": sorted(
+            (s.name, i.kind, i.value) for s in scholars.values() for i in s.identities
+        ),
         "decisions": {s.name: store.decisions(s.id) for s in scholars.values()},
         "muted scholars": sorted(scholars[int(i)].name for i in mutes.scholar),
         "muted sources": sorted(sources[int(i)].address for i in mutes.source),
         "keywords": sorted(mutes.keyword),
-        "sources": sorted((r.kind, r.address, r.title, r.folder, r.enabled)
-                          for r in sources.values()),
+        "sources": sorted(
+            (r.kind, r.address, r.title, r.folder, r.enabled) for r in sources.values()
+        ),
         "stories": store.story_states(LOCAL_READER),
-        "settings": (store.saved_settings().get("refresh_minutes"),
-                     store.reader_settings(LOCAL_READER).get("digest_to")),
-    }  # fmt: skip
+        "settings": (
+            store.saved_settings().get("refresh_minutes"),
+            store.reader_settings(LOCAL_READER).get("digest_to"),
+        ),
+    }
 
 
 def test_import_takes_back_what_export_wrote_once(store: Store, tmp_path: Path) -> None:
@@ -88,22 +92,29 @@ def test_import_takes_back_what_export_wrote_once(store: Store, tmp_path: Path) 
     state = _state(store)
     assert state == {
         "follows": ["A. Lovelace"],
-        "identities": [("A. Lovelace", "bluesky-handle", "ada.example.org"),
-                       ("A. Lovelace", "orcid", ORCID),
-                       ("Noisy Person", "bluesky-handle", "noisy.example.org")],
+        "identities": [
+            ("A. Lovelace", "bluesky-handle", "ada.example.org"),
+            ("A. Lovelace", "orcid", ORCID),
+            ("Noisy Person", "bluesky-handle", "noisy.example.org"),
+        ],
         "decisions": {"A. Lovelace": {"2510.03172": "reject"}, "Noisy Person": {}},
         "muted scholars": ["Noisy Person"],
         "muted sources": ["https://lab.example.org/feed.xml"],
         "keywords": ["survey"],
-        "sources": [("arxiv-api", "cat:cs.LG", None, None, True),
-                    ("feed", "https://lab.example.org/feed.xml", "The Lab", "Labs", False)],
-        "stories": {"2511.18342": ("2026-12-01T10:00:00Z", "2026-12-01T10:00:00Z"),
-                    "2511.17015": ("2026-12-02T10:00:00Z", None)},
+        "sources": [
+            ("arxiv-api", "cat:cs.LG", None, None, True),
+            ("feed", "https://lab.example.org/feed.xml", "The Lab", "Labs", False),
+        ],
+        "stories": {
+            "2511.18342": ("2026-12-01T10:00:00Z", "2026-12-01T10:00:00Z"),
+            "2511.17015": ("2026-12-02T10:00:00Z", None),
+        },
         "settings": ("45", "ada@example.org"),
-    }  # fmt: skip
+    }
     again = orjson.loads(_run(db, "import", "export", str(path), "--json").stdout)
     assert {k: v for k, v in again.items() if k not in ("left_out", "remarks")} == dict.fromkeys(
-        ("follows", "decisions", "sources", "settings", "mutes", "stories"), 0)  # fmt: skip
+        ("follows", "decisions", "sources", "settings", "mutes", "stories"), 0
+    )
     assert again["left_out"] == [] and _state(store) == state
     audited = [e.action for e in store.audit_log(limit=50)]
     assert audited.count("sources.add") == 2 and "attribution.reject" in audited
@@ -113,8 +124,11 @@ def test_import_refuses_a_file_that_is_not_an_export_and_says_what_it_left_out(
     tmp_path: Path,
 ) -> None:
     db = str(tmp_path / "to.db")
-    for name, body in (("notes.txt", b"hello"), ("list.json", b"[1, 2]"),
-                       ("other.json", b'{"follows": [], "version": 1}')):  # fmt: skip
+    for name, body in (
+        ("notes.txt", b"hello"),
+        ("list.json", b"[1, 2]"),
+        ("other.json", b'{"follows": [], "version": 1}'),
+    ):
         (tmp_path / name).write_bytes(body)
         refused = _run(db, "import", "export", str(tmp_path / name), code=2)
         assert "not a Lightnews export" in refused.output, name

@@ -49,8 +49,9 @@ class Counter:
 
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                outer.received.append((self.path, {k.lower(): v for k, v in
-                                                   self.headers.items()}, body))  # fmt: skip
+                outer.received.append(
+                    (self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                )
                 index = min(len(outer.received) - 1, len(outer.statuses) - 1)
                 with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                     self.send_response(outer.statuses[index])
@@ -68,19 +69,28 @@ class Counter:
         self.server.server_close()
 
 
-
-
 def _settings(port: int = 25) -> Settings:
     return Settings(environ={}).with_overrides(
-        allow_private_addresses=True, smtp_host="127.0.0.1", smtp_port=port,
+        allow_private_addresses=True,
+        smtp_host="127.0.0.1",
+        smtp_port=port,
         smtp_from="lightnews@example.org",
-    )  # fmt: skip
+    )
 
 
 def _library(store: Store) -> None:
     now = "2026-12-03T08:00:00Z"
-    store.save_papers([Paper(A, title="SelfReflect", published="2026-12-01T00:00:00Z",
-                             versions=[Version(1, "2026-12-01T00:00:00Z")])], now)  # fmt: skip
+    store.save_papers(
+        [
+            Paper(
+                A,
+                title="SelfReflect",
+                published="2026-12-01T00:00:00Z",
+                versions=[Version(1, "2026-12-01T00:00:00Z")],
+            )
+        ],
+        now,
+    )
     scholar = store.create_scholar("Michael Kirchhof", now)
     store.add_identity(scholar, "bluesky-did", SCHOLAR)
     about = "Automated feed of every new arXiv cs.LG paper"
@@ -99,7 +109,9 @@ def _post(text: str) -> dict[str, Any]:
 
 
 def test_each_event_reaches_each_target_once_across_runs(
-    store: Store, tmp_path: Path, smtp: tuple[Inbox, int]  # noqa: F811 - the fixture imported above
+    store: Store,
+    tmp_path: Path,
+    smtp: tuple[Inbox, int],
 ) -> None:
     inbox, port = smtp
     hook, topic = Counter(), Counter()
@@ -107,25 +119,55 @@ def test_each_event_reaches_each_target_once_across_runs(
     _library(store)
     clock = iter(range(int(time.time() * 1e6), 1 << 62, 1000))
     # Said before anyone watched: never pushed.
-    _hear(store, tmp_path, [commit_event(SCHOLAR, next(clock), POST, "3old", _post("Old:"))],
-          "before.jsonl")  # fmt: skip
+    _hear(
+        store,
+        tmp_path,
+        [commit_event(SCHOLAR, next(clock), POST, "3old", _post("Old:"))],
+        "before.jsonl",
+    )
     assert start_watching(store, "", A) and not start_watching(store, "", A)
-    for target in (PushTarget("webhook", hook.url("/hook")), PushTarget("ntfy", topic.url("/t")),
-                   PushTarget("email", "reader@example.org")):  # fmt: skip
+    for target in (
+        PushTarget("webhook", hook.url("/hook")),
+        PushTarget("ntfy", topic.url("/t")),
+        PushTarget("email", "reader@example.org"),
+    ):
         store.set_push_target(target, "2026-12-03T09:00:00Z")
     try:
-        _hear(store, tmp_path, [
-            commit_event(SCHOLAR, next(clock), POST, "3new", _post("Now at the poster:")),
-            commit_event(BOT, next(clock), POST, "3bot", _post("[cs.LG] SelfReflect")),
-            commit_event(STRANGER, next(clock), POST, "3str", _post("cool")),
-            commit_event(SCHOLAR, next(clock), REPOST, "3rep", {
-                "$type": REPOST, "createdAt": "2026-12-03T10:00:00Z",
-                "subject": {"uri": f"at://{STRANGER}/{POST}/3str", "cid": "bafy"}}),
-        ], "after.jsonl")  # fmt: skip
-        store.save_papers([Paper(A, title="SelfReflect", published="2026-12-01T00:00:00Z",
-                                 versions=[Version(1, "2026-12-01T00:00:00Z"),
-                                           Version(2, "2026-12-05T00:00:00Z")])],
-                          "2026-12-05T01:00:00Z")  # fmt: skip
+        _hear(
+            store,
+            tmp_path,
+            [
+                commit_event(SCHOLAR, next(clock), POST, "3new", _post("Now at the poster:")),
+                commit_event(BOT, next(clock), POST, "3bot", _post("[cs.LG] SelfReflect")),
+                commit_event(STRANGER, next(clock), POST, "3str", _post("cool")),
+                commit_event(
+                    SCHOLAR,
+                    next(clock),
+                    REPOST,
+                    "3rep",
+                    {
+                        "$type": REPOST,
+                        "createdAt": "2026-12-03T10:00:00Z",
+                        "subject": {"uri": f"at://{STRANGER}/{POST}/3str", "cid": "bafy"},
+                    },
+                ),
+            ],
+            "after.jsonl",
+        )
+        store.save_papers(
+            [
+                Paper(
+                    A,
+                    title="SelfReflect",
+                    published="2026-12-01T00:00:00Z",
+                    versions=[
+                        Version(1, "2026-12-01T00:00:00Z"),
+                        Version(2, "2026-12-05T00:00:00Z"),
+                    ],
+                )
+            ],
+            "2026-12-05T01:00:00Z",
+        )
         # Another part of Lightnews (code links) hands over what it learned.
         record(store, [code_event(A, "https://github.com/apple/ml-selfreflect", "2026-12-05")])
         first = notify(store, settings)
@@ -171,8 +213,9 @@ def test_watch_commands_and_button(tmp_path: Path) -> None:
     with SQLiteStore(db) as store:
         _library(store)
     runner = CliRunner()
-    result = runner.invoke(cli, ["--db", str(db), "watch", f"https://arxiv.org/abs/{A}v2",
-                                 "--json"])  # fmt: skip
+    result = runner.invoke(
+        cli, ["--db", str(db), "watch", f"https://arxiv.org/abs/{A}v2", "--json"]
+    )
     assert result.exit_code == 0 and orjson.loads(result.output)["watching"] == [A]
     assert runner.invoke(cli, ["--db", str(db), "unwatch", A]).output.startswith("no longer")
     bad = runner.invoke(cli, ["--db", str(db), "push", "add", "webhook", "ftp://x"])
@@ -200,13 +243,18 @@ def test_watch_commands_and_button(tmp_path: Path) -> None:
 
 def _parts(message: Any) -> tuple[str, str]:
     """The decoded plain-text and HTML parts of an e-mail."""
-    found = {p.get_content_type(): p.get_payload(decode=True).decode() for p in message.walk()
-             if p.get_content_type() in ("text/plain", "text/html")}  # fmt: skip
+    found = {
+        p.get_content_type(): p.get_payload(decode=True).decode()
+        for p in message.walk()
+        if p.get_content_type() in ("text/plain", "text/html")
+    }
     return found["text/plain"], found["text/html"]
 
 
 def test_watch_events_go_into_the_next_digest_once(
-    store: Store, tmp_path: Path, smtp: tuple[Inbox, int]  # noqa: F811 - the fixture imported above
+    store: Store,
+    tmp_path: Path,
+    smtp: tuple[Inbox, int],
 ) -> None:
     from datetime import UTC, datetime, timedelta
 
@@ -228,18 +276,34 @@ def test_watch_events_go_into_the_next_digest_once(
     assert recipient is not None
     _library(store)
     clock = iter(range(int(time.time() * 1e6), 1 << 62, 1000))
-    _hear(store, tmp_path, [commit_event(SCHOLAR, next(clock), POST, "3old", _post("Old:"))],
-          "before.jsonl")  # fmt: skip
+    _hear(
+        store,
+        tmp_path,
+        [commit_event(SCHOLAR, next(clock), POST, "3old", _post("Old:"))],
+        "before.jsonl",
+    )
     assert start_watching(store, "", A)
     assert digest_events(store, LOCAL_READER) == []  # what was known is not news
-    _hear(store, tmp_path, [
-        commit_event(SCHOLAR, next(clock), POST, "3new", _post("Now at the poster:")),
-        commit_event(BOT, next(clock), POST, "3bot", _post("[cs.LG] SelfReflect")),
-    ], "after.jsonl")  # fmt: skip
-    store.save_papers([Paper(A, title="SelfReflect", published="2026-12-01T00:00:00Z",
-                             versions=[Version(1, "2026-12-01T00:00:00Z"),
-                                       Version(2, "2026-12-05T00:00:00Z")])],
-                      "2026-12-05T01:00:00Z")  # fmt: skip
+    _hear(
+        store,
+        tmp_path,
+        [
+            commit_event(SCHOLAR, next(clock), POST, "3new", _post("Now at the poster:")),
+            commit_event(BOT, next(clock), POST, "3bot", _post("[cs.LG] SelfReflect")),
+        ],
+        "after.jsonl",
+    )
+    store.save_papers(
+        [
+            Paper(
+                A,
+                title="SelfReflect",
+                published="2026-12-01T00:00:00Z",
+                versions=[Version(1, "2026-12-01T00:00:00Z"), Version(2, "2026-12-05T00:00:00Z")],
+            )
+        ],
+        "2026-12-05T01:00:00Z",
+    )
     record(store, [code_event(A, "https://github.com/apple/ml-selfreflect", "2026-12-05")])
     now = datetime.now(UTC)
     # A digest the SMTP server refused tells nothing: its events wait for the next.
@@ -251,8 +315,9 @@ def test_watch_events_go_into_the_next_digest_once(
     controller.start()
     try:
         with pytest.raises(FetchError):
-            deliver_due_digest(store, settings.with_overrides(smtp_port=refused_port), recipient,
-                               now)  # fmt: skip
+            deliver_due_digest(
+                store, settings.with_overrides(smtp_port=refused_port), recipient, now
+            )
     finally:
         controller.stop()
     assert refusing.tried == 1
@@ -295,7 +360,9 @@ def test_watch_events_go_into_the_next_digest_once(
 
 
 def test_an_address_with_a_line_break_is_refused_and_a_stored_one_fails_alone(
-    store: Store, tmp_path: Path, smtp: tuple[Inbox, int]  # noqa: F811 - the fixture imported above
+    store: Store,
+    tmp_path: Path,
+    smtp: tuple[Inbox, int],
 ) -> None:
     """Issue 31: "x@y\\nBcc: ..." would add headers; a stored one blocked every later delivery."""
     from lightnews.cli import cli
@@ -304,15 +371,22 @@ def test_an_address_with_a_line_break_is_refused_and_a_stored_one_fails_alone(
     runner = CliRunner()
     base = ["--db", str(db), "settings", "set"]
     assert runner.invoke(cli, [*base, "smtp_host", "127.0.0.1"]).exit_code == 0
-    for bad in ("reader@example.org\nBcc:all@example.org", "reader@example.org\r\nX:y",
-                "reader@example.org\tx", "reader @example.org"):  # fmt: skip
+    for bad in (
+        "reader@example.org\nBcc:all@example.org",
+        "reader@example.org\r\nX:y",
+        "reader@example.org\tx",
+        "reader @example.org",
+    ):
         refused = runner.invoke(cli, ["--db", str(db), "push", "add", "email", bad])
         assert refused.exit_code == 2 and "not an e-mail address" in refused.output, bad
     inbox, port = smtp
     _library(store)
     start_watching(store, "", A)
-    for address in ("first@example.org", "bad@example.org\nBcc: all@example.org",
-                    "last@example.org"):  # fmt: skip
+    for address in (
+        "first@example.org",
+        "bad@example.org\nBcc: all@example.org",
+        "last@example.org",
+    ):
         store.set_push_target(PushTarget("email", address), "2026-12-03T09:00:00Z")
     record(store, [code_event(A, "https://github.com/apple/ml-selfreflect", "2026-12-05")])
     report = notify(store, _settings(port))
@@ -340,8 +414,12 @@ def test_push_send_says_which_target_failed_and_why_and_push_add_refuses_private
 
     good, broken = Counter(200), Counter(500)
     try:
-        for url in (good.url("/hook"), "http://localhost/hook", "http://10.0.0.7/hook",
-                    "http://[::ffff:127.0.0.1]/hook"):  # fmt: skip
+        for url in (
+            good.url("/hook"),
+            "http://localhost/hook",
+            "http://10.0.0.7/hook",
+            "http://[::ffff:127.0.0.1]/hook",
+        ):
             refused = run("push", "add", "webhook", url)
             assert refused.exit_code == 2, (url, refused.output)
             assert "not a public address" in refused.output and "allow_private" in refused.output
@@ -394,5 +472,7 @@ def test_watches_lists_the_readers_watches(store: Store) -> None:
     assert "2402.00002" not in text.stdout and "news goes to: ntfy https://ntfy.sh/t" in text.stdout
     listed = orjson.loads(runner.invoke(cli, [*db, "watches", "--json"]).stdout)
     assert sorted((w["paper"], w["title"]) for w in listed["watching"]) == [
-        ("2401.00001", None), (A, "SelfReflect")]  # fmt: skip
+        ("2401.00001", None),
+        (A, "SelfReflect"),
+    ]
     assert listed["targets"] == [{"kind": "ntfy", "address": "https://ntfy.sh/t"}]

@@ -66,25 +66,49 @@ TIMEOUT = 15.0
 
 def version_event(arxiv_id: str, version: str, happened: str) -> WatchEvent:
     """A new version of a paper (``version`` like ``v3``)."""
-    return WatchEvent(f"version:{arxiv_id}:{version}", arxiv_id, "version",
-                      f"arXiv {arxiv_id} has a new version ({version})",
-                      f"https://arxiv.org/abs/{arxiv_id}{version}", happened)  # fmt: skip
+    return WatchEvent(
+        f"version:{arxiv_id}:{version}",
+        arxiv_id,
+        "version",
+        f"arXiv {arxiv_id} has a new version ({version})",
+        f"https://arxiv.org/abs/{arxiv_id}{version}",
+        happened,
+    )
 
 
 def code_event(arxiv_id: str, url: str, happened: str) -> WatchEvent:
     """A paper's code released (a repository linked to it)."""
-    return WatchEvent(f"code:{arxiv_id}:{url}", arxiv_id, "code",
-                      f"code for arXiv {arxiv_id}: {url}", url, happened)  # fmt: skip
+    return WatchEvent(
+        f"code:{arxiv_id}:{url}",
+        arxiv_id,
+        "code",
+        f"code for arXiv {arxiv_id}: {url}",
+        url,
+        happened,
+    )
 
 
 def venue_event(arxiv_id: str, venue: str, decision: str, happened: str) -> WatchEvent:
     """A venue's decision on a paper ("ICLR 2026", "accepted")."""
-    return WatchEvent(f"venue:{arxiv_id}:{venue}:{decision}", arxiv_id, "venue",
-                      f"arXiv {arxiv_id} at {venue}: {decision}", None, happened)  # fmt: skip
+    return WatchEvent(
+        f"venue:{arxiv_id}:{venue}:{decision}",
+        arxiv_id,
+        "venue",
+        f"arXiv {arxiv_id} at {venue}: {decision}",
+        None,
+        happened,
+    )
 
 
-def mention_event(arxiv_id: str, where: str, who: str, url: str | None, happened: str,
-                  *, reposted_by: str | None = None) -> WatchEvent:  # fmt: skip
+def mention_event(
+    arxiv_id: str,
+    where: str,
+    who: str,
+    url: str | None,
+    happened: str,
+    *,
+    reposted_by: str | None = None,
+) -> WatchEvent:
     """A mention of a paper by ``who`` (``where`` identifies the post or item)."""
     said = f"{who} posted about arXiv {arxiv_id}"
     if reposted_by:
@@ -153,20 +177,30 @@ def find_events(store: Store, arxiv_ids: Sequence[str]) -> list[WatchEvent]:
                 if account is not None and account.bot:
                     continue  # bots never trigger a message
                 reposted = mention.kind == "repost"
-                events.append(mention_event(
-                    arxiv_id, f"item:{mention.item_id}", mention.author or mention.scholar,
-                    mention.url, mention.published or "",
-                    reposted_by=mention.scholar if reposted else None,
-                ))  # fmt: skip
+                events.append(
+                    mention_event(
+                        arxiv_id,
+                        f"item:{mention.item_id}",
+                        mention.author or mention.scholar,
+                        mention.url,
+                        mention.published or "",
+                        reposted_by=mention.scholar if reposted else None,
+                    )
+                )
         for spoken in store.network_mentions_of(SERVICE, arxiv_id):
             if spoken.bot or spoken.did not in followed:
                 continue
             name = names.get(followed[spoken.did], spoken.handle or spoken.did)
-            events.append(mention_event(
-                arxiv_id, spoken.uri, name, post_url(spoken.uri, spoken.handle),
-                _iso_us(spoken.time_us),
-                reposted_by=name if spoken.kind == "repost" else None,
-            ))  # fmt: skip
+            events.append(
+                mention_event(
+                    arxiv_id,
+                    spoken.uri,
+                    name,
+                    post_url(spoken.uri, spoken.handle),
+                    _iso_us(spoken.time_us),
+                    reposted_by=name if spoken.kind == "repost" else None,
+                )
+            )
     return events
 
 
@@ -186,8 +220,10 @@ def check_target(kind: str, address: str, reader: str, settings: Settings) -> Pu
             try:
                 refuse_non_public(value)
             except Blocked as error:
-                raise UsageError(f"{error}; a {kind} target must be on the public Internet "
-                                 "(or set allow_private_addresses)") from None  # fmt: skip
+                raise UsageError(
+                    f"{error}; a {kind} target must be on the public Internet "
+                    "(or set allow_private_addresses)"
+                ) from None
         return PushTarget(kind, value, reader)
     if kind == "email":
         if not_an_address(value):
@@ -201,8 +237,11 @@ def check_target(kind: str, address: str, reader: str, settings: Settings) -> Pu
 def not_an_address(value: str) -> bool:
     """Whether ``value`` cannot be an e-mail address: no "@", too long, or a blank or a line
     break in it (which would add headers to the message: "x@y\nBcc: ...")."""
-    return ("@" not in value or len(value) > 254
-            or any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in value))  # fmt: skip
+    return (
+        "@" not in value
+        or len(value) > 254
+        or any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in value)
+    )
 
 
 def _client(settings: Settings) -> httpx.Client:
@@ -221,14 +260,16 @@ def deliver(delivery: Delivery, settings: Settings, client: httpx.Client) -> Non
     event, target = delivery.event, delivery.target
     try:
         if target.kind == "webhook":
-            response = client.post(target.address, json={"event": event.to_json()},
-                                   headers={"Idempotency-Key": event.key})  # fmt: skip
+            response = client.post(
+                target.address,
+                json={"event": event.to_json()},
+                headers={"Idempotency-Key": event.key},
+            )
         elif target.kind == "ntfy":
             headers = {"Title": f"Lightnews: arXiv {event.arxiv_id}", "Tags": event.kind}
             if event.url and validate_url(event.url):
                 headers["Click"] = event.url
-            response = client.post(target.address, content=event.summary.encode(),
-                                   headers=headers)  # fmt: skip
+            response = client.post(target.address, content=event.summary.encode(), headers=headers)
         else:
             _mail(settings, target.address, event)
             return
@@ -276,8 +317,12 @@ class NotifyReport:
     errors: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, object]:
-        return {"events": self.events, "sent": self.sent, "failed": self.failed,
-                "errors": self.errors[:20]}  # fmt: skip
+        return {
+            "events": self.events,
+            "sent": self.sent,
+            "failed": self.failed,
+            "errors": self.errors[:20],
+        }
 
 
 def notify(

@@ -191,10 +191,13 @@ def test_demo_bot_daily_notes_and_code(store: CommonStore, settings: Settings) -
     assert sections == {"NeurIPS2025 Wednesday Posters", "NeurIPS2025 Efficiency"}
     assert extras["NeurIPS2025 Lindqvist: sparse ring attention"]["section"] == "Efficiency"
     linked = {
-        arxiv_id: {m.title for m in store.get_paper(arxiv_id).mentions
-                   if m.kind == "note" and m.method in ("surname-title", "fuzzy-title")}
+        arxiv_id: {
+            m.title
+            for m in store.get_paper(arxiv_id).mentions
+            if m.kind == "note" and m.method in ("surname-title", "fuzzy-title")
+        }
         for arxiv_id in ("2511.18342", "2511.15577", "2511.10268", "2510.18421", "2510.22980")
-    }  # fmt: skip
+    }
     assert linked["2511.18342"] == {
         "NeurIPS2025 Lindqvist: sparse ring attention",
         "NeurIPS2025 Efficiency",
@@ -237,8 +240,11 @@ def test_demo_says_what_it_does_and_its_day_is_the_digest_s(tmp_path: Path) -> N
     assert "Demo library ready" in built.stderr and "Encoding tokens" not in built.output
     # It ends saying where to look next: the web UI's address and commands on this library.
     assert "http://127.0.0.1:8080/" in built.stdout
-    shown = [line.split("#")[0].split() for line in built.stdout.splitlines()
-             if line.strip().startswith("lightnews --db")]  # fmt: skip
+    shown = [
+        line.split("#")[0].split()
+        for line in built.stdout.splitlines()
+        if line.strip().startswith("lightnews --db")
+    ]
     assert {"serve", "feed", "search", "show"} <= {words[3] for words in shown}
     for words in shown[1:]:  # each reads this very library: the feed is not empty
         done = runner.invoke(cli, words[1:])

@@ -204,8 +204,10 @@ def _interests(store: Store, reader: ReaderId, model: str, bar: float) -> tuple[
     version = store.interest_version(reader)
     cached = _interest_cache.get(key)
     age = time.monotonic() - cached[1] if cached else math.inf
-    if cached and age < INTEREST_TTL and (
-        cached[0] == version or (cached[0][1] == version[1] and age < INTEREST_REFRESH)
+    if (
+        cached
+        and age < INTEREST_TTL
+        and (cached[0] == version or (cached[0][1] == version[1] and age < INTEREST_REFRESH))
     ):
         return cached[2], cached[3]
     interests = store.interest_vectors(reader, model, bar)
@@ -245,8 +247,11 @@ def closest_interests(
     best = similarity.argmax(axis=1)
     values = similarity[np.arange(len(asked)), best]
     floor = max(CLOSE_FROM.get(model, 0.8), float(np.quantile(values, 1 - CLOSE_SHARE)))
-    chosen = {a: (float(v), interests[int(b)]) for a, v, b in zip(asked, values, best, strict=True)
-              if v >= floor}  # fmt: skip
+    chosen = {
+        a: (float(v), interests[int(b)])
+        for a, v, b in zip(asked, values, best, strict=True)
+        if v >= floor
+    }
     papers = store.papers_by_rowids([paper_id for _, (paper_id, _, _) in chosen.values()])
     names = store.scholar_names(s for _, (_, s, _) in chosen.values() if s is not None)
     found: dict[str, Closeness] = {}
@@ -272,9 +277,13 @@ class EmbedReport:
         return self.embedded / self.seconds if self.seconds else 0.0
 
     def to_json(self) -> dict[str, object]:
-        return {"encoder": self.encoder, "embedded": self.embedded,
-                "seconds": round(self.seconds, 2), "per_second": round(self.per_second, 1),
-                "remaining": self.remaining}  # fmt: skip
+        return {
+            "encoder": self.encoder,
+            "embedded": self.embedded,
+            "seconds": round(self.seconds, 2),
+            "per_second": round(self.per_second, 1),
+            "remaining": self.remaining,
+        }
 
 
 def embed_papers(
@@ -311,9 +320,7 @@ def embed_papers(
             batch = store.unembedded_papers(want)
             if not batch:
                 break
-            vectors = encoder.encode(
-                [paper_text(title, abstract) for _, title, abstract in batch]
-            )
+            vectors = encoder.encode([paper_text(title, abstract) for _, title, abstract in batch])
             store.save_vectors(
                 encoder.name,
                 [(row[0], to_blob(v)) for row, v in zip(batch, vectors, strict=True)],

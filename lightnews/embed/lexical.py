@@ -202,8 +202,17 @@ class _Base:
 def _empty_base() -> _Base:
     import numpy as np
 
-    return _Base({}, np.zeros(0, np.int32), np.zeros(1, np.int64), np.zeros(0, np.int32),
-                 np.zeros(0, np.float16), 0, 1.0, 0, 0)  # fmt: skip
+    return _Base(
+        {},
+        np.zeros(0, np.int32),
+        np.zeros(1, np.int64),
+        np.zeros(0, np.int32),
+        np.zeros(0, np.float16),
+        0,
+        1.0,
+        0,
+        0,
+    )
 
 
 def _build_base(store: Store) -> _Base:
@@ -327,8 +336,10 @@ class LexicalIndex:
                     break
                 after = batch[-1][0]
             for start in range(0, len(rows), _APPLY):
-                counted = [(p, analyze(title, abstract)) for p, title, abstract in
-                           rows[start : start + _APPLY]]  # fmt: skip
+                counted = [
+                    (p, analyze(title, abstract))
+                    for p, title, abstract in rows[start : start + _APPLY]
+                ]
                 with self._lock:
                     for paper_id, counts in counted:
                         self._add(paper_id, counts)
@@ -355,9 +366,11 @@ class LexicalIndex:
                 with self._lock:
                     if self._worker is None or not self._worker.is_alive():
                         self._worker = threading.Thread(
-                            target=self._catch_up_quietly, args=(store,), daemon=True,
+                            target=self._catch_up_quietly,
+                            args=(store,),
+                            daemon=True,
                             name="lexical-catch-up",
-                        )  # fmt: skip
+                        )
                         self._worker.start()
                 return
         self.catch_up(store)
@@ -456,9 +469,17 @@ class LexicalIndex:
             specs.setdefault(name, {})["offset"] = offset
             specs[name]["bytes"] = len(blob)
             offset += -(-len(blob) // 64) * 64  # each array 64-byte aligned
-        meta = {"format": _FORMAT, "k1": K1, "b": B, "title_weight": TITLE_WEIGHT,
-                "arrays": specs, "papers": base.papers, "avgdl": base.avgdl,
-                "seen_paper": base.seen_paper, "seen_vector": base.seen_vector}  # fmt: skip
+        meta = {
+            "format": _FORMAT,
+            "k1": K1,
+            "b": B,
+            "title_weight": TITLE_WEIGHT,
+            "arrays": specs,
+            "papers": base.papers,
+            "avgdl": base.avgdl,
+            "seen_paper": base.seen_paper,
+            "seen_vector": base.seen_vector,
+        }
         header = json.dumps(meta).encode("utf-8")
         start = -(-(16 + len(header)) // 64) * 64
         path = self.path(db_path)
@@ -493,8 +514,11 @@ class LexicalIndex:
                 size = int.from_bytes(head[8:], "little")
                 meta = json.loads(file.read(size))
             if (meta["format"], meta["k1"], meta["b"], meta["title_weight"]) != (
-                _FORMAT, K1, B, TITLE_WEIGHT,
-            ):  # fmt: skip
+                _FORMAT,
+                K1,
+                B,
+                TITLE_WEIGHT,
+            ):
                 return None
             start = -(-(16 + size) // 64) * 64
             with path.open("rb") as file:
@@ -504,18 +528,26 @@ class LexicalIndex:
             arrays: dict[str, Any] = {}
             for name, spec in meta["arrays"].items():
                 dtype = np.dtype("u1" if name == "terms" else spec["dtype"])
-                arrays[name] = np.frombuffer(mapped, dtype, spec["bytes"] // dtype.itemsize,
-                                             start + spec["offset"])  # fmt: skip
+                arrays[name] = np.frombuffer(
+                    mapped, dtype, spec["bytes"] // dtype.itemsize, start + spec["offset"]
+                )
             text = arrays.pop("terms").tobytes().decode("utf-8")
         except (OSError, ValueError, KeyError, TypeError):
             return None
         names = text.split("\n") if text else []
         if len(names) != len(arrays["df"]) or len(arrays["indptr"]) != len(names) + 1:
             return None
-        base = _Base(dict(zip(names, range(len(names)), strict=True)),
-                     np.array(arrays["df"]), arrays["indptr"], arrays["docs"],
-                     arrays["weights"], int(meta["papers"]), float(meta["avgdl"]),
-                     int(meta["seen_paper"]), int(meta["seen_vector"]))  # fmt: skip
+        base = _Base(
+            dict(zip(names, range(len(names)), strict=True)),
+            np.array(arrays["df"]),
+            arrays["indptr"],
+            arrays["docs"],
+            arrays["weights"],
+            int(meta["papers"]),
+            float(meta["avgdl"]),
+            int(meta["seen_paper"]),
+            int(meta["seen_vector"]),
+        )
         return cls(base, stamp)
 
     def replaced_on_disk(self, db_path: Path) -> bool:
@@ -530,9 +562,7 @@ def _on_disk(store: Store) -> bool:
     return str(store.path) != ":memory:"
 
 
-def open_lexical(
-    store: Store, build_up_to: int | None = BUILD_INLINE_UP_TO
-) -> LexicalIndex | None:
+def open_lexical(store: Store, build_up_to: int | None = BUILD_INLINE_UP_TO) -> LexicalIndex | None:
     """The library's word index, current; None when numpy is missing, or when there is
     none yet and the library is larger than ``build_up_to`` papers (None: any size)."""
     try:

@@ -135,8 +135,9 @@ def test_filters_and_excluded_words_apply_to_hits_found_by_meaning(
 def test_paging_through_fused_results_never_repeats_a_paper(
     library: SQLiteStore, on: Settings
 ) -> None:
-    pages = [search_papers(library, "learning", settings=on, limit=4, offset=n * 4)
-             for n in range(4)]  # fmt: skip
+    pages = [
+        search_papers(library, "learning", settings=on, limit=4, offset=n * 4) for n in range(4)
+    ]
     ids = [h.arxiv_id for page in pages for h in page]
     assert len(ids) == len(set(ids)) > 4
 

@@ -93,8 +93,9 @@ def test_a_small_embed_keeps_the_index_and_adds_to_it(library: Store) -> None:
     present = _index(library)
     assert (present is not None) == library.vectors_indexed
     during: list[str | None] = []
-    embed_papers(library, STATIC, limit=60, batch_size=20,
-                 progress=lambda r: during.append(_index(library)))  # fmt: skip
+    embed_papers(
+        library, STATIC, limit=60, batch_size=20, progress=lambda r: during.append(_index(library))
+    )
     assert during == [present] * 3
     assert library.vector_count("static") == 110
 

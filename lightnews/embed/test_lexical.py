@@ -35,11 +35,21 @@ TOPICS = [
 def _snapshot(path: Path, papers: list[tuple[str, str, str]]) -> Path:
     with path.open("w", encoding="utf-8") as out:
         for arxiv_id, title, abstract in papers:
-            out.write(json.dumps({
-                "id": arxiv_id, "title": title, "abstract": abstract, "authors": "A. Author",
-                "categories": "cs.LG", "update_date": "2025-01-01", "authors_parsed": [],
-                "versions": [{"version": "v1", "created": "Mon, 6 Jan 2025 00:00:00 GMT"}],
-            }) + "\n")  # fmt: skip
+            out.write(
+                json.dumps(
+                    {
+                        "id": arxiv_id,
+                        "title": title,
+                        "abstract": abstract,
+                        "authors": "A. Author",
+                        "categories": "cs.LG",
+                        "update_date": "2025-01-01",
+                        "authors_parsed": [],
+                        "versions": [{"version": "v1", "created": "Mon, 6 Jan 2025 00:00:00 GMT"}],
+                    }
+                )
+                + "\n"
+            )
     return path
 
 
@@ -103,15 +113,18 @@ def test_new_papers_and_new_words_are_found_without_a_rebuild(
     assert "2502.00001" in _related(index, library, "2501.00002")[:2]
 
 
-def test_a_revised_abstract_replaces_the_papers_old_words(
-    library: Store, tmp_path: Path
-) -> None:
+def test_a_revised_abstract_replaces_the_papers_old_words(library: Store, tmp_path: Path) -> None:
     index = open_lexical(library)
     assert index is not None
     paper_id = library.paper_row_id("2501.00001")
     assert paper_id is not None and library.paper_row_id("2599.99999") is None
-    revised = [("2501.00001", "Molecules by equivariant message passing",
-                "equivariant networks for molecules")]  # fmt: skip
+    revised = [
+        (
+            "2501.00001",
+            "Molecules by equivariant message passing",
+            "equivariant networks for molecules",
+        )
+    ]
     import_snapshot(library, _snapshot(tmp_path / "r.jsonl", revised), workers=0)
     assert library.revised_papers(0, paper_id) == []  # not re-embedded yet
     library.save_vectors("static", [(paper_id, b"\x00\x00")])  # re-embedded: names it

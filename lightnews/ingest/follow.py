@@ -75,8 +75,9 @@ def follow_scholar(
         name = " ".join(arxiv_author.split())
         scholar_id = scholar_id or store.scholar_for("arxiv-name", name, name, now)
         store.add_identity(scholar_id, "arxiv-name", name)
-        store.add_source("arxiv-api", arxiv_author_query(name), now=now, title=name,
-                         scholar_id=scholar_id)  # fmt: skip
+        store.add_source(
+            "arxiv-api", arxiv_author_query(name), now=now, title=name, scholar_id=scholar_id
+        )
     if orcid:
         scholar_id = scholar_id or store.scholar_for("orcid", orcid, f"ORCID {orcid}", now)
         store.add_identity(scholar_id, "orcid", orcid)
@@ -135,9 +136,11 @@ def follow_fetched(
     for scholar_id in followed:
         store.set_followed(reader, scholar_id, True, now)
         attribute_scholar(store, scholar_id)
-    unfetched = [f"@{value}" if kind.startswith("bluesky") else f"arXiv author {value}"
-                 for (kind, value), owner in zip(wanted, found, strict=True)
-                 if owner is None and kind != "orcid"]  # fmt: skip
+    unfetched = [
+        f"@{value}" if kind.startswith("bluesky") else f"arXiv author {value}"
+        for (kind, value), owner in zip(wanted, found, strict=True)
+        if owner is None and kind != "orcid"
+    ]
     return followed, unfetched
 
 
@@ -184,16 +187,25 @@ class FirstFetch:
     @property
     def text(self) -> str:
         if self.by_worker:
-            return "First fetch now" if self.seconds <= 0 else (
-                f"First fetch in about {_duration(self.seconds)}")  # fmt: skip
+            return (
+                "First fetch now"
+                if self.seconds <= 0
+                else (f"First fetch in about {_duration(self.seconds)}")
+            )
         if self.seconds <= 0:
             return "First fetch now, on the next `lightnews refresh` (no worker is running)"
-        return (f"First fetch due in about {_duration(self.seconds)}, on the next "
-                "`lightnews refresh` after that (no worker is running)")  # fmt: skip
+        return (
+            f"First fetch due in about {_duration(self.seconds)}, on the next "
+            "`lightnews refresh` after that (no worker is running)"
+        )
 
     def to_json(self) -> dict[str, Any]:
-        return {"seconds": self.seconds, "by_worker": self.by_worker, "sources": self.sources,
-                "text": self.text}  # fmt: skip
+        return {
+            "seconds": self.seconds,
+            "by_worker": self.by_worker,
+            "sources": self.sources,
+            "text": self.text,
+        }
 
 
 def _duration(seconds: int) -> str:
@@ -223,9 +235,10 @@ def first_fetch(
         return None
     due = min(
         max(now.timestamp(), datetime.fromisoformat(row.next_attempt).timestamp())
-        if row.next_attempt else now.timestamp()
+        if row.next_attempt
+        else now.timestamp()
         for row in pending
-    )  # fmt: skip
+    )
     heard = store.workers_heard(MISSED_BEATS * float(settings.worker_heartbeat))
     if heard:
         period = tick_period(int(settings.worker_tick))

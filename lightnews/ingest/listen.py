@@ -86,9 +86,14 @@ class ListenReport:
     errors: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, object]:
-        return {"name": self.name, **self.counts.to_json(), "stored": self.stored,
-                "cursor": self.cursor, "connections": self.connections,
-                "errors": self.errors[-10:]}  # fmt: skip
+        return {
+            "name": self.name,
+            **self.counts.to_json(),
+            "stored": self.stored,
+            "cursor": self.cursor,
+            "connections": self.connections,
+            "errors": self.errors[-10:],
+        }
 
 
 class Listener:
@@ -123,8 +128,9 @@ class Listener:
         self.filter.articles = {
             link_key(url): (label, papers) for url, label, papers in store.article_papers(ARTICLES)
         }
-        self.report = ListenReport(name, self.filter.counts,
-                                   cursor=saved.time_us if saved else None)  # fmt: skip
+        self.report = ListenReport(
+            name, self.filter.counts, cursor=saved.time_us if saved else None
+        )
         self._base = saved or ListenCursor(name, 0)
         self._posts: list[NetworkPost] = []
         self._titled: list[tuple[NetworkPost | None, Item, int]] = []
@@ -176,9 +182,13 @@ class Listener:
             counts = self.filter.counts
             base = self._base
             cursor = ListenCursor(
-                self.name, self._last, base.events + counts.events, base.kept + counts.kept,
-                base.malformed + counts.malformed, base.unknown + counts.unknown,
-            )  # fmt: skip
+                self.name,
+                self._last,
+                base.events + counts.events,
+                base.kept + counts.kept,
+                base.malformed + counts.malformed,
+                base.unknown + counts.unknown,
+            )
             now = now_iso()
             new = self.store.save_network(posts, self._deleted, cursor, now)
             self.report.stored += new
@@ -198,8 +208,12 @@ class Listener:
 
     def _linked(self, posts: list[NetworkPost]) -> list[NetworkPost]:
         """DOIs of stored papers become their arXiv ids."""
-        dois = [m.paper.removeprefix("doi:") for p in posts for m in p.mentions
-                if m.paper.startswith("doi:")]  # fmt: skip
+        dois = [
+            m.paper.removeprefix("doi:")
+            for p in posts
+            for m in p.mentions
+            if m.paper.startswith("doi:")
+        ]
         if not dois:
             return posts
         known = self.store.papers_by_doi(dois)
@@ -220,22 +234,33 @@ class Listener:
         """Posts by followed scholars: their titles matched too (and kept when one is)."""
         if not titled:
             return []
-        link_titles([item for _, item, _ in titled], self.store, bar=self.settings.link_bar,
-                    semantic=self.settings.semantic)
+        link_titles(
+            [item for _, item, _ in titled],
+            self.store,
+            bar=self.settings.link_bar,
+            semantic=self.settings.semantic,
+        )
         kept = []
         for post, item, time_us in titled:
-            found = tuple(NetworkMention(m.arxiv_id, m.method, m.confidence, m.evidence)
-                          for m in item.mentions)  # fmt: skip
+            found = tuple(
+                NetworkMention(m.arxiv_id, m.method, m.confidence, m.evidence)
+                for m in item.mentions
+            )
             if post is None:
                 if not found:
                     self.filter.counts.skipped += 1
                     continue
                 self.filter.counts.kept += 1
                 post = NetworkPost(
-                    item.post.uri if item.post else item.key, item.account or "", "post",
-                    time_us, (), text=item.text, created_at=item.published,
+                    item.post.uri if item.post else item.key,
+                    item.account or "",
+                    "post",
+                    time_us,
+                    (),
+                    text=item.text,
+                    created_at=item.published,
                     payload=item.payload,
-                )  # fmt: skip
+                )
             post = replace(post, mentions=_unique((*post.mentions, *found)))
             self.filter.remember(post.uri, tuple(m.paper for m in post.mentions))
             kept.append(post)
@@ -334,16 +359,20 @@ async def listen_websocket(
         delivered = False
         try:
             async with websockets.connect(
-                address, max_size=MAX_MESSAGE, open_timeout=10, ping_interval=20,
+                address,
+                max_size=MAX_MESSAGE,
+                open_timeout=10,
+                ping_interval=20,
                 user_agent_header="lightnews (Jetstream listener)",
-            ) as socket:  # fmt: skip
+            ) as socket:
                 while not stop.is_set():
                     receive = asyncio.ensure_future(socket.recv())
                     halt = asyncio.ensure_future(stop.wait())
                     done, _ = await asyncio.wait(
-                        {receive, halt}, return_when=asyncio.FIRST_COMPLETED,
+                        {receive, halt},
+                        return_when=asyncio.FIRST_COMPLETED,
                         timeout=listener.flush_seconds,
-                    )  # fmt: skip
+                    )
                     halt.cancel()
                     if receive not in done:
                         receive.cancel()
@@ -368,4 +397,3 @@ async def listen_websocket(
         backoff = min(backoff * 2, max_backoff)
     listener.flush()
     return report
-

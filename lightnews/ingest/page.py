@@ -65,9 +65,7 @@ def store_page(
 
     report.saved.add(store.write(write_page))
     report.unresolved += [
-        i
-        for i in batch.items
-        if i.references and len(i.mentions) < len(i.references)
+        i for i in batch.items if i.references and len(i.mentions) < len(i.references)
     ][:MAX_TITLE_LOOKUPS]
     _classify_accounts(store, {i.account for i in batch.items if i.account})
     report.saved.warnings.extend(batch.warnings)

@@ -65,8 +65,15 @@ def ingest_bytes(
     return succeeded(store, row, report, settings, clock())
 
 
-def _replay_failed(store: Store, row: SourceRow, created: bool, report: RunReport,
-                   message: str, settings: Settings, now: datetime) -> RunReport:  # fmt: skip
+def _replay_failed(
+    store: Store,
+    row: SourceRow,
+    created: bool,
+    report: RunReport,
+    message: str,
+    settings: Settings,
+    now: datetime,
+) -> RunReport:
     """A replay that failed: its new row goes again, an old one records the error."""
     if not created:
         return failed(store, row, report, message, settings, now, None)

@@ -94,11 +94,9 @@ def resolve_bytes(
         warnings += batch.warnings
     link_titles(items, store, bar=settings.link_bar, semantic=settings.semantic)
     if client is not None:
-        unresolved = [
-            i
-            for i in items
-            if i.references and len(i.mentions) < len(i.references)
-        ][:MAX_TITLE_LOOKUPS]
+        unresolved = [i for i in items if i.references and len(i.mentions) < len(i.references)][
+            :MAX_TITLE_LOOKUPS
+        ]
         if unresolved:
             warnings += fetch_cited_papers(store, settings, client, unresolved, clock)
             link_titles(unresolved, store, bar=settings.link_bar, semantic=settings.semantic)
@@ -122,5 +120,6 @@ def resolve_input(
         if fetch and stripped.startswith((b"http://", b"https://")) and b" " not in stripped:
             address = stripped.decode("utf-8", errors="replace")
             body, kind = client.get(address).body, None
-        return resolve_bytes(store, body, settings, kind=kind, address=address,
-                             client=client if online else None)  # fmt: skip
+        return resolve_bytes(
+            store, body, settings, kind=kind, address=address, client=client if online else None
+        )

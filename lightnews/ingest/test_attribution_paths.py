@@ -48,11 +48,14 @@ def _snapshot(tmp_path: Path) -> Path:
     """Her paper among two by others."""
     path = tmp_path / "snapshot.jsonl"
     lines = [
-        _record("2511.30001", [["Lindqvist", "Mara", ""], ["Ng", "Wei", ""]],
-                "Sparse ring attention for long documents"),
+        _record(
+            "2511.30001",
+            [["Lindqvist", "Mara", ""], ["Ng", "Wei", ""]],
+            "Sparse ring attention for long documents",
+        ),
         _record("2511.30002", [["Okafor", "Ada", ""]], "Kernel tricks for streaming data"),
         _record("2511.30003", [["Nyberg", "Oskar", ""]], "Gradient noise and generalization"),
-    ]  # fmt: skip
+    ]
     path.write_bytes(b"\n".join(lines) + b"\n")
     return path
 
@@ -63,9 +66,7 @@ def _why(store: Store, arxiv_id: str) -> list[str]:
     return [r.text for r in story.reasons]
 
 
-def test_snapshot_import_attributes_a_followed_scholars_paper(
-    store: Store, tmp_path: Path
-) -> None:
+def test_snapshot_import_attributes_a_followed_scholars_paper(store: Store, tmp_path: Path) -> None:
     follow_scholar(store, LOCAL_READER, NOW, arxiv_author="Mara Lindqvist")
     summary = import_snapshot(store, _snapshot(tmp_path), workers=0, now=NOW)
     assert summary.saved.papers_new == 3 and summary.attributed == 1

@@ -307,6 +307,8 @@ def test_a_transaction_ends_on_time_inside_a_batch(
         summary = bulk.import_snapshot(store, first, now=STAMPS[0], batch_size=1000, workers=0)
     assert summary.records >= 6
     assert len(commits) == -(-summary.records // 2)  # one per chunk of two, in one batch
+
+
 def test_an_import_commits_early_for_a_waiting_writer(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

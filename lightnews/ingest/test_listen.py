@@ -33,17 +33,24 @@ from lightnews.sources.jetstream_fixtures import (
 from lightnews.store import SQLiteStore, Store
 
 SCHOLAR = "did:plc:ggectctbnnfbhajffo242o2o"  # the seed author (mkirchhof)
-MALFORMED = [b"not json at all", b"[1, 2, 3]", b'{"did": "did:plc:x", "kind": "commit"}',
-             b'{"did": "did:plc:x", "time_us": 5, "kind": "commit", "commit": {"operation": 3}}',
-             b'{"did": "did:plc:x", "time_us": 7, "kind": "labels", "labels": []}',
-             '{"did": "did:plc:x", "time_us": 9, "kind": "commit", "commit": '
-             '{"operation": "create", "collection": "app.bsky.feed.post", "rkey": "r", '
-             '"record": {"text": "arxiv.org/abs/2401.00001 ✓'.encode()]  # fmt: skip
+MALFORMED = [
+    b"not json at all",
+    b"[1, 2, 3]",
+    b'{"did": "did:plc:x", "kind": "commit"}',
+    b'{"did": "did:plc:x", "time_us": 5, "kind": "commit", "commit": {"operation": 3}}',
+    b'{"did": "did:plc:x", "time_us": 7, "kind": "labels", "labels": []}',
+    '{"did": "did:plc:x", "time_us": 9, "kind": "commit", "commit": '
+    '{"operation": "create", "collection": "app.bsky.feed.post", "rkey": "r", '
+    '"record": {"text": "arxiv.org/abs/2401.00001 ✓'.encode(),
+]
 
 OTHER_TITLES = (
-    "Attention Is All You Need", "Deep Residual Learning for Image Recognition",
-    "Language Models are Few-Shot Learners", "Denoising Diffusion Probabilistic Models",
-    "Scaling Laws for Neural Language Models", "Direct Preference Optimization",
+    "Attention Is All You Need",
+    "Deep Residual Learning for Image Recognition",
+    "Language Models are Few-Shot Learners",
+    "Denoising Diffusion Probabilistic Models",
+    "Scaling Laws for Neural Language Models",
+    "Direct Preference Optimization",
     "LoRA: Low-Rank Adaptation of Large Language Models",
     "Uncertainty Quantification in Deep Learning: A Survey",
 )
@@ -96,30 +103,39 @@ def test_posts_naming_no_paper_still_move_the_cursor_and_bad_events_are_counted(
 
 def test_dois_openreview_quotes_reposts_and_deletes() -> None:
     found = NetworkFilter()
-    doi = text_record("Out in Nature: doi.org/10.1038/s41586-024-07421-0 and openreview.net/"
-                      "forum?id=Abc123xyz")  # fmt: skip
+    doi = text_record(
+        "Out in Nature: doi.org/10.1038/s41586-024-07421-0 and openreview.net/forum?id=Abc123xyz"
+    )
     heard = found.read(orjson.dumps(commit_event("did:plc:d", 1, POST, "3kd", doi)))
     assert heard is not None and heard.post is not None
     assert {m.paper for m in heard.post.mentions} == {
-        "doi:10.1038/s41586-024-07421-0", "openreview:Abc123xyz"}
+        "doi:10.1038/s41586-024-07421-0",
+        "openreview:Abc123xyz",
+    }
     bare = text_record("We extend 10.1145/3592979 to sparse grids.")
     heard = found.read(orjson.dumps(commit_event("did:plc:d", 2, POST, "3ke", bare)))
     assert heard is not None and heard.post is not None
     original = f"at://did:plc:d/{POST}/3kd"
-    quote = {**text_record("this!"), "embed": {"$type": "app.bsky.embed.record",
-                                               "record": {"uri": original, "cid": "bafy"}}}
+    quote = {
+        **text_record("this!"),
+        "embed": {"$type": "app.bsky.embed.record", "record": {"uri": original, "cid": "bafy"}},
+    }
     heard = found.read(orjson.dumps(commit_event("did:plc:q", 3, POST, "3kq", quote)))
     assert heard is not None and heard.post is not None and heard.post.kind == "quote"
     assert "openreview:Abc123xyz" in {m.paper for m in heard.post.mentions}
-    repost = {"$type": REPOST, "subject": {"uri": original, "cid": "bafy"},
-              "createdAt": "2024-12-03T10:00:00Z"}  # fmt: skip
+    repost = {
+        "$type": REPOST,
+        "subject": {"uri": original, "cid": "bafy"},
+        "createdAt": "2024-12-03T10:00:00Z",
+    }
     heard = found.read(orjson.dumps(commit_event("did:plc:r", 4, REPOST, "3kr", repost)))
     assert heard is not None and heard.post is not None and heard.post.kind == "repost"
     other = {**repost, "subject": {"uri": f"at://did:plc:z/{POST}/1", "cid": "b"}}
     heard = found.read(orjson.dumps(commit_event("did:plc:r", 5, REPOST, "3ks", other)))
     assert heard is not None and heard.post is None and found.counts.read == 3
-    gone = found.read(orjson.dumps(commit_event("did:plc:d", 6, POST, "3kd", None,
-                                                operation="delete")))  # fmt: skip
+    gone = found.read(
+        orjson.dumps(commit_event("did:plc:d", 6, POST, "3kd", None, operation="delete"))
+    )
     assert gone is not None and gone.deleted == original
 
 
@@ -155,8 +171,13 @@ def test_scholars_posts_are_matched_by_title_too(
 
     now = "2025-07-01T00:00:00Z"
     # Titles are weighed by how rare their words are: a library of more than one paper.
-    store.save_papers([Paper(f"2401.{n:05d}", title=t, published="2024-01-02")
-                       for n, t in enumerate(OTHER_TITLES)], now)  # fmt: skip
+    store.save_papers(
+        [
+            Paper(f"2401.{n:05d}", title=t, published="2024-01-02")
+            for n, t in enumerate(OTHER_TITLES)
+        ],
+        now,
+    )
     title = "SelfReflect: Can LLMs Communicate Their Internal Answer Distribution?"
     store.save_papers([Paper("2505.20295", title=title, published="2025-05-26")], now)
     scholar = store.create_scholar("Michael Kirchhof", now)
@@ -182,8 +203,9 @@ class JetstreamServer:
     fifth event; a connection that has sent everything closes normally.
     """
 
-    def __init__(self, lines: list[bytes], *, drop_after: int | None = None,
-                 delay: float = 0.0) -> None:  # fmt: skip
+    def __init__(
+        self, lines: list[bytes], *, drop_after: int | None = None, delay: float = 0.0
+    ) -> None:
         self.events = [(orjson.loads(raw)["time_us"], raw) for raw in lines]
         self.drop_after = drop_after
         self.delay = delay
@@ -251,8 +273,9 @@ def test_listener_reconnects_and_misses_nothing(
     store: Store, jetstream: JetstreamServer, event_lines: list[bytes]
 ) -> None:
     listener = Listener(store, Settings(environ={}), jetstream.url, flush_events=100)
-    report = asyncio.run(listen_websocket(listener, jetstream.url, max_connections=3,
-                                          first_backoff=0.05))  # fmt: skip
+    report = asyncio.run(
+        listen_websocket(listener, jetstream.url, max_connections=3, first_backoff=0.05)
+    )
     assert report.connections == 3 and report.errors  # the dropped connection is reported
     assert jetstream.cursors[0] is None
     # Each reconnection resumed from the last event stored, not from the start.
@@ -302,15 +325,17 @@ def test_killed_and_restarted_listener_stores_each_post_once(
     expected = _kept(event_lines)
     last = orjson.loads(event_lines[-1])["time_us"]
     try:
-        first = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL,
-                                 stdout=subprocess.DEVNULL)  # fmt: skip
+        first = subprocess.Popen(
+            command, env=env, stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL
+        )
         _wait(lambda: _count(db)[0] >= 10, 60)
         first.send_signal(signal.SIGKILL)
         first.wait(10)
         stored, cursor = _count(db)
         assert 0 < stored < len(expected) and 0 < cursor < last
-        second = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL,
-                                  stdout=subprocess.DEVNULL)  # fmt: skip
+        second = subprocess.Popen(
+            command, env=env, stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL
+        )
         _wait(lambda: _count(db)[1] == last, 90)
         second.send_signal(signal.SIGTERM)
         assert second.wait(20) == 0
@@ -319,8 +344,9 @@ def test_killed_and_restarted_listener_stores_each_post_once(
     assert server.cursors[0] is None and server.cursors[1] == cursor  # resumed where it stopped
     with sqlite3.connect(db) as conn:
         uris = [r[0] for r in conn.execute("SELECT uri FROM network_posts")]
-        mentions = conn.execute("SELECT count(*), count(DISTINCT uri || paper) "
-                                "FROM network_mentions").fetchone()  # fmt: skip
+        mentions = conn.execute(
+            "SELECT count(*), count(DISTINCT uri || paper) FROM network_mentions"
+        ).fetchone()
     assert sorted(uris) == sorted(expected)
     assert mentions[0] == mentions[1]
 

@@ -91,13 +91,20 @@ def stream(entries: dict[str, str], count: int) -> tuple[list[bytes], dict[str, 
     events, cards = [], {}
     for n, paper in enumerate(papers):
         moment = now - timedelta(minutes=60 - n * 0.5)
-        record = {**text_record(f"Reading this today: arxiv.org/abs/{paper}"),
-                  "createdAt": moment.strftime("%Y-%m-%dT%H:%M:%S.000Z")}  # fmt: skip
+        record = {
+            **text_record(f"Reading this today: arxiv.org/abs/{paper}"),
+            "createdAt": moment.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+        }
         if n % 3 == 0:
             cards[paper] = f"[{paper}] {_title(entries[paper])}"
-            record["embed"] = {"$type": "app.bsky.embed.external", "external": {
-                "uri": f"https://arxiv.org/abs/{paper}", "title": cards[paper],
-                "description": "Abstract page for arXiv paper " + paper}}  # fmt: skip
+            record["embed"] = {
+                "$type": "app.bsky.embed.external",
+                "external": {
+                    "uri": f"https://arxiv.org/abs/{paper}",
+                    "title": cards[paper],
+                    "description": "Abstract page for arXiv paper " + paper,
+                },
+            }
         did = f"did:plc:reader{n:019d}"
         time_us = int(moment.timestamp() * 1_000_000)
         events.append(orjson.dumps(commit_event(did, time_us, POST, f"3lstub{n:07d}", record)))
@@ -105,12 +112,11 @@ def stream(entries: dict[str, str], count: int) -> tuple[list[bytes], dict[str, 
 
 
 def _discussed(store: Store) -> list[Any]:
-    return discussed_papers(store, LOCAL_READER, datetime.now(UTC) - timedelta(days=1),
-                            limit=500)  # fmt: skip
+    return discussed_papers(store, LOCAL_READER, datetime.now(UTC) - timedelta(days=1), limit=500)
 
 
 def test_papers_the_network_names_get_their_titles_in_one_refresh(
-    library: Library,  # noqa: F811
+    library: Library,
     shared: Path,
     server: RecordedServer,
     settings: Settings,
@@ -131,8 +137,9 @@ def test_papers_the_network_names_get_their_titles_in_one_refresh(
     assert sum(d.title.startswith("arXiv:") for d in before) == 100 - len(cards)
 
     arxiv = LocalArxiv(server, entries)
-    online = settings.with_overrides(resolve_online=True, arxiv_api_url=arxiv.url,
-                                     arxiv_interval=INTERVAL)  # fmt: skip
+    online = settings.with_overrides(
+        resolve_online=True, arxiv_api_url=arxiv.url, arxiv_interval=INTERVAL
+    )
     reports = refresh(store, online)
     assert reports and all(r.ok for r in reports), [r.error for r in reports]
     after = _discussed(store)
@@ -164,7 +171,7 @@ def test_papers_the_network_names_get_their_titles_in_one_refresh(
 
 
 def test_a_stub_says_it_is_one_until_it_is_filled(
-    library: Library,  # noqa: F811
+    library: Library,
     shared: Path,
     settings: Settings,
     tmp_path: Path,
@@ -189,7 +196,7 @@ def test_a_stub_says_it_is_one_until_it_is_filled(
 
 
 def test_posts_stored_before_stubs_were_made_become_stubs(
-    library: Library,  # noqa: F811
+    library: Library,
     shared: Path,
     settings: Settings,
     tmp_path: Path,
@@ -205,4 +212,3 @@ def test_posts_stored_before_stubs_were_made_become_stubs(
     assert store.counts()["stubs"] == 0
     assert store.add_network_stubs("2026-01-01T00:00:00Z") == 4
     assert store.counts()["stubs"] == 4 and store.add_network_stubs("2026-01-01T00:00:00Z") == 0
-

@@ -162,9 +162,7 @@ def test_oai_harvest_resumes_after_interruption(
     assert again.saved.changed == 0  # the same page again changes nothing
 
 
-def test_replay_twice_changes_nothing(
-    store: Store, settings: Settings, demo_dir: Path
-) -> None:
+def test_replay_twice_changes_nothing(store: Store, settings: Settings, demo_dir: Path) -> None:
     for name, kind in (("arxiv-api-cs.LG.xml", "arxiv-api"), ("blog-lab.rss.xml", "feed")):
         body = (demo_dir / name).read_bytes()
         first = ingest_bytes(store, kind, f"demo:{name}", body, settings)

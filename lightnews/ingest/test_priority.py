@@ -34,12 +34,29 @@ PROBE = (
 def ingest(db: Path, feed: Path, *, own_session: bool, **env: str) -> tuple[int, str]:
     """(nice, autogroup line) a ``lightnews ingest`` process ended with."""
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, "--db", str(db), "ingest", "--kind", "feed",
-         "--from-file", str(feed)],
-        env={**{k: v for k, v in os.environ.items() if k != "LIGHTNEWS_BACKGROUND_NICE"},
-             "PYTHONPATH": str(ROOT), "LIGHTNEWS_RESOLVE_ONLINE": "false", **env},
-        capture_output=True, text=True, timeout=300, start_new_session=own_session,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            PROBE,
+            "--db",
+            str(db),
+            "ingest",
+            "--kind",
+            "feed",
+            "--from-file",
+            str(feed),
+        ],
+        env={
+            **{k: v for k, v in os.environ.items() if k != "LIGHTNEWS_BACKGROUND_NICE"},
+            "PYTHONPATH": str(ROOT),
+            "LIGHTNEWS_RESOLVE_ONLINE": "false",
+            **env,
+        },
+        capture_output=True,
+        text=True,
+        timeout=300,
+        start_new_session=own_session,
+    )
     assert done.returncode == 0, done.stderr
     line = next(x for x in done.stdout.splitlines() if x.startswith("PROBE"))
     _, nice, group = line.split(" ", 2)
@@ -59,8 +76,7 @@ def test_a_bulk_command_lowers_itself_and_its_own_sessions_group(
     nice, group = ingest(tmp_path / "a.db", feed, own_session=True)
     assert nice == 10 and group_nice(group) == 10 and group != ours
     # The setting chooses how far.
-    nice, group = ingest(tmp_path / "b.db", feed, own_session=True,
-                         LIGHTNEWS_BACKGROUND_NICE="4")  # fmt: skip
+    nice, group = ingest(tmp_path / "b.db", feed, own_session=True, LIGHTNEWS_BACKGROUND_NICE="4")
     assert nice == 4 and group_nice(group) == 4
     # From a terminal (the caller's session): its nice value only; the caller's group
     # (the shell, and what else the terminal runs) is left as it was.
@@ -68,6 +84,5 @@ def test_a_bulk_command_lowers_itself_and_its_own_sessions_group(
     assert nice == max(10, os.nice(0)) and group == ours
     assert AUTOGROUP.read_text(encoding="ascii").strip() == ours
     # 0 leaves the priority alone.
-    nice, group = ingest(tmp_path / "d.db", feed, own_session=True,
-                         LIGHTNEWS_BACKGROUND_NICE="0")  # fmt: skip
+    nice, group = ingest(tmp_path / "d.db", feed, own_session=True, LIGHTNEWS_BACKGROUND_NICE="0")
     assert nice == os.nice(0) and group_nice(group) == 0

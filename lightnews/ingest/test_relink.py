@@ -71,12 +71,14 @@ def test_title_change_unlinks_relinks_and_links(
     by_id = {p.arxiv_id: p for p in papers}
     v2 = [Version(1, "2024-10-01T12:00:00Z"), Version(2, "2025-12-01T00:00:00Z")]
     retitled = [
-        dataclasses.replace(by_id[DEPTH_PRO], title=NEW_DEPTH_PRO, versions=v2,
-                            updated="2025-12-01T00:00:00Z"),
-        dataclasses.replace(by_id[DART], title=NEW_DART, versions=v2,
-                            updated="2025-12-01T00:00:00Z"),
+        dataclasses.replace(
+            by_id[DEPTH_PRO], title=NEW_DEPTH_PRO, versions=v2, updated="2025-12-01T00:00:00Z"
+        ),
+        dataclasses.replace(
+            by_id[DART], title=NEW_DART, versions=v2, updated="2025-12-01T00:00:00Z"
+        ),
         dataclasses.replace(by_id[DEPTH_PRO], arxiv_id=COMPANION),
-    ]  # fmt: skip
+    ]
     with store.transaction():
         store.save_papers(retitled, LATER)
     queued = {p.arxiv_id: p.old_title for p in store.retitled_papers(10)}
@@ -104,11 +106,19 @@ def test_next_linking_pass_relinks(
     dart = next(p for p in papers if p.arxiv_id == DART)
     with store.transaction():
         store.save_papers(
-            [dataclasses.replace(dart, title=NEW_DART, updated="2025-12-01T00:00:00Z",
-                                 versions=[Version(1, "2024-10-09T12:00:00Z"),
-                                           Version(2, "2025-12-01T00:00:00Z")])],
+            [
+                dataclasses.replace(
+                    dart,
+                    title=NEW_DART,
+                    updated="2025-12-01T00:00:00Z",
+                    versions=[
+                        Version(1, "2024-10-09T12:00:00Z"),
+                        Version(2, "2025-12-01T00:00:00Z"),
+                    ],
+                )
+            ],
             LATER,
-        )  # fmt: skip
+        )
     assert [p.arxiv_id for p in store.retitled_papers(10)] == [DART]
     post = (shared / "seed-pages/blog/apple-ml-research.rss.xml").read_bytes()
     assert ingest_bytes(store, "feed", BLOG, post, settings).ok  # unchanged page, next pass

@@ -93,9 +93,7 @@ def test_resolve_and_ingestion_agree_on_every_seed_page(
             assert len(resolved[page]) >= least, (page, sorted(truth - resolved[page]))
 
 
-def test_surname_short_title_in_plain_text(
-    store: Store, settings: Settings, data: Path
-) -> None:
+def test_surname_short_title_in_plain_text(store: Store, settings: Settings, data: Path) -> None:
     body = (data / "arxiv/iclr2025-noted-papers.xml").read_bytes()
     assert ingest_bytes(store, "arxiv-api", "test:papers", body, settings).ok
     text = (

@@ -53,8 +53,28 @@ __all__ = [
 ]
 
 SURE = 0.85  # pass-1 confidence that teaches context
-_PARTICLES = {"van", "von", "der", "den", "de", "del", "della", "di", "da", "du", "le", "la",
-              "dos", "das", "ter", "ten", "bin", "al", "el", "y"}  # fmt: skip
+_PARTICLES = {
+    "van",
+    "von",
+    "der",
+    "den",
+    "de",
+    "del",
+    "della",
+    "di",
+    "da",
+    "du",
+    "le",
+    "la",
+    "dos",
+    "das",
+    "ter",
+    "ten",
+    "bin",
+    "al",
+    "el",
+    "y",
+}
 
 
 @dataclass(frozen=True, slots=True)

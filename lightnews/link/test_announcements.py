@@ -149,11 +149,21 @@ def test_ingestion_links_a_followed_scholars_description_of_his_recent_paper(
     posts = _cortese_library(store, shared)
     events = [
         identity_event(CORTESE, 1, "cortese.bsky.social"),
-        commit_event(CORTESE, 2, POST, "3lannounce001",
-                     text_record(posts[ABSENT], "2020-01-20T09:00:00.000Z")),
-        commit_event(CORTESE, 3, POST, "3lannounce002",
-                     text_record(posts[ANNOUNCED], "2020-01-27T09:00:00.000Z")),
-    ]  # fmt: skip
+        commit_event(
+            CORTESE,
+            2,
+            POST,
+            "3lannounce001",
+            text_record(posts[ABSENT], "2020-01-20T09:00:00.000Z"),
+        ),
+        commit_event(
+            CORTESE,
+            3,
+            POST,
+            "3lannounce002",
+            text_record(posts[ANNOUNCED], "2020-01-27T09:00:00.000Z"),
+        ),
+    ]
     path = tmp_path / "events.jsonl"
     path.write_bytes(b"\n".join(orjson.dumps(e) for e in events) + b"\n")
     report = replay_file(store, Settings(environ={}), path)

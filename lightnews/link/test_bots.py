@@ -50,16 +50,20 @@ def test_listing_posts() -> None:
 
 def test_bot_accounts() -> None:
     person = Account(
-        "bluesky", "did:plc:x", name="Michael Kirchhof", handle="mkirchhof.bsky.social",
+        "bluesky",
+        "did:plc:x",
+        name="Michael Kirchhof",
+        handle="mkirchhof.bsky.social",
         description="Research Scientist for uncertainty quantification.",
-    )  # fmt: skip
+    )
     assert bot_reason(person, SCHOLAR) is None
     assert bot_reason(person, SCHOLAR[:2]) is None
     assert "listings" in (
         bot_reason(Account("bluesky", "did:plc:y", handle="cs-lg.bsky.social"), LISTINGS) or ""
     )
-    described = Account("bluesky", "did:plc:z", name="arXiv cs.LG",
-                        description="Automated feed of new arXiv papers")  # fmt: skip
+    described = Account(
+        "bluesky", "did:plc:z", name="arXiv cs.LG", description="Automated feed of new arXiv papers"
+    )
     assert bot_reason(described, []) == "describes itself as automated"
     reposter = [
         post(

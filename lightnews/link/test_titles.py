@@ -174,9 +174,12 @@ def test_features_for_a_word_only_one_title_has_and_a_coined_name(store: Store) 
     # Another version is not the name written.
     other = {m.arxiv_id: dict(m.features) for m in score_titles("FastVLM2 encodes images.", store)}
     assert other.get("2412.13303", {"named": 0.0})["named"] == 0.0
-    assert features("Monocular depth in less than a second, with transformers.", "2410.02073")[
-        "unique"
-    ] == 0.0
+    assert (
+        features("Monocular depth in less than a second, with transformers.", "2410.02073")[
+            "unique"
+        ]
+        == 0.0
+    )
 
 
 def test_a_name_the_text_presents_as_its_own_is_told_from_a_mention() -> None:

@@ -51,9 +51,6 @@ def thread_number(text: str) -> tuple[int, int | None] | None:
     return None
 
 
-
-
-
 @dataclass(slots=True)
 class Thread:
     """A self-thread, root first. ``entries`` holds ``None`` where a post is missing.

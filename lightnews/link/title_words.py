@@ -347,9 +347,7 @@ def align(title: Sequence[str], text: Sequence[str], weight: Weights) -> Stretch
             # The most of the title; of stretches holding as much, the shortest (the
             # earliest start is not it: a stretch reaching back over a sentence to an
             # earlier title word holds no more than the title's own words).
-            if found > best[0] + 1e-9 or (
-                found > best[0] - 1e-9 and end - start < shortest
-            ):
+            if found > best[0] + 1e-9 or (found > best[0] - 1e-9 and end - start < shortest):
                 best, shortest = (found, a, b), end - start
     found, a, b = best
     if found <= 0:

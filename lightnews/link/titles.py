@@ -242,9 +242,7 @@ def match_title(
                 partial=partial,
                 coined=coined,
                 content=len(content),
-                unique=any(
-                    text_stems[i] == s and weight(s) >= only for i, s, _ in stretch.credits
-                ),
+                unique=any(text_stems[i] == s and weight(s) >= only for i, s, _ in stretch.credits),
             )
             # The form that carries the most of the title wins, when it fits well:
             # a subtitle found too must not lose to the bare head it contains.

@@ -76,8 +76,14 @@ def unseen_feed(
     from lightnews.rank import rank_stories
 
     read = {key for key, (read_at, _) in store.story_states(reader).items() if read_at}
-    stories = rank_stories(store, reader, limit=None, half_life_hours=settings.half_life_hours,
-                           bar=settings.attribution_bar, settings=settings)  # fmt: skip
+    stories = rank_stories(
+        store,
+        reader,
+        limit=None,
+        half_life_hours=settings.half_life_hours,
+        bar=settings.attribution_bar,
+        settings=settings,
+    )
     return [s.to_json() for s in stories if s.key not in read][:limit]
 
 
@@ -92,9 +98,13 @@ def search(
     from lightnews.model import SearchFilters
     from lightnews.search import search_papers
 
-    hits = search_papers(library.store, query, limit=max(1, min(limit, 100)),
-                         filters=SearchFilters(subject=subject),
-                         settings=library.settings)  # fmt: skip
+    hits = search_papers(
+        library.store,
+        query,
+        limit=max(1, min(limit, 100)),
+        filters=SearchFilters(subject=subject),
+        settings=library.settings,
+    )
     return [h.to_json() for h in hits]
 
 
@@ -107,9 +117,14 @@ def scholar(library: Library, who: str, page: int = 1) -> dict[str, Any]:
     """A scholar with their attributed papers and posts (followed: by the asking reader)."""
     from lightnews.serve.scholar import scholar_page
 
-    return scholar_page(library.store, who, page=max(1, page), per_page=20,
-                        bar=library.settings.attribution_bar,
-                        reader=library.reader).to_json()  # fmt: skip
+    return scholar_page(
+        library.store,
+        who,
+        page=max(1, page),
+        per_page=20,
+        bar=library.settings.attribution_bar,
+        reader=library.reader,
+    ).to_json()
 
 
 def feed(library: Library, limit: int = 20, unseen_only: bool = False) -> list[dict[str, Any]]:
@@ -119,9 +134,15 @@ def feed(library: Library, limit: int = 20, unseen_only: bool = False) -> list[d
     store, settings, size = library.store, library.settings, max(1, min(limit, 200))
     if unseen_only:
         return unseen_feed(store, settings, library.reader, size)
-    stories = rank_stories(store, library.reader, limit=size,
-                           half_life_hours=settings.half_life_hours, bar=settings.attribution_bar,
-                           settings=settings, keep_read=True)  # fmt: skip
+    stories = rank_stories(
+        store,
+        library.reader,
+        limit=size,
+        half_life_hours=settings.half_life_hours,
+        bar=settings.attribution_bar,
+        settings=settings,
+        keep_read=True,
+    )
     return [s.to_json() for s in stories]
 
 
@@ -133,10 +154,14 @@ def resolve(library: Library, text: str) -> list[dict[str, Any]]:
     result = resolve_bytes(store, text.encode("utf-8"), library.settings, kind="text")
     known = store.papers_by_ids([m.arxiv_id for m in result.mentions])
     return [
-        {"arxiv_id": m.arxiv_id, "method": m.method, "confidence": m.confidence,
-         "title": known[m.arxiv_id].title if m.arxiv_id in known else ""}
+        {
+            "arxiv_id": m.arxiv_id,
+            "method": m.method,
+            "confidence": m.confidence,
+            "title": known[m.arxiv_id].title if m.arxiv_id in known else "",
+        }
         for m in sorted(result.mentions, key=lambda m: m.confidence, reverse=True)
-    ]  # fmt: skip
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,17 +181,26 @@ class Tool:
 
 #: Every tool the server offers, in the order it lists them.
 TOOLS: tuple[Tool, ...] = (
-    Tool.of(search, 'Papers matching a query (words, "phrases", -excluded), best first; JSON '
-            "list."),
-    Tool.of(story, "One paper's story: authors, abstract, versions and what changed, venue, "
-            "code links, withdrawal, and every item that mentions it; JSON object."),
-    Tool.of(scholar, "A scholar (name, handle, ORCID or id) with their attributed papers and "
-            "posts; JSON."),
+    Tool.of(
+        search, 'Papers matching a query (words, "phrases", -excluded), best first; JSON list.'
+    ),
+    Tool.of(
+        story,
+        "One paper's story: authors, abstract, versions and what changed, venue, "
+        "code links, withdrawal, and every item that mentions it; JSON object.",
+    ),
+    Tool.of(
+        scholar,
+        "A scholar (name, handle, ORCID or id) with their attributed papers and posts; JSON.",
+    ),
     Tool.of(feed, "The reader's ranked feed, each entry with why it is there; JSON list."),
-    Tool.of(resolve, 'Which papers a text names (arXiv ids, DOIs, titles, "Surname: short '
-            'title"), with how each was found and how sure; JSON list (offline: only the '
-            "library is read)."),
-)  # fmt: skip
+    Tool.of(
+        resolve,
+        'Which papers a text names (arXiv ids, DOIs, titles, "Surname: short '
+        'title"), with how each was found and how sure; JSON list (offline: only the '
+        "library is read).",
+    ),
+)
 
 
 def _answer(work: Callable[[], Any]) -> str:
@@ -190,8 +224,8 @@ def _bound(tool: Tool, library: Library) -> Callable[..., str]:
 
     signature = inspect.signature(tool.handler, eval_str=True)
     arguments = list(signature.parameters.values())[1:]
-    setattr(call, "__signature__", signature.replace(parameters=arguments,  # noqa: B010
-                                                     return_annotation=str))  # fmt: skip
+    # mypy knows no __signature__ on a function; inspect reads it (the SDK builds the schema).
+    setattr(call, "__signature__", signature.replace(parameters=arguments, return_annotation=str))  # noqa: B010
     call.__name__ = call.__qualname__ = tool.name
     return call
 
@@ -208,8 +242,12 @@ def build_server(store: Store, settings: Settings, reader: ReaderId) -> Any:
     for tool in TOOLS:
         server.add_tool(_bound(tool, library), name=tool.name, description=tool.description)
 
-    @server.resource(UNSEEN_FEED, name="unseen feed", mime_type="application/json",
-                     description="The ranked feed without the stories already read.")  # fmt: skip
+    @server.resource(
+        UNSEEN_FEED,
+        name="unseen feed",
+        mime_type="application/json",
+        description="The ranked feed without the stories already read.",
+    )
     def unseen() -> str:
         return _answer(lambda: unseen_feed(store, settings, reader))
 
@@ -260,8 +298,7 @@ def serve_stdio(server: Any) -> None:
     from mcp.types import JSONRPCMessage
 
     async def run() -> None:
-        stdin = anyio.wrap_file(TextIOWrapper(sys.stdin.buffer, encoding="utf-8",
-                                              errors="replace"))  # fmt: skip
+        stdin = anyio.wrap_file(TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
         stdout = anyio.wrap_file(TextIOWrapper(sys.stdout.buffer, encoding="utf-8"))
         incoming_writer, incoming = anyio.create_memory_object_stream[SessionMessage | Exception]()
         outgoing, outgoing_reader = anyio.create_memory_object_stream[SessionMessage]()

@@ -20,10 +20,17 @@ NOW = "2025-12-01T00:00:00Z"
 
 
 def _paper(arxiv_id: str, title: str, **fields: Any) -> Paper:
-    return Paper(arxiv_id, title=title, abstract="We study sparse attention for long inputs.",
-                 authors=[Author("Ada Example"), Author("Bo Sample")], categories=["cs.LG"],
-                 published="2025-11-30T10:00:00Z", updated="2025-11-30T10:00:00Z",
-                 versions=[Version(1, "2025-11-30T10:00:00Z")], **fields)  # fmt: skip
+    return Paper(
+        arxiv_id,
+        title=title,
+        abstract="We study sparse attention for long inputs.",
+        authors=[Author("Ada Example"), Author("Bo Sample")],
+        categories=["cs.LG"],
+        published="2025-11-30T10:00:00Z",
+        updated="2025-11-30T10:00:00Z",
+        versions=[Version(1, "2025-11-30T10:00:00Z")],
+        **fields,
+    )
 
 
 @pytest.fixture
@@ -31,11 +38,15 @@ def library(tmp_path: Path) -> Path:
     path = tmp_path / "lightnews.db"
     with SQLiteStore(path) as store:
         with store.transaction():
-            store.save_papers([
-                _paper("2511.00001", "Sparse Attention at Scale",
-                       comments="Accepted at ICLR 2026"),
-                _paper("2511.00002", "Dense Attention Revisited"),
-            ], NOW)  # fmt: skip
+            store.save_papers(
+                [
+                    _paper(
+                        "2511.00001", "Sparse Attention at Scale", comments="Accepted at ICLR 2026"
+                    ),
+                    _paper("2511.00002", "Dense Attention Revisited"),
+                ],
+                NOW,
+            )
         store.mark_story(LOCAL_READER, "2511.00002", NOW, read=True)
     return path
 
@@ -46,10 +57,14 @@ async def _session_calls(db: Path) -> dict[str, Any]:
     from pydantic import AnyUrl
 
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "lightnews", "--db", str(db), "mcp"],
-        env={"PYTHONPATH": str(ROOT), "LIGHTNEWS_SEMANTIC": "off",
-             "HOME": os.environ.get("HOME", str(db.parent))},
-    )  # fmt: skip
+        command=sys.executable,
+        args=["-m", "lightnews", "--db", str(db), "mcp"],
+        env={
+            "PYTHONPATH": str(ROOT),
+            "LIGHTNEWS_SEMANTIC": "off",
+            "HOME": os.environ.get("HOME", str(db.parent)),
+        },
+    )
     found: dict[str, Any] = {}
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
@@ -113,10 +128,15 @@ def test_every_malformed_request_gets_an_answer(library: Path) -> None:
 
     process = subprocess.Popen(
         [sys.executable, "-m", "lightnews", "--db", str(library), "mcp"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        env={"PYTHONPATH": str(ROOT), "LIGHTNEWS_SEMANTIC": "off",
-             "HOME": os.environ.get("HOME", str(library.parent))},
-    )  # fmt: skip
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={
+            "PYTHONPATH": str(ROOT),
+            "LIGHTNEWS_SEMANTIC": "off",
+            "HOME": os.environ.get("HOME", str(library.parent)),
+        },
+    )
     assert process.stdin is not None and process.stdout is not None
 
     def ask(line: str) -> dict[str, Any]:
@@ -129,18 +149,27 @@ def test_every_malformed_request_gets_an_answer(library: Path) -> None:
         return answer
 
     try:
-        hello = {"protocolVersion": "2025-06-18", "capabilities": {},
-                 "clientInfo": {"name": "test", "version": "1"}}  # fmt: skip
-        assert ask(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                               "params": hello}))["id"] == 1  # fmt: skip
+        hello = {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"},
+        }
+        assert (
+            ask(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}))[
+                "id"
+            ]
+            == 1
+        )
         process.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
         cases = {
             "{not json": (None, -32700),
             json.dumps({"hello": 1}): (None, -32600),
             json.dumps({"jsonrpc": "2.0", "id": 8}): (8, -32600),
             json.dumps([{"jsonrpc": "2.0", "id": 9, "method": "tools/list"}]): (None, -32600),
-            json.dumps({"jsonrpc": "2.0", "id": 6, "method": "tools/call",
-                        "params": [1, 2]}): (6, -32600),
+            json.dumps({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": [1, 2]}): (
+                6,
+                -32600,
+            ),
         }
         for line, (ident, code) in cases.items():
             answer = ask(line)

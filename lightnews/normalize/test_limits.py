@@ -33,8 +33,11 @@ def test_every_field_is_cut_to_its_cap_and_each_cut_named() -> None:
     batch = Batch(items=[item], papers=[paper], accounts=[account], title="f" * 11)
     cap_batch(batch, SMALL)
     assert (len(item.title), len(item.author or ""), len(item.text), len(item.payload)) == (
-        10, 10, 20, 40,
-    )  # fmt: skip
+        10,
+        10,
+        20,
+        40,
+    )
     assert len(item.html) <= 30 + len("</p>") and item.html.endswith("</p>")  # closed again
     assert item.url is None and item.links == ["https://example.org/"]  # too long: dropped
     assert item.tags == ["g" * 10] and item.code_links == ["https://github.com/a/b"]

@@ -59,8 +59,9 @@ def test_handles_and_dids_that_are_valid(typed: str, handle: str) -> None:
 def test_a_name_is_not_a_handle_and_the_message_says_to_follow_the_author() -> None:
     message = refused(validate.bluesky_handle, "Sepp Hochreiter", "no spaces")
     assert '--arxiv-author "Sepp Hochreiter"' in message
-    web = refused(lambda t: validate.bluesky_handle(t, by_name="the arXiv author box:"),
-                  "Yann LeCun")  # fmt: skip
+    web = refused(
+        lambda t: validate.bluesky_handle(t, by_name="the arXiv author box:"), "Yann LeCun"
+    )
     assert 'the arXiv author box: "Yann LeCun"' in web
 
 
@@ -153,16 +154,23 @@ def test_the_taxonomy_is_consistent() -> None:
 
 def test_every_category_in_real_records_is_known(demo_dir: Path, shared: Path) -> None:
     """Categories as arXiv wrote them in the demo snapshot and the real recordings."""
-    files = [*demo_dir.glob("arxiv-*.xml"), *sorted((shared / "arxiv").rglob("*.xml"))[:200],
-             *sorted((shared / "arxiv").rglob("*.abs"))[:2000]]  # fmt: skip
+    files = [
+        *demo_dir.glob("arxiv-*.xml"),
+        *sorted((shared / "arxiv").rglob("*.xml"))[:200],
+        *sorted((shared / "arxiv").rglob("*.abs"))[:2000],
+    ]
     seen: set[str] = set()
     for path in files:
         text = path.read_text(encoding="utf-8", errors="replace")
         seen.update(re.findall(r'<category term="([^"]+)"', text))
-        seen.update(re.findall(r"<categories>([^<]+)</categories>", text)[0].split()
-                    if "<categories>" in text else [])  # fmt: skip
-        seen.update(w for line in re.findall(r"^Categories: (.+)$", text, re.M)
-                    for w in line.split())  # fmt: skip
+        seen.update(
+            re.findall(r"<categories>([^<]+)</categories>", text)[0].split()
+            if "<categories>" in text
+            else []
+        )
+        seen.update(
+            w for line in re.findall(r"^Categories: (.+)$", text, re.M) for w in line.split()
+        )
     arxiv = {c for c in seen if re.fullmatch(r"[a-z-]+(\.[A-Za-z-]+)?", c)}
     assert len(arxiv) > 20, arxiv
     known = {k.lower() for k in (*CATEGORIES, *LEGACY)}
@@ -221,8 +229,12 @@ def test_story_keys() -> None:
 
 def test_pages_in_range() -> None:
     assert validate.page_in_range(1, 1) == 1
-    refused(lambda p: validate.page_in_range(int(p), 1, "papers"), "5",
-            "page 5 is past the end", "only 1 page of papers")  # fmt: skip
+    refused(
+        lambda p: validate.page_in_range(int(p), 1, "papers"),
+        "5",
+        "page 5 is past the end",
+        "only 1 page of papers",
+    )
     refused(lambda p: validate.page_in_range(int(p), 3), "0", "numbered from 1")
 
 

@@ -133,9 +133,7 @@ def _math_text(math: str) -> str:
 
     body = _SCRIPT_RE.sub(_script, math)  # scripts first: pylatexenc drops their braces
     try:
-        text = LatexNodes2Text(math_mode="text").latex_to_text(
-            body.replace("%", "\\%")
-        )
+        text = LatexNodes2Text(math_mode="text").latex_to_text(body.replace("%", "\\%"))
     except Exception:  # pylatexenc is total in practice; a title must still show
         return math
     return " ".join(text.split()) or math

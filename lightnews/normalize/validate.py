@@ -61,8 +61,10 @@ def bluesky_handle(text: str, *, by_name: str = "--arxiv-author") -> str:
     value = profile[1] if profile else raw.removeprefix("@")
     if value.startswith("did:"):
         if len(value) > 2048 or not _DID.match(value):
-            raise UsageError(f"{raw!r} is not a DID: a DID looks like did:plc:abc123... "
-                             "(letters and digits after did:METHOD:)")  # fmt: skip
+            raise UsageError(
+                f"{raw!r} is not a DID: a DID looks like did:plc:abc123... "
+                "(letters and digits after did:METHOD:)"
+            )
         return value
     problem = _handle_problem(value.lower())
     if problem is None:
@@ -94,8 +96,10 @@ def _handle_problem(handle: str) -> str | None:
         return "a handle has no empty parts (two dots in a row, or a dot at an end)"
     for label in labels:
         if not _LABEL.match(label):
-            return (f"{label!r}: each part has 1 to 63 characters and does not start or end "
-                    "with a hyphen")  # fmt: skip
+            return (
+                f"{label!r}: each part has 1 to 63 characters and does not start or end "
+                "with a hyphen"
+            )
     if labels[-1][0].isdigit():
         return "its last part (the top-level domain) does not start with a digit"
     return None
@@ -122,8 +126,10 @@ def orcid(text: str) -> str:
     value = re.sub(r"^(?:https?://)?(?:www\.)?orcid\.org/", "", raw, flags=re.I).strip("/")
     compact = value.replace("-", "").upper()
     if not re.fullmatch(r"\d{15}[\dX]", compact):
-        raise UsageError(f"{raw!r} is not an ORCID iD: an ORCID iD has 16 digits (the last may "
-                         f"be X) in groups of four, like {ORCID_EXAMPLE}")  # fmt: skip
+        raise UsageError(
+            f"{raw!r} is not an ORCID iD: an ORCID iD has 16 digits (the last may "
+            f"be X) in groups of four, like {ORCID_EXAMPLE}"
+        )
     formatted = "-".join(compact[i : i + 4] for i in range(0, 16, 4))
     expected = _check_digit(compact[:15])
     if compact[15] != expected:
@@ -138,11 +144,15 @@ def arxiv_author(text: str) -> str:
     """An author's name as arXiv writes it (``Sepp Hochreiter``), spaces tidied."""
     name = " ".join(text.split())
     if not any(c.isalpha() for c in name):
-        raise UsageError(f"{text!r} is not a name: give an author's name as arXiv lists it, "
-                         'like "Sepp Hochreiter"')  # fmt: skip
+        raise UsageError(
+            f"{text!r} is not a name: give an author's name as arXiv lists it, "
+            'like "Sepp Hochreiter"'
+        )
     if name.startswith("@") or name.startswith("did:"):
-        raise UsageError(f"{name!r} is a Bluesky handle, not a name: follow it as a handle "
-                         f"(lightnews follow {name})")  # fmt: skip
+        raise UsageError(
+            f"{name!r} is a Bluesky handle, not a name: follow it as a handle "
+            f"(lightnews follow {name})"
+        )
     if len(name) > 200:
         raise UsageError("an author's name has at most 200 characters")
     return name
@@ -168,9 +178,11 @@ def arxiv_category(text: str, *, archives: bool = False) -> str:
         if archives:
             return archive
         examples = ", ".join(_in_archive(archive)[:4])
-        raise UsageError(f"{archive} is a whole archive, not a category: follow categories "
-                         f"of it ({examples}, ...) or harvest all of it with --oai-set "
-                         f"{archive.partition('.')[0]}")  # fmt: skip
+        raise UsageError(
+            f"{archive} is a whole archive, not a category: follow categories "
+            f"of it ({examples}, ...) or harvest all of it with --oai-set "
+            f"{archive.partition('.')[0]}"
+        )
     what = "an arXiv category or archive" if archives else "an arXiv category"
     if not raw:
         raise UsageError(f"give {what}, like cs.LG")
@@ -194,8 +206,10 @@ def _closest(raw: str) -> str:
     if subject:
         # The name's initials (cs.ML: Machine Learning is cs.LG), in the archive first;
         # then the same subject in another archive (stat.ML).
-        found += sorted((c for c, name in CATEGORIES.items() if _initials(name) == subject),
-                        key=lambda c: c.partition(".")[0] != known)  # fmt: skip
+        found += sorted(
+            (c for c, name in CATEGORIES.items() if _initials(name) == subject),
+            key=lambda c: c.partition(".")[0] != known,
+        )
         found += [c for c in CATEGORIES if c.partition(".")[2].lower() == subject]
     if known and subject:  # one letter off, in the archive asked for
         subjects = {code.partition(".")[2].lower(): code for code in _in_archive(known)}
@@ -206,8 +220,11 @@ def _closest(raw: str) -> str:
         found += [_BY_FOLDED[c] for c in close]
     found = list(dict.fromkeys(found))[:4]
     if found:
-        return "did you mean " + " or ".join(f"{c} ({CATEGORIES.get(c) or LEGACY[c]})"
-                                              for c in found) + "?"  # fmt: skip
+        return (
+            "did you mean "
+            + " or ".join(f"{c} ({CATEGORIES.get(c) or LEGACY[c]})" for c in found)
+            + "?"
+        )
     if known:
         return f"the categories of {known} are {', '.join(_in_archive(known))}"
     return "see https://arxiv.org/category_taxonomy for the list (cs.LG, stat.ML, ...)"
@@ -250,8 +267,9 @@ def source_kind(text: str, kinds: Collection[str]) -> str:
     """One of the installed ``kinds`` of source (``bluesky``, ``feed``, ...)."""
     kind = text.strip()
     if kind not in kinds:
-        raise UsageError(f"{kind[:40]!r} is not a kind of source; the kinds are "
-                         f"{', '.join(sorted(kinds))}")  # fmt: skip
+        raise UsageError(
+            f"{kind[:40]!r} is not a kind of source; the kinds are {', '.join(sorted(kinds))}"
+        )
     return kind
 
 
@@ -262,9 +280,11 @@ def paper_id(text: str) -> ArxivId:
     """An arXiv paper as typed: ``2510.03172``, ``arXiv:2510.03172v2`` or one of its URLs."""
     parsed = parse_arxiv_reference(text)
     if parsed is None:
-        raise UsageError(f"{text.strip()[:80]!r} is not an arXiv paper: give its id "
-                         "(2510.03172, hep-th/9901001) or its address "
-                         "(https://arxiv.org/abs/2510.03172)")  # fmt: skip
+        raise UsageError(
+            f"{text.strip()[:80]!r} is not an arXiv paper: give its id "
+            "(2510.03172, hep-th/9901001) or its address "
+            "(https://arxiv.org/abs/2510.03172)"
+        )
     return parsed
 
 
@@ -275,8 +295,10 @@ def story_key(text: str) -> str:
         return f"item:{whole_number(raw[5:], 'an item id (item:ID)')}"
     parsed = parse_arxiv_reference(raw)
     if parsed is None:
-        raise UsageError(f"{raw[:80]!r} is not a story: give a paper's arXiv id or address "
-                         "(2510.03172), or item:ID for an entry without a paper")  # fmt: skip
+        raise UsageError(
+            f"{raw[:80]!r} is not a story: give a paper's arXiv id or address "
+            "(2510.03172), or item:ID for an entry without a paper"
+        )
     return parsed.base
 
 
@@ -343,8 +365,9 @@ def day(text: str) -> str:
     try:
         date.fromisoformat(raw)
     except ValueError as error:
-        raise UsageError(f"{raw!r} is not a day ({error}): write it as YYYY-MM-DD, "
-                         "like 2025-11-27") from None  # fmt: skip
+        raise UsageError(
+            f"{raw!r} is not a day ({error}): write it as YYYY-MM-DD, like 2025-11-27"
+        ) from None
     return raw
 
 

@@ -39,19 +39,68 @@ __all__ = [
 
 #: Conferences known by their acronym alone ("NeurIPS 2024" needs no "accepted at").
 CONFERENCES = (
-    "NeurIPS", "NIPS", "ICML", "ICLR", "CVPR", "ICCV", "ECCV", "ACL", "EMNLP", "NAACL",
-    "EACL", "AACL", "COLING", "AAAI", "IJCAI", "KDD", "SIGIR", "WWW", "WSDM", "CIKM",
-    "COLT", "AISTATS", "UAI", "CoRL", "RSS", "ICRA", "IROS", "MICCAI", "INTERSPEECH",
-    "Interspeech", "ICASSP", "WACV", "BMVC", "CHI", "UIST", "FAccT", "LREC", "CoNLL",
-    "ECML", "ECML-PKDD", "ICDM", "SDM", "ALT", "STOC", "FOCS", "SODA", "ICDE", "VLDB",
-    "SIGMOD", "MLSys", "SIGGRAPH", "3DV", "ACM MM", "TMLR", "JMLR",
-)  # fmt: skip
+    "NeurIPS",
+    "NIPS",
+    "ICML",
+    "ICLR",
+    "CVPR",
+    "ICCV",
+    "ECCV",
+    "ACL",
+    "EMNLP",
+    "NAACL",
+    "EACL",
+    "AACL",
+    "COLING",
+    "AAAI",
+    "IJCAI",
+    "KDD",
+    "SIGIR",
+    "WWW",
+    "WSDM",
+    "CIKM",
+    "COLT",
+    "AISTATS",
+    "UAI",
+    "CoRL",
+    "RSS",
+    "ICRA",
+    "IROS",
+    "MICCAI",
+    "INTERSPEECH",
+    "Interspeech",
+    "ICASSP",
+    "WACV",
+    "BMVC",
+    "CHI",
+    "UIST",
+    "FAccT",
+    "LREC",
+    "CoNLL",
+    "ECML",
+    "ECML-PKDD",
+    "ICDM",
+    "SDM",
+    "ALT",
+    "STOC",
+    "FOCS",
+    "SODA",
+    "ICDE",
+    "VLDB",
+    "SIGMOD",
+    "MLSys",
+    "SIGGRAPH",
+    "3DV",
+    "ACM MM",
+    "TMLR",
+    "JMLR",
+)
 _JOURNAL_ONLY = {"TMLR", "JMLR"}
 _CONF_RE = re.compile(
-    r"(?<![\w-])(?P<name>" + "|".join(re.escape(c) for c in sorted(CONFERENCES, key=len,
-                                                                     reverse=True))
+    r"(?<![\w-])(?P<name>"
+    + "|".join(re.escape(c) for c in sorted(CONFERENCES, key=len, reverse=True))
     + r")(?:[\s'’]*(?P<year>(?:19|20)\d\d|'?\d\d))?(?![\w-])"
-)  # fmt: skip
+)
 _STYLE = re.compile(r"\((spotlight|oral|poster|highlight|best paper[^)]*)\)", re.I)
 
 #: Phrases that say a paper is out or accepted, then the venue (group ``rest``).
@@ -73,7 +122,7 @@ _NOT_ACCEPTED = re.compile(
 _IN_PRESS = re.compile(r"^(?P<rest>[^;:]+?)[,.]?\s*(?:\d{4},?\s*)?\(?\bin\s+press\b", re.I)
 _PROCEEDINGS = re.compile(
     r"(?:^|,\s*|\b(?:for|in|to)\s+)(?:the\s+)?(?P<rest>proceedings?\b(?!\s*:)\s*(?:of\s+)?.+)", re.I
-)  # fmt: skip
+)
 #: A venue named before the word that says so: "Phys. Rev. B, accepted", "A&A accepted".
 _NAME_FIRST = re.compile(
     r"(?:^|[,;]\s*|\.\s+)(?P<name>[A-Z][^,;]*?)\s*,?\s*(?:\(?(?:accepted|in\s+press)\)?)"
@@ -118,17 +167,35 @@ _ABBREVIATION_END = re.compile(r"\b(?:Proc|Conf|Int|Intl|Symp|Trans|Natl|Ann)$")
 _MONTH_END = re.compile(r"\b(?:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)$")
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _DOI_VENUES = (
-    (re.compile(r"^10\.18653/v1/(?P<year>\d{4})\.(?P<name>[a-z]+)(?:-(?P<track>[a-z]+))?\.",
-                re.I), "anthology"),
+    (
+        re.compile(
+            r"^10\.18653/v1/(?P<year>\d{4})\.(?P<name>[a-z]+)(?:-(?P<track>[a-z]+))?\.", re.I
+        ),
+        "anthology",
+    ),
     (re.compile(r"^10\.1609/aaai\.v\d+i\d+", re.I), "AAAI"),
     (re.compile(r"^10\.24963/ijcai\.(?P<year>\d{4})/", re.I), "IJCAI"),
-    (re.compile(r"^10\.1109/(?P<name>CVPR|ICCV|WACV|ICRA|IROS|ICASSP|ICDM|ICDE)"
-                r"(?:W)?\.?(?P<year>\d{4})", re.I), "ieee"),
-)  # fmt: skip
+    (
+        re.compile(
+            r"^10\.1109/(?P<name>CVPR|ICCV|WACV|ICRA|IROS|ICASSP|ICDM|ICDE)"
+            r"(?:W)?\.?(?P<year>\d{4})",
+            re.I,
+        ),
+        "ieee",
+    ),
+)
 _ANTHOLOGY = {
-    "acl": "ACL", "emnlp": "EMNLP", "naacl": "NAACL", "eacl": "EACL", "coling": "COLING",
-    "conll": "CoNLL", "aacl": "AACL", "findings": "Findings", "lrec": "LREC", "tacl": "TACL",
-}  # fmt: skip
+    "acl": "ACL",
+    "emnlp": "EMNLP",
+    "naacl": "NAACL",
+    "eacl": "EACL",
+    "coling": "COLING",
+    "conll": "CoNLL",
+    "aacl": "AACL",
+    "findings": "Findings",
+    "lrec": "LREC",
+    "tacl": "TACL",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,14 +233,23 @@ class Venue:
         """The feed's reason: "accepted at ICLR 2025", "published in Phys. Rev. D 2007"."""
         if self.status == "published":
             return f"published in {self.label}"
-        return f"accepted at {self.label}" if self.kind == "conference" else (
-            f"accepted in {self.label}"
-        )  # fmt: skip
+        return (
+            f"accepted at {self.label}"
+            if self.kind == "conference"
+            else (f"accepted in {self.label}")
+        )
 
     def to_json(self) -> dict[str, object]:
-        return {"name": self.name, "year": self.year, "kind": self.kind, "status": self.status,
-                "workshop": self.workshop, "note": self.note, "source": self.source,
-                "label": self.label}  # fmt: skip
+        return {
+            "name": self.name,
+            "year": self.year,
+            "kind": self.kind,
+            "status": self.status,
+            "workshop": self.workshop,
+            "note": self.note,
+            "source": self.source,
+            "label": self.label,
+        }
 
 
 def venue_key(name: str) -> str:
@@ -196,9 +272,15 @@ def _kind(name: str) -> tuple[str, bool]:
     match = _CONF_RE.search(name)
     if match and match["name"] in _JOURNAL_ONLY:
         return "journal", False
-    if workshop or match or re.search(
-        r"\b(proceedings|proc\.|conference|conf\.|symposium|meeting|congress|colloquium|"
-        r"school|summit)\b", lowered):  # fmt: skip
+    if (
+        workshop
+        or match
+        or re.search(
+            r"\b(proceedings|proc\.|conference|conf\.|symposium|meeting|congress|colloquium|"
+            r"school|summit)\b",
+            lowered,
+        )
+    ):
         return "conference", workshop
     return "journal", False
 
@@ -306,28 +388,40 @@ def _from_phrase(comment: str) -> Venue | None:
         and (re.search(r"publish|appear", verb))
     ):
         return None  # "to be published by Springer": a publisher, not a venue
-    rest = re.sub(r"^(?:the\s+)?(?:published\s+)?(?:version|form)\s+(?:in|at|of)\s+", "",
-                  match["rest"], flags=re.I)  # fmt: skip
+    rest = re.sub(
+        r"^(?:the\s+)?(?:published\s+)?(?:version|form)\s+(?:in|at|of)\s+",
+        "",
+        match["rest"],
+        flags=re.I,
+    )
     # "as a conference paper at ICLR 2024", "the Industry Track of the ...": the venue after.
-    rest = re.sub(r"^(?:(?:as\s+an?|in:|(?:an?\s+)?special\s+issue\s+(?:of|in)|"
-                  r"(?:the\s+)?[\w-]+\s+track\s+(?:of|at)(?:\s+the)?|(?:an?\s+)?(?:conference|"
-                  r"workshop|journal|full|short|long|regular)\s+(?:paper|track)\s+(?:at|in|of))\s+)+",
-                  "", rest, flags=re.I)  # fmt: skip
+    rest = re.sub(
+        r"^(?:(?:as\s+an?|in:|(?:an?\s+)?special\s+issue\s+(?:of|in)|"
+        r"(?:the\s+)?[\w-]+\s+track\s+(?:of|at)(?:\s+the)?|(?:an?\s+)?(?:conference|"
+        r"workshop|journal|full|short|long|regular)\s+(?:paper|track)\s+(?:at|in|of))\s+)+",
+        "",
+        rest,
+        flags=re.I,
+    )
     name = _clean(_name_until_end(rest))
     name = re.sub(r"\s+\(?main\s+(?:conference|track)\)?$", "", name, flags=re.I)
     if not _acceptable(name):
         return None
-    status = "published" if re.search(r"publish|appear", verb) and not re.search(
-        r"to\s+appear|will\s+appear|to\s+be\s+published", verb) else "accepted"  # fmt: skip
+    status = (
+        "published"
+        if re.search(r"publish|appear", verb)
+        and not re.search(r"to\s+appear|will\s+appear|to\s+be\s+published", verb)
+        else "accepted"
+    )
     conference = _CONF_RE.match(name)
     if conference and conference["year"]:
         name = f"{conference['name']} {_full_year(conference['year'])}" + name[conference.end() :]
     kind, workshop = _kind(name)
     style = _STYLE.search(comment)
-    year = _year(name) or (int(_full_year(conference["year"])) if conference and
-                           conference["year"] else None)  # fmt: skip
-    return Venue(name, year, kind, status, workshop, style[1].lower() if style else "",
-                 "comments")  # fmt: skip
+    year = _year(name) or (
+        int(_full_year(conference["year"])) if conference and conference["year"] else None
+    )
+    return Venue(name, year, kind, status, workshop, style[1].lower() if style else "", "comments")
 
 
 def venue_from_comments(comments: str | None, source: str = "comments") -> Venue | None:
@@ -348,12 +442,16 @@ def venue_from_comments(comments: str | None, source: str = "comments") -> Venue
         if _NOT_ACCEPTED.search(clause) and not re.search(r"\baccepted\b", clause, re.I):
             continue
         found = (
-            _name_first(clause) or _from_phrase(clause) or _in_press(clause)
-            or _bare_conference(clause) or _bare_venue(clause)
-        )  # fmt: skip
+            _name_first(clause)
+            or _from_phrase(clause)
+            or _in_press(clause)
+            or _bare_conference(clause)
+            or _bare_venue(clause)
+        )
         if found is not None:
-            return Venue(found.name, found.year, found.kind, found.status, found.workshop,
-                         found.note, source)  # fmt: skip
+            return Venue(
+                found.name, found.year, found.kind, found.status, found.workshop, found.note, source
+            )
     return None
 
 
@@ -365,10 +463,30 @@ def _acceptable(name: str) -> bool:
         return False
     first = name.split()[0].lower().strip(".,:")
     return first not in {
-        "publication", "print", "press", "a", "an", "this", "version",
-        "paper", "article", "form", "erratum", "our", "some", "any", "prof", "dr", "its",
-        "final", "revised", "it", "here", "elsewhere", "preparation",
-    }  # fmt: skip
+        "publication",
+        "print",
+        "press",
+        "a",
+        "an",
+        "this",
+        "version",
+        "paper",
+        "article",
+        "form",
+        "erratum",
+        "our",
+        "some",
+        "any",
+        "prof",
+        "dr",
+        "its",
+        "final",
+        "revised",
+        "it",
+        "here",
+        "elsewhere",
+        "preparation",
+    }
 
 
 def _name_first(clause: str) -> Venue | None:
@@ -434,16 +552,15 @@ def _bare_conference(clause: str) -> Venue | None:
         name = name if match["name"] in name else f"{name} at {match['name']} {year}"
     style = _STYLE.search(clause)
     kind = "journal" if match["name"] in _JOURNAL_ONLY else "conference"
-    return Venue(name, int(year), kind, "accepted", workshop,
-                 style[1].lower() if style else "", "comments")  # fmt: skip
+    return Venue(
+        name, int(year), kind, "accepted", workshop, style[1].lower() if style else "", "comments"
+    )
 
 
 #: A venue's name standing alone: "2021 IEEE Conference on ...", "MET'24: 9th ACM
 #: International Workshop on ...", "Journal of Software: Testing, ...".
 _VENUE_WORD = re.compile(r"\b(?:Conference|Workshop|Symposium|Journal|Transactions)\b")
-_SMALL_WORDS = frozenset(
-    "of on and for in the at to with de du der des la le & a an".split()
-)  # fmt: skip
+_SMALL_WORDS = frozenset("of on and for in the at to with de du der des la le & a an".split())
 
 
 def _bare_venue(clause: str) -> Venue | None:
@@ -460,8 +577,11 @@ def _bare_venue(clause: str) -> Venue | None:
     if not _VENUE_WORD.search(name) or len(name.split()) < 3:
         return None
     rest = text[len(name) :] if text.startswith(name) else ""
-    if re.match(r"\s*(?:January|February|March|April|May|June|July|August|September|October|"
-                r"November|December)\b", rest):  # fmt: skip
+    if re.match(
+        r"\s*(?:January|February|March|April|May|June|July|August|September|October|"
+        r"November|December)\b",
+        rest,
+    ):
         return None
     for word in name.split():
         bare = word.strip("(),:'\"")
@@ -487,11 +607,25 @@ def venue_from_doi(doi: str | None) -> Venue | None:
                 if name == "Findings" and track:
                     name = f"Findings of {_ANTHOLOGY.get(track, track.upper())}"
                 workshop = groups["name"].lower() == "ws" or track == "workshop"
-                return Venue(f"{name} {year}" if year else name, year, "conference",
-                             "published", workshop, "", "doi")  # fmt: skip
+                return Venue(
+                    f"{name} {year}" if year else name,
+                    year,
+                    "conference",
+                    "published",
+                    workshop,
+                    "",
+                    "doi",
+                )
             name = kind if kind != "ieee" else groups["name"].upper()
-            return Venue(f"{name} {year}" if year else name, year, "conference", "published",
-                         False, "", "doi")  # fmt: skip
+            return Venue(
+                f"{name} {year}" if year else name,
+                year,
+                "conference",
+                "published",
+                False,
+                "",
+                "doi",
+            )
     return None
 
 

@@ -163,14 +163,22 @@ class Story:
         data: dict[str, Any] = {"arxiv_id": self.arxiv_id} if self.arxiv_id else {"item": self.key}
         newest = sorted(self.items, key=lambda i: i.time or "", reverse=True)[:items]
         data.update(
-            title=self.title, score=round(self.score, 4), why=self.why,
-            reasons=[r.to_json() for r in self.reasons], time=self.time,
-            url=self.url, items_total=len(self.items), venue=self.venue,
-            withdrawn=self.withdrawn, revision=self.revision,
+            title=self.title,
+            score=round(self.score, 4),
+            why=self.why,
+            reasons=[r.to_json() for r in self.reasons],
+            time=self.time,
+            url=self.url,
+            items_total=len(self.items),
+            venue=self.venue,
+            withdrawn=self.withdrawn,
+            revision=self.revision,
             code_released=self.code_released,
-            items=[{"kind": i.kind, "source": i.source, "title": i.title, "url": i.url,
-                    "time": i.time} for i in newest],
-        )  # fmt: skip
+            items=[
+                {"kind": i.kind, "source": i.source, "title": i.title, "url": i.url, "time": i.time}
+                for i in newest
+            ],
+        )
         return data
 
 
@@ -356,12 +364,15 @@ def coverage(story: Story, context: Context) -> tuple[float, list[Reason]]:
     articles = {i.source_id: i for i in story.items if i.kind == "article"}
     if articles:
         blogs = [Part(i.source, f"/item/{i.id}") for i in articles.values()]
-        why.append(reason("in a post on " if len(blogs) == 1 else "in posts on ", blogs,
-                          weight=0.6))  # fmt: skip
+        why.append(
+            reason("in a post on " if len(blogs) == 1 else "in posts on ", blogs, weight=0.6)
+        )
     notes = {i.source_id: i for i in story.items if i.kind == "note"}
     if notes:
-        whose = [Part(f"{display_name(i.author, i.source)}'s notes", f"/notes/{i.source_id}")
-                 for i in notes.values()]  # fmt: skip
+        whose = [
+            Part(f"{display_name(i.author, i.source)}'s notes", f"/notes/{i.source_id}")
+            for i in notes.values()
+        ]
         why.append(reason("in ", whose, weight=0.6))
     daily = [i for i in story.items if i.kind == "daily"]
     if daily and not any(i.engagement.get("upvotes") for i in daily):
@@ -450,8 +461,9 @@ def gather_stories(
     if windows is None:
         stories = _gather(store, papers, items)
     else:
-        stories = [replace(s, items=list(s.items), reasons=[])
-                   for s in windows.get(store, papers, items)]  # fmt: skip
+        stories = [
+            replace(s, items=list(s.items), reasons=[]) for s in windows.get(store, papers, items)
+        ]
     if horizon_hours:
         newest = max((s.time or "" for s in stories), default="")
         moment = now or datetime.now(UTC)
@@ -494,8 +506,11 @@ def _add_readers_own(
         return
     found = store.papers_by_ids(missing)
     items = {i.id: i for i in [*posts, *store.items_about(missing, READER_ITEMS)]}
-    extra = _build(store, [found[i] for i in missing if i in found and found[i].title],
-                   sorted(items.values(), key=lambda i: i.time or "", reverse=True))  # fmt: skip
+    extra = _build(
+        store,
+        [found[i] for i in missing if i in found and found[i].title],
+        sorted(items.values(), key=lambda i: i.time or "", reverse=True),
+    )
     _with_code(store, {k: s for k, s in extra.items() if k not in by_key})
     for key, story in extra.items():
         kept = by_key.get(key)
@@ -591,11 +606,16 @@ def _build(
     for paper in papers:
         venue = paper.venue
         stories[paper.arxiv_id] = Story(
-            key=paper.arxiv_id, title=tex_to_text(paper.title), time=paper.published or "",
-            arxiv_id=paper.arxiv_id, url=f"https://arxiv.org/abs/{paper.arxiv_id}",
-            category=paper.primary_category, venue=venue.reason if venue else None,
-            withdrawn=paper.withdrawn, published=paper.published,
-        )  # fmt: skip
+            key=paper.arxiv_id,
+            title=tex_to_text(paper.title),
+            time=paper.published or "",
+            arxiv_id=paper.arxiv_id,
+            url=f"https://arxiv.org/abs/{paper.arxiv_id}",
+            category=paper.primary_category,
+            venue=venue.reason if venue else None,
+            withdrawn=paper.withdrawn,
+            published=paper.published,
+        )
     wanted = {arxiv_id for i in recent for arxiv_id in i.papers}
     known_papers = store.papers_by_ids(sorted(wanted - set(stories)))
     # A thread is one unit: its replies belong to the stories its posts name.
@@ -616,7 +636,8 @@ def _build(
             if story is None:
                 known = known_papers.get(key)
                 story = stories[key] = Story(
-                    key=key, title=tex_to_text((known.title if known else "") or item.title or key),
+                    key=key,
+                    title=tex_to_text((known.title if known else "") or item.title or key),
                     # Undated items (a notes page) do not date a story: its paper does.
                     time=item.published or (known.published if known else None) or item.time,
                     arxiv_id=key if ids else None,
@@ -625,7 +646,7 @@ def _build(
                     venue=venue.reason if known and (venue := known.venue) else None,
                     withdrawn=bool(known and known.withdrawn),
                     published=known.published if known else None,
-                )  # fmt: skip
+                )
             story.items.append(item)
             # Only what carries its own date moves a story (an undated note does not).
             if item.kind != "paper" and item.published:
@@ -655,11 +676,16 @@ def _with_changes(store: Store, stories: dict[str, Story]) -> None:
                 continue
             venue = paper.venue
             story = stories[change.arxiv_id] = Story(
-                key=paper.arxiv_id, title=paper.title, time=paper.published or "",
-                arxiv_id=paper.arxiv_id, url=f"https://arxiv.org/abs/{paper.arxiv_id}",
-                category=paper.primary_category, venue=venue.reason if venue else None,
-                withdrawn=paper.withdrawn, published=paper.published,
-            )  # fmt: skip
+                key=paper.arxiv_id,
+                title=paper.title,
+                time=paper.published or "",
+                arxiv_id=paper.arxiv_id,
+                url=f"https://arxiv.org/abs/{paper.arxiv_id}",
+                category=paper.primary_category,
+                venue=venue.reason if venue else None,
+                withdrawn=paper.withdrawn,
+                published=paper.published,
+            )
         story.revision, story.revised_at = change.note, change.seen_at
         story.time = max(story.time or "", change.dated)
 
@@ -718,8 +744,9 @@ def rank_stories(
     horizon = half_life_hours * (
         float(settings.horizon_half_lives) if settings is not None else HORIZON_HALF_LIVES
     )
-    gathered = gather_stories(store, reader, windows=windows, horizon_hours=horizon, bar=bar,
-                              now=now)  # fmt: skip
+    gathered = gather_stories(
+        store, reader, windows=windows, horizon_hours=horizon, bar=bar, now=now
+    )
     stories = _apply_mutes(store, reader, gathered) if own_state else gathered
     arxiv_ids = [s.arxiv_id for s in stories if s.arxiv_id]
     context = Context(
@@ -792,16 +819,24 @@ def _learned(
     if not saved and "more-like-this" not in feedback.values():
         return {}  # nothing to learn from: no model (and no training cost)
     read = max((r or "" for r, _ in states.values()), default="")
-    version = (saved, read, len(states), tuple(sorted(feedback.items())),
-               tuple(sorted((k, tuple(v)) for k, v in store.saved_lists(reader).items())),
-               store.mutes(reader))  # fmt: skip
+    version = (
+        saved,
+        read,
+        len(states),
+        tuple(sorted(feedback.items())),
+        tuple(sorted((k, tuple(v)) for k, v in store.saved_lists(reader).items())),
+        store.mutes(reader),
+    )
     model = MODELS.get(store, reader, settings, version)
     if model is None:
         return {}
     rows = store.paper_row_ids(arxiv_ids)
     explained = model.explain(list(rows.values()))
-    good = {arxiv_id: explained[row] for arxiv_id, row in rows.items()
-            if row in explained and explained[row].score >= LEARNED_FLOOR}  # fmt: skip
+    good = {
+        arxiv_id: explained[row]
+        for arxiv_id, row in rows.items()
+        if row in explained and explained[row].score >= LEARNED_FLOOR
+    }
     near = store.papers_by_rowids(sorted({b.paper_id for b in good.values()}))
     return {
         arxiv_id: Learned(b.score, b.interest, near[b.paper_id].arxiv_id, near[b.paper_id].title)

@@ -34,8 +34,12 @@ class LibraryImport:
     unmatched: tuple[str, ...]
 
     def to_json(self) -> dict[str, Any]:
-        return {"entries": self.entries, "saved": self.saved, "new_stubs": self.new_stubs,
-                "unmatched": list(self.unmatched)}  # fmt: skip
+        return {
+            "entries": self.entries,
+            "saved": self.saved,
+            "new_stubs": self.new_stubs,
+            "unmatched": list(self.unmatched),
+        }
 
 
 def save_library(

@@ -66,11 +66,20 @@ class SaidPost:
     answers: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"uri": self.uri, "url": self.url, "did": self.did,
-                "handle": self.handle or None, "author": self.author,
-                "scholar_id": self.scholar_id, "followed": self.followed, "kind": self.kind,
-                "text": self.text, "created_at": self.created_at, "recent": self.recent,
-                "answers": self.answers}  # fmt: skip
+        return {
+            "uri": self.uri,
+            "url": self.url,
+            "did": self.did,
+            "handle": self.handle or None,
+            "author": self.author,
+            "scholar_id": self.scholar_id,
+            "followed": self.followed,
+            "kind": self.kind,
+            "text": self.text,
+            "created_at": self.created_at,
+            "recent": self.recent,
+            "answers": self.answers,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,11 +104,14 @@ class ConversationUnit:
         return any(p.recent for p in (*self.posts, *self.replies, *self.quotes))
 
     def to_json(self) -> dict[str, Any]:
-        return {"thread": self.thread, "recent": self.recent,
-                "posts": [p.to_json() for p in self.posts],
-                "replies": [p.to_json() for p in self.replies],
-                "quotes": [p.to_json() for p in self.quotes],
-                "reposted_by": list(self.reposted_by)}  # fmt: skip
+        return {
+            "thread": self.thread,
+            "recent": self.recent,
+            "posts": [p.to_json() for p in self.posts],
+            "replies": [p.to_json() for p in self.replies],
+            "quotes": [p.to_json() for p in self.quotes],
+            "reposted_by": list(self.reposted_by),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,8 +139,9 @@ class Conversation:
     @property
     def why(self) -> str:
         """``5 posts by 3 people, 2 this week; 4 posts by 2 bots folded away``."""
-        words = (f"{_plural(self.posts, 'post', 'posts')} by "
-                 f"{_plural(self.people, 'person', 'people')}")  # fmt: skip
+        words = (
+            f"{_plural(self.posts, 'post', 'posts')} by {_plural(self.people, 'person', 'people')}"
+        )
         if self.this_week:
             words += f", {self.this_week} this week"
         if self.bot_posts:
@@ -137,11 +150,19 @@ class Conversation:
         return words
 
     def to_json(self) -> dict[str, Any]:
-        return {"paper": self.paper, "why": self.why, "posts": self.posts,
-                "people": self.people, "this_week": self.this_week,
-                "bot_posts": self.bot_posts, "bots": self.bots, "page": self.page,
-                "pages": self.pages, "total_units": self.total_units,
-                "units": [u.to_json() for u in self.units]}  # fmt: skip
+        return {
+            "paper": self.paper,
+            "why": self.why,
+            "posts": self.posts,
+            "people": self.people,
+            "this_week": self.this_week,
+            "bot_posts": self.bot_posts,
+            "bots": self.bots,
+            "page": self.page,
+            "pages": self.pages,
+            "total_units": self.total_units,
+            "units": [u.to_json() for u in self.units],
+        }
 
 
 def _plural(count: int, one: str, many: str) -> str:
@@ -161,19 +182,31 @@ def _moment(post: ConversationPost) -> datetime:
 
 
 def _said(
-    post: ConversationPost, followed: Mapping[str, int], now: datetime, answers: str | None,
+    post: ConversationPost,
+    followed: Mapping[str, int],
+    now: datetime,
+    answers: str | None,
     net: Network,
-) -> SaidPost:  # fmt: skip
+) -> SaidPost:
     is_followed = post.did in followed
     if is_followed and post.scholar:
         author = post.scholar
     else:
         author = post.name or (f"@{post.handle}" if post.handle else post.scholar or post.did)
     return SaidPost(
-        post.uri, net.post_url(post.uri, post.handle), post.did, post.handle, author,
-        post.scholar_id, is_followed, post.kind, post.text, post.created_at,
-        now - RECENT <= _moment(post), answers,
-    )  # fmt: skip
+        post.uri,
+        net.post_url(post.uri, post.handle),
+        post.did,
+        post.handle,
+        author,
+        post.scholar_id,
+        is_followed,
+        post.kind,
+        post.text,
+        post.created_at,
+        now - RECENT <= _moment(post),
+        answers,
+    )
 
 
 def _self_thread(post: ConversationPost, author_of: Callable[[str], str]) -> str | None:
@@ -261,9 +294,17 @@ def conversation_of(
         who = [p for p in said if p.followed]
         newest = max(_moment(p) for p in (*mine, *(p for p, _ in answers)))
         rank = (0 if who else 1 if any(p.scholar_id for p in said) else 2, -newest.timestamp())
-        units.append((rank, ConversationUnit(
-            said, replies, quotes, tuple(dict.fromkeys(reposts.get(key, ()))),
-        )))  # fmt: skip
+        units.append(
+            (
+                rank,
+                ConversationUnit(
+                    said,
+                    replies,
+                    quotes,
+                    tuple(dict.fromkeys(reposts.get(key, ()))),
+                ),
+            )
+        )
     units.sort(key=lambda pair: pair[0])
     ordered = [u for _, u in units]
     pages = max(1, -(-len(ordered) // page_size))
@@ -290,5 +331,6 @@ def read_conversation(
     posts = store.paper_conversation(network().service, paper)
     if not posts:
         return conversation_of(paper, (), followed={}, now=now, page=page)
-    return conversation_of(paper, posts, followed=store.followed_accounts(reader), now=now,
-                           page=page)  # fmt: skip
+    return conversation_of(
+        paper, posts, followed=store.followed_accounts(reader), now=now, page=page
+    )

@@ -60,9 +60,14 @@ class Speaker:
     reposted_only: bool
 
     def to_json(self) -> dict[str, Any]:
-        return {"did": self.did, "handle": self.handle or None, "weight": round(self.weight, 3),
-                "role": self.role, "followers": self.followers,
-                "reposted_only": self.reposted_only}  # fmt: skip
+        return {
+            "did": self.did,
+            "handle": self.handle or None,
+            "weight": round(self.weight, 3),
+            "role": self.role,
+            "followers": self.followers,
+            "reposted_only": self.reposted_only,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,11 +100,20 @@ class DiscussedPaper:
         return "https://arxiv.org/abs/" + self.paper
 
     def to_json(self) -> dict[str, Any]:
-        return {"paper": self.paper, "arxiv_id": self.arxiv_id, "title": self.title,
-                "url": self.url, "score": round(self.score, 3), "people": self.people,
-                "followed": self.followed, "friends": self.friends, "bots": self.bots,
-                "why": self.why, "stub": self.stub,
-                "speakers": [s.to_json() for s in self.speakers[:50]]}  # fmt: skip
+        return {
+            "paper": self.paper,
+            "arxiv_id": self.arxiv_id,
+            "title": self.title,
+            "url": self.url,
+            "score": round(self.score, 3),
+            "people": self.people,
+            "followed": self.followed,
+            "friends": self.friends,
+            "bots": self.bots,
+            "why": self.why,
+            "stub": self.stub,
+            "speakers": [s.to_json() for s in self.speakers[:50]],
+        }
 
 
 def reach(followers: int | None) -> float:
@@ -110,9 +124,14 @@ def reach(followers: int | None) -> float:
 
 
 def account_weight(
-    followers: int | None, *, bot: bool, followed: bool, friend: bool, reposted_only: bool,
+    followers: int | None,
+    *,
+    bot: bool,
+    followed: bool,
+    friend: bool,
+    reposted_only: bool,
     bot_weight: float,
-) -> float:  # fmt: skip
+) -> float:
     """What one account counts for on one paper."""
     if bot:
         return bot_weight
@@ -163,27 +182,50 @@ def rank_discussion(
             is_followed = did in followed
             is_friend = not is_followed and bool(friends.get(did))
             weight = account_weight(
-                first.followers, bot=first.bot, followed=is_followed, friend=is_friend,
-                reposted_only=reposted_only, bot_weight=bot_weight,
-            )  # fmt: skip
-            role = ("bot" if first.bot else "followed" if is_followed
-                    else "friend" if is_friend else "person")  # fmt: skip
-            speakers.append(Speaker(did, first.handle, weight, role, first.followers,
-                                    reposted_only))  # fmt: skip
+                first.followers,
+                bot=first.bot,
+                followed=is_followed,
+                friend=is_friend,
+                reposted_only=reposted_only,
+                bot_weight=bot_weight,
+            )
+            role = (
+                "bot"
+                if first.bot
+                else "followed"
+                if is_followed
+                else "friend"
+                if is_friend
+                else "person"
+            )
+            speakers.append(
+                Speaker(did, first.handle, weight, role, first.followers, reposted_only)
+            )
         speakers.sort(key=lambda s: (-s.weight, s.handle or s.did))
         bots = sum(1 for s in speakers if s.role == "bot")
         people = len(speakers) - bots
         n_followed = sum(1 for s in speakers if s.role == "followed")
         n_friends = sum(1 for s in speakers if s.role == "friend")
         why = _explain(people, n_followed, n_friends, bots)
-        via = [r.evidence for said in accounts.values() for r in said
-               if r.method == "via-article" and r.evidence and not r.bot]  # fmt: skip
+        via = [
+            r.evidence
+            for said in accounts.values()
+            for r in said
+            if r.method == "via-article" and r.evidence and not r.bot
+        ]
         if via:  # second-order: posts that linked an article about the paper
             why += " · via " + max(sorted(set(via)), key=via.count)
         ranked.append(
             DiscussedPaper(
-                paper, (titles or {}).get(paper, ""), sum(s.weight for s in speakers), people,
-                n_followed, n_friends, bots, why, tuple(speakers),
+                paper,
+                (titles or {}).get(paper, ""),
+                sum(s.weight for s in speakers),
+                people,
+                n_followed,
+                n_friends,
+                bots,
+                why,
+                tuple(speakers),
             )
         )
     ranked.sort(key=lambda d: (-d.score, -d.people, d.paper))
@@ -218,12 +260,16 @@ def discussed_papers(
     """
     rows = store.spoken_since(network().service, _micros(since), MAX_ROWS)
     followed, friends = _graph(store, reader)
-    ranked = [d for d in rank_discussion(rows, followed, friends, bot_weight=bot_weight)
-              if d.people]  # fmt: skip
+    ranked = [
+        d for d in rank_discussion(rows, followed, friends, bot_weight=bot_weight) if d.people
+    ]
     ranked = ranked[:limit]
-    return [replace(d, title=title, stub=stub)
-            for d, (title, stub) in zip(ranked, titles_of(store, [d.paper for d in ranked]),
-                                        strict=True)]  # fmt: skip
+    return [
+        replace(d, title=title, stub=stub)
+        for d, (title, stub) in zip(
+            ranked, titles_of(store, [d.paper for d in ranked]), strict=True
+        )
+    ]
 
 
 def titles_of(store: Store, papers: Sequence[str]) -> list[tuple[str, bool]]:
@@ -282,17 +328,26 @@ class SecondOrder:
     article_url: str | None
 
     def to_json(self) -> dict[str, Any]:
-        return {"did": self.did, "handle": self.handle or None, "post": self.post_url,
-                "created_at": self.created_at, "via": self.via, "item_id": self.item_id,
-                "article": self.article_url}  # fmt: skip
+        return {
+            "did": self.did,
+            "handle": self.handle or None,
+            "post": self.post_url,
+            "created_at": self.created_at,
+            "via": self.via,
+            "item_id": self.item_id,
+            "article": self.article_url,
+        }
 
 
 def second_order_of(store: Store, arxiv_id: str, limit: int = 50) -> list[SecondOrder]:
     """Posts that named ``arxiv_id`` only by linking an article about it, newest first,
     each with the article it came through (bots left out)."""
     posts = network()
-    rows = [r for r in store.network_mentions_of(posts.service, arxiv_id, limit * 4)
-            if r.method == "via-article" and not r.bot][:limit]  # fmt: skip
+    rows = [
+        r
+        for r in store.network_mentions_of(posts.service, arxiv_id, limit * 4)
+        if r.method == "via-article" and not r.bot
+    ][:limit]
     if not rows:
         return []
     articles: dict[str, tuple[int | None, str | None]] = {}

@@ -281,8 +281,14 @@ class ReaderModel:
             profile = self.profiles[int(which[row])]
             similarity = profile.vectors @ vectors[row]
             nearest = int(np.argmax(similarity))
-            found.append(Because(profile.name, profile.papers[nearest],
-                                 float(similarity[nearest]), float(best[row])))  # fmt: skip
+            found.append(
+                Because(
+                    profile.name,
+                    profile.papers[nearest],
+                    float(similarity[nearest]),
+                    float(best[row]),
+                )
+            )
         return found
 
 
@@ -326,15 +332,22 @@ def fit_reader_model(
     liked = {p for i in interests for p in i.papers}
     negatives = [p for p in dict.fromkeys(training.negatives) if p in vectors and p not in liked]
     disliked = set(negatives)
-    background = [p for p in dict.fromkeys(training.background)
-                  if p in vectors and p not in liked and p not in disliked]  # fmt: skip
-    reads = [p for p in dict.fromkeys(training.reads)
-             if p in vectors and p not in liked and p not in disliked]  # fmt: skip
+    background = [
+        p
+        for p in dict.fromkeys(training.background)
+        if p in vectors and p not in liked and p not in disliked
+    ]
+    reads = [
+        p
+        for p in dict.fromkeys(training.reads)
+        if p in vectors and p not in liked and p not in disliked
+    ]
     centroids = np.stack([np.mean([vectors[p] for p in i.papers], axis=0) for i in interests])
     read_home = (
         np.argmax(np.stack([vectors[p] for p in reads]) @ centroids.T, axis=1)
-        if reads else np.zeros(0, dtype=int)
-    )  # fmt: skip
+        if reads
+        else np.zeros(0, dtype=int)
+    )
     everyone = [*liked, *reads, *negatives, *background]
     word_features = WordFeatures.fit(
         [words.get(p, Counter()) for p in everyone], params.min_df, params.max_df
@@ -342,8 +355,9 @@ def fit_reader_model(
 
     def features(papers: Sequence[int]) -> Any:
         matrix = np.stack([vectors[p] for p in papers])
-        return _join(matrix, word_features.transform([words.get(p, Counter()) for p in papers]),
-                     params)  # fmt: skip
+        return _join(
+            matrix, word_features.transform([words.get(p, Counter()) for p in papers]), params
+        )
 
     shared = negatives + background
     shared_x = features(shared) if shared else None
@@ -370,14 +384,25 @@ def fit_reader_model(
             intercept = float(model.intercept_[0])
         own_vectors = np.stack([vectors[p] for p in interest.papers])
         if shared_x is not None and background:
-            scores = shared_x[len(negatives):] @ coef + intercept
+            scores = shared_x[len(negatives) :] @ coef + intercept
             near = (background_vectors @ own_vectors.T).max(axis=1)
             mean, std = float(scores.mean()), float(scores.std()) or 1.0
             near_mean, near_std = float(near.mean()), float(near.std()) or 1.0
         else:
             mean, std, near_mean, near_std = 0.0, 1.0, 0.0, 1.0
-        profiles.append(_Profile(interest.name, coef, intercept, mean, std, interest.papers,
-                                 own_vectors, near_mean, near_std))  # fmt: skip
+        profiles.append(
+            _Profile(
+                interest.name,
+                coef,
+                intercept,
+                mean,
+                std,
+                interest.papers,
+                own_vectors,
+                near_mean,
+                near_std,
+            )
+        )
     return ReaderModel(params, word_features, tuple(profiles), source)
 
 
@@ -447,8 +472,9 @@ def train_reader_model(
         by_list.setdefault(name or SAVED, []).append(paper_id)
     rng = random.Random(seed)
     touched = {p for p, _ in signals.saved} | set(signals.read) | set(signals.not_interested)
-    background = [p for p in store.random_paper_ids(params.background, model, rng)
-                  if p not in touched]  # fmt: skip
+    background = [
+        p for p in store.random_paper_ids(params.background, model, rng) if p not in touched
+    ]
     source = store_features(store, model)
     vectors, words = source([*touched, *signals.muted, *background])
     keywords = [k.lower() for k in store.mutes(reader).keyword]
@@ -489,8 +515,11 @@ class ReaderModels:
             kept = self._kept.get(key)
         if kept is not None and kept[0] == version:
             found = kept[1]  # read its papers' features through this store (another may be shut)
-            return None if found is None else replace(
-                found, source=store_features(store, str(settings.semantic)))
+            return (
+                None
+                if found is None
+                else replace(found, source=store_features(store, str(settings.semantic)))
+            )
         # The same reader and data learn the same model (the random papers drawn by reader).
         model = train_reader_model(store, reader, settings, seed=int(reader))
         with self._lock:

@@ -103,9 +103,14 @@ class SuggestionReason:
         return self.reason.text
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "count": self.count, "text": self.text,
-                "by": [{"id": s.id, "name": s.name} for s in self.by],
-                "papers": list(self.papers), "weight": round(self.weight, 3)}  # fmt: skip
+        return {
+            "kind": self.kind,
+            "count": self.count,
+            "text": self.text,
+            "by": [{"id": s.id, "name": s.name} for s in self.by],
+            "papers": list(self.papers),
+            "weight": round(self.weight, 3),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,11 +139,17 @@ class Suggestion:
         return f"https://bsky.app/profile/{self.handle or self.did}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"did": self.did or None, "handle": self.handle or None, "name": self.name,
-                "followers": self.followers, "scholar_id": self.scholar_id,
-                "follow": self.follow_as, "score": round(self.score, 3),
-                "why": " · ".join(r.text for r in self.reasons),
-                "reasons": [r.to_json() for r in self.reasons]}  # fmt: skip
+        return {
+            "did": self.did or None,
+            "handle": self.handle or None,
+            "name": self.name,
+            "followers": self.followers,
+            "scholar_id": self.scholar_id,
+            "follow": self.follow_as,
+            "score": round(self.score, 3),
+            "why": " · ".join(r.text for r in self.reasons),
+            "reasons": [r.to_json() for r in self.reasons],
+        }
 
 
 @dataclass(slots=True)
@@ -171,7 +182,13 @@ class _Tally:
         self.found: dict[str, _Candidate] = {}
 
     def add(
-        self, did: str, handle: str, name: str, kind: str, by: int, occurrence: str,
+        self,
+        did: str,
+        handle: str,
+        name: str,
+        kind: str,
+        by: int,
+        occurrence: str,
         author: int | None = None,
     ) -> None:
         if handle:
@@ -213,8 +230,14 @@ def _from_feeds(store: Store, tally: _Tally, followed: dict[str, int]) -> None:
         if item.kind == "repost":
             by = followed.get(_reposter(item.key) or "")
             if by is not None and item.account and post is not None:
-                tally.add(item.account, post.handle, item.author or "", item.kind, by,
-                          f"{item.kind}:{by}:{post.uri}")  # fmt: skip
+                tally.add(
+                    item.account,
+                    post.handle,
+                    item.author or "",
+                    item.kind,
+                    by,
+                    f"{item.kind}:{by}:{post.uri}",
+                )
             continue
         by = followed.get(item.account or "")
         if by is None or post is None:
@@ -224,8 +247,9 @@ def _from_feeds(store: Store, tally: _Tally, followed: dict[str, int]) -> None:
             tally.add(parent, post.reply_parent_author or "", "", "reply", by, item.key)
         quoted = post.quote
         if quoted and not quoted.unavailable and quoted.did != item.account:
-            tally.add(quoted.did, quoted.handle, quoted.name, "quote", by,
-                      f"quote:{by}:{quoted.uri}")  # fmt: skip
+            tally.add(
+                quoted.did, quoted.handle, quoted.name, "quote", by, f"quote:{by}:{quoted.uri}"
+            )
 
 
 def _from_network(store: Store, tally: _Tally, followed: dict[str, int]) -> None:
@@ -278,11 +302,13 @@ def _from_papers(
             did, handle = same[0].id, same[0].handle
         for by in by_paper.get(author.arxiv_id, set()):
             if by != author.scholar_id:
-                tally.add(did, handle, author.name, "coauthor", by, author.arxiv_id,
-                          author.scholar_id)  # fmt: skip
+                tally.add(
+                    did, handle, author.name, "coauthor", by, author.arxiv_id, author.scholar_id
+                )
         if author.arxiv_id in wanted:
-            tally.add(did, handle, author.name, "saved-author", 0, author.arxiv_id,
-                      author.scholar_id)  # fmt: skip
+            tally.add(
+                did, handle, author.name, "saved-author", 0, author.arxiv_id, author.scholar_id
+            )
     for spoken in store.spoken_about(network().service, sorted(wanted), 0):
         if not spoken.bot:
             tally.add(spoken.did, spoken.handle, "", "discussed", 0, spoken.paper)
@@ -302,10 +328,17 @@ def _reasons(candidate: _Candidate, names: dict[int, str]) -> tuple[SuggestionRe
     found = []
     for kind, by in candidate.seen.items():
         occurrences = set().union(*by.values())
-        who = tuple(sorted((ScholarRef(s, names.get(s, f"#{s}")) for s in by if s),
-                           key=lambda s: (-len(by[s.id]), s.name)))  # fmt: skip
-        papers = tuple(sorted(occurrences, reverse=True)) if kind in (
-            "coauthor", "saved-author", "discussed") else ()  # fmt: skip
+        who = tuple(
+            sorted(
+                (ScholarRef(s, names.get(s, f"#{s}")) for s in by if s),
+                key=lambda s: (-len(by[s.id]), s.name),
+            )
+        )
+        papers = (
+            tuple(sorted(occurrences, reverse=True))
+            if kind in ("coauthor", "saved-author", "discussed")
+            else ()
+        )
         count = len(by) if kind == "follow" else len(occurrences)
         found.append(SuggestionReason(kind, count, who, papers))
     found.sort(key=lambda r: (-r.weight, r.kind))
@@ -323,8 +356,9 @@ def follow_suggestions(
     tally = _Tally()
     _from_feeds(store, tally, followed)
     _from_network(store, tally, followed)
-    saved = [k for k, (_, at) in store.story_states(reader).items()
-             if at and not k.startswith("item:")]  # fmt: skip
+    saved = [
+        k for k, (_, at) in store.story_states(reader).items() if at and not k.startswith("item:")
+    ]
     _from_papers(store, tally, reader, bar, saved)
     if not tally.found:
         return []
@@ -376,8 +410,16 @@ def follow_suggestions(
         score = _strength(candidate)
         followers = account.followers if account is not None else None
         score *= 1 + 0.05 * math.log10((followers or 0) + 1)  # reach breaks ties, no more
-        found.append(Suggestion(candidate.did, candidate.handle, candidate.name, followers,
-                                min(known) if known else None, score, reasons))  # fmt: skip
+        found.append(
+            Suggestion(
+                candidate.did,
+                candidate.handle,
+                candidate.name,
+                followers,
+                min(known) if known else None,
+                score,
+                reasons,
+            )
+        )
     found.sort(key=lambda s: (-s.score, s.label.lower(), s.did))
     return found[:limit]
-

@@ -31,8 +31,10 @@ def test_bibtex_and_csl_entries_name_their_papers(data: Path) -> None:
     assert bib[0].title.startswith("Sparse Ring Attention: Sub-quadratic")
     csl = parse_library((data / "libraries/zotero-csl.json").read_bytes())
     assert [(e.arxiv_id, e.doi) for e in csl] == [
-        ("2511.17015", None), (None, "10.1000/example.2020.1"), (None, None),
-    ]  # fmt: skip
+        ("2511.17015", None),
+        (None, "10.1000/example.2020.1"),
+        (None, None),
+    ]
     assert isinstance(csl[2], LibraryEntry) and csl[2].title == "A book with no identifier"
 
 

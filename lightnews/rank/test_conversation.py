@@ -24,10 +24,19 @@ def _when(minutes_ago: float) -> tuple[str, int]:
 def _said(uri: str, did: str, minutes_ago: int, **fields: Any) -> ConversationPost:
     created, time_us = _when(minutes_ago)
     values: dict[str, Any] = {
-        "uri": uri, "did": did, "kind": "post", "text": uri, "created_at": created,
-        "time_us": time_us, "handle": "", "name": "", "bot": False, "method": "arxiv-url",
-        "confidence": 1.0, **fields,
-    }  # fmt: skip
+        "uri": uri,
+        "did": did,
+        "kind": "post",
+        "text": uri,
+        "created_at": created,
+        "time_us": time_us,
+        "handle": "",
+        "name": "",
+        "bot": False,
+        "method": "arxiv-url",
+        "confidence": 1.0,
+        **fields,
+    }
     return ConversationPost(**values)
 
 
@@ -44,14 +53,19 @@ def test_a_popular_paper_pages_its_posts() -> None:
 
 def test_a_reply_to_a_reply_sits_under_the_thread_it_answers() -> None:
     root = f"at://did:plc:a/{POST}/root"
-    reply = _said(f"at://did:plc:b/{POST}/r1", "did:plc:b", 5,
-                  reply_root=root, reply_parent=root)  # fmt: skip
-    deeper = _said(f"at://did:plc:c/{POST}/r2", "did:plc:c", 4,
-                   reply_root=root, reply_parent=reply.uri)  # fmt: skip
-    quote_of_reply = _said(f"at://did:plc:d/{POST}/q", "did:plc:d", 3, kind="quote",
-                           subject=reply.uri)  # fmt: skip
-    talk = conversation_of(PAPER, [quote_of_reply, deeper, reply, _said(root, "did:plc:a", 9)],
-                           followed={}, now=datetime.now(UTC))  # fmt: skip
+    reply = _said(f"at://did:plc:b/{POST}/r1", "did:plc:b", 5, reply_root=root, reply_parent=root)
+    deeper = _said(
+        f"at://did:plc:c/{POST}/r2", "did:plc:c", 4, reply_root=root, reply_parent=reply.uri
+    )
+    quote_of_reply = _said(
+        f"at://did:plc:d/{POST}/q", "did:plc:d", 3, kind="quote", subject=reply.uri
+    )
+    talk = conversation_of(
+        PAPER,
+        [quote_of_reply, deeper, reply, _said(root, "did:plc:a", 9)],
+        followed={},
+        now=datetime.now(UTC),
+    )
     [unit] = talk.units
     assert unit.first.uri == root
     assert [p.uri for p in unit.replies] == [reply.uri, deeper.uri]

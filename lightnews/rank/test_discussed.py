@@ -52,19 +52,30 @@ def _network(shared: Path, tmp_path: Path) -> Path:
     pinned = seeds["3l224rdyyyg22"].record  # the scholar announcing A (its link in a facet)
     clock = iter(range(int(time.time() * 1e6) - 3_600_000_000, 1 << 62, 1000))
     follow = {"$type": FOLLOW, "subject": FRIEND, "createdAt": "2026-12-03T09:00:00Z"}
-    events = [commit_event(SCHOLAR, next(clock), FOLLOW, "3f1", follow),
-              commit_event(SCHOLAR, next(clock), POST, "3s1", pinned),
-              commit_event(FRIEND, next(clock), POST, "3f2", _link_post(A, "Worth a read:")),
-              ]  # fmt: skip
+    events = [
+        commit_event(SCHOLAR, next(clock), FOLLOW, "3f1", follow),
+        commit_event(SCHOLAR, next(clock), POST, "3s1", pinned),
+        commit_event(FRIEND, next(clock), POST, "3f2", _link_post(A, "Worth a read:")),
+    ]
     for n, did in enumerate(PEOPLE[:3]):
         events.append(commit_event(did, next(clock), POST, f"3p{n}", _link_post(A, "nice one")))
         events.append(commit_event(did, next(clock), POST, f"3q{n}", _link_post(A, "again!")))
     for n, did in enumerate(PEOPLE[3:7]):
         events.append(commit_event(did, next(clock), POST, f"3b{n}", _link_post(B, "cool")))
     events.append(commit_event(FAMOUS, next(clock), POST, "3fm", _link_post(B, "must read")))
-    events.append(commit_event(PEOPLE[7], next(clock), REPOST, "3r1", {
-        "$type": REPOST, "createdAt": "2026-12-03T10:00:00Z",
-        "subject": {"uri": f"at://{SCHOLAR}/{POST}/3s1", "cid": "bafy"}}))  # fmt: skip
+    events.append(
+        commit_event(
+            PEOPLE[7],
+            next(clock),
+            REPOST,
+            "3r1",
+            {
+                "$type": REPOST,
+                "createdAt": "2026-12-03T10:00:00Z",
+                "subject": {"uri": f"at://{SCHOLAR}/{POST}/3s1", "cid": "bafy"},
+            },
+        )
+    )
     for bot in BOTS:  # listing bots: nearly everything they post is a bare listing
         for n, paper in enumerate([A, C, "2411.00002", "2411.00003", "2411.00004", "2411.00005"]):
             record = listing_record(paper, f"A Title Of Paper {n}")
@@ -79,18 +90,33 @@ def _network(shared: Path, tmp_path: Path) -> Path:
 def heard(store: Store, shared: Path, tmp_path: Path) -> Store:
     now = "2026-12-03T08:00:00Z"
     day = "2026-12-01T00:00:00Z"
-    store.save_papers([Paper(A, title="SelfReflect: Can LLMs Communicate Their Internal "
-                             "Answer Distribution?", published=day),
-                       Paper(B, title="Memories in language models", published=day)],
-                      now)  # fmt: skip
+    store.save_papers(
+        [
+            Paper(
+                A,
+                title="SelfReflect: Can LLMs Communicate Their Internal Answer Distribution?",
+                published=day,
+            ),
+            Paper(B, title="Memories in language models", published=day),
+        ],
+        now,
+    )
     scholar = store.create_scholar("Michael Kirchhof", now)
     store.set_followed(LOCAL_READER, scholar, True, now)
     store.add_identity(scholar, "bluesky-did", SCHOLAR)
-    store.save_accounts([
-        Account("bluesky", MIRROR, "arxiv-cs-lg.bsky.social", "cs.LG papers",
-                "Unofficial mirror of the arXiv cs.LG listing"),
-        Account("bluesky", FAMOUS, "famous.example.org", "Famous", followers=999_999),
-    ], now)  # fmt: skip
+    store.save_accounts(
+        [
+            Account(
+                "bluesky",
+                MIRROR,
+                "arxiv-cs-lg.bsky.social",
+                "cs.LG papers",
+                "Unofficial mirror of the arXiv cs.LG listing",
+            ),
+            Account("bluesky", FAMOUS, "famous.example.org", "Famous", followers=999_999),
+        ],
+        now,
+    )
     report = replay_file(store, Settings(environ={}), _network(shared, tmp_path))
     assert report.counts.malformed == 0 and report.stored > 20
     return store
@@ -98,12 +124,15 @@ def heard(store: Store, shared: Path, tmp_path: Path) -> Store:
 
 def test_weights() -> None:
     assert reach(None) == 0 and reach(9) == pytest.approx(1) and reach(10**9) == 4
-    person = account_weight(None, bot=False, followed=False, friend=False,
-                            reposted_only=False, bot_weight=0.05)  # fmt: skip
-    followed = account_weight(None, bot=False, followed=True, friend=False,
-                              reposted_only=False, bot_weight=0.05)  # fmt: skip
-    famous_bot = account_weight(10**6, bot=True, followed=False, friend=False,
-                                reposted_only=False, bot_weight=0.05)  # fmt: skip
+    person = account_weight(
+        None, bot=False, followed=False, friend=False, reposted_only=False, bot_weight=0.05
+    )
+    followed = account_weight(
+        None, bot=False, followed=True, friend=False, reposted_only=False, bot_weight=0.05
+    )
+    famous_bot = account_weight(
+        10**6, bot=True, followed=False, friend=False, reposted_only=False, bot_weight=0.05
+    )
     assert (person, followed, famous_bot) == (1.0, 3.0, 0.05)
 
 
@@ -120,8 +149,9 @@ def test_discussed_ranks_people_not_posts_and_ignores_bots(heard: Store) -> None
     # A: the scholar (x3), the account they follow (x2), three people (twice each: once),
     # one reposter (half); two listing bots and a self-described mirror ignored.
     assert (a.people, a.followed, a.friends, a.bots) == (6, 1, 1, 3)
-    assert a.why == ("6 people incl. 1 you follow, 1 followed by scholars you follow; "
-                     "3 bots ignored")  # fmt: skip
+    assert a.why == (
+        "6 people incl. 1 you follow, 1 followed by scholars you follow; 3 bots ignored"
+    )
     assert a.score == pytest.approx(3 + 2 + 3 + 0.5 + 3 * 0.05)
     # B: four people and one account with a million followers (1 + 4).
     assert (b.people, b.bots) == (5, 0) and b.score == pytest.approx(4 + 5)
@@ -159,8 +189,9 @@ def test_discussed_command_and_page(heard: Store) -> None:
 
 
 def test_rank_discussion_counts_each_account_once() -> None:
-    rows = [Spoken(A, "did:plc:x", "post", f"at://x/{n}", None, n, "x", None, False)
-            for n in range(5)]  # fmt: skip
+    rows = [
+        Spoken(A, "did:plc:x", "post", f"at://x/{n}", None, n, "x", None, False) for n in range(5)
+    ]
     (entry,) = rank_discussion(rows, set(), {})
     assert (entry.people, entry.score, entry.why) == (1, 1.0, "1 person")
 
@@ -189,16 +220,33 @@ def test_a_post_linking_an_article_about_a_paper_joins_its_discussion(
     assert ingest_bytes(store, "feed", "https://lab.example.org/feed.xml", LAB_FEED, settings).ok
     text = "Great explainer: lab.example.org/blog/selfre..."
     start = text.index("lab.")
-    record = {**text_record(text, "2026-12-03T10:00:00.000Z"), "facets": [{
-        "index": {"byteStart": start, "byteEnd": len(text.encode())},
-        "features": [{"$type": "app.bsky.richtext.facet#link",
-                      "uri": "https://www.lab.example.org/blog/selfreflect/?utm_source=bsky"}]}]}
+    record = {
+        **text_record(text, "2026-12-03T10:00:00.000Z"),
+        "facets": [
+            {
+                "index": {"byteStart": start, "byteEnd": len(text.encode())},
+                "features": [
+                    {
+                        "$type": "app.bsky.richtext.facet#link",
+                        "uri": "https://www.lab.example.org/blog/selfreflect/?utm_source=bsky",
+                    }
+                ],
+            }
+        ],
+    }
     plain = text_record("an unrelated post", "2026-12-03T10:00:00.000Z")
     now_us = int(time.time() * 1e6)
     path = tmp_path / "second.jsonl"
-    path.write_bytes(b"\n".join(orjson.dumps(e) for e in [
-        commit_event(PEOPLE[0], now_us, POST, "3v1", record),
-        commit_event(PEOPLE[1], now_us + 1, POST, "3v2", plain)]) + b"\n")  # fmt: skip
+    path.write_bytes(
+        b"\n".join(
+            orjson.dumps(e)
+            for e in [
+                commit_event(PEOPLE[0], now_us, POST, "3v1", record),
+                commit_event(PEOPLE[1], now_us + 1, POST, "3v2", plain),
+            ]
+        )
+        + b"\n"
+    )
     assert replay_file(store, settings, path).stored == 1
     (spoken,) = store.network_mentions_of("bluesky", A)
     via = "Lab Blog’s “What SelfReflect measures”"

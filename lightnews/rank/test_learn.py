@@ -51,8 +51,15 @@ def corpus_papers(shared: Path) -> dict[str, list[Paper]]:
             continue
         if len(found[topic]) < want:
             arxiv_id = row["id"].rsplit("/", 1)[-1]
-            found[topic].append(Paper(arxiv_id, title=row["title"], abstract=row["content_text"],
-                                      categories=["cs.LG"], published="2025-03-01"))  # fmt: skip
+            found[topic].append(
+                Paper(
+                    arxiv_id,
+                    title=row["title"],
+                    abstract=row["content_text"],
+                    categories=["cs.LG"],
+                    published="2025-03-01",
+                )
+            )
     return found
 
 
@@ -62,8 +69,10 @@ def library(store: Store, shared: Path) -> Iterator[tuple[Store, dict[str, list[
     store.save_papers([p for group in papers.values() for p in group], NOW)
     forget_cached()
     embed_papers(store, SETTINGS)
-    ids = {topic: [store.paper_row_id(p.arxiv_id) or 0 for p in group]
-           for topic, group in papers.items()}  # fmt: skip
+    ids = {
+        topic: [store.paper_row_id(p.arxiv_id) or 0 for p in group]
+        for topic, group in papers.items()
+    }
     yield store, ids
     forget_cached()
 
@@ -147,8 +156,13 @@ def test_word_features_are_unit_tf_idf_rows() -> None:
 
     from lightnews.rank.learn import WordFeatures
 
-    documents = [Counter({"robot": 3, "arm": 1}), Counter(), Counter({"robot": 1, "speech": 2}),
-                 Counter({"speech": 1, "rare": 1}), Counter()]  # fmt: skip
+    documents = [
+        Counter({"robot": 3, "arm": 1}),
+        Counter(),
+        Counter({"robot": 1, "speech": 2}),
+        Counter({"speech": 1, "rare": 1}),
+        Counter(),
+    ]
     words = WordFeatures.fit(documents, min_df=2)
     assert set(words.vocabulary) == {"robot", "speech"}  # "arm" and "rare" in one paper each
     matrix = words.transform(documents).toarray()
@@ -175,15 +189,16 @@ def test_each_loss_ranks_the_saved_papers_like_first(loss: str, word_weight: flo
     near = [centre + 0.5 * rng.normal(size=16) for _ in range(12)]
     far = [rng.normal(size=16) for _ in range(60)]
     vectors = {i: (v / np.linalg.norm(v)).astype(np.float32) for i, v in enumerate(near + far)}
-    words = {i: Counter({"robot": 2, f"w{i % 3}": 1}) if i < 12 else Counter({f"w{i % 7}": 1})
-             for i in vectors}  # fmt: skip
+    words = {
+        i: Counter({"robot": 2, f"w{i % 3}": 1}) if i < 12 else Counter({f"w{i % 7}": 1})
+        for i in vectors
+    }
     training = TrainingSet((Interest(SAVED, tuple(range(8))),), background=tuple(range(12, 52)))
     params = Params(loss=loss, word_weight=word_weight, nearest_share=0.0)
     model = fit_reader_model(training, vectors, words, params)
     assert model is not None
     ranked = [*range(8, 12), *range(52, 72)]
-    found = model.score_features(np.stack([vectors[p] for p in ranked]),
-                                 [words[p] for p in ranked])  # fmt: skip
+    found = model.score_features(np.stack([vectors[p] for p in ranked]), [words[p] for p in ranked])
     scores = [b.score for b in found]
     assert min(scores[:4]) > max(scores[4:])  # the saved papers' likes above every other
     with pytest.raises(ValueError, match="loss must be"):

@@ -34,8 +34,11 @@ def test_an_item_without_a_paper_ranks_below_every_followed_scholars_paper(
     lone = [n for n, s in enumerate(feed) if s.arxiv_id is None]
     assert any("Packing for San Diego" in feed[n].title for n in lone)
     newest = max(s.time for s in feed)
-    horizon = [n for n, s in enumerate(feed)
-               if s.arxiv_id and followed_reason(s.why) and s.time >= _days_before(newest, 6)]
+    horizon = [
+        n
+        for n, s in enumerate(feed)
+        if s.arxiv_id and followed_reason(s.why) and s.time >= _days_before(newest, 6)
+    ]
     assert horizon, "the demo has followed scholars' recent papers"
     assert max(horizon) < min(lone), [(feed[n].key, feed[n].why) for n in sorted(lone)[:3]]
     letter = next(s for s in feed if s.title.startswith("#46: A reading list"))
@@ -61,8 +64,9 @@ def test_the_papers_only_view_on_every_surface(demo_library: str) -> None:
     everything, papers = cli_feed(), cli_feed("--papers-only")
     assert any("item" in e for e in everything)
     assert papers and all("arxiv_id" in e for e in papers)
-    assert [e["arxiv_id"] for e in papers] == [e["arxiv_id"] for e in everything
-                                               if "arxiv_id" in e][: len(papers)]
+    assert [e["arxiv_id"] for e in papers] == [
+        e["arxiv_id"] for e in everything if "arxiv_id" in e
+    ][: len(papers)]
     assert all("arxiv_id" in e for e in cli_feed("--papers-only", "--newest"))
     with TestClient(create_app(demo_library, SETTINGS), base_url="http://localhost") as client:
         api = client.get("/api/feed", params={"view": "papers"}).json()

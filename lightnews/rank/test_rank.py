@@ -25,11 +25,24 @@ CONTEXT = Context(
 def item(**fields: Any) -> FeedCandidate:
     """A feed candidate with the given fields (the rest empty)."""
     empty: dict[str, Any] = {
-        "id": 1, "key": "k", "kind": "post", "title": "", "url": None, "author": None,
-        "account": None, "engagement": {}, "reply_parent": None, "thread_root": None,
-        "published": None, "time": "2025-11-30T00:00:00Z", "source_id": 1,
-        "source_kind": "feed", "source": "s", "record_of": None, "mentioned": (),
-    }  # fmt: skip
+        "id": 1,
+        "key": "k",
+        "kind": "post",
+        "title": "",
+        "url": None,
+        "author": None,
+        "account": None,
+        "engagement": {},
+        "reply_parent": None,
+        "thread_root": None,
+        "published": None,
+        "time": "2025-11-30T00:00:00Z",
+        "source_id": 1,
+        "source_kind": "feed",
+        "source": "s",
+        "record_of": None,
+        "mentioned": (),
+    }
     return FeedCandidate(**{**empty, **fields})
 
 
@@ -145,9 +158,7 @@ def test_close_to_a_followed_scholars_paper_counts_and_says_which(
     assert close_to_your_papers(story(), CONTEXT) == (0.0, [])
 
 
-def test_a_followed_scholars_repost_is_credited_to_them(
-    store: Store, settings: Settings
-) -> None:
+def test_a_followed_scholars_repost_is_credited_to_them(store: Store, settings: Settings) -> None:
     """Mara reposts Tobias's post about her paper: the story says she reposted it."""
     from lightnews.demo import build_demo
 
@@ -186,8 +197,9 @@ def test_reasons_are_specific_linked_unrepeated_and_by_weight(
     assert links["Elif Brennan's notes"].startswith("/notes/")
     assert links["531 likes and reposts"] == "/paper/2511.18342#posts"
     assert top.to_json()["reasons"][0]["links"][1] == {
-        "text": "Tobias Achterberg-Reyes", "href": f"/scholar/{store.find_scholar('Tobias')}"
-    }  # fmt: skip
+        "text": "Tobias Achterberg-Reyes",
+        "href": f"/scholar/{store.find_scholar('Tobias')}",
+    }
 
 
 def test_the_same_words_are_said_once() -> None:

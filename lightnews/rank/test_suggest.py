@@ -36,25 +36,59 @@ GINA = "did:plc:gina0000000000000000000"  # wrote the saved paper (a known schol
 P1, P2, P3, SAVED = "2511.00001", "2511.00002", "2511.00003", "2511.00009"
 
 
-def _post(did: str, rkey: str, kind: str = "post", subject: str | None = None,
-          papers: tuple[str, ...] = (P1,), t: int = 0) -> NetworkPost:  # fmt: skip
-    collection = {"post": "app.bsky.feed.post", "repost": "app.bsky.feed.repost",
-                  "quote": "app.bsky.feed.post"}[kind]  # fmt: skip
-    return NetworkPost(f"at://{did}/{collection}/{rkey}", did, kind, 1_700_000_000_000_000 + t,
-                       tuple(NetworkMention(p, "id", 1.0) for p in papers), subject)  # fmt: skip
+def _post(
+    did: str,
+    rkey: str,
+    kind: str = "post",
+    subject: str | None = None,
+    papers: tuple[str, ...] = (P1,),
+    t: int = 0,
+) -> NetworkPost:
+    collection = {
+        "post": "app.bsky.feed.post",
+        "repost": "app.bsky.feed.repost",
+        "quote": "app.bsky.feed.post",
+    }[kind]
+    return NetworkPost(
+        f"at://{did}/{collection}/{rkey}",
+        did,
+        kind,
+        1_700_000_000_000_000 + t,
+        tuple(NetworkMention(p, "id", 1.0) for p in papers),
+        subject,
+    )
 
 
 def _world(store: Store) -> dict[str, int]:
-    store.save_papers([
-        Paper(P1, title="One", published="2025-11-01T00:00:00Z",
-              authors=[Author("Ada Lovelace"), Author("Eve Hopper")]),
-        Paper(P2, title="Two", published="2025-11-02T00:00:00Z",
-              authors=[Author("Eve Hopper"), Author("Ada Lovelace")]),
-        Paper(P3, title="Three", published="2025-11-03T00:00:00Z",
-              authors=[Author("Ada Lovelace"), Author("Nobody Known")]),
-        Paper(SAVED, title="Saved", published="2025-11-04T00:00:00Z",
-              authors=[Author("Gina Grace"), Author("Eve Hopper")]),
-    ], NOW)  # fmt: skip
+    store.save_papers(
+        [
+            Paper(
+                P1,
+                title="One",
+                published="2025-11-01T00:00:00Z",
+                authors=[Author("Ada Lovelace"), Author("Eve Hopper")],
+            ),
+            Paper(
+                P2,
+                title="Two",
+                published="2025-11-02T00:00:00Z",
+                authors=[Author("Eve Hopper"), Author("Ada Lovelace")],
+            ),
+            Paper(
+                P3,
+                title="Three",
+                published="2025-11-03T00:00:00Z",
+                authors=[Author("Ada Lovelace"), Author("Nobody Known")],
+            ),
+            Paper(
+                SAVED,
+                title="Saved",
+                published="2025-11-04T00:00:00Z",
+                authors=[Author("Gina Grace"), Author("Eve Hopper")],
+            ),
+        ],
+        NOW,
+    )
     ada = follow_scholar(store, LOCAL_READER, NOW, handle=ADA, arxiv_author="Ada Lovelace")
     store.rename_scholar(ada, "Ada Lovelace")
     ben = follow_scholar(store, LOCAL_READER, NOW, handle=BEN)
@@ -66,19 +100,24 @@ def _world(store: Store) -> dict[str, int]:
     muted = store.create_scholar("Mute Me", NOW)
     store.add_identity(muted, "bluesky-did", MUTED)
     store.set_mute(LOCAL_READER, "scholar", str(muted), NOW)
-    store.save_accounts([
-        Account(SERVICE, CLARA, "clara.bsky.social", "Clara Z", followers=1200),
-        Account(SERVICE, EVE, "eve.bsky.social", "Eve Hopper", followers=90),
-        Account(SERVICE, BOT, "arxiv-bot.bsky.social", "arXiv bot"),
-        Account(SERVICE, MIRROR, "mirror.bsky.social", "Mirror"),
-        Account(SERVICE, GINA, "gina.bsky.social", "Gina Grace"),
-    ], NOW)  # fmt: skip
+    store.save_accounts(
+        [
+            Account(SERVICE, CLARA, "clara.bsky.social", "Clara Z", followers=1200),
+            Account(SERVICE, EVE, "eve.bsky.social", "Eve Hopper", followers=90),
+            Account(SERVICE, BOT, "arxiv-bot.bsky.social", "arXiv bot"),
+            Account(SERVICE, MIRROR, "mirror.bsky.social", "Mirror"),
+            Account(SERVICE, GINA, "gina.bsky.social", "Gina Grace"),
+        ],
+        NOW,
+    )
     store.mark_bot(SERVICE, BOT, "posts bare listings")
     store.mark_bot(SERVICE, MIRROR, "says it mirrors")
     posts = [
         *(_post(CLARA, f"c{n}", t=n) for n in range(3)),
-        *(_post(ADA, f"r{n}", "repost", f"at://{CLARA}/app.bsky.feed.post/c{n}", t=10 + n)
-          for n in range(3)),
+        *(
+            _post(ADA, f"r{n}", "repost", f"at://{CLARA}/app.bsky.feed.post/c{n}", t=10 + n)
+            for n in range(3)
+        ),
         _post(ADA, "r0-again", "repost", f"at://{CLARA}/app.bsky.feed.post/c0", t=20),
         _post(BEN, "r9", "repost", f"at://{CLARA}/app.bsky.feed.post/c1", t=21),
         _post(BEN, "q1", "quote", f"at://{CLARA}/app.bsky.feed.post/c2", t=22),
@@ -88,7 +127,7 @@ def _world(store: Store) -> dict[str, int]:
         _post(ADA, "rs", "repost", f"at://{BEN}/app.bsky.feed.post/s1", t=26),
         _post(FRED, "f1", papers=(SAVED,), t=27),
         _post(BOT, "b9", papers=(SAVED,), t=28),
-    ]  # fmt: skip
+    ]
     store.save_network(posts, [], ListenCursor("test", 1), NOW)
     store.save_follows(ADA, [DAN, BEN], NOW)
     store.mark_story(LOCAL_READER, SAVED, NOW, saved=True)
@@ -113,7 +152,9 @@ def test_suggestions_say_who_and_how_many(store: Store) -> None:
     assert repost.count == 4 and [s.name for s in repost.by] == ["Ada Lovelace", "Ben Franklin"]
     assert repost.text == "reposted 4 times by Ada Lovelace and Ben Franklin you follow"
     assert [p.href for p in repost.reason.parts if p.href] == [
-        f"/scholar/{ids['ada']}", f"/scholar/{ids['ben']}"]  # fmt: skip
+        f"/scholar/{ids['ada']}",
+        f"/scholar/{ids['ben']}",
+    ]
     assert _reason(clara, "quote").text == "quoted once by Ben Franklin you follow"
     assert found[0].did == CLARA  # two scholars, five shares: the strongest
     assert clara.name == "Clara Z" and clara.handle == "clara.bsky.social"
@@ -163,7 +204,9 @@ def test_each_reader_gets_their_own(store: Store) -> None:
     got = _by_did(follow_suggestions(store, other, bar=0.5))
     assert set(got) == {CLARA}  # Ben's shares only (Ada's are not this reader's)
     assert [r.text for r in got[CLARA].reasons] == [
-        "quoted once by Ben Franklin you follow", "reposted once by Ben Franklin you follow"]
+        "quoted once by Ben Franklin you follow",
+        "reposted once by Ben Franklin you follow",
+    ]
 
 
 def test_the_command_prints_reasons_and_json(store: Store) -> None:
@@ -199,14 +242,24 @@ def test_the_page_follows_a_known_scholar_onto_that_scholar(store: Store) -> Non
         page = client.get("/suggestions").text
         assert "reposted 4 times by" in page and 'href="/scholar/' in page
         # Gina is a known scholar: her button follows her handle onto her, not a new one.
-        form = re.search(r'<form action="/follow" method="post">(?:(?!</form>).)*'
-                         r'value="gina.bsky.social".*?</form>', page, re.S)  # fmt: skip
+        form = re.search(
+            r'<form action="/follow" method="post">(?:(?!</form>).)*'
+            r'value="gina.bsky.social".*?</form>',
+            page,
+            re.S,
+        )
         assert form and f'name="scholar" value="{ids["gina"]}"' in form.group(0)
         token = re.search(r'name="csrf_token" value="([0-9a-f]+)"', page)
         assert token
-        done = client.post("/follow", follow_redirects=False, data={
-            "csrf_token": token.group(1), "handle": "gina.bsky.social",
-            "scholar": str(ids["gina"])})  # fmt: skip
+        done = client.post(
+            "/follow",
+            follow_redirects=False,
+            data={
+                "csrf_token": token.group(1),
+                "handle": "gina.bsky.social",
+                "scholar": str(ids["gina"]),
+            },
+        )
         assert done.status_code == 303 and done.headers["location"] == f"/scholar/{ids['gina']}"
         after = client.get("/suggestions").text
         assert 'aria-label="Follow Gina Grace"' not in after
@@ -238,28 +291,37 @@ def test_following_a_suggested_arxiv_author_adds_the_handle_to_them(store: Store
     app = create_app(location, Settings(environ={}).with_overrides(resolve_online=False))
     with TestClient(app, base_url="http://localhost") as client:
         page = client.get("/suggestions").text
-        form = re.search(r'<form action="/follow" method="post">(?:(?!</form>).)*'
-                         r'value="eve.bsky.social".*?</form>', page, re.S)  # fmt: skip
+        form = re.search(
+            r'<form action="/follow" method="post">(?:(?!</form>).)*'
+            r'value="eve.bsky.social".*?</form>',
+            page,
+            re.S,
+        )
         assert form and f'name="scholar" value="{eve}"' in form.group(0)
         token = re.search(r'name="csrf_token" value="([0-9a-f]+)"', page)
         assert token
-        done = client.post("/follow", follow_redirects=False, data={
-            "csrf_token": token.group(1), "handle": "eve.bsky.social",
-            "scholar": str(eve)})  # fmt: skip
+        done = client.post(
+            "/follow",
+            follow_redirects=False,
+            data={"csrf_token": token.group(1), "handle": "eve.bsky.social", "scholar": str(eve)},
+        )
         assert done.status_code == 303 and done.headers["location"] == f"/scholar/{eve}"
         # The scholar's page says when her posts come (no worker here: the next refresh).
         shown = client.get(f"/scholar/{eve}").text
         assert 'id="first-fetch"' in shown
-        assert ("First fetch now, on the next <code>lightnews refresh</code> (no worker is "
-                "running).") in shown
+        assert (
+            "First fetch now, on the next <code>lightnews refresh</code> (no worker is running)."
+        ) in shown
         api = client.get(f"/api/scholar/{eve}").json()
         assert api["first_fetch"]["by_worker"] is False and api["first_fetch"]["sources"] == 1
         # A scholar that was never fetched from anywhere new says nothing of it.
         assert 'id="first-fetch"' not in client.get("/scholar/Mute Me").text
         # A scholar that is not there is refused, and nothing is followed for it.
-        bad = client.post("/follow", follow_redirects=False, data={
-            "csrf_token": token.group(1), "handle": "clara.bsky.social",
-            "scholar": "99999"})  # fmt: skip
+        bad = client.post(
+            "/follow",
+            follow_redirects=False,
+            data={"csrf_token": token.group(1), "handle": "clara.bsky.social", "scholar": "99999"},
+        )
         assert bad.status_code == 404
     assert store.scholar_by_identity("bluesky-handle", "eve.bsky.social") == eve
     assert {r.id for r in store.list_scholars(0.5)} == scholars_before  # no "@eve..." scholar

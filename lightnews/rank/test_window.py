@@ -126,8 +126,12 @@ def test_a_kept_window_ranks_as_a_fresh_one_and_shows_the_readers_own_changes_at
     ]
 
     # A writer's new paper: within the refresh the kept window serves; past it, it is read.
-    paper = Paper("2512.00001", title="A writer's newest paper", authors=[Author("A. Writer")],
-                  published="2030-01-01T00:00:00Z")  # fmt: skip
+    paper = Paper(
+        "2512.00001",
+        title="A writer's newest paper",
+        authors=[Author("A. Writer")],
+        published="2030-01-01T00:00:00Z",
+    )
     with store.transaction():
         store.save_papers([paper], "2030-01-01T00:00:00Z")
     keys = {s.key for s in rank_stories(store, LOCAL_READER, limit=None, windows=windows)}

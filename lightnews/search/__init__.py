@@ -189,9 +189,17 @@ def described(
         _, in_abstract = matches(abstract, terms)
         words = tuple(dict.fromkeys((*in_title, *in_snippet, *in_abstract)))
         names = tuple(a.name for a in card.authorships) if card else ()
-        found.append(replace(hit, authors=names[:HIT_AUTHORS], author_count=len(names),
-                             snippet=cut, highlights=marks, title_highlights=title_marks,
-                             words=words))  # fmt: skip
+        found.append(
+            replace(
+                hit,
+                authors=names[:HIT_AUTHORS],
+                author_count=len(names),
+                snippet=cut,
+                highlights=marks,
+                title_highlights=title_marks,
+                words=words,
+            )
+        )
     return found
 
 
@@ -265,11 +273,15 @@ def bounded_terms(terms: Sequence[QueryTerm]) -> BoundedQuery:
         shown = ", ".join(f"{t.words}*" for t in short[:3]) + (", …" if len(short) > 3 else "")
         said.append(f"{shown} searched as whole words: a * needs {MIN_PREFIX} characters before it")
     if len(prefixes) > MAX_PREFIXES:
-        said.append(f"the first {MAX_PREFIXES} of {len(prefixes)} prefixes (word*) searched as "
-                    "prefixes, the rest as whole words")  # fmt: skip
-    narrowed = list(dict.fromkeys(
-        QueryTerm(t.words, prefix=False, exclude=t.exclude) if t in whole else t for t in unique
-    ))  # fmt: skip
+        said.append(
+            f"the first {MAX_PREFIXES} of {len(prefixes)} prefixes (word*) searched as "
+            "prefixes, the rest as whole words"
+        )
+    narrowed = list(
+        dict.fromkeys(
+            QueryTerm(t.words, prefix=False, exclude=t.exclude) if t in whole else t for t in unique
+        )
+    )
     if len(narrowed) > MAX_TERMS:
         said.append(f"searched the first {MAX_TERMS} of {len(narrowed)} different terms")
         narrowed = narrowed[:MAX_TERMS]
@@ -381,8 +393,10 @@ def search_papers(
         rows.update({r.arxiv_id: r for r in meaning})
         if not lexical and not meaning and not hits:
             floor = MEANING_FLOOR.get(semantic.encoder.name, 0.6)
-            note = (f"no results: no paper has these words, and none is close enough in "
-                    f"meaning (similarity {floor:.2f} needed)")  # fmt: skip
+            note = (
+                f"no results: no paper has these words, and none is close enough in "
+                f"meaning (similarity {floor:.2f} needed)"
+            )
     seen = {h.arxiv_id for h in hits}
     fused = [f for f in fuse(lists, _weights(semantic)) if f[0] not in seen]
     for arxiv_id, score, origins in fused[offset : offset + limit]:
@@ -390,8 +404,9 @@ def search_papers(
     said: list[ItemHit] = []
     if items:
         seconds = max(left(), ITEMS_MIN_BUDGET * budget)
-        said = search_said(store, terms, limit=limit, offset=offset, filters=filters,
-                           seconds=seconds)  # fmt: skip
+        said = search_said(
+            store, terms, limit=limit, offset=offset, filters=filters, seconds=seconds
+        )
         if said and note and note.startswith("no results"):
             note = note.replace("no results", "no papers", 1)
     note = "; ".join(n for n in (note, bounded.note) if n) or None
@@ -426,8 +441,11 @@ def related_papers(
     words = lexical.scores(analyze(paper.title, paper.abstract), paper_id, DEPTH)
     fused = fuse_scores(words, semantic if found else None, found)[: limit + 1]
     rows = store.papers_by_rowids([c.paper_id for c in fused])
-    hits = [SearchHit.from_row(rows[c.paper_id], c.score, c.matched)
-            for c in fused if c.paper_id in rows and c.paper_id != paper_id]  # fmt: skip
+    hits = [
+        SearchHit.from_row(rows[c.paper_id], c.score, c.matched)
+        for c in fused
+        if c.paper_id in rows and c.paper_id != paper_id
+    ]
     return SearchResults(hits[:limit], "hybrid" if found is not None else "lexical", note)
 
 
@@ -449,7 +467,9 @@ def _related_by_telling_words(
         meaning = _by_meaning(semantic, found[1], depth, None, skip=found[0])
         lists["meaning"] = [r.arxiv_id for r in meaning]
         rows.update({r.arxiv_id: r for r in meaning})
-    hits = [SearchHit.from_row(rows[key], score, tuple(origins))
-            for key, score, origins in fuse(lists, _weights(semantic))[:limit]]  # fmt: skip
+    hits = [
+        SearchHit.from_row(rows[key], score, tuple(origins))
+        for key, score, origins in fuse(lists, _weights(semantic))[:limit]
+    ]
     note = note or "by the full-text index's most telling words (no word index: install numpy)"
     return SearchResults(hits, "hybrid" if found is not None else "lexical", note)

@@ -76,8 +76,11 @@ def _sample(semantic: Semantic) -> npt.NDArray[np.float32]:
         rng = np.random.default_rng(0)
         ids = sorted({int(i) for i in rng.integers(1, max(size, 1) + 1, SAMPLE * 2)})
         rows = store.vectors_of(ids, model)[:SAMPLE]
-        matrix = (np.stack([from_blob(b) for _, b in rows]) if rows
-                  else np.zeros((0, semantic.encoder.dim), np.float32))  # fmt: skip
+        matrix = (
+            np.stack([from_blob(b) for _, b in rows])
+            if rows
+            else np.zeros((0, semantic.encoder.dim), np.float32)
+        )
         _samples[key] = (max(size, 1), matrix)
         return matrix
 
@@ -122,9 +125,7 @@ def fuse_scores(
     return scored
 
 
-def related_by_words_fts(
-    store: Store, paper: PaperPage, depth: int
-) -> list[PaperHit]:
+def related_by_words_fts(store: Store, paper: PaperPage, depth: int) -> list[PaperHit]:
     """Without numpy: papers sharing the most telling words, from the full-text index.
 
     Telling words are the ones few other papers use (counted by the

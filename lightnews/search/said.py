@@ -90,12 +90,19 @@ class ItemHit:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "kind": self.kind, "item_id": self.item_id, "link": self.link, "url": self.url,
-            "title": self.title, "snippet": self.snippet, "author": self.author,
-            "published": self.published, "source_kind": self.source_kind,
-            "source": self.source, "thread_posts": self.thread_posts,
+            "kind": self.kind,
+            "item_id": self.item_id,
+            "link": self.link,
+            "url": self.url,
+            "title": self.title,
+            "snippet": self.snippet,
+            "author": self.author,
+            "published": self.published,
+            "source_kind": self.source_kind,
+            "source": self.source,
+            "thread_posts": self.thread_posts,
             "score": round(self.score, 4),
-        }  # fmt: skip
+        }
 
 
 def _stem_pattern(word: str) -> str:
@@ -176,8 +183,9 @@ def near(text: str, terms: Sequence[QueryTerm], within: int | None = None) -> bo
     Words are compared by their Porter stems, as the full-text index compares
     them; a phrase counts by its first word (the index has checked the phrase).
     """
-    wanted = list(dict.fromkeys((t.words.split() or [""])[0].lower()
-                                for t in terms if not t.exclude))  # fmt: skip
+    wanted = list(
+        dict.fromkeys((t.words.split() or [""])[0].lower() for t in terms if not t.exclude)
+    )
     if len(wanted) < 2:
         return True
     within = NEAR_CHARS if within is None else within
@@ -269,7 +277,18 @@ def search_said(
     for match, row in kept[offset : offset + limit]:
         kind = "thread" if row.kind == "post" and row.thread_posts > 1 else row.kind
         text = snippet(row.text or row.title, terms)
-        hit = ItemHit(row.item_id, kind, row.title, text, row.url, row.author, row.published,
-                      row.source_kind, row.source, match.score, row.thread_posts)  # fmt: skip
+        hit = ItemHit(
+            row.item_id,
+            kind,
+            row.title,
+            text,
+            row.url,
+            row.author,
+            row.published,
+            row.source_kind,
+            row.source,
+            match.score,
+            row.thread_posts,
+        )
         hits.append(hit)
     return hits

@@ -72,4 +72,3 @@ def test_search_by_meaning_keeps_one_contract_on_both_backends(
         assert "cs.RO" in library.get_paper(hit.arxiv_id).categories
     without = search_papers(library, query + " -ring", settings=ON)
     assert without and not any("Ring" in h.title for h in without)
-

@@ -113,8 +113,13 @@ def test_records_of_papers_are_not_items_of_this_search(said: Store) -> None:
 
 def test_the_filters_that_apply_to_items(said: Store) -> None:
     def kinds(**filters: object) -> set[str]:
-        hits = search_papers(said, "model", settings=lexical(), items=True,
-                             filters=SearchFilters(**filters))  # type: ignore[arg-type]  # fmt: skip
+        hits = search_papers(
+            said,
+            "model",
+            settings=lexical(),
+            items=True,
+            filters=SearchFilters(**filters),  # type: ignore[arg-type]
+        )
         return {h.source_kind for h in hits.items}
 
     assert kinds() >= {"feed", "bluesky"}
@@ -123,8 +128,9 @@ def test_the_filters_that_apply_to_items(said: Store) -> None:
     assert kinds(subject="cs.LG") == set()  # a subject is a paper's
     everything = search_papers(said, "model", settings=lexical(), items=True).items
     since = min(h.published or "" for h in everything)[:10]
-    later = search_papers(said, "model", settings=lexical(), items=True,
-                          filters=SearchFilters(since="2026-06-01")).items  # fmt: skip
+    later = search_papers(
+        said, "model", settings=lexical(), items=True, filters=SearchFilters(since="2026-06-01")
+    ).items
     assert all((h.published or "") >= "2026-06-01" for h in later)
     assert len(later) < len(everything) and since < "2026-06-01"
     scholar = said.create_scholar("Michael Kirchhof", NOW)
@@ -141,8 +147,13 @@ def _seed_did() -> str:
 
 def test_the_index_follows_an_edited_item(said: Store) -> None:
     source = said.add_source("feed", "test:edited", now=NOW)[0].id
-    item = Item(key="edit-1", kind="article", title="Speculative decoding notes",
-                text="We measured a quokka-shaped speedup.", published=NOW)  # fmt: skip
+    item = Item(
+        key="edit-1",
+        kind="article",
+        title="Speculative decoding notes",
+        text="We measured a quokka-shaped speedup.",
+        published=NOW,
+    )
     said.save_items(source, [item], NOW)
     assert [h.title for h in search_papers(said, "quokka", settings=lexical(), items=True).items]
     item.text = "We measured a wombat-shaped speedup."
@@ -176,7 +187,6 @@ def test_snippet_shows_where_the_words_are() -> None:
     assert snippet("a " * 300, [QueryTerm("zzz")]).startswith("a a")
 
 
-
 def test_words_of_a_query_must_stand_together_in_an_item() -> None:
     terms = [QueryTerm("recommender"), QueryTerm("systems")]
     apart = "Our recommender is new. " + "Filler words here. " * 40 + "Other systems exist."
@@ -192,11 +202,14 @@ def test_words_of_a_query_must_stand_together_in_an_item() -> None:
 def test_a_long_article_that_holds_the_words_apart_is_not_a_hit(said: Store) -> None:
     terms = parse_query("recommender systems")
     matched = {m.item_id for m in said.search_items(terms, 100)}  # every word somewhere
-    apart = {i for i in matched if not near(said.get_item(i).title + "\n" + said.get_item(i).text,
-                                            terms)}  # fmt: skip
+    apart = {
+        i for i in matched if not near(said.get_item(i).title + "\n" + said.get_item(i).text, terms)
+    }
     assert apart  # real articles that say "recommend" and "systems" far apart
-    found = {h.item_id for h in search_papers(said, "recommender systems", settings=lexical(),
-                                              items=True).items}  # fmt: skip
+    found = {
+        h.item_id
+        for h in search_papers(said, "recommender systems", settings=lexical(), items=True).items
+    }
     assert found <= matched - apart
 
 
@@ -209,9 +222,13 @@ def test_migration_0013_keeps_what_was_said_of_a_populated_library(tmp_path: Pat
         if number < 13:
             conn.executescript(script + f"\nPRAGMA user_version = {number};")
     conn.execute("INSERT INTO sources (kind, address, created_at) VALUES ('feed', 'f', 'x')")
-    for n, (kind, text) in enumerate([("paper", "an abstract about wombats"),
-                                      ("post", "a post about wombats"),
-                                      ("article", "an article about quokkas")]):  # fmt: skip
+    for n, (kind, text) in enumerate(
+        [
+            ("paper", "an abstract about wombats"),
+            ("post", "a post about wombats"),
+            ("article", "an article about quokkas"),
+        ]
+    ):
         conn.execute(
             "INSERT INTO items (source_id, key, kind, text, content_hash, first_seen, modified) "
             "VALUES (1, ?, ?, ?, 'h', 'x', 'x')",

@@ -47,8 +47,10 @@ class Param:
 
 
 #: Days every month has, of a year from 0001 (there is no year 0000: the handler refuses it).
-_DAY = (r"^([1-9][0-9]{3}|0[1-9][0-9]{2}|00[1-9][0-9]|000[1-9])"
-        r"-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$")  # fmt: skip
+_DAY = (
+    r"^([1-9][0-9]{3}|0[1-9][0-9]{2}|00[1-9][0-9]|000[1-9])"
+    r"-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$"
+)
 _SINCE = r"^(|[1-9][0-9]{0,3}[hdw]|today|yesterday|(19[7-9][0-9]|20[0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8]))$"  # noqa: E501
 _CATEGORY = r"^(|cs|stat|math|cs\.(LG|CL|CV|AI|IR|RO|NE)|stat\.ML|math\.OC)$"
 #: Placeholder for the source kinds a search takes, read from the registry when described.
@@ -58,8 +60,14 @@ _ARXIV = (
     r"(v[1-9][0-9]?)?$"
 )
 
-Who = Annotated[str, Param("A scholar: id, handle, ORCID iD or (part of) a name.",
-                           pattern=r"[^\s\x00-\x1f\x7f-\x9f]", example="Lindqvist")]  # fmt: skip
+Who = Annotated[
+    str,
+    Param(
+        "A scholar: id, handle, ORCID iD or (part of) a name.",
+        pattern=r"[^\s\x00-\x1f\x7f-\x9f]",
+        example="Lindqvist",
+    ),
+]
 Page = Annotated[int, Param("Page number, from 1.", minimum=1, maximum=MAX_PAGE)]
 Id = Annotated[int, Param("A whole number.", minimum=1, maximum=MAX_ID)]
 
@@ -71,8 +79,12 @@ class NoParams:
 
 @dataclass(frozen=True, slots=True)
 class FeedParams:
-    view: Annotated[str | None, Param("everything (default), or papers: leave out items that "
-                                      "name no paper.", enum=FEED_VIEWS)] = None  # fmt: skip
+    view: Annotated[
+        str | None,
+        Param(
+            "everything (default), or papers: leave out items that name no paper.", enum=FEED_VIEWS
+        ),
+    ] = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,35 +96,60 @@ class ScholarParams:
 
 @dataclass(frozen=True, slots=True)
 class PaperParams:
-    arxiv_id: Annotated[str, Param("An arXiv id (2511.18342, with or without a version).",
-                                   pattern=_ARXIV, example="2511.18342")]  # fmt: skip
-    posts: Annotated[int | None, Param("Which page of the conversation on the network.",
-                                       minimum=1, maximum=MAX_PAGE)] = None  # fmt: skip
+    arxiv_id: Annotated[
+        str,
+        Param(
+            "An arXiv id (2511.18342, with or without a version).",
+            pattern=_ARXIV,
+            example="2511.18342",
+        ),
+    ]
+    posts: Annotated[
+        int | None,
+        Param("Which page of the conversation on the network.", minimum=1, maximum=MAX_PAGE),
+    ] = None
 
 
 @dataclass(frozen=True, slots=True)
 class SearchParams:
-    q: Annotated[str | None, Param("Words, or an arXiv id or address. A query asking too much of "
-                                   "the index (a * after fewer than 3 characters, over 4 "
-                                   "prefixes, over 16 terms) is narrowed; the note says how.",
-                                   example="sparse attention")] = None  # fmt: skip
+    q: Annotated[
+        str | None,
+        Param(
+            "Words, or an arXiv id or address. A query asking too much of "
+            "the index (a * after fewer than 3 characters, over 4 "
+            "prefixes, over 16 terms) is narrowed; the note says how.",
+            example="sparse attention",
+        ),
+    ] = None
     page: Page | None = None
-    subject: Annotated[str | None, Param("An arXiv category or archive.",
-                                         pattern=_CATEGORY)] = None  # fmt: skip
-    since: Annotated[str | None, Param(
-        "From: 12h, 1d, 2w, today, yesterday or YYYY-MM-DD. A start after the end gives no hits.",
-        pattern=_SINCE)] = None  # fmt: skip
+    subject: Annotated[str | None, Param("An arXiv category or archive.", pattern=_CATEGORY)] = None
+    since: Annotated[
+        str | None,
+        Param(
+            "From: 12h, 1d, 2w, today, yesterday or YYYY-MM-DD. "
+            "A start after the end gives no hits.",
+            pattern=_SINCE,
+        ),
+    ] = None
     until: Annotated[str | None, Param("To: as since.", pattern=_SINCE)] = None
-    source_kind: Annotated[str | None, Param("Only mentions from this kind of source "
-                                             "(the kinds a search can be narrowed to).",
-                                             enum=FILTER_KINDS)] = None  # fmt: skip
+    source_kind: Annotated[
+        str | None,
+        Param(
+            "Only mentions from this kind of source (the kinds a search can be narrowed to).",
+            enum=FILTER_KINDS,
+        ),
+    ] = None
 
 
 @dataclass(frozen=True, slots=True)
 class DiscussedParams:
-    since: Annotated[str | None, Param(
-        "How far back: 6h, 24h, 7d, today, yesterday or YYYY-MM-DD (24h when not given).",
-        pattern=_SINCE)] = None  # fmt: skip
+    since: Annotated[
+        str | None,
+        Param(
+            "How far back: 6h, 24h, 7d, today, yesterday or YYYY-MM-DD (24h when not given).",
+            pattern=_SINCE,
+        ),
+    ] = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,22 +277,40 @@ class IndexModel:
 
 
 #: What ``POST /api/mark`` does (``action``): to a story, or a mute.
-MARK_ACTIONS = ("read", "unread", "save", "unsave", "more-like-this", "not-interested",
-                "no-feedback", "mute", "unmute")  # fmt: skip
+MARK_ACTIONS = (
+    "read",
+    "unread",
+    "save",
+    "unsave",
+    "more-like-this",
+    "not-interested",
+    "no-feedback",
+    "mute",
+    "unmute",
+)
 
 
 @dataclass(frozen=True, slots=True)
 class MarkBody:
-    action: Annotated[str, Param(
-        "read, unread, save, unsave (a story); more-like-this, not-interested, no-feedback "
-        "(a paper's story: the reader's learned ranker); mute, unmute (kind and value).",
-        enum=MARK_ACTIONS)]  # fmt: skip
-    story: Annotated[str | None, Param("The story: an arXiv id (2511.18342) or item:ID.",
-                                       example="2511.18342")] = None  # fmt: skip
-    kind: Annotated[str | None, Param("What to (un)mute (keyword when not given).",
-                                      enum=("keyword", "scholar", "source"))] = None  # fmt: skip
-    value: Annotated[str | None, Param("The keyword, the scholar (id, handle or name) or the "
-                                       "source's number to (un)mute.")] = None  # fmt: skip
+    action: Annotated[
+        str,
+        Param(
+            "read, unread, save, unsave (a story); more-like-this, not-interested, no-feedback "
+            "(a paper's story: the reader's learned ranker); mute, unmute (kind and value).",
+            enum=MARK_ACTIONS,
+        ),
+    ]
+    story: Annotated[
+        str | None, Param("The story: an arXiv id (2511.18342) or item:ID.", example="2511.18342")
+    ] = None
+    kind: Annotated[
+        str | None,
+        Param("What to (un)mute (keyword when not given).", enum=("keyword", "scholar", "source")),
+    ] = None
+    value: Annotated[
+        str | None,
+        Param("The keyword, the scholar (id, handle or name) or the source's number to (un)mute."),
+    ] = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,37 +335,91 @@ class ApiRoute:
 
 
 ROUTES: tuple[ApiRoute, ...] = (
-    ApiRoute("/api", "This index: every address of the API, who may call it, and where its "
-             "OpenAPI description is.", NoParams, IndexModel, ()),
-    ApiRoute("/api/feed", "The ranked feed: stories with every reason they are there.",
-             FeedParams, list[FeedEntryModel], (400,)),
-    ApiRoute("/api/scholar/{who}", "A scholar's profile, posts (threads whole) and papers.",
-             ScholarParams, ScholarModel, (300, 400, 404)),
-    ApiRoute("/api/paper/{arxiv_id}", "A story: the paper, what mentions it (with how sure "
-             "each link is), its conversation on the network and related papers.", PaperParams,
-             PaperModel),
-    ApiRoute("/api/search", "Papers by words and meaning, filtered.", SearchParams, SearchModel,
-             (300, 400, 404)),
+    ApiRoute(
+        "/api",
+        "This index: every address of the API, who may call it, and where its "
+        "OpenAPI description is.",
+        NoParams,
+        IndexModel,
+        (),
+    ),
+    ApiRoute(
+        "/api/feed",
+        "The ranked feed: stories with every reason they are there.",
+        FeedParams,
+        list[FeedEntryModel],
+        (400,),
+    ),
+    ApiRoute(
+        "/api/scholar/{who}",
+        "A scholar's profile, posts (threads whole) and papers.",
+        ScholarParams,
+        ScholarModel,
+        (300, 400, 404),
+    ),
+    ApiRoute(
+        "/api/paper/{arxiv_id}",
+        "A story: the paper, what mentions it (with how sure "
+        "each link is), its conversation on the network and related papers.",
+        PaperParams,
+        PaperModel,
+    ),
+    ApiRoute(
+        "/api/search",
+        "Papers by words and meaning, filtered.",
+        SearchParams,
+        SearchModel,
+        (300, 400, 404),
+    ),
     ApiRoute("/api/sources", "Sources with their health.", NoParams, list[dict[str, Any]], ()),
-    ApiRoute("/api/item/{item_id}", "An article, post or note and the papers it names.",
-             ItemParams, ItemModel),
+    ApiRoute(
+        "/api/item/{item_id}",
+        "An article, post or note and the papers it names.",
+        ItemParams,
+        ItemModel,
+    ),
     ApiRoute("/api/daily", "The newest day of Daily Papers.", NoParams, DailyModel, ()),
     ApiRoute("/api/daily/{day}", "Daily Papers of one day.", DayParams, DailyModel),
-    ApiRoute("/api/notes", "Every notes page among the sources.", NoParams,
-             list[dict[str, Any]], ()),
-    ApiRoute("/api/notes/{source_id}", "A notes page by section, each note with its papers.",
-             NotesParams, NotesModel),
+    ApiRoute(
+        "/api/notes", "Every notes page among the sources.", NoParams, list[dict[str, Any]], ()
+    ),
+    ApiRoute(
+        "/api/notes/{source_id}",
+        "A notes page by section, each note with its papers.",
+        NotesParams,
+        NotesModel,
+    ),
     ApiRoute("/api/saved", "The saved list, newest saved first.", NoParams, SavedModel, ()),
-    ApiRoute("/api/scholars", "Every scholar with identities and records.", NoParams,
-             list[dict[str, Any]], ()),
-    ApiRoute("/api/discussed", "Papers the network discusses now, by the weighted count of "
-             "accounts posting about them, each entry saying who and how many.",
-             DiscussedParams, dict[str, Any], (400,)),
-    ApiRoute("/api/group", "Stories saved by two or more members who share, with who.",
-             NoParams, list[dict[str, Any]], ()),
-    ApiRoute("/api/suggestions", "Accounts the reader might follow, each with its reasons "
-             "(who and how many).", NoParams, dict[str, Any], ()),
-)  # fmt: skip
+    ApiRoute(
+        "/api/scholars",
+        "Every scholar with identities and records.",
+        NoParams,
+        list[dict[str, Any]],
+        (),
+    ),
+    ApiRoute(
+        "/api/discussed",
+        "Papers the network discusses now, by the weighted count of "
+        "accounts posting about them, each entry saying who and how many.",
+        DiscussedParams,
+        dict[str, Any],
+        (400,),
+    ),
+    ApiRoute(
+        "/api/group",
+        "Stories saved by two or more members who share, with who.",
+        NoParams,
+        list[dict[str, Any]],
+        (),
+    ),
+    ApiRoute(
+        "/api/suggestions",
+        "Accounts the reader might follow, each with its reasons (who and how many).",
+        NoParams,
+        dict[str, Any],
+        (),
+    ),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,29 +434,36 @@ class WriteRoute:
 
 
 WRITES: tuple[WriteRoute, ...] = (
-    WriteRoute("/api/mark", "Mark a story read or saved, give feedback on a paper, or "
-               "(un)mute a keyword, scholar or source, for the reader the token is of.",
-               MarkBody, MarkModel),
-)  # fmt: skip
+    WriteRoute(
+        "/api/mark",
+        "Mark a story read or saved, give feedback on a paper, or "
+        "(un)mute a keyword, scholar or source, for the reader the token is of.",
+        MarkBody,
+        MarkModel,
+    ),
+)
 
 #: Who may call the API, by scheme (the description's ``securitySchemes`` and ``/api``).
 AUTH = {
     "token": "An API token, sent as `Authorization: Bearer TOKEN` (`lightnews tokens create "
-             "NAME`, or the Account page). On an instance with accounts every /api address "
-             "takes one, and writes need one: a browser session never writes through the API.",
+    "NAME`, or the Account page). On an instance with accounts every /api address "
+    "takes one, and writes need one: a browser session never writes through the API.",
     "session": "A signed-in browser's session cookie: reads only.",
     "form": "On an instance without accounts (loopback only) reads need nothing; a write "
-            "needs the form token every page carries: the `lightnews_csrf` cookie and its "
-            "value in the page's `csrf_token` field, sent back as the `X-CSRF-Token` header.",
-}  # fmt: skip
+    "needs the form token every page carries: the `lightnews_csrf` cookie and its "
+    "value in the page's `csrf_token` field, sent back as the `X-CSRF-Token` header.",
+}
 
 _SECURITY_SCHEMES = {
     "token": {"type": "http", "scheme": "bearer", "description": AUTH["token"]},
-    "session": {"type": "apiKey", "in": "cookie", "name": "lightnews_session",
-                "description": AUTH["session"]},
-    "form": {"type": "apiKey", "in": "header", "name": "X-CSRF-Token",
-             "description": AUTH["form"]},
-}  # fmt: skip
+    "session": {
+        "type": "apiKey",
+        "in": "cookie",
+        "name": "lightnews_session",
+        "description": AUTH["session"],
+    },
+    "form": {"type": "apiKey", "in": "header", "name": "X-CSRF-Token", "description": AUTH["form"]},
+}
 
 
 def _schema(kind: Any, nullable: bool = False) -> dict[str, Any]:
@@ -374,9 +490,11 @@ def _schema(kind: Any, nullable: bool = False) -> dict[str, Any]:
     if dataclasses.is_dataclass(kind):
         hints = typing.get_type_hints(kind)
         names = [f.name for f in dataclasses.fields(kind)]
-        return {"type": "object", "required": names,
-                "properties": {name: _schema(hints[name], nullable=True)
-                               for name in names}}  # fmt: skip
+        return {
+            "type": "object",
+            "required": names,
+            "properties": {name: _schema(hints[name], nullable=True) for name in names},
+        }
     simple = {str: "string", int: "integer", float: "number", bool: "boolean"}
     if kind in simple:
         return {"type": simple[kind]}
@@ -389,21 +507,32 @@ def _parameters(route: ApiRoute) -> list[dict[str, Any]]:
     for field in dataclasses.fields(route.params):
         kind = hints[field.name]
         inner = [kind, *get_args(kind)]  # Param may sit inside an Optional
-        info = next((a for k in inner for a in getattr(k, "__metadata__", ())
-                     if isinstance(a, Param)), None)  # fmt: skip
+        info = next(
+            (a for k in inner for a in getattr(k, "__metadata__", ()) if isinstance(a, Param)), None
+        )
         schema = _schema(kind)
         if info is not None:
             enum = _filter_kinds() if info.enum == FILTER_KINDS else info.enum
-            extra = {"pattern": info.pattern, "minimum": info.minimum, "maximum": info.maximum,
-                     "maxLength": info.max_length, "format": info.format,
-                     "enum": list(enum) if enum else None}  # fmt: skip
+            extra = {
+                "pattern": info.pattern,
+                "minimum": info.minimum,
+                "maximum": info.maximum,
+                "maxLength": info.max_length,
+                "format": info.format,
+                "enum": list(enum) if enum else None,
+            }
             schema.update({k: v for k, v in extra.items() if v is not None})
         in_path = "{" + field.name + "}" in route.path
-        found.append({
-            "name": field.name, "in": "path" if in_path else "query", "required": in_path,
-            "description": info.description if info else "", "schema": schema,
-            **({"example": info.example} if info and info.example else {}),
-        })  # fmt: skip
+        found.append(
+            {
+                "name": field.name,
+                "in": "path" if in_path else "query",
+                "required": in_path,
+                "description": info.description if info else "",
+                "schema": schema,
+                **({"example": info.example} if info and info.example else {}),
+            }
+        )
     return found
 
 
@@ -414,8 +543,15 @@ def _body(route: WriteRoute) -> dict[str, Any]:
     required = []
     for field in dataclasses.fields(route.body):
         kind = hints[field.name]
-        info = next((a for k in (kind, *get_args(kind)) for a in getattr(k, "__metadata__", ())
-                     if isinstance(a, Param)), None)  # fmt: skip
+        info = next(
+            (
+                a
+                for k in (kind, *get_args(kind))
+                for a in getattr(k, "__metadata__", ())
+                if isinstance(a, Param)
+            ),
+            None,
+        )
         schema = _schema(kind, nullable=True)
         if info is not None:
             schema["description"] = info.description
@@ -451,43 +587,64 @@ def openapi() -> dict[str, Any]:
     paths: dict[str, Any] = {}
     for route in ROUTES:
         responses: dict[str, Any] = {
-            "200": {"description": "OK",
-                    "content": {"application/json": {"schema": _schema(route.response)}}},
-        }  # fmt: skip
+            "200": {
+                "description": "OK",
+                "content": {"application/json": {"schema": _schema(route.response)}},
+            },
+        }
         for status in (*route.statuses, 503):
             ref = {"$ref": "#/components/schemas/" + ("Choices" if status == 300 else "Error")}
-            responses[str(status)] = {"description": _WHY[status],
-                                      "content": {"application/json": {"schema": ref}}}  # fmt: skip
-        paths[route.path] = {"get": {
-            "summary": route.summary, "operationId": _operation(route.path),
-            "parameters": _parameters(route), "responses": responses,
-        }}  # fmt: skip
+            responses[str(status)] = {
+                "description": _WHY[status],
+                "content": {"application/json": {"schema": ref}},
+            }
+        paths[route.path] = {
+            "get": {
+                "summary": route.summary,
+                "operationId": _operation(route.path),
+                "parameters": _parameters(route),
+                "responses": responses,
+            }
+        }
     for write in WRITES:
-        responses = {"200": {"description": "Done",
-                             "content": {"application/json": {"schema": _schema(write.response)}}}}
+        responses = {
+            "200": {
+                "description": "Done",
+                "content": {"application/json": {"schema": _schema(write.response)}},
+            }
+        }
         for status in (*write.statuses, 503):
-            content: dict[str, Any] = {"application/json": {"schema": {
-                "$ref": "#/components/schemas/Error"}}}  # fmt: skip
+            content: dict[str, Any] = {
+                "application/json": {"schema": {"$ref": "#/components/schemas/Error"}}
+            }
             if status == 403:  # the form guard answers in plain text
                 content["text/plain"] = {"schema": {"type": "string"}}
             responses[str(status)] = {"description": _WHY[status], "content": content}
         paths.setdefault(write.path, {})["post"] = {
-            "summary": write.summary, "operationId": _operation(write.path) + "_post",
-            "requestBody": {"required": True,
-                            "content": {"application/json": {"schema": _body(write)}}},
+            "summary": write.summary,
+            "operationId": _operation(write.path) + "_post",
+            "requestBody": {
+                "required": True,
+                "content": {"application/json": {"schema": _body(write)}},
+            },
             "responses": responses,
             "security": [{"token": []}, {"form": []}],
-        }  # fmt: skip
+        }
     return {
         "openapi": "3.1.0",
-        "info": {"title": "Lightnews", "version": __version__,
-                 "description": "The data behind every Lightnews page, as JSON; `/api` lists "
-                 "every address. Who may call it: " + " ".join(
-                     f"{name.capitalize()}: {text}" for name, text in AUTH.items())},
+        "info": {
+            "title": "Lightnews",
+            "version": __version__,
+            "description": "The data behind every Lightnews page, as JSON; `/api` lists "
+            "every address. Who may call it: "
+            + " ".join(f"{name.capitalize()}: {text}" for name, text in AUTH.items()),
+        },
         "paths": paths,
-        "components": {"schemas": {"Error": _schema(Error), "Choices": _schema(Choices)},
-                       "securitySchemes": _SECURITY_SCHEMES},
-    }  # fmt: skip
+        "components": {
+            "schemas": {"Error": _schema(Error), "Choices": _schema(Choices)},
+            "securitySchemes": _SECURITY_SCHEMES,
+        },
+    }
 
 
 def _operation(path: str) -> str:
@@ -498,9 +655,26 @@ def index() -> dict[str, Any]:
     """``/api``: every address of the API with what it does, who may call it, and where
     its OpenAPI description is."""
     endpoints = [{"method": "GET", "path": r.path, "summary": r.summary} for r in ROUTES]
-    endpoints += [{"method": "POST", "path": w.path, "summary": w.summary,
-                   "auth": "token, or form (without accounts)"} for w in WRITES]  # fmt: skip
-    endpoints.append({"method": "GET", "path": "/api/openapi.json",
-                      "summary": "The OpenAPI 3.1 description of all of these."})  # fmt: skip
-    return {"name": "Lightnews API", "version": __version__, "openapi": "/api/openapi.json",
-            "auth": dict(AUTH), "endpoints": endpoints}  # fmt: skip
+    endpoints += [
+        {
+            "method": "POST",
+            "path": w.path,
+            "summary": w.summary,
+            "auth": "token, or form (without accounts)",
+        }
+        for w in WRITES
+    ]
+    endpoints.append(
+        {
+            "method": "GET",
+            "path": "/api/openapi.json",
+            "summary": "The OpenAPI 3.1 description of all of these.",
+        }
+    )
+    return {
+        "name": "Lightnews API",
+        "version": __version__,
+        "openapi": "/api/openapi.json",
+        "auth": dict(AUTH),
+        "endpoints": endpoints,
+    }

@@ -93,24 +93,36 @@ def create_app(
     memory = Memory(settings or Settings(store.saved_settings()))
     store.write_wait = float(memory.settings.write_wait)
     store.connection_wait = min(store.write_wait, CONNECTION_WAIT) or CONNECTION_WAIT
-    site = Site(primary=store, templates=templates(), windows=CandidateWindows(), memory=memory,
-                secret=site_secret(store, memory.settings), given=settings,
-                public_read_only=public_read_only,
-                replicas=open_replicas(store, memory.settings))  # fmt: skip
+    site = Site(
+        primary=store,
+        templates=templates(),
+        windows=CandidateWindows(),
+        memory=memory,
+        secret=site_secret(store, memory.settings),
+        given=settings,
+        public_read_only=public_read_only,
+        replicas=open_replicas(store, memory.settings),
+    )
     table = routes(site)
-    handlers: dict[Any, Any] = dict.fromkeys((LightnewsError, *BACKEND_ERRORS),
-                                             partial(_uncaught, site))  # fmt: skip
+    handlers: dict[Any, Any] = dict.fromkeys(
+        (LightnewsError, *BACKEND_ERRORS), partial(_uncaught, site)
+    )
     handlers.update({404: partial(_no_route, site), 405: partial(_no_route, site)})
     app = Starlette(routes=table, lifespan=_lifespan, exception_handlers=handlers)
     app.state.store = store
     app.state.site = site
     first = site.current_settings()
     app.add_middleware(
-        SiteGuard, secret=site.secret, allowed_hosts=first.allowed_hosts,
-        gate=StoreGate(store), session_seconds=float(first.session_hours) * 3600,
-        read_only=public_read_only, open_without_accounts=open_without_accounts,
-        on_error=site.busy, takes=partial(_takes, table),
-    )  # fmt: skip
+        SiteGuard,
+        secret=site.secret,
+        allowed_hosts=first.allowed_hosts,
+        gate=StoreGate(store),
+        session_seconds=float(first.session_hours) * 3600,
+        read_only=public_read_only,
+        open_without_accounts=open_without_accounts,
+        on_error=site.busy,
+        takes=partial(_takes, table),
+    )
     app.add_middleware(ReadRouting, site=site, own_writes=float(first.read_own_writes))
     return app
 
@@ -122,24 +134,33 @@ def routes(site: Site) -> list[BaseRoute]:
         return partial(handler, site)
 
     return [
-        Route("/", to(feed.home)), Route("/api/feed", to(feed.home)),
+        Route("/", to(feed.home)),
+        Route("/api/feed", to(feed.home)),
         Route("/scholar/{who:path}", to(scholars.scholar)),
         Route("/api/scholar/{who:path}", to(scholars.scholar)),
         Route("/paper/{arxiv_id:path}", to(papers.paper)),
         Route("/api/paper/{arxiv_id:path}", to(papers.paper)),
-        Route("/search", to(search.search)), Route("/api/search", to(search.search)),
-        Route("/sources", to(sources.sources)), Route("/api/sources", to(sources.sources)),
+        Route("/search", to(search.search)),
+        Route("/api/search", to(search.search)),
+        Route("/sources", to(sources.sources)),
+        Route("/api/sources", to(sources.sources)),
         Route("/sources/manage", to(sources.manage_sources), methods=["POST"]),
-        Route("/item/{item_id}", to(item.item)), Route("/api/item/{item_id}", to(item.item)),
-        Route("/daily", to(daily.daily)), Route("/daily/{day}", to(daily.daily)),
-        Route("/api/daily", to(daily.daily)), Route("/api/daily/{day}", to(daily.daily)),
-        Route("/notes", to(notes.notes_index)), Route("/api/notes", to(notes.notes_index)),
+        Route("/item/{item_id}", to(item.item)),
+        Route("/api/item/{item_id}", to(item.item)),
+        Route("/daily", to(daily.daily)),
+        Route("/daily/{day}", to(daily.daily)),
+        Route("/api/daily", to(daily.daily)),
+        Route("/api/daily/{day}", to(daily.daily)),
+        Route("/notes", to(notes.notes_index)),
+        Route("/api/notes", to(notes.notes_index)),
         Route("/notes/{source_id}", to(notes.notes_page)),
         Route("/api/notes/{source_id}", to(notes.notes_page)),
         Route("/discussed", to(discussed.discussed)),
         Route("/api/discussed", to(discussed.discussed)),
-        Route("/saved", to(saved.saved)), Route("/api/saved", to(saved.saved)),
-        Route("/scholars", to(scholars.scholars)), Route("/api/scholars", to(scholars.scholars)),
+        Route("/saved", to(saved.saved)),
+        Route("/api/saved", to(saved.saved)),
+        Route("/scholars", to(scholars.scholars)),
+        Route("/api/scholars", to(scholars.scholars)),
         Route("/scholars/manage", to(scholars.manage_scholar), methods=["POST"]),
         Route("/suggestions", to(suggestions.suggestions)),
         Route("/api/suggestions", to(suggestions.suggestions)),
@@ -155,12 +176,13 @@ def routes(site: Site) -> list[BaseRoute]:
         Route("/account", to(account.account)),
         Route("/account", to(account.account_change), methods=["POST"]),
         Route("/feeds/{key}/{name}", to(account.feeds)),
-        Route("/group", to(group.group)), Route("/api/group", to(group.group)),
+        Route("/group", to(group.group)),
+        Route("/api/group", to(group.group)),
         Route("/admin", to(admin.admin)),
         Route("/admin/users", to(admin.admin_users), methods=["POST"]),
         Route("/favicon.ico", _favicon),  # asked for by browsers whatever the page says
         Mount("/static", StaticFiles(packages=[("lightnews.serve", "static")]), name="static"),
-    ]  # fmt: skip
+    ]
 
 
 def _favicon(request: Request) -> Response:
@@ -181,15 +203,27 @@ async def _lifespan(app: Starlette) -> AsyncIterator[None]:
 async def _no_route(site: Site, request: Request, exc: Exception) -> Response:
     """Starlette's own 404 and 405, in the site's layout (JSON under /api)."""
     status = getattr(exc, "status_code", 404)
-    message = ("There is no page at this address." if status == 404
-               else "This address does not take that kind of request.")  # fmt: skip
+    message = (
+        "There is no page at this address."
+        if status == 404
+        else "This address does not take that kind of request."
+    )
     headers = getattr(exc, "headers", None)  # 405 says which methods it takes (Allow)
     # Drawn from memory: this runs on the event loop, where a database call would hold
     # up every request (and an outage would turn a 404 into a 500).
-    return site.respond(request, lambda: {"error": message}, lambda: site.page(
-        "error.html", status=status, message=message, from_memory=True,
-        title="Not found" if status == 404 else "Cannot do that"),
-        status=status, headers=headers)  # fmt: skip
+    return site.respond(
+        request,
+        lambda: {"error": message},
+        lambda: site.page(
+            "error.html",
+            status=status,
+            message=message,
+            from_memory=True,
+            title="Not found" if status == 404 else "Cannot do that",
+        ),
+        status=status,
+        headers=headers,
+    )
 
 
 def _uncaught(site: Site, request: Request, error: Exception) -> Response:
@@ -201,8 +235,10 @@ def _uncaught(site: Site, request: Request, error: Exception) -> Response:
 
 def _takes(table: list[BaseRoute], method: str, path: str) -> bool:
     """A route takes ``method`` at ``path`` (a form to check), else the router says 405."""
-    return any(isinstance(r, Route) and method in (r.methods or ())
-               and r.path_regex.match(path) for r in table)  # fmt: skip
+    return any(
+        isinstance(r, Route) and method in (r.methods or ()) and r.path_regex.match(path)
+        for r in table
+    )
 
 
 class StoreGate:

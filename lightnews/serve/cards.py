@@ -86,13 +86,21 @@ class Card:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "key": self.key, "title": self.title, "url": self.href, "arxiv_id": self.arxiv_id,
-            "category": self.category, "time": self.time,
-            "authors": [a.to_json() for a in self.authors], "more_authors": self.more_authors,
-            "summary": self.summary, "badges": [b.to_json() for b in self.badges],
-            "reasons": [r.to_json() for r in self.reasons], "saved": self.saved,
-            "read": self.read, "score": None if self.score is None else round(self.score, 4),
-        }  # fmt: skip
+            "key": self.key,
+            "title": self.title,
+            "url": self.href,
+            "arxiv_id": self.arxiv_id,
+            "category": self.category,
+            "time": self.time,
+            "authors": [a.to_json() for a in self.authors],
+            "more_authors": self.more_authors,
+            "summary": self.summary,
+            "badges": [b.to_json() for b in self.badges],
+            "reasons": [r.to_json() for r in self.reasons],
+            "saved": self.saved,
+            "read": self.read,
+            "score": None if self.score is None else round(self.score, 4),
+        }
 
 
 def card_authors(
@@ -124,14 +132,25 @@ def _badges(story: Story, paper: CardPaper | None) -> tuple[Badge, ...]:
     if paper is not None and (paper.latest_version or 1) > 1:
         last = paper.last_version_date
         when = f", {absolute_time(last)}" if last else ""
-        badges.append(Badge("version", f"v{paper.latest_version}",
-                            f"https://arxiv.org/abs/{paper.arxiv_id}",
-                            f"Revised: version {paper.latest_version}{when}"))  # fmt: skip
+        badges.append(
+            Badge(
+                "version",
+                f"v{paper.latest_version}",
+                f"https://arxiv.org/abs/{paper.arxiv_id}",
+                f"Revised: version {paper.latest_version}{when}",
+            )
+        )
     if paper is not None and paper.withdrawn:
         badges.append(Badge("withdrawn", "withdrawn", None, "The authors withdrew it"))
     if paper is not None and paper.stub:
-        badges.append(Badge("stub", "stub", None, "Known from what mentions it; its metadata "
-                            "is fetched on the next refresh"))  # fmt: skip
+        badges.append(
+            Badge(
+                "stub",
+                "stub",
+                None,
+                "Known from what mentions it; its metadata is fetched on the next refresh",
+            )
+        )
     return tuple(badges)
 
 
@@ -170,14 +189,31 @@ def build_cards(
         title = tex_to_text(story.title)
         if not title.strip():  # never empty: a stub's link card, else its id
             found = link_cards.get(story.arxiv_id or "")
-            title = found.title if found else f"arXiv:{story.arxiv_id}" if story.arxiv_id else (
-                story.url or story.key)  # fmt: skip
-        cards.append(Card(
-            key=story.key, title=title, href=href, arxiv_id=story.arxiv_id,
-            category=story.category, time=story.time or "", authors=authors, more_authors=more,
-            summary=summary, badges=_badges(story, paper), reasons=tuple(story.reasons),
-            saved=saved_at is not None, read=read_at is not None, score=story.score,
-        ))  # fmt: skip
+            title = (
+                found.title
+                if found
+                else f"arXiv:{story.arxiv_id}"
+                if story.arxiv_id
+                else (story.url or story.key)
+            )
+        cards.append(
+            Card(
+                key=story.key,
+                title=title,
+                href=href,
+                arxiv_id=story.arxiv_id,
+                category=story.category,
+                time=story.time or "",
+                authors=authors,
+                more_authors=more,
+                summary=summary,
+                badges=_badges(story, paper),
+                reasons=tuple(story.reasons),
+                saved=saved_at is not None,
+                read=read_at is not None,
+                score=story.score,
+            )
+        )
     return cards
 
 
@@ -206,8 +242,14 @@ def relative_time(value: str | None, now: datetime) -> str:
     seconds = (now - moment).total_seconds()
     future = seconds < 0
     seconds = abs(seconds)
-    for size, unit in ((31_536_000, "year"), (2_592_000, "month"), (604_800, "week"),
-                       (86_400, "day"), (3_600, "hour"), (60, "minute")):  # fmt: skip
+    for size, unit in (
+        (31_536_000, "year"),
+        (2_592_000, "month"),
+        (604_800, "week"),
+        (86_400, "day"),
+        (3_600, "hour"),
+        (60, "minute"),
+    ):
         if seconds >= size:
             count = int(seconds // size)
             words = f"{count} {unit}{'s' if count != 1 else ''}"

@@ -36,18 +36,29 @@ def reader_states(store: Store, reader: ReaderId) -> dict[str, tuple[str | None,
 
 
 #: Why a reader who is not an admin may not confirm or reject a scholar's paper.
-SHARED = ("Whether a paper is a scholar's is decided for every reader, by an admin: ask one "
-          "of them. “Hide from my feed” hides it for you alone.")  # fmt: skip
+SHARED = (
+    "Whether a paper is a scholar's is decided for every reader, by an admin: ask one "
+    "of them. “Hide from my feed” hides it for you alone."
+)
 
 #: The reader's word on a paper, for their learned ranker (store/feedback.py): the form's
 #: action and what is stored (None takes it back).
 FEEDBACK_ACTIONS: dict[str, str | None] = {
-    "more-like-this": "more-like-this", "not-interested": "not-interested", "no-feedback": None,
-}  # fmt: skip
+    "more-like-this": "more-like-this",
+    "not-interested": "not-interested",
+    "no-feedback": None,
+}
 
 
-def mark_story(store: Store, reader: ReaderId, key: str, now: str, *, read: bool | None = None,
-               saved: bool | None = None) -> None:  # fmt: skip
+def mark_story(
+    store: Store,
+    reader: ReaderId,
+    key: str,
+    now: str,
+    *,
+    read: bool | None = None,
+    saved: bool | None = None,
+) -> None:
     store.mark_story(reader, key, now, read=read, saved=saved)
 
 

@@ -80,8 +80,10 @@ class ReadRouting:
 
         async def marked(message: Message) -> None:
             if message["type"] == "http.response.start" and seconds > 0:
-                cookie = (f"{WROTE_COOKIE}={time.time():.3f}; Max-Age={seconds}; Path=/; "
-                          "HttpOnly; SameSite=Lax")  # fmt: skip
+                cookie = (
+                    f"{WROTE_COOKIE}={time.time():.3f}; Max-Age={seconds}; Path=/; "
+                    "HttpOnly; SameSite=Lax"
+                )
                 headers = [*message.get("headers", ()), (b"set-cookie", cookie.encode())]
                 message = {**message, "headers": headers}
             await send(message)

@@ -47,8 +47,12 @@ def post_units(posts: Sequence[PostView]) -> list[list[PostView]]:
     """Posts as the page shows them: a thread's posts (and gaps) together, others alone."""
     units: list[list[PostView]] = []
     for post in posts:
-        if (units and post.thread_size > 1 and post.thread_root
-                and units[-1][0].thread_root == post.thread_root):  # fmt: skip
+        if (
+            units
+            and post.thread_size > 1
+            and post.thread_root
+            and units[-1][0].thread_root == post.thread_root
+        ):
             units[-1].append(post)
         else:
             units.append([post])
@@ -75,11 +79,17 @@ class Profile:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "name": self.name, "handle": self.handle, "did": self.did,
-            "description": self.description, "avatar": self.avatar,
-            "followers": self.followers, "following": self.following, "posts": self.posts,
-            "bot": self.bot, "bot_reason": self.bot_reason,
-        }  # fmt: skip
+            "name": self.name,
+            "handle": self.handle,
+            "did": self.did,
+            "description": self.description,
+            "avatar": self.avatar,
+            "followers": self.followers,
+            "following": self.following,
+            "posts": self.posts,
+            "bot": self.bot,
+            "bot_reason": self.bot_reason,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,28 +124,49 @@ class PostView:
     thread_papers: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        thread = {"thread_links": list(self.thread_links),
-                  "thread_papers": list(self.thread_papers)}  # fmt: skip
+        thread = {
+            "thread_links": list(self.thread_links),
+            "thread_papers": list(self.thread_papers),
+        }
         if self.gap:
             return {
-                "gap": True, "uri": self.uri, "thread_root": self.thread_root,
-                "position": self.position, "thread_size": self.thread_size, "text": "",
-                "links": [], "papers": [], "pinned": False, "reposted_by": None,
-                "created_at": None, **thread,
-            }  # fmt: skip
+                "gap": True,
+                "uri": self.uri,
+                "thread_root": self.thread_root,
+                "position": self.position,
+                "thread_size": self.thread_size,
+                "text": "",
+                "links": [],
+                "papers": [],
+                "pinned": False,
+                "reposted_by": None,
+                "created_at": None,
+                **thread,
+            }
         return {
-            "gap": False, "uri": self.uri, "url": self.url, "kind": self.kind,
-            "author": self.author, "handle": self.handle, "text": self.text,
-            "created_at": self.created_at, "pinned": self.pinned,
+            "gap": False,
+            "uri": self.uri,
+            "url": self.url,
+            "kind": self.kind,
+            "author": self.author,
+            "handle": self.handle,
+            "text": self.text,
+            "created_at": self.created_at,
+            "pinned": self.pinned,
             "reposted_by": self.reposted_by.to_json() if self.reposted_by else None,
             "thread_root": self.thread_root,
-            "position": self.position, "thread_size": self.thread_size,
-            "reply_count": self.reply_count, "repost_count": self.repost_count,
-            "like_count": self.like_count, "quote_count": self.quote_count,
-            "links": list(self.links), "card": self.card.to_json() if self.card else None,
+            "position": self.position,
+            "thread_size": self.thread_size,
+            "reply_count": self.reply_count,
+            "repost_count": self.repost_count,
+            "like_count": self.like_count,
+            "quote_count": self.quote_count,
+            "links": list(self.links),
+            "card": self.card.to_json() if self.card else None,
             "quote": self.quote.to_json() if self.quote else None,
-            "papers": list(self.papers), **thread,
-        }  # fmt: skip
+            "papers": list(self.papers),
+            **thread,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,11 +201,17 @@ class PaperEntry:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "arxiv_id": self.arxiv_id, "title": self.title, "year": self.year,
-            "primary_category": self.primary_category, "categories": list(self.categories),
-            "abstract": self.abstract, "url": self.url, "confidence": self.confidence,
-            "name_as_written": self.name_as_written, "withdrawn": self.withdrawn,
-        }  # fmt: skip
+            "arxiv_id": self.arxiv_id,
+            "title": self.title,
+            "year": self.year,
+            "primary_category": self.primary_category,
+            "categories": list(self.categories),
+            "abstract": self.abstract,
+            "url": self.url,
+            "confidence": self.confidence,
+            "name_as_written": self.name_as_written,
+            "withdrawn": self.withdrawn,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,9 +255,15 @@ def _post(
 ) -> PostView:
     size = len(unit)
     if item is None:
-        return PostView(gap=True, uri=missing, thread_root=root, position=position,
-                        thread_size=size, thread_links=thread_links,
-                        thread_papers=thread_papers)  # fmt: skip
+        return PostView(
+            gap=True,
+            uri=missing,
+            thread_root=root,
+            position=position,
+            thread_size=size,
+            thread_links=thread_links,
+            thread_papers=thread_papers,
+        )
     counts = item.engagement
     post = item.post
     return PostView(
@@ -265,8 +308,11 @@ def _posts(store: Store, did: str, pinned_key: str | None) -> list[PostView]:
         return max(times, default="")
 
     def pinned(unit: tuple[str | None, list[Item | None], list[str]]) -> bool:
-        return any(i.kind == "post" and (i.key == pinned_key or bool(i.post and i.post.pinned))
-                   for i in unit[1] if i)  # fmt: skip
+        return any(
+            i.kind == "post" and (i.key == pinned_key or bool(i.post and i.post.pinned))
+            for i in unit[1]
+            if i
+        )
 
     units.sort(key=lambda u: (pinned(u), latest(u)), reverse=True)
     posts = []

@@ -342,19 +342,32 @@ class SiteGuard:
         accounts = gate is not None and await anyio.to_thread.run_sync(gate.has_accounts)
         if gate is None or not accounts:
             if not (self.open_without_accounts or self.read_only):
-                return 403, "text/plain; charset=utf-8", (
-                    "This instance has no accounts yet, so it answers on loopback only. An "
-                    "admin adds one with `lightnews users add NAME --admin`.\n"
+                return (
+                    403,
+                    "text/plain; charset=utf-8",
+                    (
+                        "This instance has no accounts yet, so it answers on loopback only. An "
+                        "admin adds one with `lightnews users add NAME --admin`.\n"
+                    ),
                 )
             return Visitor(LOCAL_READER, read_only=self.read_only)
         authorization = _header(scope, b"authorization") or ""
         if authorization[:7].lower() == "bearer ":
             user = await anyio.to_thread.run_sync(gate.token_user, authorization[7:].strip())
             if user is None or not api:
-                return 401, "application/json", orjson.dumps({"error": (
-                    "this API token is unknown or revoked" if user is None
-                    else "API tokens are for /api/ addresses"
-                )}).decode()  # fmt: skip
+                return (
+                    401,
+                    "application/json",
+                    orjson.dumps(
+                        {
+                            "error": (
+                                "this API token is unknown or revoked"
+                                if user is None
+                                else "API tokens are for /api/ addresses"
+                            )
+                        }
+                    ).decode(),
+                )
             return Visitor(user.reader, user, via_token=True, read_only=self.read_only)
         found = _read_session(self.secret, _cookie_value(scope, SESSION_COOKIE))
         user = None
@@ -367,12 +380,17 @@ class SiteGuard:
         if public:
             return Visitor(LOCAL_READER, anonymous=True, read_only=self.read_only)
         if api:
-            return 401, "application/json", orjson.dumps(
-                {"error": "sign in, or send an API token (Authorization: Bearer TOKEN)"}
-            ).decode()
+            return (
+                401,
+                "application/json",
+                orjson.dumps(
+                    {"error": "sign in, or send an API token (Authorization: Bearer TOKEN)"}
+                ).decode(),
+            )
         if scope["method"] in SAFE_METHODS:
-            target = path + ("?" + scope["query_string"].decode("latin-1")
-                             if scope.get("query_string") else "")  # fmt: skip
+            target = path + (
+                "?" + scope["query_string"].decode("latin-1") if scope.get("query_string") else ""
+            )
             expired = "&expired=1" if found is not None else ""
             return 303, "redirect", f"/signin?next={quote(target, safe='')}{expired}"
         return 403, "text/plain; charset=utf-8", "Refused: sign in first.\n"
@@ -412,13 +430,25 @@ class SiteGuard:
         if unsafe and self.read_only:
             await _plain(send, 403, "Refused: this instance is read-only.\n")
             return
-        if unsafe and scope.get("path", "").startswith("/api/") and not visitor.via_token and (
-            visitor.user is not None
+        if (
+            unsafe
+            and scope.get("path", "").startswith("/api/")
+            and not visitor.via_token
+            and (visitor.user is not None)
         ):
-            await _plain(send, 403, orjson.dumps({"error": (
-                "JSON API writes need an API token (Authorization: Bearer TOKEN; "
-                "`lightnews tokens create NAME`), not a browser session"
-            )}).decode(), "application/json")  # fmt: skip
+            await _plain(
+                send,
+                403,
+                orjson.dumps(
+                    {
+                        "error": (
+                            "JSON API writes need an API token (Authorization: Bearer TOKEN; "
+                            "`lightnews tokens create NAME`), not a browser session"
+                        )
+                    }
+                ).decode(),
+                "application/json",
+            )
             return
         if unsafe and not visitor.via_token:  # a token is not sent by browsers on their own
             refusal = self._foreign(scope, host)
@@ -484,9 +514,7 @@ class SiteGuard:
                 return "Refused: this form was sent from another site.\n"
         return None
 
-    async def _check_token(
-        self, scope: Scope, body: bytes, fresh: bool, token: str
-    ) -> str | None:
+    async def _check_token(self, scope: Scope, body: bytes, fresh: bool, token: str) -> str | None:
         stale = "Refused: the page this form came from is out of date; reload it and try again.\n"
         if fresh:
             return stale
@@ -553,19 +581,29 @@ def _secured(send: Send) -> Send:
 
     async def secured(message: Message) -> None:
         if message["type"] == "http.response.start":
-            headers = [*message.get("headers", []),
-                       *((k.encode(), v.encode()) for k, v in SECURITY_HEADERS.items())]
-            message = {**message, "headers": headers}  # fmt: skip
+            headers = [
+                *message.get("headers", []),
+                *((k.encode(), v.encode()) for k, v in SECURITY_HEADERS.items()),
+            ]
+            message = {**message, "headers": headers}
         await send(message)
 
     return secured
 
 
 async def _redirect(send: Send, location: str) -> None:
-    headers = {"location": location, "content-type": "text/plain; charset=utf-8",
-               **SECURITY_HEADERS}  # fmt: skip
-    await send({"type": "http.response.start", "status": 303,
-                "headers": [(k.encode(), v.encode()) for k, v in headers.items()]})  # fmt: skip
+    headers = {
+        "location": location,
+        "content-type": "text/plain; charset=utf-8",
+        **SECURITY_HEADERS,
+    }
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 303,
+            "headers": [(k.encode(), v.encode()) for k, v in headers.items()],
+        }
+    )
     await send({"type": "http.response.body", "body": b"Sign in first.\n"})
 
 

@@ -95,8 +95,12 @@ def run_server(
 
     settings = serving.settings
     if workers == 1:
-        app = create_app(db_path, settings, public_read_only=public_read_only,
-                         open_without_accounts=serving.loopback)  # fmt: skip
+        app = create_app(
+            db_path,
+            settings,
+            public_read_only=public_read_only,
+            open_without_accounts=serving.loopback,
+        )
         uvicorn.run(app, host=host, port=port, log_level="warning", **proxy_options(settings))
         return
     # Each process builds its own application from the environment; the form key
@@ -111,6 +115,11 @@ def run_server(
     os.environ["LIGHTNEWS_SERVE_READ_ONLY"] = "1" if public_read_only else ""
     os.environ["LIGHTNEWS_SERVE_LOOPBACK"] = "1" if serving.loopback else ""
     uvicorn.run(
-        "lightnews.serve.app:app_from_environment", factory=True, workers=workers, host=host,
-        port=port, log_level="warning", **proxy_options(settings),
-    )  # fmt: skip
+        "lightnews.serve.app:app_from_environment",
+        factory=True,
+        workers=workers,
+        host=host,
+        port=port,
+        log_level="warning",
+        **proxy_options(settings),
+    )

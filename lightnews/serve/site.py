@@ -125,8 +125,11 @@ class Site:
     def read_from(self, reading: bool) -> Token[Store | None]:
         """Route the current request: a reading one to the next replica, when there are any;
         returns the token that :meth:`done_reading` takes back."""
-        chosen = self.replicas[next(self.turns) % len(self.replicas)] if (
-            reading and self.replicas) else None  # fmt: skip
+        chosen = (
+            self.replicas[next(self.turns) % len(self.replicas)]
+            if (reading and self.replicas)
+            else None
+        )
         return _READS.set(chosen)
 
     @staticmethod
@@ -148,8 +151,9 @@ class Site:
         typed = Settings(own)  # read and checked as saved settings are
         return base.with_overrides(**{name: typed.get(name) for name in own})
 
-    def page(self, name: str, status: int = 200, *, from_memory: bool = False,
-             **context: Any) -> HTMLResponse:  # fmt: skip
+    def page(
+        self, name: str, status: int = 200, *, from_memory: bool = False, **context: Any
+    ) -> HTMLResponse:
         """The template as a response; ``from_memory``: without asking the library."""
         shown = self.memory.settings if from_memory else self.current_settings()
         _PAGE_NOW.set(shown.now())  # "3 hours ago" by the library's clock
@@ -180,10 +184,12 @@ class Site:
         if feed is not None and kind in ("atom", "jsonfeed"):
             title, entries = feed
             if kind == "atom":
-                return Response(atom_feed(title, str(request.url), entries()),
-                                media_type="application/atom+xml")  # fmt: skip
-            return JSONResponse(json_feed(title, str(request.url), entries()),
-                                media_type="application/feed+json")  # fmt: skip
+                return Response(
+                    atom_feed(title, str(request.url), entries()), media_type="application/atom+xml"
+                )
+            return JSONResponse(
+                json_feed(title, str(request.url), entries()), media_type="application/feed+json"
+            )
         response = html()
         response.headers.update(headers or {})
         return response
@@ -193,12 +199,21 @@ class Site:
         message = str(unavailable(error))
 
         def html() -> Response:
-            return self.page("error.html", status=503, title="Busy: please try again",
-                             message=f"{message}. Nothing was lost; reload the page in a few "
-                             "seconds.", from_memory=True)  # fmt: skip
+            return self.page(
+                "error.html",
+                status=503,
+                title="Busy: please try again",
+                message=f"{message}. Nothing was lost; reload the page in a few seconds.",
+                from_memory=True,
+            )
 
-        return self.respond(request, lambda: {"error": message, "retry_after": RETRY_AFTER},
-                            html, status=503, headers={"Retry-After": str(RETRY_AFTER)})
+        return self.respond(
+            request,
+            lambda: {"error": message, "retry_after": RETRY_AFTER},
+            html,
+            status=503,
+            headers={"Retry-After": str(RETRY_AFTER)},
+        )
 
     def failure(
         self,
@@ -216,20 +231,36 @@ class Site:
         if isinstance(error, Ambiguous):
             choices = [(choice(key), label) for key, label in error.choices]
             paths = [(href.removeprefix("/"), label) for href, label in choices]  # on this site
-            return self.respond(request, lambda: {"error": str(error), "choices": [
-                {"id": key, "label": label, "url": href}
-                for (key, label), (href, _) in zip(error.choices, choices, strict=True)
-            ]}, lambda: self.page("error.html", status=300, title="Which one?", choices=paths,
-                                  message=str(error).partition(":")[0] + ". Choose one:"),
-                status=300)  # fmt: skip
+            return self.respond(
+                request,
+                lambda: {
+                    "error": str(error),
+                    "choices": [
+                        {"id": key, "label": label, "url": href}
+                        for (key, label), (href, _) in zip(error.choices, choices, strict=True)
+                    ],
+                },
+                lambda: self.page(
+                    "error.html",
+                    status=300,
+                    title="Which one?",
+                    choices=paths,
+                    message=str(error).partition(":")[0] + ". Choose one:",
+                ),
+                status=300,
+            )
         status = 404 if isinstance(error, NotFound | PastLastPage) else 400
         return self.respond(
             request,
             lambda: {"error": str(error)},
-            lambda: self.page("error.html", status=status, message=str(error),
-                              title="Not found" if status == 404 else "Cannot do that"),
+            lambda: self.page(
+                "error.html",
+                status=status,
+                message=str(error),
+                title="Not found" if status == 404 else "Cannot do that",
+            ),
             status=status,
-        )  # fmt: skip
+        )
 
     def refused(self, message: str, status: int = 403) -> Response:
         """The page saying the visitor may not do that."""
@@ -285,16 +316,19 @@ def thumbnail(url: str) -> Markup:
     safe = safe_href(url)
     if safe is None or not safe.lower().startswith("https://"):
         return Markup("")
-    return Markup('<img class="thumb" src="{}" alt="" loading="lazy" width="120" height="63">'
-                  ).format(safe)  # fmt: skip
+    return Markup(
+        '<img class="thumb" src="{}" alt="" loading="lazy" width="120" height="63">'
+    ).format(safe)
 
 
 def feed_links(request: Request, title: str) -> list[tuple[str, str, str]]:
     """This page's feeds as ``(type, title, href)``: linked and autodiscovered."""
     query = {k: v for k, v in request.query_params.items() if k not in ("format", "page")}
     base = request.url.path + "?" + urlencode({**query, "format": ""})
-    return [("application/atom+xml", f"{title} (Atom)", base + "atom"),
-            ("application/feed+json", f"{title} (JSON Feed)", base + "jsonfeed")]  # fmt: skip
+    return [
+        ("application/atom+xml", f"{title} (Atom)", base + "atom"),
+        ("application/feed+json", f"{title} (JSON Feed)", base + "jsonfeed"),
+    ]
 
 
 def wants_json(request: Request) -> bool:

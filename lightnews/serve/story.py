@@ -27,17 +27,28 @@ __all__ = [
 ]
 
 KIND_LABELS = {
-    "paper": "arXiv record", "article": "Blog posts", "post": "Posts", "repost": "Reposts",
-    "note": "Notes", "daily": "Daily Papers",
-}  # fmt: skip
+    "paper": "arXiv record",
+    "article": "Blog posts",
+    "post": "Posts",
+    "repost": "Reposts",
+    "note": "Notes",
+    "daily": "Daily Papers",
+}
 
 #: How the linker found a mention, in words ("linked by ..."); unknown methods say "linked".
 _BY = {
-    "arxiv-url": "by its arXiv link", "hf-url": "by its Hugging Face link", "doi": "by its DOI",
-    "arxiv-id": "by its arXiv id", "bare-id": "by a bare arXiv number",
-    "exact-title": "by its exact title", "fuzzy-title": "by title", "surname-title": "by title",
-    "title": "by title", "slug": "by a link's name", "reference": "as a cited reference",
-}  # fmt: skip
+    "arxiv-url": "by its arXiv link",
+    "hf-url": "by its Hugging Face link",
+    "doi": "by its DOI",
+    "arxiv-id": "by its arXiv id",
+    "bare-id": "by a bare arXiv number",
+    "exact-title": "by its exact title",
+    "fuzzy-title": "by title",
+    "surname-title": "by title",
+    "title": "by title",
+    "slug": "by a link's name",
+    "reference": "as a cited reference",
+}
 
 
 def confidence_words(method: str, confidence: float) -> str:
@@ -95,16 +106,26 @@ def story_authors(
 def _entry(mentions: list[PaperMention]) -> MentionEntry:
     surest = max(mentions, key=lambda m: m.confidence)
     detail = f"{surest.method} {surest.confidence:.2f}"
-    return MentionEntry(tuple(mentions), confidence_words(surest.method, surest.confidence),
-                        detail)  # fmt: skip
+    return MentionEntry(tuple(mentions), confidence_words(surest.method, surest.confidence), detail)
 
 
 def _listed(paper: PaperPage, kind: str, source: str, url: str | None) -> PaperMention:
     return PaperMention(
-        item_id=None, kind=kind, source_kind="", source=source, url=url, author=None,
-        account=None, scholar=None, title=source, published=None, text="", method="listed",
-        confidence=1.0, evidence="",
-    )  # fmt: skip
+        item_id=None,
+        kind=kind,
+        source_kind="",
+        source=source,
+        url=url,
+        author=None,
+        account=None,
+        scholar=None,
+        title=source,
+        published=None,
+        text="",
+        method="listed",
+        confidence=1.0,
+        evidence="",
+    )
 
 
 def story_groups(paper: PaperPage) -> list[MentionGroup]:
@@ -122,16 +143,25 @@ def story_groups(paper: PaperPage) -> list[MentionGroup]:
     arxiv = [r for r in paper.records if not kind_traits(r.source_kind).daily_papers]
     if arxiv:  # one entry for arXiv, however many listings carried it
         names = ", ".join(dict.fromkeys(r.source for r in arxiv))
-        grouped["paper"] = [MentionEntry((_listed(paper, "paper", "arXiv", arxiv[0].url),),
-                                         "listed there", f"listed in {names}")]  # fmt: skip
+        grouped["paper"] = [
+            MentionEntry(
+                (_listed(paper, "paper", "arXiv", arxiv[0].url),),
+                "listed there",
+                f"listed in {names}",
+            )
+        ]
     for record in paper.records:
         if not kind_traits(record.source_kind).daily_papers:
             continue
-        grouped.setdefault("daily", []).append(MentionEntry(
-            (_listed(paper, "daily", record.source, record.url),), "listed there",
-            f"listed 1.00 ({record.source_kind})",
-            upvotes=record.engagement.get("upvotes"), comments=record.engagement.get("comments"),
-        ))  # fmt: skip
+        grouped.setdefault("daily", []).append(
+            MentionEntry(
+                (_listed(paper, "daily", record.source, record.url),),
+                "listed there",
+                f"listed 1.00 ({record.source_kind})",
+                upvotes=record.engagement.get("upvotes"),
+                comments=record.engagement.get("comments"),
+            )
+        )
     order = ["post", "repost", "article", "note", "daily", "paper"]
     kinds = sorted(grouped, key=lambda k: order.index(k) if k in order else len(order))
     return [MentionGroup(k, KIND_LABELS.get(k, k), tuple(grouped[k])) for k in kinds]

@@ -87,9 +87,16 @@ def sign_in(client: TestClient, name: str, password: str | None = None) -> str:
     page = client.get("/signin")
     token = re.search(r'name="csrf_token" value="([0-9a-f]+)"', page.text)
     assert token, page.text
-    done = client.post("/signin", data={"name": name, "password": password or f"{name}'s password",
-                                        "csrf_token": token[1], "next": "/"},
-                       follow_redirects=False)  # fmt: skip
+    done = client.post(
+        "/signin",
+        data={
+            "name": name,
+            "password": password or f"{name}'s password",
+            "csrf_token": token[1],
+            "next": "/",
+        },
+        follow_redirects=False,
+    )
     assert done.status_code == 303, done.text
     fresh = re.search(r'name="csrf_token" value="([0-9a-f]+)"', client.get("/").text)
     assert fresh and fresh[1] != token[1], "the form token changes at sign-in"
@@ -143,18 +150,28 @@ def test_sign_in_is_needed_and_headers_are_on_its_pages(library: str) -> None:
         for name, value in SECURITY_HEADERS.items():
             assert page.headers[name] == value
         assert "strict-transport-security" not in page.headers
-        bad = client.post("/signin", data={"name": "ada", "password": "nope", "csrf_token":
-                          re.search(r'value="([0-9a-f]{64})"', page.text)[1]})  # type: ignore[index]
+        bad = client.post(
+            "/signin",
+            data={
+                "name": "ada",
+                "password": "nope",
+                "csrf_token": re.search(r'value="([0-9a-f]{64})"', page.text)[1],  # type: ignore[index]
+            },
+        )
         assert bad.status_code == 401 and "do not match" in bad.text
         assert "nope" not in bad.text
     with TestClient(create_app(library, SETTINGS), base_url="https://localhost") as secure:
         page = secure.get("/signin")
         assert page.headers["strict-transport-security"] == HSTS
         token = re.search(r'value="([0-9a-f]{64})"', page.text)[1]  # type: ignore[index]
-        done = secure.post("/signin", data={"name": "ada", "password": "ada's password",
-                                            "csrf_token": token}, follow_redirects=False)
-        cookie = next(c for c in done.headers.get_list("set-cookie")
-                      if c.startswith("lightnews_session="))  # fmt: skip
+        done = secure.post(
+            "/signin",
+            data={"name": "ada", "password": "ada's password", "csrf_token": token},
+            follow_redirects=False,
+        )
+        cookie = next(
+            c for c in done.headers.get_list("set-cookie") if c.startswith("lightnews_session=")
+        )
         assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Secure" in cookie
 
 
@@ -163,12 +180,14 @@ def test_failed_sign_ins_are_limited_across_processes(library: str) -> None:
     with client_for(library, settings) as one, client_for(library, settings) as two:
         for client in (one, two, one):  # two web processes share the count
             token = re.search(r'value="([0-9a-f]{64})"', client.get("/signin").text)[1]  # type: ignore[index]
-            failed = client.post("/signin", data={"name": "bob", "password": "guess",
-                                                  "csrf_token": token})  # fmt: skip
+            failed = client.post(
+                "/signin", data={"name": "bob", "password": "guess", "csrf_token": token}
+            )
             assert failed.status_code == 401
         token = re.search(r'value="([0-9a-f]{64})"', two.get("/signin").text)[1]  # type: ignore[index]
-        held = two.post("/signin", data={"name": "bob", "password": "bob's password",
-                                         "csrf_token": token})  # fmt: skip
+        held = two.post(
+            "/signin", data={"name": "bob", "password": "bob's password", "csrf_token": token}
+        )
         assert held.status_code == 429 and "Too many failed sign-ins" in held.text
         assert held.headers["retry-after"] == "900"
         sign_in(one, "ada")  # another account is not held up by bob's
@@ -181,8 +200,11 @@ def _failed_sign_ins(base: str, forwarded_for: str, names: list[str]) -> list[in
     with httpx.Client(base_url=base, headers=headers) as client:
         for name in names:
             token = re.search(r'value="([0-9a-f]{64})"', client.get("/signin").text)[1]  # type: ignore[index]
-            statuses.append(client.post("/signin", data={
-                "name": name, "password": "guess", "csrf_token": token}).status_code)  # fmt: skip
+            statuses.append(
+                client.post(
+                    "/signin", data={"name": name, "password": "guess", "csrf_token": token}
+                ).status_code
+            )
     return statuses
 
 
@@ -219,12 +241,16 @@ def test_a_reader_changes_their_password_on_the_web(library: str) -> None:
             ("bob's password", "short", "short"): "at least 8 characters",
         }
         for (current, new, again), words in tries.items():
-            refused = _account_form(here, action="password", current=current, new=new,
-                                    again=again)  # fmt: skip
+            refused = _account_form(here, action="password", current=current, new=new, again=again)
             assert refused.status_code == 400 and words in refused.text, refused.text
             assert 'name="current"' in refused.text  # the form, to try again
-        done = _account_form(here, action="password", current="bob's password",
-                             new="a better one", again="a better one")  # fmt: skip
+        done = _account_form(
+            here,
+            action="password",
+            current="bob's password",
+            new="a better one",
+            again="a better one",
+        )
         assert done.status_code == 303 and done.headers["location"] == "/account?changed=password"
         page = here.get(done.headers["location"])  # this session goes on (renewed) ...
         assert page.status_code == 200 and "every other session has ended" in page.text
@@ -232,8 +258,9 @@ def test_a_reader_changes_their_password_on_the_web(library: str) -> None:
     with client_for(library) as again:
         sign_in(again, "bob", "a better one")
     with open_store(library) as store:
-        assert ("bob", "users.passwd", "bob") in [(e.actor, e.action, e.target)
-                                                   for e in store.audit_log()]  # fmt: skip
+        assert ("bob", "users.passwd", "bob") in [
+            (e.actor, e.action, e.target) for e in store.audit_log()
+        ]
 
 
 def test_a_reader_makes_and_revokes_api_tokens_on_the_web(library: str) -> None:
@@ -276,8 +303,10 @@ def test_sessions_expire_and_end_everywhere(library: str) -> None:
     with client_for(library) as laptop, client_for(library) as phone:
         sign_in(laptop, "bob")
         sign_in(phone, "bob")
-        assert laptop.post("/signout", data={"everywhere": "1"},
-                           follow_redirects=False).status_code == 303  # fmt: skip
+        assert (
+            laptop.post("/signout", data={"everywhere": "1"}, follow_redirects=False).status_code
+            == 303
+        )
         assert phone.get("/", follow_redirects=False).status_code == 303
         assert laptop.get("/", follow_redirects=False).status_code == 303
 
@@ -312,11 +341,14 @@ def test_only_admins_manage_sources_and_accounts_with_an_audit_log(library: str)
         sign_in(bob, "bob")
         assert bob.post("/sources/manage", data=feed).status_code == 403
         assert bob.get("/admin").status_code == 403
-        assert bob.post("/admin/users", data={"name": "eve", "password": "long enough"}
-                        ).status_code == 403  # fmt: skip
+        assert (
+            bob.post("/admin/users", data={"name": "eve", "password": "long enough"}).status_code
+            == 403
+        )
         assert ada.post("/sources/manage", data=feed, follow_redirects=False).status_code == 303
-        added = ada.post("/admin/users", data={"name": "cy", "password": "cy's password"},
-                         follow_redirects=False)  # fmt: skip
+        added = ada.post(
+            "/admin/users", data={"name": "cy", "password": "cy's password"}, follow_redirects=False
+        )
         assert added.status_code == 303
         admin = ada.get("/admin").text
         assert "sources.add" in admin and "example.org/lab/feed.xml" in admin
@@ -329,8 +361,9 @@ def test_only_admins_manage_sources_and_accounts_with_an_audit_log(library: str)
             assert "Workers" not in admin
     with open_store(library) as store:
         assert [(e.actor, e.action) for e in store.audit_log()] == [
-            ("ada", "users.add"), ("ada", "sources.add")
-        ]  # fmt: skip
+            ("ada", "users.add"),
+            ("ada", "sources.add"),
+        ]
         assert store.find_source("feed", "https://example.org/lab/feed.xml") is not None
 
 
@@ -413,8 +446,12 @@ def test_read_only_instance_refuses_every_change(demo_database: Path, tmp_path: 
         assert home.status_code == 200 and "read-only" in home.text
         assert not re.search(r'<form(?![^>]*hidden)[^>]*method="post"', home.text)
         token = re.search(r'value="([0-9a-f]{64})"', home.text)
-        data = {"action": "mute", "kind": "keyword", "value": "x",
-                "csrf_token": token[1] if token else ""}  # fmt: skip
+        data = {
+            "action": "mute",
+            "kind": "keyword",
+            "value": "x",
+            "csrf_token": token[1] if token else "",
+        }
         assert client.post("/mark", data=data).status_code == 403
         assert client.get("/?format=atom").status_code == 200
     with client_for(str(path), open_without_accounts=False) as closed:
@@ -423,8 +460,18 @@ def test_read_only_instance_refuses_every_change(demo_database: Path, tmp_path: 
 
 def test_serve_beyond_loopback_without_accounts_refuses_to_start(tmp_path: Path) -> None:
     db = tmp_path / "x.db"
-    run = [sys.executable, "-m", "lightnews", "--db", str(db), "serve", "--host", "0.0.0.0",
-           "--port", "1"]  # fmt: skip
+    run = [
+        sys.executable,
+        "-m",
+        "lightnews",
+        "--db",
+        str(db),
+        "serve",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        "1",
+    ]
     result = subprocess.run(run, capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert result.returncode == 2, result.stderr
     assert "no accounts" in result.stderr and "--public-read-only" in result.stderr
@@ -438,8 +485,11 @@ def state(location: str) -> dict[str, list[str]]:
     with open_store(location) as store:
         db: Any = store.db  # type: ignore[attr-defined]
         skip = {"settings", "sign_in_failures", "api_tokens"}  # sign-in and token use
-        return {t: sorted(repr(tuple(r)) for r in db.execute(f"SELECT * FROM {t}"))
-                for t in TABLES if t not in skip}  # fmt: skip
+        return {
+            t: sorted(repr(tuple(r)) for r in db.execute(f"SELECT * FROM {t}"))
+            for t in TABLES
+            if t not in skip
+        }
 
 
 def test_every_post_route_refuses_a_session_without_its_own_token(library: str) -> None:
@@ -457,18 +507,25 @@ def test_every_post_route_refuses_a_session_without_its_own_token(library: str) 
             wrong = {**FORM, "csrf_token": bobs}  # another session's token
             assert ada.post(path, data=wrong).status_code in (401, 403), path
             assert ada.post(path, data=FORM, headers={"x-csrf-token": bobs}).status_code in (
-                401, 403
-            ), path  # fmt: skip
+                401,
+                403,
+            ), path
         assert state(library) == before, "nothing changed"
         assert ada.get("/", follow_redirects=False).status_code == 200  # still signed in
 
 
 @pytest.mark.parametrize(
     ("target", "kept"),
-    [("/paper/2511.18342", True), ("/search?q=a", True), ("//evil.example", False),
-     ("/\t/evil.example", False), ("/\\evil.example", False), ("https://evil.example", False),
-     ("javascript:alert(1)", False)],
-)  # fmt: skip
+    [
+        ("/paper/2511.18342", True),
+        ("/search?q=a", True),
+        ("//evil.example", False),
+        ("/\t/evil.example", False),
+        ("/\\evil.example", False),
+        ("https://evil.example", False),
+        ("javascript:alert(1)", False),
+    ],
+)
 def test_sign_in_returns_only_to_this_site(target: str, kept: bool) -> None:
     from lightnews.serve.pages.account import _safe_next
 
@@ -494,8 +551,9 @@ def test_nothing_of_a_removed_account_opens_the_next_one(library: str) -> None:
             store.create_token(old.id, "laptop", digest(token), NOW)
             store.set_feed_key(old.reader, digest(key), NOW)
             start_watching(store, f"user:{old.id}", "2511.18342")
-            store.set_push_target(PushTarget("ntfy", "https://ntfy.example/bob", f"user:{old.id}"),
-                                  NOW)  # fmt: skip
+            store.set_push_target(
+                PushTarget("ntfy", "https://ntfy.example/bob", f"user:{old.id}"), NOW
+            )
         assert bob.get("/api/feed").status_code == 200
         assert bob.get(f"/feeds/{key}/feed.atom").status_code == 200
         assert _admin_form(ada, remove="bob").status_code == 303
@@ -511,15 +569,18 @@ def test_nothing_of_a_removed_account_opens_the_next_one(library: str) -> None:
         assert bob.get("/admin", follow_redirects=False).status_code == 303
         assert bob.get("/", follow_redirects=False).status_code == 303
         assert bob.get("/api/feed").status_code == 401
-        assert _admin_form(bob, name="mallory", password="mallory's password",
-                           admin="1").status_code in (303, 403)  # fmt: skip
+        assert _admin_form(
+            bob, name="mallory", password="mallory's password", admin="1"
+        ).status_code in (303, 403)
         with open_store(library) as store:
             assert "mallory" not in [u.name for u in store.list_users()]
             actors = {e.actor for e in store.audit_log()}
             assert actors == {"ada"}, actors  # nothing was done in grace's name
         with TestClient(create_app(library, SETTINGS), base_url="http://localhost") as anyone:
-            assert anyone.get("/api/feed", headers={"authorization": f"Bearer {token}"}
-                              ).status_code == 401  # fmt: skip
+            assert (
+                anyone.get("/api/feed", headers={"authorization": f"Bearer {token}"}).status_code
+                == 401
+            )
             assert anyone.get(f"/feeds/{key}/feed.atom").status_code == 404
 
 
@@ -562,12 +623,16 @@ def test_concurrent_wrong_passwords_check_at_most_the_limit(library: str, servin
             client.close()
         assert statuses.count(401) <= limit, statuses
         assert statuses.count(401) + statuses.count(429) == 50, statuses
-        with httpx.Client(base_url=base, timeout=60,
-                          headers={"x-forwarded-for": "198.51.100.7", "origin": base}) as member:
+        with httpx.Client(
+            base_url=base, timeout=60, headers={"x-forwarded-for": "198.51.100.7", "origin": base}
+        ) as member:
             token = re.search(r'value="([0-9a-f]{64})"', member.get("/signin").text)[1]  # type: ignore[index]
-            done = member.post("/signin", data={"name": "bob", "password": "bob's password",
-                                                "csrf_token": token}, follow_redirects=False)
-            assert done.status_code == 303, done.text  # fmt: skip
+            done = member.post(
+                "/signin",
+                data={"name": "bob", "password": "bob's password", "csrf_token": token},
+                follow_redirects=False,
+            )
+            assert done.status_code == 303, done.text
 
 
 def test_a_reader_follows_what_is_fetched_and_adds_no_source(library: str) -> None:
@@ -576,16 +641,20 @@ def test_a_reader_follows_what_is_fetched_and_adds_no_source(library: str) -> No
     with open_store(library) as store:
         before = {(r.kind, r.address) for r in store.list_sources()}
         mara = store.find_scholar("Mara Lindqvist")
-        handle = next(i.value for i in store.get_scholar(mara).identities
-                      if i.kind == "bluesky-handle")  # fmt: skip
+        handle = next(
+            i.value for i in store.get_scholar(mara).identities if i.kind == "bluesky-handle"
+        )
     with client_for(library) as bob:
         sign_in(bob, "bob")
         new = bob.post("/follow", data={"arxiv_author": "Jon Ode"}, follow_redirects=False)
         assert new.status_code == 303 and new.headers["location"].endswith("?not_fetched=1")
         assert "does not fetch all of what you gave" in bob.get(new.headers["location"]).text
         # A known handle with an unknown name: mara is followed, the name is not made hers.
-        mixed = bob.post("/follow", data={"handle": handle, "arxiv_author": "Ode Jonsson"},
-                         follow_redirects=False)  # fmt: skip
+        mixed = bob.post(
+            "/follow",
+            data={"handle": handle, "arxiv_author": "Ode Jonsson"},
+            follow_redirects=False,
+        )
         assert mixed.headers["location"] == f"/scholar/{mara}?not_fetched=1"
         known = bob.post("/follow", data={"handle": handle}, follow_redirects=False)
         assert known.headers["location"] == f"/scholar/{mara}"  # all of it is fetched
@@ -595,8 +664,11 @@ def test_a_reader_follows_what_is_fetched_and_adds_no_source(library: str) -> No
         # scholar is made, and the handle is not tied to them (that is an admin's).
         with open_store(library) as store:
             scholars = len(store.list_scholars(0.5))
-        onto = bob.post("/follow", data={"handle": "jonode.bsky.social", "scholar": str(mara)},
-                        follow_redirects=False)  # fmt: skip
+        onto = bob.post(
+            "/follow",
+            data={"handle": "jonode.bsky.social", "scholar": str(mara)},
+            follow_redirects=False,
+        )
         assert onto.headers["location"] == f"/scholar/{mara}?not_fetched=1"
     with open_store(library) as store:
         assert len(store.list_scholars(0.5)) == scholars
@@ -611,13 +683,22 @@ def test_a_reader_follows_what_is_fetched_and_adds_no_source(library: str) -> No
     with client_for(library, allowed) as bob, client_for(library) as ada:
         sign_in(bob, "bob")
         sign_in(ada, "ada")
-        assert bob.post("/follow", data={"arxiv_author": "Ida Reyes"},
-                        follow_redirects=False).status_code == 303  # fmt: skip
-        assert ada.post("/follow", data={"arxiv_author": "Oskar Nyberg"},
-                        follow_redirects=False).status_code == 303  # fmt: skip
+        assert (
+            bob.post(
+                "/follow", data={"arxiv_author": "Ida Reyes"}, follow_redirects=False
+            ).status_code
+            == 303
+        )
+        assert (
+            ada.post(
+                "/follow", data={"arxiv_author": "Oskar Nyberg"}, follow_redirects=False
+            ).status_code
+            == 303
+        )
     with open_store(library) as store:
         added = {(r.kind, r.title) for r in store.list_sources()} - {
-            (r.kind, r.title) for r in store.list_sources() if (r.kind, r.address) in before}
+            (r.kind, r.title) for r in store.list_sources() if (r.kind, r.address) in before
+        }
         assert added == {("arxiv-api", "Ida Reyes"), ("arxiv-api", "Oskar Nyberg")}
 
 
@@ -669,7 +750,8 @@ def test_one_person_known_twice_is_offered_as_a_merge_an_admin_makes(library: st
         assert "Maybe the same person as" in page and 'href="/scholar/2"' in page
         assert 'value="merge"' not in page and "An admin can merge them" in page
         assert bob.get(f"/api/scholar/{twin}").json()["namesakes"] == [
-            {"id": 2, "name": "Tobias Achterberg-Reyes"}]
+            {"id": 2, "name": "Tobias Achterberg-Reyes"}
+        ]
         merge = {"action": "merge", "scholar": str(twin), "into": "2"}
         assert bob.post("/scholars/manage", data=merge).status_code == 403
         assert 'value="merge"' in ada.get(f"/scholar/{twin}").text

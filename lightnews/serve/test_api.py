@@ -51,12 +51,16 @@ def test_every_api_route_of_the_app_is_described(tmp_path: Path) -> None:
 
     app = create_app(tmp_path / "empty.db", Settings(environ={}))
     paths = {
-        r.path.replace(":path", "") for r in app.routes
+        r.path.replace(":path", "")
+        for r in app.routes
         if isinstance(r, Route) and r.path.startswith("/api") and "GET" in (r.methods or ())
-    }  # fmt: skip
+    }
     assert paths - {"/api/openapi.json"} == {r.path for r in ROUTES}
-    writes = {r.path for r in app.routes if isinstance(r, Route)
-              and r.path.startswith("/api") and "POST" in (r.methods or ())}  # fmt: skip
+    writes = {
+        r.path
+        for r in app.routes
+        if isinstance(r, Route) and r.path.startswith("/api") and "POST" in (r.methods or ())
+    }
     assert writes == {w.path for w in WRITES} == {"/api/mark"}
 
 
@@ -71,8 +75,11 @@ def test_writes_are_described_with_their_body_and_auth() -> None:
     assert body["properties"]["story"]["examples"] == ["2511.18342"]
     assert post["security"] == [{"token": []}, {"form": []}]
     schemes = doc["components"]["securitySchemes"]
-    assert schemes["token"] == {"type": "http", "scheme": "bearer",
-                                "description": schemes["token"]["description"]}  # fmt: skip
+    assert schemes["token"] == {
+        "type": "http",
+        "scheme": "bearer",
+        "description": schemes["token"]["description"],
+    }
     assert "tokens create" in schemes["token"]["description"]
     assert schemes["form"]["in"] == "header" and schemes["form"]["name"] == "X-CSRF-Token"
     assert {"200", "400", "401", "403", "404", "503"} <= set(post["responses"])
@@ -93,7 +100,8 @@ def test_api_is_an_index_of_every_address(tmp_path: Path) -> None:
         listed = {(e["method"], e["path"]) for e in answer.json()["endpoints"]}
         assert ("POST", "/api/mark") in listed and ("GET", "/api/search") in listed
         assert ("GET", "/api/openapi.json") in listed and answer.json()["openapi"] == (
-            "/api/openapi.json")
+            "/api/openapi.json"
+        )
         described = set(client.get(answer.json()["openapi"]).json()["paths"])
         assert {path for _, path in listed} - {"/api/openapi.json"} == described
         assert client.get("/api/", follow_redirects=True).json() == index()
@@ -111,11 +119,25 @@ def api_url(demo_library: str, serving: Any) -> Iterator[str]:
 def _schemathesis(url: str, cwd: Path, *options: str) -> subprocess.CompletedProcess[str]:
     # Reads only: the writes would change the demo library the module's tests share (they
     # are checked against their description in the README client's test).
-    command = [str(ST), "run", url, "--checks", "all", "--max-examples", "25", "--seed", "1",
-               "--no-color", "--include-method", "GET", *options]  # fmt: skip
+    command = [
+        str(ST),
+        "run",
+        url,
+        "--checks",
+        "all",
+        "--max-examples",
+        "25",
+        "--seed",
+        "1",
+        "--no-color",
+        "--include-method",
+        "GET",
+        *options,
+    ]
     # In a temporary folder: schemathesis keeps its cache of failures where it runs.
-    return subprocess.run(command, capture_output=True, text=True, timeout=600, check=False,
-                          cwd=cwd)  # fmt: skip
+    return subprocess.run(
+        command, capture_output=True, text=True, timeout=600, check=False, cwd=cwd
+    )
 
 
 @pytest.mark.skipif(ST is None, reason="schemathesis is not installed (a dev dependency)")
@@ -144,6 +166,13 @@ def test_the_day_the_description_allows_is_the_day_the_handler_takes() -> None:
             return False
         return True
 
-    for text in ("0000-01-01", "0000-12-28", "0001-01-01", "0010-02-28", "0999-11-09",
-                 "2025-11-27", "9999-12-28"):  # fmt: skip
+    for text in (
+        "0000-01-01",
+        "0000-12-28",
+        "0001-01-01",
+        "0010-02-28",
+        "0999-11-09",
+        "2025-11-27",
+        "9999-12-28",
+    ):
         assert bool(re.search(pattern, text)) == taken(text), text

@@ -41,10 +41,17 @@ def base_url(demo_library: str, serving: Any) -> Iterator[str]:
 def browser() -> Iterator[object]:
     with playwright_api.sync_playwright() as p:
         chromium = p.chromium.launch(
-            executable_path=CHROMIUM, headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--no-first-run", "--disable-sync"],
-        )  # fmt: skip
+            executable_path=CHROMIUM,
+            headless=True,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--no-first-run",
+                "--disable-sync",
+            ],
+        )
         yield chromium
         chromium.close()
 
@@ -198,13 +205,25 @@ def test_security_headers_and_no_policy_violations_on_every_page_type(
 
     p = page
     violations: list[str] = []
-    p.on("console", lambda m: violations.append(m.text)  # type: ignore[attr-defined]
-         if "Content Security Policy" in m.text else None)  # fmt: skip
+    p.on(  # type: ignore[attr-defined]
+        "console",
+        lambda m: violations.append(m.text) if "Content Security Policy" in m.text else None,
+    )
     p.goto(base_url + "/paper/2511.18342")  # type: ignore[attr-defined]
     item = p.locator("main section article a").first.get_attribute("href")  # type: ignore[attr-defined]
     scholar = "/scholar/maralindqvist.bsky.social"
-    paths = ["/", scholar, scholar + "?tab=papers", "/paper/2511.18342", item, "/daily",
-             "/search?q=attention", "/sources", "/paper/2512.99999", "/no/such/page"]  # fmt: skip
+    paths = [
+        "/",
+        scholar,
+        scholar + "?tab=papers",
+        "/paper/2511.18342",
+        item,
+        "/daily",
+        "/search?q=attention",
+        "/sources",
+        "/paper/2512.99999",
+        "/no/such/page",
+    ]
     for path in paths:
         response = p.goto(base_url + path)  # type: ignore[attr-defined]
         headers = response.all_headers()

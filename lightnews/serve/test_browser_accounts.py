@@ -79,6 +79,7 @@ def test_two_readers_see_only_their_own_feed_saves_and_mutes(
         assert "Sparse Ring Attention" not in mine and "keyword “attention”" in mine
         assert "Sparse Ring Attention" in his and "keyword “diffusion”" in his
         assert "diffusion" not in mine.split("Following:")[0] and "attention”" not in his
+
         def following(page: Any) -> str:  # cards name authors too: the list of whom one follows
             return str(page.locator("main p.meta", has_text="Following:").inner_text())
 
@@ -86,10 +87,12 @@ def test_two_readers_see_only_their_own_feed_saves_and_mutes(
         first = bob.locator("main article").first
         assert "Sparse Ring Attention" in first.inner_text() and "saved" in first.inner_text()
         # The save button says so ("going by what you saved" may be another card's reason).
-        ada_saved = [a.inner_text() for a in ada.locator("main article").all()
-                     if "Saved ✓" in a.inner_text()]  # fmt: skip
-        bob_saved = [a.inner_text() for a in bob.locator("main article").all()
-                     if "Saved ✓" in a.inner_text()]  # fmt: skip
+        ada_saved = [
+            a.inner_text() for a in ada.locator("main article").all() if "Saved ✓" in a.inner_text()
+        ]
+        bob_saved = [
+            a.inner_text() for a in bob.locator("main article").all() if "Saved ✓" in a.inner_text()
+        ]
         assert len(ada_saved) == 1 and len(bob_saved) == 1 and ada_saved != bob_saved
         assert "ada" in ada.locator("header").inner_text()
         assert "bob" in bob.locator("header").inner_text()
@@ -154,8 +157,12 @@ def test_a_readers_not_theirs_is_their_own_and_an_admins_is_shared_and_audited(
         bob.goto(f"{served}/scholar/{mara}")
         bob.get_by_role("button", name="Follow", exact=True).click()
         bob.goto(papers)
-        assert bob.get_by_role("button", name=f"Reject {hidden}: not by Mara Lindqvist, "
-                               "for everyone").count() == 0  # fmt: skip
+        assert (
+            bob.get_by_role(
+                "button", name=f"Reject {hidden}: not by Mara Lindqvist, for everyone"
+            ).count()
+            == 0
+        )
         assert "decided for every reader, by an admin" in main_text(bob)
         bob.get_by_role("button", name=f"Hide {hidden} from my feed").click()
         bob.wait_for_url(papers + "*")
@@ -164,7 +171,7 @@ def test_a_readers_not_theirs_is_their_own_and_an_admins_is_shared_and_audited(
         with bob.expect_response(f"{served}/scholars/manage") as answer:
             bob.evaluate("""() => { const b = document.querySelector(
                 'button[aria-label="Hide 2510.03172 from my feed"]');
-                b.value = "reject"; b.click(); }""")  # fmt: skip
+                b.value = "reject"; b.click(); }""")
         assert answer.value.status == 403
         bob.wait_for_url(f"{served}/scholars/manage")
         assert "decided for every reader, by an admin" in main_text(bob)
@@ -184,8 +191,9 @@ def test_a_readers_not_theirs_is_their_own_and_an_admins_is_shared_and_audited(
         # ada's "not theirs" is for everyone: bob's page says so and by whom, the log too.
         ada.goto(papers)
         assert "Whether a paper is" not in main_text(ada)
-        ada.get_by_role("button", name=f"Reject {rejected}: not by Mara Lindqvist, "
-                        "for everyone").click()  # fmt: skip
+        ada.get_by_role(
+            "button", name=f"Reject {rejected}: not by Mara Lindqvist, for everyone"
+        ).click()
         ada.wait_for_url(papers + "*")
         bob.goto(papers)
         shot(bob, "accounts-bob-shared-decision")
@@ -198,7 +206,8 @@ def test_a_readers_not_theirs_is_their_own_and_an_admins_is_shared_and_audited(
             assert store.decisions(mara) == {rejected: "reject"}
             assert store.deciders(mara) == {rejected: "ada"}
             assert [(e.actor, e.action, e.target) for e in store.audit_log()] == [
-                ("ada", "attribution.reject", f"#{mara} {rejected}")]  # fmt: skip
+                ("ada", "attribution.reject", f"#{mara} {rejected}")
+            ]
     finally:
         ada.context.close()
         bob.context.close()

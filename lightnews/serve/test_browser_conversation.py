@@ -43,7 +43,7 @@ def story_url(tmp_path_factory: pytest.TempPathFactory, serving: Any) -> Iterato
         yield f"{url}/paper/{PAPER}"
 
 
-def test_the_story_page_shows_its_conversation(page: P, story_url: str) -> None:  # noqa: F811
+def test_the_story_page_shows_its_conversation(page: P, story_url: str) -> None:
     p = page
     p.goto(story_url)
     section = p.locator("#conversation")

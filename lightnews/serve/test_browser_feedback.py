@@ -21,7 +21,9 @@ P = Any  # a Playwright page (untyped here, as in test_browser)
 
 
 def test_not_interested_and_more_like_this_on_the_feed(
-    page: P, base_url: str, demo_library: str  # noqa: F811
+    page: P,
+    base_url: str,
+    demo_library: str,
 ) -> None:
     p = page
     p.goto(base_url + "/")
@@ -43,7 +45,9 @@ def test_not_interested_and_more_like_this_on_the_feed(
     with open_store(demo_library) as store:
         said = store.paper_feedback(LOCAL_READER)
         hits = store.papers_by_rowids(list(said))
-        assert sorted((hits[row].title, decision) for row, decision in said.items()) == sorted([
-            ("Calibrated Abstention for Language Model Judges", "not-interested"),
-            (title, "more-like-this"),
-        ])  # fmt: skip
+        assert sorted((hits[row].title, decision) for row, decision in said.items()) == sorted(
+            [
+                ("Calibrated Abstention for Language Model Judges", "not-interested"),
+                (title, "more-like-this"),
+            ]
+        )

@@ -24,12 +24,27 @@ from lightnews.serve.test_browser import (  # noqa: F401 - fixtures shared with 
 )
 from lightnews.settings import Settings
 
-PAGES = ("/", "/?view=papers", "/saved", "/scholar/1", "/scholar/1?tab=papers", "/scholars",
-         "/search?q=attention", "/daily", "/discussed", "/notes", "/sources", "/suggestions",
-         "/item/1")  # fmt: skip
+PAGES = (
+    "/",
+    "/?view=papers",
+    "/saved",
+    "/scholar/1",
+    "/scholar/1?tab=papers",
+    "/scholars",
+    "/search?q=attention",
+    "/daily",
+    "/discussed",
+    "/notes",
+    "/sources",
+    "/suggestions",
+    "/item/1",
+)
 #: Buttons that change something: none may be offered to a read-only visitor.
-CONTROLS = re.compile(r"save|mark read|more like this|not interested|follow|mute|watch|"
-                      r"sign out|remove|hide|undo", re.I)  # fmt: skip
+CONTROLS = re.compile(
+    r"save|mark read|more like this|not interested|follow|mute|watch|"
+    r"sign out|remove|hide|undo",
+    re.I,
+)
 SECRET_WORD = "zebrafish"  # the owner's muted keyword: in no page's text
 
 
@@ -43,7 +58,9 @@ def public_url(demo_library: str, serving: Any) -> Iterator[str]:
 
 
 def test_the_read_only_site_shows_no_private_state_and_no_control(
-    browser: Any, base_url: str, public_url: str  # noqa: F811
+    browser: Any,
+    base_url: str,
+    public_url: str,
 ) -> None:
     owner = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
     owner.goto(base_url + "/")
@@ -63,8 +80,9 @@ def test_the_read_only_site_shows_no_private_state_and_no_control(
     for path in PAGES:
         p.goto(public_url + path)
         text = p.locator("body").inner_text()
-        offered = [b.inner_text() or b.get_attribute("aria-label")
-                   for b in p.locator("button").all()]  # fmt: skip
+        offered = [
+            b.inner_text() or b.get_attribute("aria-label") for b in p.locator("button").all()
+        ]
         assert [b for b in offered if CONTROLS.search(b)] == [], path
         assert p.locator("form[method=post]").count() == 0, path
         assert SECRET_WORD not in text and "Muted" not in text and "Saved ✓" not in text, path

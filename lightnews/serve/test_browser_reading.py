@@ -33,9 +33,10 @@ __all__ = ["library", "pg_demo_template", "pg_demo_url"]  # fixtures used here
 P = Any  # a Playwright page (untyped here, as in test_browser)
 
 
-def _tab(browser: Any, width: int, height: int, scripts: bool = True) -> Any:  # noqa: F811
-    context = browser.new_context(viewport={"width": width, "height": height},
-                                  java_script_enabled=scripts)  # fmt: skip
+def _tab(browser: Any, width: int, height: int, scripts: bool = True) -> Any:
+    context = browser.new_context(
+        viewport={"width": width, "height": height}, java_script_enabled=scripts
+    )
     return context.new_page()
 
 
@@ -46,7 +47,8 @@ def _in_view(p: P, selector: str) -> bool:
 
 
 def test_save_and_mark_read_act_in_place_and_a_read_story_leaves(
-    browser: Any, base_url: str  # noqa: F811
+    browser: Any,
+    base_url: str,
 ) -> None:
     p = _tab(browser, 1280, 700)
     p.goto(base_url + "/")
@@ -86,7 +88,7 @@ def test_save_and_mark_read_act_in_place_and_a_read_story_leaves(
     p.context.close()
 
 
-def test_a_search_hit_is_saved_in_place(browser: Any, base_url: str) -> None:  # noqa: F811
+def test_a_search_hit_is_saved_in_place(browser: Any, base_url: str) -> None:
     """Search hits carry Save (before: a title, an id and a date); it acts in place too."""
     p = _tab(browser, 1280, 360)
     p.goto(base_url + "/search?q=attention")
@@ -115,7 +117,8 @@ def test_a_search_hit_is_saved_in_place(browser: Any, base_url: str) -> None:  #
 
 
 def test_without_scripts_the_reader_lands_back_on_the_same_card(
-    browser: Any, base_url: str  # noqa: F811
+    browser: Any,
+    base_url: str,
 ) -> None:
     p = _tab(browser, 1280, 700, scripts=False)
     p.goto(base_url + "/")
@@ -136,9 +139,22 @@ def test_without_scripts_the_reader_lands_back_on_the_same_card(
     p.context.close()
 
 
-PAGES = ("/", "/?view=papers", "/paper/2511.18342", "/scholar/1", "/scholar/1?tab=papers",
-         "/search?q=attention", "/daily", "/discussed", "/notes", "/saved", "/scholars",
-         "/sources", "/suggestions", "/item/1")  # fmt: skip
+PAGES = (
+    "/",
+    "/?view=papers",
+    "/paper/2511.18342",
+    "/scholar/1",
+    "/scholar/1?tab=papers",
+    "/search?q=attention",
+    "/daily",
+    "/discussed",
+    "/notes",
+    "/saved",
+    "/scholars",
+    "/sources",
+    "/suggestions",
+    "/item/1",
+)
 #: Signed in, the account's pages too.
 ACCOUNT_PAGES = ("/account", "/admin", "/group")
 #: What a failing feed leaves on the Sources page: a long address and a long error, which
@@ -150,9 +166,14 @@ def _add_failing_source(location: str) -> None:
     """A feed whose last refresh failed, recorded as the pipeline records a failed fetch."""
     with open_store(location) as store:
         row, _ = store.add_source("feed", FAILING, now="2025-11-20T00:00:00Z")
-        store.record_failure(row.id, f"FetchError: GET {FAILING}?token=" + "x" * 120
-                             + " answered 503 Service Unavailable after 3 attempts",
-                             "2025-11-20T00:00:00Z", "2025-11-20T01:00:00Z")  # fmt: skip
+        store.record_failure(
+            row.id,
+            f"FetchError: GET {FAILING}?token="
+            + "x" * 120
+            + " answered 503 Service Unavailable after 3 attempts",
+            "2025-11-20T00:00:00Z",
+            "2025-11-20T01:00:00Z",
+        )
 
 
 #: What sticks out: of the window (the page scrolls sideways), or of the header, the main
@@ -188,7 +209,10 @@ def _too_wide(p: P, base: str, paths: tuple[str, ...], width: int, who: str) -> 
 
 @pytest.mark.parametrize("width", [375, 1280])
 def test_no_page_is_wider_than_the_window(
-    browser: Any, base_url: str, demo_library: str, width: int  # noqa: F811
+    browser: Any,
+    base_url: str,
+    demo_library: str,
+    width: int,
 ) -> None:
     if width == 375:
         _add_failing_source(demo_library)
@@ -212,7 +236,8 @@ def served(library: str, serving: Any) -> Iterator[str]:
 
 
 def test_no_page_is_wider_than_the_window_signed_in(
-    browser: Any, served: str  # noqa: F811
+    browser: Any,
+    served: str,
 ) -> None:
     p = signed_in(browser, served, "ada")
     wide = []

@@ -24,7 +24,7 @@ from lightnews.serve.test_browser import (  # noqa: F401 - fixtures shared with 
 P = Any  # a Playwright page (untyped here, as in test_browser)
 
 
-def test_follow_a_suggestion(page: P, base_url: str) -> None:  # noqa: F811
+def test_follow_a_suggestion(page: P, base_url: str) -> None:
     p = page
     p.goto(base_url + "/scholars")
     p.get_by_role("link", name="suggestions of whom to follow").click()

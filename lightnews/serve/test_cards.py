@@ -100,8 +100,11 @@ def test_a_feed_card_has_what_a_researcher_scans_for(client: TestClient) -> None
     # The only script is the one that keeps the reader's place (progressive, in a file).
     assert "<script" not in html.replace('<script src="/static/reading.js" defer></script>', "")
     # When: relative words, the exact moment in the datetime attribute and in words.
-    assert re.search(r'<time datetime="2025-11-2\dT[\d:]+Z" title="2025-11-2\d [\d:]+ UTC">'
-                     r"[^<]+ ago</time>", card)  # fmt: skip
+    assert re.search(
+        r'<time datetime="2025-11-2\dT[\d:]+Z" title="2025-11-2\d [\d:]+ UTC">'
+        r"[^<]+ ago</time>",
+        card,
+    )
     # Badges: code, Daily Papers with its upvotes, a revised version.
     assert 'href="https://github.com/northlake-ai/ring-attention">code</a>' in card
     assert "Daily Papers · 87▲" in card and ">v2</a>" in card

@@ -44,10 +44,12 @@ TITLE = "SelfReflect: Can LLMs Communicate Their Internal Answer Distribution?"
 ROOT = f"at://{SCHOLAR}/{POST}/3l224rdyyyg22"
 THREAD_REPLY = f"at://{SCHOLAR}/{POST}/3l224rdyyyviy"
 REPLIER, QUOTER, REPOSTER, BOT, OLDER = (
-    "did:plc:replierreplierreplier01", "did:plc:quoterquoterquoterquot1",
-    "did:plc:reposterreposterrepost1", "did:plc:listingbotlistingbot001",
+    "did:plc:replierreplierreplier01",
+    "did:plc:quoterquoterquoterquot1",
+    "did:plc:reposterreposterrepost1",
+    "did:plc:listingbotlistingbot001",
     "did:plc:olderolderolderolderold1",
-)  # fmt: skip
+)
 
 
 @dataclass
@@ -94,27 +96,62 @@ def conversation_events(shared: Path) -> list[dict[str, Any]]:
         identity_event(QUOTER, start - 3, "quoter.bsky.social"),
         _post(SCHOLAR, "3l224rdyyyg22", records[ROOT], 50),
         _post(SCHOLAR, "3l224rdyyyviy", reply, 49),
-        _post(REPLIER, "3lreply000001", {
-            **text_record("Congrats! Measuring whether a summary string matches the answer "
-                          "distribution is overdue. arxiv.org/abs/2505.20295"),
-            "reply": {"root": {"uri": ROOT, "cid": "bafyroot"},
-                      "parent": {"uri": ROOT, "cid": "bafyroot"}},
-        }, 40),
-        _post(QUOTER, "3lquote000001", {
-            **text_record("The SelfReflect metric is a neat idea, worth a read."),
-            "embed": {"$type": "app.bsky.embed.record", "record": {"uri": ROOT, "cid": "bafyroot"}},
-        }, 30),
-        commit_event(REPOSTER, _when(20)[1], REPOST, "3lrepost00001", {
-            "$type": REPOST, "subject": {"uri": ROOT, "cid": "bafyroot"},
-            "createdAt": _when(20)[0]}),
+        _post(
+            REPLIER,
+            "3lreply000001",
+            {
+                **text_record(
+                    "Congrats! Measuring whether a summary string matches the answer "
+                    "distribution is overdue. arxiv.org/abs/2505.20295"
+                ),
+                "reply": {
+                    "root": {"uri": ROOT, "cid": "bafyroot"},
+                    "parent": {"uri": ROOT, "cid": "bafyroot"},
+                },
+            },
+            40,
+        ),
+        _post(
+            QUOTER,
+            "3lquote000001",
+            {
+                **text_record("The SelfReflect metric is a neat idea, worth a read."),
+                "embed": {
+                    "$type": "app.bsky.embed.record",
+                    "record": {"uri": ROOT, "cid": "bafyroot"},
+                },
+            },
+            30,
+        ),
+        commit_event(
+            REPOSTER,
+            _when(20)[1],
+            REPOST,
+            "3lrepost00001",
+            {
+                "$type": REPOST,
+                "subject": {"uri": ROOT, "cid": "bafyroot"},
+                "createdAt": _when(20)[0],
+            },
+        ),
         _post(BOT, "3llisting0001", listing_record(PAPER, TITLE), 10),
-        _post(OLDER, "3lolder000001", {
-            **text_record("Reading group pick: arxiv.org/abs/2505.20295"),
-            "embed": {"$type": "app.bsky.embed.external", "external": {
-                "uri": "https://arxiv.org/abs/2505.20295", "title": TITLE,
-                "description": "Can LLMs describe their own answer distribution?"}},
-        }, 60 * 24 * 40),
-    ]  # fmt: skip
+        _post(
+            OLDER,
+            "3lolder000001",
+            {
+                **text_record("Reading group pick: arxiv.org/abs/2505.20295"),
+                "embed": {
+                    "$type": "app.bsky.embed.external",
+                    "external": {
+                        "uri": "https://arxiv.org/abs/2505.20295",
+                        "title": TITLE,
+                        "description": "Can LLMs describe their own answer distribution?",
+                    },
+                },
+            },
+            60 * 24 * 40,
+        ),
+    ]
     events.sort(key=lambda e: e["time_us"])
     return events
 
@@ -128,9 +165,19 @@ def replay(store: Store, events: list[dict[str, Any]], path: Path) -> None:
 
 def holding_the_paper(store: Store) -> None:
     """A library that holds the paper and follows its author on Bluesky."""
-    store.save_papers([Paper(PAPER, TITLE, "We ask whether LLMs can describe the distribution "
-                             "of their own answers.", [Author("Michael Kirchhof")], ["cs.LG"],
-                             "2025-05-26T17:00:00Z")], "2025-07-01T00:00:00Z")  # fmt: skip
+    store.save_papers(
+        [
+            Paper(
+                PAPER,
+                TITLE,
+                "We ask whether LLMs can describe the distribution of their own answers.",
+                [Author("Michael Kirchhof")],
+                ["cs.LG"],
+                "2025-05-26T17:00:00Z",
+            )
+        ],
+        "2025-07-01T00:00:00Z",
+    )
     scholar = store.create_scholar("Michael Kirchhof", "2025-07-01T00:00:00Z")
     store.add_identity(scholar, "bluesky-did", SCHOLAR)
     store.set_followed(LOCAL_READER, scholar, True, "2025-07-01T00:00:00Z")
@@ -155,8 +202,9 @@ def _check(talk: dict[str, Any]) -> None:
     assert first["posts"][0]["url"] == (
         "https://bsky.app/profile/mkirchhof.bsky.social/post/3l224rdyyyg22"
     )
-    assert "Can LLMs access and describe their own internal distributions?" in (
-        first["posts"][0]["text"]
+    assert (
+        "Can LLMs access and describe their own internal distributions?"
+        in (first["posts"][0]["text"])
     )
     # The reply and the quote are under what they answer; the repost is counted there.
     [reply] = first["replies"]
@@ -206,12 +254,16 @@ def test_api_paper_and_show_carry_the_conversation(
         page = client.get(f"/paper/{PAPER}").text
     assert "The conversation on Bluesky" in page and "Congrats! Measuring" in page
     assert "https://bsky.app/profile/quoter.bsky.social/post/3lquote000001" in page
-    result = CliRunner().invoke(cli, ["--db", library.address, "show", PAPER, "--json"],
-                                catch_exceptions=False)  # fmt: skip
+    result = CliRunner().invoke(
+        cli, ["--db", library.address, "show", PAPER, "--json"], catch_exceptions=False
+    )
     assert result.exit_code == 0, result.output
     _check(json.loads(result.stdout)["conversation"])
-    text = CliRunner().invoke(cli, ["--db", library.address, "show", PAPER],
-                              catch_exceptions=False).stdout  # fmt: skip
+    text = (
+        CliRunner()
+        .invoke(cli, ["--db", library.address, "show", PAPER], catch_exceptions=False)
+        .stdout
+    )
     assert "on the network: 6 posts by 5 people, 5 this week" in text
     assert "Michael Kirchhof @mkirchhof.bsky.social (you follow) [this week]" in text
     assert "reposted by did:plc:reposterreposterrepost1" in text

@@ -48,18 +48,27 @@ def test_the_api_takes_more_like_this_and_not_interested_per_reader(library: str
         assert PAPER in feed_keys(client, as_ada) and PAPER in feed_keys(client, as_bob)
         entry = client.get("/api/feed", headers=as_ada).json()[0]
         assert isinstance(entry["score"], float) and entry["score"] > 0
-        done = client.post("/api/mark", json={"action": "not-interested", "story": PAPER},
-                           headers=as_ada)  # fmt: skip
+        done = client.post(
+            "/api/mark", json={"action": "not-interested", "story": PAPER}, headers=as_ada
+        )
         assert done.status_code == 200 and done.json()["done"] == "not-interested"
         assert PAPER not in feed_keys(client, as_ada)
         assert PAPER in feed_keys(client, as_bob)  # ada's word is hers alone
-        assert client.post("/api/mark", json={"action": "more-like-this", "story": "2511.18342"},
-                           headers=as_bob).status_code == 200  # fmt: skip
-        lone = client.post("/api/mark", json={"action": "not-interested", "story": "item:40"},
-                           headers=as_ada)  # fmt: skip
+        assert (
+            client.post(
+                "/api/mark",
+                json={"action": "more-like-this", "story": "2511.18342"},
+                headers=as_bob,
+            ).status_code
+            == 200
+        )
+        lone = client.post(
+            "/api/mark", json={"action": "not-interested", "story": "item:40"}, headers=as_ada
+        )
         assert lone.status_code == 400 and "only a paper" in lone.json()["error"]
-        undo = client.post("/api/mark", json={"action": "no-feedback", "story": PAPER},
-                           headers=as_ada)  # fmt: skip
+        undo = client.post(
+            "/api/mark", json={"action": "no-feedback", "story": PAPER}, headers=as_ada
+        )
         assert undo.status_code == 200 and PAPER in feed_keys(client, as_ada)
     with open_store(library) as store:
         assert store.paper_feedback(ada.reader) == {}

@@ -47,12 +47,35 @@ def test_database_restart_gives_503_then_the_site_comes_back() -> None:
 
 #: One address of every kind of page, with its JSON twin where it has one (the demo library).
 EVERY_PAGE = (
-    "/", "/api/feed", "/scholar/1", "/api/scholar/1", "/paper/2511.18342",
-    "/api/paper/2511.18342", "/search?q=attention", "/api/search?q=attention", "/sources",
-    "/api/sources", "/item/1", "/api/item/1", "/daily", "/api/daily", "/notes", "/notes/9",
-    "/discussed", "/api/discussed", "/saved", "/api/saved", "/scholars", "/api/scholars",
-    "/suggestions", "/admin", "/account", "/signin", "/no/such/page", "/api/openapi.json",
-)  # fmt: skip
+    "/",
+    "/api/feed",
+    "/scholar/1",
+    "/api/scholar/1",
+    "/paper/2511.18342",
+    "/api/paper/2511.18342",
+    "/search?q=attention",
+    "/api/search?q=attention",
+    "/sources",
+    "/api/sources",
+    "/item/1",
+    "/api/item/1",
+    "/daily",
+    "/api/daily",
+    "/notes",
+    "/notes/9",
+    "/discussed",
+    "/api/discussed",
+    "/saved",
+    "/api/saved",
+    "/scholars",
+    "/api/scholars",
+    "/suggestions",
+    "/admin",
+    "/account",
+    "/signin",
+    "/no/such/page",
+    "/api/openapi.json",
+)
 
 
 def test_every_page_answers_503_from_memory_within_seconds_with_several_processes(
@@ -89,9 +112,11 @@ def test_every_page_answers_503_from_memory_within_seconds_with_several_processe
                 assert "try again" in down.text and "Traceback" not in down.text, path
             if took > 2.0:
                 slow.append((path, round(took, 1)))
-        posted = client.post("/mark", data={"action": "mute", "keyword": "zebra",
-                                            "csrf_token": token[1]},
-                             headers={"origin": base})  # fmt: skip
+        posted = client.post(
+            "/mark",
+            data={"action": "mute", "keyword": "zebra", "csrf_token": token[1]},
+            headers={"origin": base},
+        )
         assert posted.status_code == 503 and posted.headers["retry-after"] == "5"
         assert not slow, slow
         private_server.start()

@@ -35,8 +35,9 @@ jsonschema: Any = pytest.importorskip("jsonschema", reason="a dev dependency (sc
 def readme_client() -> str:
     """The Python block between the README's ``api-client`` markers."""
     text = README.read_text(encoding="utf-8")
-    block = re.search(r"<!-- api-client.*?-->\s*```python\n(.*?)```\s*<!-- /api-client -->",
-                      text, re.S)  # fmt: skip
+    block = re.search(
+        r"<!-- api-client.*?-->\s*```python\n(.*?)```\s*<!-- /api-client -->", text, re.S
+    )
     assert block, "the README shows an API client between its markers"
     return block.group(1)
 
@@ -49,18 +50,28 @@ def test_the_readme_client_runs_against_the_demo(
     db = tmp_path / "demo.db"
     shutil.copy(demo_database, db)
     runner = CliRunner()
-    added = runner.invoke(cli, ["--db", str(db), "users", "add", "me", "--admin",
-                                "--password-stdin"], input="a long passphrase\n")  # fmt: skip
+    added = runner.invoke(
+        cli,
+        ["--db", str(db), "users", "add", "me", "--admin", "--password-stdin"],
+        input="a long passphrase\n",
+    )
     assert added.exit_code == 0, added.output
-    made = runner.invoke(cli, ["--db", str(db), "--as", "me", "tokens", "create", "script",
-                               "--json"])  # fmt: skip
+    made = runner.invoke(
+        cli, ["--db", str(db), "--as", "me", "tokens", "create", "script", "--json"]
+    )
     assert made.exit_code == 0, made.output
     token = json.loads(made.stdout)["token"]
     settings = Settings(environ={}).with_overrides(resolve_online=False)
     with serving(create_app(str(db), settings)) as url:
         env = {**os.environ, "LIGHTNEWS_URL": url, "LIGHTNEWS_TOKEN": token}
-        ran = subprocess.run([sys.executable, "-c", readme_client()], capture_output=True,
-                             text=True, timeout=120, env=env, check=False)  # fmt: skip
+        ran = subprocess.run(
+            [sys.executable, "-c", readme_client()],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+            check=False,
+        )
         assert ran.returncode == 0, ran.stderr[-3000:]
         lines = ran.stdout.splitlines()
         assert re.fullmatch(r"\d+ endpoints, described at /api/openapi\.json", lines[0])
@@ -71,17 +82,21 @@ def test_the_readme_client_runs_against_the_demo(
         # The write answers what the description promises.
         post = openapi()["paths"]["/api/mark"]["post"]
         request = urllib.request.Request(
-            url + "/api/mark", data=json.dumps({"action": "read", "story": saved}).encode(),
+            url + "/api/mark",
+            data=json.dumps({"action": "read", "story": saved}).encode(),
             headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
-        )  # fmt: skip
+        )
         with urllib.request.urlopen(request, timeout=30) as answer:
             body = json.load(answer)
         answers = post["responses"]["200"]["content"]["application/json"]["schema"]
         takes = post["requestBody"]["content"]["application/json"]["schema"]
         jsonschema.validate(body, answers)
         jsonschema.validate({"action": "read", "story": saved}, takes)
-        no_token = urllib.request.Request(url + "/api/mark", data=b'{"action": "save"}',
-                                          headers={"Content-Type": "application/json"})  # fmt: skip
+        no_token = urllib.request.Request(
+            url + "/api/mark",
+            data=b'{"action": "save"}',
+            headers={"Content-Type": "application/json"},
+        )
         try:
             urllib.request.urlopen(no_token, timeout=30)
         except urllib.error.HTTPError as refused:

@@ -37,11 +37,14 @@ SETTINGS = Settings(environ={}).with_overrides(resolve_online=False)
 def _run(server: Any, command: str, *args: str) -> None:
     bin_path = Path(server.bin_path)
     user = server.system_user
-    done = subprocess.run([str(bin_path / command), *args], capture_output=True, timeout=60,
-                          user=user, check=False)  # fmt: skip
+    done = subprocess.run(
+        [str(bin_path / command), *args], capture_output=True, timeout=60, user=user, check=False
+    )
     if done.returncode:
-        logs = [p.read_text(errors="replace")[-2000:] for p in Path(args[-2] if "-D" in args
-                else "/nonexistent").glob("log*")]  # fmt: skip
+        logs = [
+            p.read_text(errors="replace")[-2000:]
+            for p in Path(args[-2] if "-D" in args else "/nonexistent").glob("log*")
+        ]
         raise AssertionError(f"{command} failed: {done.stderr.decode()[-2000:]} {logs}")
 
 
@@ -63,12 +66,35 @@ def primary_and_replica() -> Iterator[tuple[str, str]]:
         standby.mkdir(mode=0o700)
         if server.system_user:
             shutil.chown(standby, server.system_user)
-        _run(server, "pg_basebackup", "-h", socket, "-U", "postgres", "-D", str(standby),
-             "-R", "-X", "stream", "-c", "fast")  # fmt: skip
+        _run(
+            server,
+            "pg_basebackup",
+            "-h",
+            socket,
+            "-U",
+            "postgres",
+            "-D",
+            str(standby),
+            "-R",
+            "-X",
+            "stream",
+            "-c",
+            "fast",
+        )
         for copied in (".s.PGSQL.5432.lock", ".handle_pids.json", "log"):  # the primary's
             (standby / copied).unlink(missing_ok=True)  # (its data folder is its socket's)
-        _run(server, "pg_ctl", "-w", "-D", str(standby), "-l", str(standby / "log"),
-             "-o", f'-h "" -k {standby}', "start")  # fmt: skip
+        _run(
+            server,
+            "pg_ctl",
+            "-w",
+            "-D",
+            str(standby),
+            "-l",
+            str(standby / "log"),
+            "-o",
+            f'-h "" -k {standby}',
+            "start",
+        )
         replica = f"postgresql://postgres:@/library?host={standby}"
         wait_for(lambda: _replayed(primary, replica), "the standby to catch up")
         yield primary, replica
@@ -91,8 +117,11 @@ def _replayed(primary: str, replica: str) -> bool:
     with psycopg.connect(primary, autocommit=True) as conn:
         sent = conn.execute("SELECT pg_current_wal_lsn()").fetchone()[0]
     with psycopg.connect(replica, autocommit=True) as conn:
-        return bool(conn.execute("SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn",
-                                 (str(sent),)).fetchone()[0])  # fmt: skip
+        return bool(
+            conn.execute("SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", (str(sent),)).fetchone()[
+                0
+            ]
+        )
 
 
 def replay(replica: str, *, paused: bool) -> None:
@@ -112,21 +141,25 @@ def test_pages_read_from_the_replica_and_a_readers_own_save_shows_at_once(
     primary, replica = primary_and_replica
     settings = SETTINGS.with_overrides(read_url=(replica,), read_own_writes=30.0)
     app = create_app(primary, settings)
-    with TestClient(app, base_url="http://localhost") as reader, \
-            TestClient(app, base_url="http://localhost") as other, \
-            TestClient(create_app(primary, SETTINGS), base_url="http://localhost") as alone:
+    with (
+        TestClient(app, base_url="http://localhost") as reader,
+        TestClient(app, base_url="http://localhost") as other,
+        TestClient(create_app(primary, SETTINGS), base_url="http://localhost") as alone,
+    ):
         for path in EVERY_PAGE:  # every page type answers from the replica as from the primary
             answer = reader.get(path)
             assert answer.status_code == alone.get(path).status_code, path
             assert answer.status_code < 500, (path, answer.text[:300])
         replay(replica, paused=True)  # from here on the replica lags as long as we like
         with PostgresStore(primary, pool_size=2) as store:  # the primary takes writes
-            store.add_source("feed", "https://example.org/replica-test.xml",
-                             now="2025-11-20T00:00:00Z")  # fmt: skip
+            store.add_source(
+                "feed", "https://example.org/replica-test.xml", now="2025-11-20T00:00:00Z"
+            )
         assert "replica-test.xml" not in other.get("/api/sources").text  # read on the replica
         reader.headers["x-csrf-token"] = _form_token(reader)
-        saved = reader.post("/mark", data={"action": "save", "story": "2511.18342"},
-                            follow_redirects=False)  # fmt: skip
+        saved = reader.post(
+            "/mark", data={"action": "save", "story": "2511.18342"}, follow_redirects=False
+        )
         assert saved.status_code == 303 and WROTE_COOKIE in saved.headers["set-cookie"]
         mine = reader.get("/api/saved").json()
         assert "2511.18342" in str(mine)  # the reader's own save, at once, from the primary

@@ -25,14 +25,33 @@ SETTINGS = Settings(environ={}).with_overrides(resolve_online=False)
 def test_a_hit_marks_the_words_it_holds(store: Store) -> None:
     from lightnews.model import Author, Paper
 
-    store.save_papers([Paper(
-        "2511.00001", title="Caching Attention for Long Sequences",
-        abstract="We study " + "filler words here. " * 30 + "Our caches keep attention cheap.",
-        published="2025-11-01T00:00:00Z", authors=[Author(f"Author {n}") for n in range(12)],
-    )], "2025-11-02T00:00:00Z")  # fmt: skip
+    store.save_papers(
+        [
+            Paper(
+                "2511.00001",
+                title="Caching Attention for Long Sequences",
+                abstract="We study "
+                + "filler words here. " * 30
+                + "Our caches keep attention cheap.",
+                published="2025-11-01T00:00:00Z",
+                authors=[Author(f"Author {n}") for n in range(12)],
+            )
+        ],
+        "2025-11-02T00:00:00Z",
+    )
     terms = parse_query("cache attention -filler")
-    (hit,) = described(store, [SearchHit("2511.00001", "Caching Attention for Long Sequences",
-                                         1.0, matched=("words", "meaning"))], terms)  # fmt: skip
+    (hit,) = described(
+        store,
+        [
+            SearchHit(
+                "2511.00001",
+                "Caching Attention for Long Sequences",
+                1.0,
+                matched=("words", "meaning"),
+            )
+        ],
+        terms,
+    )
     assert hit.authors == tuple(f"Author {n}" for n in range(8)) and hit.author_count == 12
     assert hit.snippet.startswith("…") and hit.snippet.endswith("cheap.")  # around the words
     assert [hit.snippet[a:b] for a, b in hit.highlights] == ["caches", "attention"]
@@ -56,8 +75,12 @@ def test_search_page_and_api_show_authors_snippet_why_and_save(fresh_demo: str) 
 
         page = client.get("/search", params={"q": "attention"}).text
         key = re.escape(first["arxiv_id"])
-        article = re.search(rf'<article class="hit" id="([^"]+)"[^>]*>(?:(?!</article>).)*'
-                            rf"{key}.*?</article>", page, re.S)  # fmt: skip
+        article = re.search(
+            rf'<article class="hit" id="([^"]+)"[^>]*>(?:(?!</article>).)*'
+            rf"{key}.*?</article>",
+            page,
+            re.S,
+        )
         assert article, "the hit is an article with an anchor"
         hit = article.group(0)
         assert first["authors"][0] in hit and "<mark>" in hit
@@ -66,9 +89,16 @@ def test_search_page_and_api_show_authors_snippet_why_and_save(fresh_demo: str) 
         token = re.search(r'name="csrf_token" value="([0-9a-f]+)"', page)
         assert token
         back = f"/search?q=attention#{article.group(1)}"
-        done = client.post("/mark", follow_redirects=False, data={
-            "csrf_token": token.group(1), "story": first["arxiv_id"], "action": "save",
-            "back": back})  # fmt: skip
+        done = client.post(
+            "/mark",
+            follow_redirects=False,
+            data={
+                "csrf_token": token.group(1),
+                "story": first["arxiv_id"],
+                "action": "save",
+                "back": back,
+            },
+        )
         assert done.status_code == 303 and done.headers["location"] == back
         again = client.get("/search", params={"q": "attention"}).text
         saved = re.search(rf'id="{article.group(1)}".*?</article>', again, re.S)

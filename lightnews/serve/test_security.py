@@ -20,10 +20,17 @@ from lightnews.settings import Settings
 TEMPLATES = Path(__file__).with_name("templates")
 # A form that would change something on every POST route if it were carried out.
 FORM = {
-    "action": "mute", "kind": "keyword", "keyword": "attention", "value": "attention",
-    "story": "2511.17015", "feed": "https://example.org/evil.xml", "category": "cs.CR",
-    "remove": "1", "handle": "someone.bsky.social", "arxiv_author": "Eve Example",
-}  # fmt: skip
+    "action": "mute",
+    "kind": "keyword",
+    "keyword": "attention",
+    "value": "attention",
+    "story": "2511.17015",
+    "feed": "https://example.org/evil.xml",
+    "category": "cs.CR",
+    "remove": "1",
+    "handle": "someone.bsky.social",
+    "arxiv_author": "Eve Example",
+}
 
 
 @pytest.fixture
@@ -43,9 +50,13 @@ def app_client(library: Path) -> Iterator[TestClient]:
 def state(db: Path) -> dict[str, list[tuple[object, ...]]]:
     """Everything a form could change, read straight from the database."""
     with sqlite3.connect(db) as conn:
-        tables = [r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '%fts%' "
-            "AND name NOT IN ('settings', 'sqlite_sequence')")]  # fmt: skip
+        tables = [
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '%fts%' "
+                "AND name NOT IN ('settings', 'sqlite_sequence')"
+            )
+        ]
         return {t: sorted(map(tuple, conn.execute(f"SELECT * FROM {t}")), key=repr) for t in tables}
 
 
@@ -84,8 +95,9 @@ def test_every_post_route_refuses_other_sites_and_tokenless_posts(
     assert state(library) == before, "nothing changed"
     # The same forms from the site itself are carried out: the guard is not a blanket refusal.
     own = {"origin": "http://localhost"}
-    done = app_client.post("/mark", data={**FORM, "csrf_token": token}, headers=own,
-                           follow_redirects=False)  # fmt: skip
+    done = app_client.post(
+        "/mark", data={**FORM, "csrf_token": token}, headers=own, follow_redirects=False
+    )
     assert done.status_code == 303 and state(library) != before
 
 
@@ -107,11 +119,21 @@ def test_security_headers_on_every_page_type(app_client: TestClient) -> None:
     item = app_client.get("/api/paper/2511.18342").json()["mentions"][0]["item_id"]
     notes = next(s["id"] for s in app_client.get("/api/sources").json() if s["kind"] == "notes")
     paths = [
-        "/", "/?format=atom", "/api/feed", "/scholar/maralindqvist.bsky.social",
-        "/paper/2511.18342", f"/item/{item}", "/daily", f"/notes/{notes}", "/search?q=attention",
-        "/sources", "/static/site.css", "/paper/2512.99999", "/api/paper/nonsense",
+        "/",
+        "/?format=atom",
+        "/api/feed",
+        "/scholar/maralindqvist.bsky.social",
+        "/paper/2511.18342",
+        f"/item/{item}",
+        "/daily",
+        f"/notes/{notes}",
+        "/search?q=attention",
+        "/sources",
+        "/static/site.css",
+        "/paper/2512.99999",
+        "/api/paper/nonsense",
         "/no/such/page",
-    ]  # fmt: skip
+    ]
     for path in paths:
         response = app_client.get(path)
         for name, value in SECURITY_HEADERS.items():
@@ -125,16 +147,23 @@ def test_no_template_prints_a_stored_url_or_a_tokenless_form() -> None:
         assert not re.search(r"""(href|src|action)\s*=\s*["']?\{\{""", html), template.name
         for form in re.findall(r"<form[^>]*>", html):
             if 'method="post"' in form:
-                after = html[html.index(form) + len(form):][:40]
+                after = html[html.index(form) + len(form) :][:40]
                 assert after.startswith("{{ csrf_field() }}"), template.name
 
 
 def test_stored_script_links_never_go_live(library: Path) -> None:
-    hostile = ["javascript:alert(1)", " JaVaScRiPt:alert(2)", "data:text/html,<b>x</b>",
-               "vbscript:msgbox", "java\tscript:alert(3)", "//evil.example/x"]  # fmt: skip
+    hostile = [
+        "javascript:alert(1)",
+        " JaVaScRiPt:alert(2)",
+        "data:text/html,<b>x</b>",
+        "vbscript:msgbox",
+        "java\tscript:alert(3)",
+        "//evil.example/x",
+    ]
     with sqlite3.connect(library) as conn:  # as if stored by an older, laxer version
-        conn.execute("UPDATE items SET url = ?, links = json_array(?, ?, ?, ?, ?, ?)",
-                     (hostile[0], *hostile))  # fmt: skip
+        conn.execute(
+            "UPDATE items SET url = ?, links = json_array(?, ?, ?, ?, ?, ?)", (hostile[0], *hostile)
+        )
         conn.execute(
             "UPDATE items SET extra = json_set(extra, '$.card.uri', ?, '$.github', ?) "
             "WHERE json_type(extra, '$.card') = 'object' OR kind = 'daily'",
@@ -145,8 +174,15 @@ def test_stored_script_links_never_go_live(library: Path) -> None:
     with TestClient(create_app(library, settings), base_url="http://localhost") as client:
         item_ids = [m["item_id"] for m in client.get("/api/paper/2511.18342").json()["mentions"]]
         notes = next(s["id"] for s in client.get("/api/sources").json() if s["kind"] == "notes")
-        pages = ["/", "/scholar/maralindqvist.bsky.social", "/paper/2511.18342", "/daily",
-                 f"/notes/{notes}", "/search?q=attention", "/sources"]  # fmt: skip
+        pages = [
+            "/",
+            "/scholar/maralindqvist.bsky.social",
+            "/paper/2511.18342",
+            "/daily",
+            f"/notes/{notes}",
+            "/search?q=attention",
+            "/sources",
+        ]
         pages += [f"/item/{i}" for i in item_ids if i]
         for path in pages:
             html = client.get(path).text
@@ -159,15 +195,27 @@ def test_stored_script_links_never_go_live(library: Path) -> None:
 @pytest.mark.parametrize(
     "url, safe",
     [
-        ("https://arxiv.org/abs/2511.18342", True), ("http://example.org/x?y=1#z", True),
-        ("HTTPS://EXAMPLE.ORG/", True), ("/paper/2511.18342", True), ("?page=2", True),
-        ("#content", True), ("javascript:alert(1)", False), ("JAVASCRIPT:alert(1)", False),
-        (" javascript:alert(1)", False), ("java\nscript:alert(1)", False),
-        ("data:text/html;base64,PHNjcmlwdD4=", False), ("vbscript:x", False),
-        ("//evil.example/", False), ("/\\evil.example", False), ("https:///nohost", False),
-        ("ftp://example.org/", False), ("", False), (None, False), ("http://[::1", False),
+        ("https://arxiv.org/abs/2511.18342", True),
+        ("http://example.org/x?y=1#z", True),
+        ("HTTPS://EXAMPLE.ORG/", True),
+        ("/paper/2511.18342", True),
+        ("?page=2", True),
+        ("#content", True),
+        ("javascript:alert(1)", False),
+        ("JAVASCRIPT:alert(1)", False),
+        (" javascript:alert(1)", False),
+        ("java\nscript:alert(1)", False),
+        ("data:text/html;base64,PHNjcmlwdD4=", False),
+        ("vbscript:x", False),
+        ("//evil.example/", False),
+        ("/\\evil.example", False),
+        ("https:///nohost", False),
+        ("ftp://example.org/", False),
+        ("", False),
+        (None, False),
+        ("http://[::1", False),
     ],
-)  # fmt: skip
+)
 def test_safe_href(url: str | None, safe: bool) -> None:
     assert (safe_href(url) is not None) is safe
 
@@ -178,10 +226,14 @@ def test_link_renders_text_alone_when_unsafe() -> None:
 
 
 def test_odd_numbers_and_characters_are_400_not_500(app_client: TestClient) -> None:
-    for path in ("/item/99999999999999999999999", "/item/-1", "/notes/1e5",
-                 "/search?q=attention&page=100000000000000000000000",
-                 "/scholar/maralindqvist.bsky.social?tab=papers&page=10000000000000000000000",
-                 "/api/item/٣"):  # fmt: skip
+    for path in (
+        "/item/99999999999999999999999",
+        "/item/-1",
+        "/notes/1e5",
+        "/search?q=attention&page=100000000000000000000000",
+        "/scholar/maralindqvist.bsky.social?tab=papers&page=10000000000000000000000",
+        "/api/item/٣",
+    ):
         assert app_client.get(path).status_code == 400, path
     feed = app_client.get("/search", params={"q": "attention\x01\x0b\x1f", "format": "atom"})
     assert feed.status_code == 200 and feed.headers["content-type"].startswith("application/atom")

@@ -28,10 +28,23 @@ def served(db: str, workers: int, log: Path) -> Iterator[tuple[str, int]]:
     env["LIGHTNEWS_RESOLVE_ONLINE"] = "0"
     with log.open("wb") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "lightnews", "--db", db, "serve", "--workers", str(workers),
-             "--port", str(port)],
-            env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "lightnews",
+                "--db",
+                db,
+                "serve",
+                "--workers",
+                str(workers),
+                "--port",
+                str(port),
+            ],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     base = f"http://127.0.0.1:{port}"
     try:
         for _ in range(300):
@@ -63,9 +76,11 @@ def test_two_processes_serve_one_site_and_accept_each_others_forms(
         for _ in range(12):  # new connections land on either process
             with httpx.Client(base_url=base, cookies=client.cookies) as other:
                 done = other.post(
-                    "/mark", data={"action": "mute", "keyword": "zebra", "csrf_token": token[1]},
-                    headers={"origin": base}, follow_redirects=False,
-                )  # fmt: skip
+                    "/mark",
+                    data={"action": "mute", "keyword": "zebra", "csrf_token": token[1]},
+                    headers={"origin": base},
+                    follow_redirects=False,
+                )
                 statuses.add(done.status_code)
         assert statuses == {303}
         assert "zebra" in client.get("/").text

@@ -18,8 +18,12 @@ def test_a_library_without_accounts_stays_on_loopback_unless_read_only() -> None
     local = plan_serving("localhost", settings, accounts=0)
     assert local.loopback and local.note == ""
     assert [is_loopback(h) for h in ("127.0.0.1", "[::1]", "LOCALHOST", "10.0.0.1", "lab")] == [
-        True, True, True, False, False,
-    ]  # fmt: skip
+        True,
+        True,
+        True,
+        False,
+        False,
+    ]
 
 
 def test_the_address_it_listens_on_is_a_name_its_pages_answer_to() -> None:

@@ -39,7 +39,7 @@ def text_of(p: P, selector: str = "main") -> str:
     return str(p.locator(selector).first.inner_text())
 
 
-def test_the_done_when_walk(page: P, base_url: str, tmp_path: Path) -> None:  # noqa: F811
+def test_the_done_when_walk(page: P, base_url: str, tmp_path: Path) -> None:
     p = page
     # 1. The feed.
     p.goto(base_url + "/")
@@ -110,7 +110,7 @@ def _focus_on(p: P, selector: str, presses: int = 80) -> None:
     raise AssertionError(f"Tab never reached {selector}")
 
 
-def test_feed_and_story_by_keyboard_alone(page: P, base_url: str) -> None:  # noqa: F811
+def test_feed_and_story_by_keyboard_alone(page: P, base_url: str) -> None:
     p = page
     p.goto(base_url + "/")
     p.keyboard.press("Tab")
@@ -135,7 +135,7 @@ def test_feed_and_story_by_keyboard_alone(page: P, base_url: str) -> None:  # no
     assert after != before  # saved, or unsaved again: the button says which
 
 
-def test_phone_width(browser: Any, base_url: str) -> None:  # noqa: F811
+def test_phone_width(browser: Any, base_url: str) -> None:
     context = browser.new_context(viewport={"width": 375, "height": 812}, is_mobile=True)
     p = context.new_page()
     try:
@@ -151,17 +151,28 @@ def test_phone_width(browser: Any, base_url: str) -> None:  # noqa: F811
 
 
 PAGE_TYPES = (
-    "/", "/paper/2511.18342", "/scholar/maralindqvist.bsky.social",
-    "/scholar/maralindqvist.bsky.social?tab=papers", "/daily", "/search?q=attention",
-    "/sources", "/saved", "/scholars", "/notes", "/no/such/page", "/paper/2512.99999",
-)  # fmt: skip
+    "/",
+    "/paper/2511.18342",
+    "/scholar/maralindqvist.bsky.social",
+    "/scholar/maralindqvist.bsky.social?tab=papers",
+    "/daily",
+    "/search?q=attention",
+    "/sources",
+    "/saved",
+    "/scholars",
+    "/notes",
+    "/no/such/page",
+    "/paper/2512.99999",
+)
 
 
-@pytest.mark.skipif(not AXE.exists(), reason=f"axe-core is not installed ({AXE}): "
-                    "npm install --no-save axe-core@4, as .ci/run does")  # fmt: skip
+@pytest.mark.skipif(
+    not AXE.exists(),
+    reason=f"axe-core is not installed ({AXE}): npm install --no-save axe-core@4, as .ci/run does",
+)
 def test_no_critical_accessibility_violation_on_any_page_type(
-    browser: Any,  # noqa: F811
-    base_url: str,  # noqa: F811
+    browser: Any,
+    base_url: str,
 ) -> None:
     # The site's policy forbids inline script; axe is put in by the test, so the test lifts it.
     context = browser.new_context(bypass_csp=True)
@@ -176,8 +187,9 @@ def test_no_critical_accessibility_violation_on_any_page_type(
             p.goto(base_url + path)
             p.add_script_tag(path=str(AXE))
             result = p.evaluate("axe.run(document, {resultTypes: ['violations']})")
-            found[path] = [f"{v['id']}: {v['help']}" for v in result["violations"]
-                           if v["impact"] == "critical"]  # fmt: skip
+            found[path] = [
+                f"{v['id']}: {v['help']}" for v in result["violations"] if v["impact"] == "critical"
+            ]
         # The confirmation page before a source is removed.
         p.goto(base_url + "/sources")
         p.get_by_role("button", name=re.compile("^Remove ")).first.click()

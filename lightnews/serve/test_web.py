@@ -56,8 +56,10 @@ def test_scholar_page_posts_and_papers(client: TestClient) -> None:
 
 def test_counts_agree_with_their_words(client: TestClient) -> None:
     """One reply, one comment: never "1 replies" (the demo has ones, so this can fail)."""
-    pages = {path: client.get(path).text for path in ("/scholar/1", "/daily", "/scholar/2",
-                                                      "/paper/2511.18342", "/suggestions")}
+    pages = {
+        path: client.get(path).text
+        for path in ("/scholar/1", "/daily", "/scholar/2", "/paper/2511.18342", "/suggestions")
+    }
     ones = re.compile(r"\b1 (?:replies|reposts|likes|followers|records|comments|upvotes)\b")
     assert not {path: ones.findall(text) for path, text in pages.items() if ones.search(text)}
     assert "1 reply" in pages["/scholar/1"] and "1 comment" in pages["/daily"]
@@ -129,9 +131,11 @@ def test_bibtex(client: TestClient) -> None:
 
 
 def test_mark_read_and_mute_from_the_feed(client: TestClient) -> None:
-    done = client.post("/mark", data={"story": "2511.17015", "action": "read",
-                                      "back": "/?view=papers#s-2511-17015"},
-                       follow_redirects=False)  # fmt: skip
+    done = client.post(
+        "/mark",
+        data={"story": "2511.17015", "action": "read", "back": "/?view=papers#s-2511-17015"},
+        follow_redirects=False,
+    )
     assert done.status_code == 303
     assert done.headers["location"] == "/?view=papers&marked=2511.17015#s-2511-17015"
     assert "2511.17015" not in [s.get("arxiv_id") for s in client.get("/api/feed").json()]
@@ -145,9 +149,16 @@ def test_mark_read_and_mute_from_the_feed(client: TestClient) -> None:
     client.post("/mark", data={"action": "mute", "keyword": "leaderboards"})
     assert "LLM Leaderboards" not in client.get("/").text
     assert client.post("/mark", data={"action": "read"}).status_code == 400
-    away = client.post("/mark", data={"action": "unmute", "kind": "keyword",
-                                      "value": "leaderboards", "back": "//evil.example/"},
-                       follow_redirects=False)  # fmt: skip
+    away = client.post(
+        "/mark",
+        data={
+            "action": "unmute",
+            "kind": "keyword",
+            "value": "leaderboards",
+            "back": "//evil.example/",
+        },
+        follow_redirects=False,
+    )
     assert away.headers["location"] == "/"  # never sent off the site
     assert "LLM Leaderboards" in client.get("/").text
     bad = client.post("/mark", data={"action": "mute", "kind": "source", "value": "x"})

@@ -38,8 +38,9 @@ def library(demo_database: Path, tmp_path: Path) -> Path:
 @contextmanager
 def client_for(db: Path, write_wait: float, **overrides: object) -> Iterator[TestClient]:
     """A client of the app over ``db`` that posts forms as the site's own pages do."""
-    settings = Settings(environ={}).with_overrides(resolve_online=False, write_wait=write_wait,
-                                                   **overrides)  # fmt: skip
+    settings = Settings(environ={}).with_overrides(
+        resolve_online=False, write_wait=write_wait, **overrides
+    )
     with TestClient(create_app(db, settings), base_url="http://localhost") as client:
         same_site(client)
         yield client
@@ -144,8 +145,13 @@ def test_uncaught_lightnews_errors_are_not_500s(library: Path) -> None:
 
 def test_pages_served_side_by_side_all_answer(library: Path) -> None:
     """Threads search, stem and encode at once (each shared piece must allow it)."""
-    paths = ["/api/search?q=sparse+attention", "/api/paper/2511.18342", "/search?q=ring",
-             "/paper/2511.07731", "/api/feed"] * 8  # fmt: skip
+    paths = [
+        "/api/search?q=sparse+attention",
+        "/api/paper/2511.18342",
+        "/search?q=ring",
+        "/paper/2511.07731",
+        "/api/feed",
+    ] * 8
     with client_for(library, write_wait=1) as client:
         results: list[int] = []
         threads = [
@@ -169,10 +175,24 @@ def test_no_page_leaves_a_read_open_and_the_next_page_sees_another_writer(librar
         paper = conn.execute("SELECT arxiv_id FROM papers ORDER BY id LIMIT 1").fetchone()[0]
         scholar = conn.execute("SELECT min(id) FROM scholars").fetchone()[0]
         item = conn.execute("SELECT min(id) FROM items").fetchone()[0]
-    pages = ["/", "/api/feed", f"/paper/{paper}", f"/api/paper/{paper}", f"/scholar/{scholar}",
-             f"/scholar/{scholar}?tab=papers", "/search?q=attention", "/api/search?q=attention",
-             "/sources", f"/item/{item}", "/daily", "/discussed", "/saved", "/scholars",
-             "/suggestions", "/notes"]  # fmt: skip
+    pages = [
+        "/",
+        "/api/feed",
+        f"/paper/{paper}",
+        f"/api/paper/{paper}",
+        f"/scholar/{scholar}",
+        f"/scholar/{scholar}?tab=papers",
+        "/search?q=attention",
+        "/api/search?q=attention",
+        "/sources",
+        f"/item/{item}",
+        "/daily",
+        "/discussed",
+        "/saved",
+        "/scholars",
+        "/suggestions",
+        "/notes",
+    ]
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -181,8 +201,10 @@ def test_no_page_leaves_a_read_open_and_the_next_page_sees_another_writer(librar
                 assert client.get(path).status_code == 200, path
             with sqlite3.connect(library, isolation_level=None) as other:
                 other.execute("BEGIN IMMEDIATE")
-                other.execute("UPDATE papers SET title = 'Quokkas by another writer' "
-                              "WHERE arxiv_id = ?", (paper,))  # fmt: skip
+                other.execute(
+                    "UPDATE papers SET title = 'Quokkas by another writer' WHERE arxiv_id = ?",
+                    (paper,),
+                )
                 other.execute("COMMIT")
                 # No connection of the server holds a read: the log can be emptied.
                 busy, _, _ = other.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()

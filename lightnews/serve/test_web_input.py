@@ -140,8 +140,10 @@ def test_several_scholars_matching_give_a_choice(client: TestClient) -> None:
     page = client.get("/scholar/Mara", params={"tab": "papers"})
     assert page.status_code == 300 and "Which one?" in page.text
     choices = re.findall(r'<li><a href="(/scholar/\d+\?tab=papers)">([^<]+)</a>', page.text)
-    assert [label for _, label in choices] == ["Mara Lindqvist (@maralindqvist.bsky.social)",
-                                               "Mara Olsen"]  # fmt: skip
+    assert [label for _, label in choices] == [
+        "Mara Lindqvist (@maralindqvist.bsky.social)",
+        "Mara Olsen",
+    ]
     assert all(client.get(href).status_code == 200 for href, _ in choices)
     data = client.get("/api/scholar/mara").json()
     assert [c["label"] for c in data["choices"]][1] == "Mara Olsen"

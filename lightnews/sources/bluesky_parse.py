@@ -285,8 +285,9 @@ def post_item(
         key, kind = TRAITS.repost_key(by["did"], uri), "repost"
     reply = reply or {}
     ends = {end: as_object(reply.get(end)) for end in ("parent", "root")}
-    authors = {end: as_str(as_object(v.get("author")).get("handle")) or None
-               for end, v in ends.items()}  # fmt: skip
+    authors = {
+        end: as_str(as_object(v.get("author")).get("handle")) or None for end, v in ends.items()
+    }
     gone = {end: bool(v.get("notFound") or v.get("blocked")) for end, v in ends.items()}
     details = PostDetails(
         uri=uri,

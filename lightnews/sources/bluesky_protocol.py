@@ -412,5 +412,10 @@ SERVICE = "bluesky"
 #: The network whose accounts and posts the store keeps beyond one source's items.
 NETWORK = Network(SERVICE, post_url, author_did)
 #: What the core knows of the ``bluesky`` kind (the other Bluesky kinds share its reposts).
-TRAITS = SourceTraits(social=True, repost_prefix=REPOST_PREFIX, filter_label="Bluesky",
-                      filter_order=1, network=NETWORK)  # fmt: skip
+TRAITS = SourceTraits(
+    social=True,
+    repost_prefix=REPOST_PREFIX,
+    filter_label="Bluesky",
+    filter_order=1,
+    network=NETWORK,
+)

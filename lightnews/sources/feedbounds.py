@@ -203,8 +203,10 @@ def _bound_entries(body: bytes, budget: Budget, out: Bounded) -> bytes:
             out.warnings.append(
                 f"read the first {budget.entries:,} entries only: a refresh reads no more"
             )
-    if len(kept) == len(bounds) and len(starts) <= budget.entries and (
-        sum(map(len, kept)) == entries_end
+    if (
+        len(kept) == len(bounds)
+        and len(starts) <= budget.entries
+        and (sum(map(len, kept)) == entries_end)
     ):
         return body  # nothing skipped or cut: the very same bytes
     kept.append(body[entries_end:])
@@ -214,9 +216,7 @@ def _bound_entries(body: bytes, budget: Budget, out: Bounded) -> bytes:
 def _shorten_texts(span: bytes, limit: int) -> bytes:
     """An entry with every run of text longer than ``limit`` bytes cut to it (the fields'
     own limits cut them further once parsed, and say so)."""
-    return re.sub(
-        rb">([^<]{%d,})" % (limit + 1), lambda m: b">" + _cut(m[1], limit), span
-    )
+    return re.sub(rb">([^<]{%d,})" % (limit + 1), lambda m: b">" + _cut(m[1], limit), span)
 
 
 def _rewrite_tag(match: re.Match[bytes], budget: Budget) -> bytes:

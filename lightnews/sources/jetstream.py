@@ -107,9 +107,15 @@ class Counts:
     unknown: int = 0
 
     def to_json(self) -> dict[str, int]:
-        return {"events": self.events, "read": self.read, "kept": self.kept,
-                "skipped": self.skipped, "other": self.other, "malformed": self.malformed,
-                "unknown": self.unknown}  # fmt: skip
+        return {
+            "events": self.events,
+            "read": self.read,
+            "kept": self.kept,
+            "skipped": self.skipped,
+            "other": self.other,
+            "malformed": self.malformed,
+            "unknown": self.unknown,
+        }
 
 
 @dataclass(slots=True)
@@ -285,10 +291,14 @@ class NetworkFilter:
             if not papers:
                 return Heard(time_us)
             post = NetworkPost(
-                uri, did, "repost", time_us,
+                uri,
+                did,
+                "repost",
+                time_us,
                 tuple(NetworkMention(p, "repost", 1.0, subject) for p in papers),
-                subject=subject, created_at=_str(record.get("createdAt")) or None,
-            )  # fmt: skip
+                subject=subject,
+                created_at=_str(record.get("createdAt")) or None,
+            )
             return Heard(time_us, post=post)
         if collection == FOLLOW and did in self.scholars:
             followed = _str(record.get("subject"))
@@ -303,38 +313,52 @@ class NetworkFilter:
         self.counts.read += 1
         links, texts = match_texts(record)
         named = [*links, *texts]
-        mentions = [NetworkMention(m.arxiv_id, m.method, m.confidence, m.evidence)
-                    for m in find_arxiv_mentions(named)]  # fmt: skip
+        mentions = [
+            NetworkMention(m.arxiv_id, m.method, m.confidence, m.evidence)
+            for m in find_arxiv_mentions(named)
+        ]
         mentions += [NetworkMention(f"doi:{d}", "doi", 1.0, d) for d in find_dois(named)]
-        mentions += [NetworkMention(f"openreview:{i}", "openreview-url", 1.0, i)
-                     for i in find_openreview_ids(named)]  # fmt: skip
+        mentions += [
+            NetworkMention(f"openreview:{i}", "openreview-url", 1.0, i)
+            for i in find_openreview_ids(named)
+        ]
         known = {m.paper for m in mentions}
         for link in links:
             label, papers = self.articles.get(link_key(link), ("", ()))
-            mentions += [NetworkMention(p, "via-article", 0.9, label)
-                         for p in papers if p not in known]  # fmt: skip
+            mentions += [
+                NetworkMention(p, "via-article", 0.9, label) for p in papers if p not in known
+            ]
             known.update(papers)
         kind = "post"
         quoted = _quoted_uri(record)
         if quoted and quoted in self.paper_posts:
             kind = "quote"
             known = {m.paper for m in mentions}
-            mentions += [NetworkMention(p, "quote", 0.95, quoted)
-                         for p in self.paper_posts[quoted] if p not in known]  # fmt: skip
+            mentions += [
+                NetworkMention(p, "quote", 0.95, quoted)
+                for p in self.paper_posts[quoted]
+                if p not in known
+            ]
         titles = did in self.scholars
         if not mentions and not titles:
             return Heard(time_us, skipped=True)
         item = None
         if titles:  # the linker's title matching reads the post as an item
             try:
-                item = post_item({"uri": uri, "cid": _str(commit.get("cid")), "record": record},
-                                 payload=record)  # fmt: skip
+                item = post_item(
+                    {"uri": uri, "cid": _str(commit.get("cid")), "record": record}, payload=record
+                )
             except ParseError:
                 return None
         post = NetworkPost(
-            uri, did, kind, time_us, tuple(mentions),
-            subject=quoted if kind == "quote" else None, text=_str(record.get("text")),
+            uri,
+            did,
+            kind,
+            time_us,
+            tuple(mentions),
+            subject=quoted if kind == "quote" else None,
+            text=_str(record.get("text")),
             created_at=iso_utc(record.get("createdAt")),
             payload=orjson.dumps(record).decode(),
-        )  # fmt: skip
+        )
         return Heard(time_us, post=post if mentions else None, item=item, titles=titles)

@@ -78,8 +78,12 @@ def commit_event(
     operation: str = "create",
 ) -> dict[str, Any]:
     """A commit event as Jetstream sends it (a delete carries no record and no cid)."""
-    commit: dict[str, Any] = {"rev": f"3l{time_us % 10**11:011d}", "operation": operation,
-                              "collection": collection, "rkey": rkey}  # fmt: skip
+    commit: dict[str, Any] = {
+        "rev": f"3l{time_us % 10**11:011d}",
+        "operation": operation,
+        "collection": collection,
+        "rkey": rkey,
+    }
     if record is not None:
         commit["record"] = record
         commit["cid"] = "bafyrei" + f"{abs(hash((did, rkey))) % 10**40:040d}"[:52]
@@ -87,14 +91,26 @@ def commit_event(
 
 
 def identity_event(did: str, time_us: int, handle: str) -> dict[str, Any]:
-    return {"did": did, "time_us": time_us, "kind": "identity",
-            "identity": {"did": did, "handle": handle, "seq": time_us // 1000,
-                         "time": "2024-12-03T10:00:00.000Z"}}  # fmt: skip
+    return {
+        "did": did,
+        "time_us": time_us,
+        "kind": "identity",
+        "identity": {
+            "did": did,
+            "handle": handle,
+            "seq": time_us // 1000,
+            "time": "2024-12-03T10:00:00.000Z",
+        },
+    }
 
 
 def account_event(did: str, time_us: int, active: bool = True) -> dict[str, Any]:
-    account: dict[str, Any] = {"active": active, "did": did, "seq": time_us // 1000,
-                               "time": "2024-12-03T10:00:00.000Z"}  # fmt: skip
+    account: dict[str, Any] = {
+        "active": active,
+        "did": did,
+        "seq": time_us // 1000,
+        "time": "2024-12-03T10:00:00.000Z",
+    }
     if not active:
         account["status"] = "deactivated"
     return {"did": did, "time_us": time_us, "kind": "account", "account": account}
@@ -110,11 +126,19 @@ def listing_record(arxiv_id: str, title: str, category: str = "cs.LG") -> dict[s
     start = len(text.encode()) - len(f"arxiv.org/abs/{arxiv_id}")
     return {
         **text_record(text),
-        "facets": [{"$type": "app.bsky.richtext.facet",
-                    "index": {"byteStart": start, "byteEnd": len(text.encode())},
-                    "features": [{"$type": "app.bsky.richtext.facet#link",
-                                  "uri": f"https://arxiv.org/abs/{arxiv_id}"}]}],
-    }  # fmt: skip
+        "facets": [
+            {
+                "$type": "app.bsky.richtext.facet",
+                "index": {"byteStart": start, "byteEnd": len(text.encode())},
+                "features": [
+                    {
+                        "$type": "app.bsky.richtext.facet#link",
+                        "uri": f"https://arxiv.org/abs/{arxiv_id}",
+                    }
+                ],
+            }
+        ],
+    }
 
 
 class EventMaker:
@@ -144,9 +168,14 @@ class EventMaker:
         words = self.random.choices(_WORDS, k=self.random.randint(5, 45))
         record = text_record(" ".join(words))
         if self.random.random() < 0.15:
-            record["embed"] = {"$type": "app.bsky.embed.external", "external": {
-                "uri": f"https://example.com/{self.random.getrandbits(32):x}",
-                "title": " ".join(self.random.choices(_WORDS, k=6)), "description": ""}}
+            record["embed"] = {
+                "$type": "app.bsky.embed.external",
+                "external": {
+                    "uri": f"https://example.com/{self.random.getrandbits(32):x}",
+                    "title": " ".join(self.random.choices(_WORDS, k=6)),
+                    "description": "",
+                },
+            }
         return record
 
     def events(self, count: int) -> Iterator[dict[str, Any]]:
@@ -164,18 +193,25 @@ class EventMaker:
                     record = self._filler()
                 yield commit_event(did, self.time_us, POST, self._rkey(), record)
             elif roll < 0.85:
-                subject = {"uri": f"at://{self._did()}/{POST}/{self._rkey()}",
-                           "cid": "bafyreisubject"}  # fmt: skip
-                record = {"$type": REPOST, "subject": subject,
-                          "createdAt": "2024-12-03T10:00:00.000Z"}  # fmt: skip
+                subject = {
+                    "uri": f"at://{self._did()}/{POST}/{self._rkey()}",
+                    "cid": "bafyreisubject",
+                }
+                record = {
+                    "$type": REPOST,
+                    "subject": subject,
+                    "createdAt": "2024-12-03T10:00:00.000Z",
+                }
                 yield commit_event(did, self.time_us, REPOST, self._rkey(), record)
             elif roll < 0.93:
-                record = {"$type": FOLLOW, "subject": self._did(),
-                          "createdAt": "2024-12-03T10:00:00.000Z"}  # fmt: skip
+                record = {
+                    "$type": FOLLOW,
+                    "subject": self._did(),
+                    "createdAt": "2024-12-03T10:00:00.000Z",
+                }
                 yield commit_event(did, self.time_us, FOLLOW, self._rkey(), record)
             elif roll < 0.97:
-                yield commit_event(did, self.time_us, POST, self._rkey(), None,
-                                   operation="delete")  # fmt: skip
+                yield commit_event(did, self.time_us, POST, self._rkey(), None, operation="delete")
             elif roll < 0.99:
                 yield identity_event(did, self.time_us, f"user{self.serial}.bsky.social")
             else:

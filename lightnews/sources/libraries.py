@@ -89,8 +89,12 @@ def _doi(value: str) -> str | None:
 def _entry(key: str, title: str, arxiv: str | None, doi: str | None) -> LibraryEntry:
     if arxiv is None and doi and doi.startswith("10.48550/arxiv."):
         arxiv = _arxiv(doi)
-    return LibraryEntry(key, " ".join(title.replace("{", "").replace("}", "").split())[:500],
-                        arxiv, None if arxiv else doi)  # fmt: skip
+    return LibraryEntry(
+        key,
+        " ".join(title.replace("{", "").replace("}", "").split())[:500],
+        arxiv,
+        None if arxiv else doi,
+    )
 
 
 def _bibtex(text: str) -> list[LibraryEntry]:
@@ -104,9 +108,14 @@ def _bibtex(text: str) -> list[LibraryEntry]:
         fields = {f.key.lower(): str(f.value) for f in entry.fields}
         prefix = fields.get("archiveprefix", fields.get("eprinttype", "")).lower()
         eprint = fields.get("eprint", "") if prefix in ("", "arxiv") else ""
-        arxiv = _arxiv(eprint, fields.get("url", ""), fields.get("doi", ""),
-                       fields.get("journal", ""), fields.get("note", ""),
-                       fields.get("howpublished", ""))  # fmt: skip
+        arxiv = _arxiv(
+            eprint,
+            fields.get("url", ""),
+            fields.get("doi", ""),
+            fields.get("journal", ""),
+            fields.get("note", ""),
+            fields.get("howpublished", ""),
+        )
         found.append(_entry(entry.key, fields.get("title", ""), arxiv, _doi(fields.get("doi", ""))))
     return found
 
@@ -123,12 +132,14 @@ def _csl(text: str) -> list[LibraryEntry]:
     for n, item in enumerate(items):
         if not isinstance(item, dict):
             continue
+
         def field(name: str, item: dict[str, Any] = item) -> str:
             value = item.get(name)
             return value if isinstance(value, str) else ""
 
-        arxiv = _arxiv(field("number"), field("URL"), field("DOI"), field("note"),
-                       field("container-title"))  # fmt: skip
+        arxiv = _arxiv(
+            field("number"), field("URL"), field("DOI"), field("note"), field("container-title")
+        )
         key = field("id") or field("citation-key") or f"item {n + 1}"
         found.append(_entry(key, field("title"), arxiv, _doi(field("DOI"))))
     return found

@@ -121,8 +121,10 @@ def read_subscriptions(path: Path, folder: str | None, title_chars: int) -> Subs
     ``folder``, when given, files them all. A file that is not a list of subscriptions (too
     large, unreadable, too many feeds) is a usage error: the reader's file, not a failed fetch."""
     if path.stat().st_size > MAX_OPML_BYTES:
-        raise UsageError(f"{path} is over {MAX_OPML_BYTES // (1024 * 1024)} MB: not an OPML "
-                         "list of subscriptions")  # fmt: skip
+        raise UsageError(
+            f"{path} is over {MAX_OPML_BYTES // (1024 * 1024)} MB: not an OPML "
+            "list of subscriptions"
+        )
     try:
         listed = parse_opml(path.read_bytes())
     except ParseError as error:

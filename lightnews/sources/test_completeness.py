@@ -25,16 +25,19 @@ RECORDED = "arxiv/api-2026/q_testing_s0_m10_bc5a6c384fe9.json"
 def listing(shared: Path, *, day: str, total: int) -> bytes:
     """The recorded listing (10 entries) as served on ``day``, reporting ``total`` results."""
     body: bytes = json.loads((shared / RECORDED).read_text())["body"].encode("latin-1")
-    body = body.replace(b"<updated>2026-04-12T22:09:27Z</updated>",
-                        f"<updated>{day}T22:09:27Z</updated>".encode(), 1)  # fmt: skip
-    return body.replace(b"<opensearch:totalResults>214881<",
-                        f"<opensearch:totalResults>{total}<".encode())  # fmt: skip
+    body = body.replace(
+        b"<updated>2026-04-12T22:09:27Z</updated>",
+        f"<updated>{day}T22:09:27Z</updated>".encode(),
+        1,
+    )
+    return body.replace(
+        b"<opensearch:totalResults>214881<", f"<opensearch:totalResults>{total}<".encode()
+    )
 
 
 def run(store: Store, server: RecordedServer, settings: Settings, *bodies: bytes) -> list[str]:
     url = server.route("/api/query", *(Reply(200, b) for b in bodies))
-    settings = settings.with_overrides(arxiv_api_url=url, arxiv_page_size=20,
-                                       arxiv_max_results=50)  # fmt: skip
+    settings = settings.with_overrides(arxiv_api_url=url, arxiv_page_size=20, arxiv_max_results=50)
     row, _ = store.add_source("arxiv-api", "cat:cs.SE", now="2026-04-14T00:00:00Z")
     errors = []
     with HttpClient(settings) as client:
@@ -97,8 +100,10 @@ def test_oai_list_shorter_than_its_size_is_incomplete(
     # The real first page of a list of 58,011 records, then the end of the list (an empty
     # token) after it: 6 records arrived of 58,011.
     first = (shared / "arxiv/oai-pmh/ListRecordsResponse.xml").read_bytes()
-    last = first.replace(b'completeListSize="58011">726959|1001</resumptionToken>',
-                         b'completeListSize="58011"></resumptionToken>')  # fmt: skip
+    last = first.replace(
+        b'completeListSize="58011">726959|1001</resumptionToken>',
+        b'completeListSize="58011"></resumptionToken>',
+    )
     url = server.route("/oai", Reply(200, first), Reply(200, last))
     settings = settings.with_overrides(arxiv_oai_url=url)
     row, _ = store.add_source("arxiv-oai", "cs", now="2026-04-14T00:00:00Z")

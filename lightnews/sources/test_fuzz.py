@@ -62,17 +62,37 @@ SEEDS = {
     "notes": [DEMO / "notes-neurips2025.html", DATA / "notes" / "colm2025-notes.md"],
 }
 TOKENS = [
-    b"&#x110000;", b"&#xD800;", b"&#1;", b"\x00", b"\x0b", b"\xff", b"9" * 4301,
-    b"9999-12-31T23:59:59-05:00", b"Fri, 31 Dec 9999 23:59:59 -0500", b"javascript:alert(1)",
-    b"<georss:point>1</georss:point>", b"<h2>", b"\\\\", b"{", b"]", b'"', b"<", b"&",
-]  # fmt: skip
+    b"&#x110000;",
+    b"&#xD800;",
+    b"&#1;",
+    b"\x00",
+    b"\x0b",
+    b"\xff",
+    b"9" * 4301,
+    b"9999-12-31T23:59:59-05:00",
+    b"Fri, 31 Dec 9999 23:59:59 -0500",
+    b"javascript:alert(1)",
+    b"<georss:point>1</georss:point>",
+    b"<h2>",
+    b"\\\\",
+    b"{",
+    b"]",
+    b'"',
+    b"<",
+    b"&",
+]
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30)
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False)
+    | st.text(max_size=30)
     | st.sampled_from(["9999-12-31T23:59:59-05:00", "javascript:alert(1)", "v" + "9" * 4301]),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
-                                                                 max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
     max_leaves=6,
-)  # fmt: skip
+)
 
 
 def _read(kind: str, body: bytes) -> Batch:
@@ -224,64 +244,165 @@ FEED_POST = {
 }
 REGRESSIONS: list[tuple[str, bytes, Callable[[Batch | None], bool]]] = [
     # Out-of-range dates (iso_utc raised OverflowError): the date is dropped, the item kept.
-    ("feed", RSS.format(f"<item><guid>late</guid><title>L</title><pubDate>{LATE}</pubDate>"
-                        "</item>").encode(),
-     lambda b: b is not None and [i.key.rsplit("/", 1)[-1] for i in b.items] == ["late", "ok"]
-     and b.items[0].published is None),
-    ("feed", json.dumps({**JSON_FEED, "items": [{"id": "late", "date_published": LATE}]}).encode(),
-     lambda b: b is not None and b.items[0].published is None),
-    ("bluesky", json.dumps({"feed": [{"post": FEED_POST}]}).encode(),
-     lambda b: b is not None and len(b.items) == 1 and b.items[0].published is None),
-    ("hf-daily", json.dumps([{"paper": {"id": "2501.00001", "title": "T", "publishedAt": LATE,
-                                        "submittedOnDailyAt": LATE}}]).encode(),
-     lambda b: b is not None and len(b.papers) == 1 and b.papers[0].published is None),
-    ("hf-papers-feed", json.dumps({"items": [{"id": "https://hf.co/papers/2501.00001",
-                                              "title": "T", "date_published": LATE}]}).encode(),
-     lambda b: b is not None and len(b.items) == 1),
-    ("arxiv-abs", ABS.format("v2", "Fri, 31 Dec 9999 23:59:59 -0500").encode(),
-     lambda b: b is not None and b.papers[0].title == "A title"),
-    ("arxiv-oai", OAI.format("1", LATE).encode(),
-     lambda b: b is not None and len(b.papers) == 1),
-    ("notes", f"---\ndate: {LATE}\n---\n## Snell: Optimality of scaling\n\nbody\n".encode(),
-     lambda b: b is not None and len(b.items) == 1),
+    (
+        "feed",
+        RSS.format(
+            f"<item><guid>late</guid><title>L</title><pubDate>{LATE}</pubDate></item>"
+        ).encode(),
+        lambda b: (
+            b is not None
+            and [i.key.rsplit("/", 1)[-1] for i in b.items] == ["late", "ok"]
+            and b.items[0].published is None
+        ),
+    ),
+    (
+        "feed",
+        json.dumps({**JSON_FEED, "items": [{"id": "late", "date_published": LATE}]}).encode(),
+        lambda b: b is not None and b.items[0].published is None,
+    ),
+    (
+        "bluesky",
+        json.dumps({"feed": [{"post": FEED_POST}]}).encode(),
+        lambda b: b is not None and len(b.items) == 1 and b.items[0].published is None,
+    ),
+    (
+        "hf-daily",
+        json.dumps(
+            [
+                {
+                    "paper": {
+                        "id": "2501.00001",
+                        "title": "T",
+                        "publishedAt": LATE,
+                        "submittedOnDailyAt": LATE,
+                    }
+                }
+            ]
+        ).encode(),
+        lambda b: b is not None and len(b.papers) == 1 and b.papers[0].published is None,
+    ),
+    (
+        "hf-papers-feed",
+        json.dumps(
+            {
+                "items": [
+                    {"id": "https://hf.co/papers/2501.00001", "title": "T", "date_published": LATE}
+                ]
+            }
+        ).encode(),
+        lambda b: b is not None and len(b.items) == 1,
+    ),
+    (
+        "arxiv-abs",
+        ABS.format("v2", "Fri, 31 Dec 9999 23:59:59 -0500").encode(),
+        lambda b: b is not None and b.papers[0].title == "A title",
+    ),
+    ("arxiv-oai", OAI.format("1", LATE).encode(), lambda b: b is not None and len(b.papers) == 1),
+    (
+        "notes",
+        f"---\ndate: {LATE}\n---\n## Snell: Optimality of scaling\n\nbody\n".encode(),
+        lambda b: b is not None and len(b.items) == 1,
+    ),
     # Wrong-typed JSON Feed and Hugging Face fields: ignored, the item kept.
-    ("feed", json.dumps({**JSON_FEED, "items": [{"id": 1, "title": 5, "url": 7, "tags": "abc",
-                                                 "authors": True, "content_html": 3}]}).encode(),
-     lambda b: b is not None and len(b.items) == 1 and b.items[0].title == ""),
-    ("feed", json.dumps({**JSON_FEED, "items": [{"id": "a", "tags": 5, "author": 3,
-                                                 "url": {"a": 1}}]}).encode(),
-     lambda b: b is not None and len(b.items) == 1 and b.items[0].url is None),
-    ("hf-daily", json.dumps([{"paper": {"id": "2501.00001", "authors": "abc", "title": ["x"],
-                                        "ai_keywords": 5, "summary": 3}}]).encode(),
-     lambda b: b is not None and len(b.papers) == 1 and b.papers[0].authors == []),
-    ("hf-daily", json.dumps([{"paper": {"id": "2501.00001", "upvotes": 2**70}}]).encode(),
-     lambda b: b is not None and "upvotes" not in b.items[0].engagement),
+    (
+        "feed",
+        json.dumps(
+            {
+                **JSON_FEED,
+                "items": [
+                    {
+                        "id": 1,
+                        "title": 5,
+                        "url": 7,
+                        "tags": "abc",
+                        "authors": True,
+                        "content_html": 3,
+                    }
+                ],
+            }
+        ).encode(),
+        lambda b: b is not None and len(b.items) == 1 and b.items[0].title == "",
+    ),
+    (
+        "feed",
+        json.dumps(
+            {**JSON_FEED, "items": [{"id": "a", "tags": 5, "author": 3, "url": {"a": 1}}]}
+        ).encode(),
+        lambda b: b is not None and len(b.items) == 1 and b.items[0].url is None,
+    ),
+    (
+        "hf-daily",
+        json.dumps(
+            [
+                {
+                    "paper": {
+                        "id": "2501.00001",
+                        "authors": "abc",
+                        "title": ["x"],
+                        "ai_keywords": 5,
+                        "summary": 3,
+                    }
+                }
+            ]
+        ).encode(),
+        lambda b: b is not None and len(b.papers) == 1 and b.papers[0].authors == [],
+    ),
+    (
+        "hf-daily",
+        json.dumps([{"paper": {"id": "2501.00001", "upvotes": 2**70}}]).encode(),
+        lambda b: b is not None and "upvotes" not in b.items[0].engagement,
+    ),
     # feedparser's own exceptions: a character past U+10FFFF, a malformed GeoRSS polygon.
-    ("feed", RSS.format("<item><guid>x</guid><title>a &#x110000; b</title></item>").encode(),
-     lambda b: b is not None and b.items[0].title == "a \ufffd b"),
-    ("feed", ATOM_GEO,
-     lambda b: b is not None and [i.key.rsplit("/", 1)[-1] for i in b.items] == ["geo", "ok"]),
+    (
+        "feed",
+        RSS.format("<item><guid>x</guid><title>a &#x110000; b</title></item>").encode(),
+        lambda b: b is not None and b.items[0].title == "a \ufffd b",
+    ),
+    (
+        "feed",
+        ATOM_GEO,
+        lambda b: b is not None and [i.key.rsplit("/", 1)[-1] for i in b.items] == ["geo", "ok"],
+    ),
     # A control character in a notes page (a text and a link).
-    ("notes", b"<h2>Snell: Optimality</h2><p>a</p>&#1;b<br>c<h2>Yue: Inference</h2><p>d</p>",
-     lambda b: b is not None and len(b.items) == 2),
-    ("notes", b'<h2>Snell: Optimality</h2><p style="background:url(/a\x0cb)">'
-              b'<a href="/p&#12;q">x</a></p>',
-     lambda b: b is not None and b.items[0].links[-1] == "https://notes.example/pq"),
-    ("notes", b'<h2><a href="/x&#1;y">Snell: Optimality</a></h2><p>a</p>',
-     lambda b: b is not None and len(b.items) == 1),
+    (
+        "notes",
+        b"<h2>Snell: Optimality</h2><p>a</p>&#1;b<br>c<h2>Yue: Inference</h2><p>d</p>",
+        lambda b: b is not None and len(b.items) == 2,
+    ),
+    (
+        "notes",
+        b'<h2>Snell: Optimality</h2><p style="background:url(/a\x0cb)">'
+        b'<a href="/p&#12;q">x</a></p>',
+        lambda b: b is not None and b.items[0].links[-1] == "https://notes.example/pq",
+    ),
+    (
+        "notes",
+        b'<h2><a href="/x&#1;y">Snell: Optimality</a></h2><p>a</p>',
+        lambda b: b is not None and len(b.items) == 1,
+    ),
     # A 4,301-digit arXiv version: the version is dropped, the paper kept.
-    ("arxiv-abs", ABS.format("v" + "9" * 4301, "Mon, 2 Apr 2007 19:18:42 GMT").encode(),
-     lambda b: b is not None and [v.number for v in b.papers[0].versions] == [1]
-     and b.problems[0].field == "versions"),
-    ("arxiv-oai", OAI.format("9" * 4301, "Mon, 2 Apr 2007 19:18:42 GMT").encode(),
-     lambda b: b is not None and b.papers[0].versions == []),
-]  # fmt: skip
+    (
+        "arxiv-abs",
+        ABS.format("v" + "9" * 4301, "Mon, 2 Apr 2007 19:18:42 GMT").encode(),
+        lambda b: (
+            b is not None
+            and [v.number for v in b.papers[0].versions] == [1]
+            and b.problems[0].field == "versions"
+        ),
+    ),
+    (
+        "arxiv-oai",
+        OAI.format("9" * 4301, "Mon, 2 Apr 2007 19:18:42 GMT").encode(),
+        lambda b: b is not None and b.papers[0].versions == [],
+    ),
+]
 
 
 @pytest.mark.parametrize(
-    ("kind", "body", "expected"), REGRESSIONS, ids=[f"{k}-{n}" for n, (k, _, _) in
-                                                    enumerate(REGRESSIONS)]
-)  # fmt: skip
+    ("kind", "body", "expected"),
+    REGRESSIONS,
+    ids=[f"{k}-{n}" for n, (k, _, _) in enumerate(REGRESSIONS)],
+)
 def test_inputs_that_raised_before(
     kind: str, body: bytes, expected: Callable[[Batch | None], bool]
 ) -> None:
@@ -289,9 +410,16 @@ def test_inputs_that_raised_before(
 
 
 def test_a_4301_digit_version_in_a_snapshot_line_costs_only_the_version() -> None:
-    line = json.dumps({"id": "2501.00001", "title": "T", "versions": [
-        {"version": "v1", "created": "Mon, 2 Apr 2007 19:18:42 GMT"},
-        {"version": "v" + "9" * 4301, "created": LATE}]}).encode()  # fmt: skip
+    line = json.dumps(
+        {
+            "id": "2501.00001",
+            "title": "T",
+            "versions": [
+                {"version": "v1", "created": "Mon, 2 Apr 2007 19:18:42 GMT"},
+                {"version": "v" + "9" * 4301, "created": LATE},
+            ],
+        }
+    ).encode()
     errors = SnapshotErrors()
     (paper,) = iter_snapshot(iter([line]), errors)  # type: ignore[arg-type]
     assert [v.number for v in paper.versions] == [1] and errors.count == 0

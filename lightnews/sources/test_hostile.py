@@ -15,8 +15,13 @@ from lightnews.sources import get_source_class
 from lightnews.sources.notes import split_notes
 from lightnews.store import CommonStore
 
-BAD = ["javascript:alert(1)", "JaVaScRiPt:alert(2)", "data:text/html,<script>x</script>",
-       " java\tscript:alert(3)", "vbscript:x"]  # fmt: skip
+BAD = [
+    "javascript:alert(1)",
+    "JaVaScRiPt:alert(2)",
+    "data:text/html,<script>x</script>",
+    " java\tscript:alert(3)",
+    "vbscript:x",
+]
 
 
 def _read(kind: str, body: bytes, address: str = "https://example.org/x") -> Batch:
@@ -84,15 +89,23 @@ def test_bluesky_facets_cards_and_avatars(bad: str) -> None:
         "record": {
             "text": text,
             "facets": [
-                {"index": {"byteStart": 4, "byteEnd": 9}, "features": [
-                    {"$type": "app.bsky.richtext.facet#link", "uri": bad}]},
-                {"index": {"byteStart": 18, "byteEnd": 22}, "features": [
-                    {"$type": "app.bsky.richtext.facet#link", "uri": "https://ok.example/"}]},
+                {
+                    "index": {"byteStart": 4, "byteEnd": 9},
+                    "features": [{"$type": "app.bsky.richtext.facet#link", "uri": bad}],
+                },
+                {
+                    "index": {"byteStart": 18, "byteEnd": 22},
+                    "features": [
+                        {"$type": "app.bsky.richtext.facet#link", "uri": "https://ok.example/"}
+                    ],
+                },
             ],
         },
-        "embed": {"$type": "app.bsky.embed.external#view",
-                  "external": {"uri": bad, "title": "card"}},
-    }  # fmt: skip
+        "embed": {
+            "$type": "app.bsky.embed.external#view",
+            "external": {"uri": bad, "title": "card"},
+        },
+    }
     batch = _read("bluesky", json.dumps({"feed": [{"post": post}]}).encode())
     (item,) = batch.items
     assert item.post is not None and item.post.card is None
@@ -104,8 +117,11 @@ def test_bluesky_facets_cards_and_avatars(bad: str) -> None:
 
 @pytest.mark.parametrize("bad", BAD)
 def test_hugging_face_links(bad: str) -> None:
-    entry = {"paper": {"id": "2501.00001", "title": "T", "githubRepo": bad, "projectPage": bad},
-             "thumbnail": bad, "submittedBy": {"avatarUrl": bad, "name": "n"}}  # fmt: skip
+    entry = {
+        "paper": {"id": "2501.00001", "title": "T", "githubRepo": bad, "projectPage": bad},
+        "thumbnail": bad,
+        "submittedBy": {"avatarUrl": bad, "name": "n"},
+    }
     batch = _read("hf-daily", json.dumps([entry]).encode())
     daily = batch.items[0].daily
     assert daily is not None and daily.github is daily.project_page is daily.thumbnail is None

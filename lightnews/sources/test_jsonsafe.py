@@ -36,13 +36,16 @@ def _broken(path: Path, where: list[str | int]) -> bytes:
 @pytest.mark.parametrize(
     ("kind", "address", "recording", "where"),
     [
-        ("bluesky", "someone.bsky.social", "bluesky/getAuthorFeed.embeds.json",
-         ["feed", 0, "post", "record", "text"]),
+        (
+            "bluesky",
+            "someone.bsky.social",
+            "bluesky/getAuthorFeed.embeds.json",
+            ["feed", 0, "post", "record", "text"],
+        ),
         ("hf-daily", "", "hf/daily_papers.2025-10-02.json", [0, "paper", "title"]),
-        ("hf-papers-feed", "https://example.org/x", "hf/papers-feed.json",
-         ["items", 0, "title"]),
+        ("hf-papers-feed", "https://example.org/x", "hf/papers-feed.json", ["items", 0, "title"]),
     ],
-)  # fmt: skip
+)
 def test_a_page_with_one_lone_surrogate_keeps_every_item(
     kind: str, address: str, recording: str, where: list[str | int]
 ) -> None:

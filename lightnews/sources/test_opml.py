@@ -12,10 +12,14 @@ from lightnews.sources.opml import OpmlFeed, Subscription, read_subscriptions, w
 
 def test_each_address_is_checked_and_each_title_cut(tmp_path: Path) -> None:
     path = tmp_path / "subs.opml"
-    path.write_bytes(write_opml([
-        OpmlFeed("https://example.org/feed.xml", "A blog with a long title", "Labs"),
-        OpmlFeed("javascript:alert(1)", "Not a feed"),
-    ]))  # fmt: skip
+    path.write_bytes(
+        write_opml(
+            [
+                OpmlFeed("https://example.org/feed.xml", "A blog with a long title", "Labs"),
+                OpmlFeed("javascript:alert(1)", "Not a feed"),
+            ]
+        )
+    )
     found = read_subscriptions(path, None, 6)
     assert found.feeds == (Subscription("https://example.org/feed.xml", "A blog", "Labs"),)
     assert [url for url, _ in found.refused] == ["javascript:alert(1)"]

@@ -115,9 +115,12 @@ def test_ranking_and_storage_import_no_source_kind() -> None:
                 continue
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 names = (
-                    [a.name for a in node.names] if isinstance(node, ast.Import)
-                    else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
-                )  # fmt: skip
+                    [a.name for a in node.names]
+                    if isinstance(node, ast.Import)
+                    else [node.module or ""]
+                    if isinstance(node, ast.ImportFrom)
+                    else []
+                )
                 where = f"{path.relative_to(PACKAGE)}:{getattr(node, 'lineno', 0)}"
                 kinds = [n for n in names if n.startswith("lightnews.sources") and n not in allowed]
                 found += [f"{where}: {name}" for name in kinds]

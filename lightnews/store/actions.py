@@ -21,9 +21,14 @@ __all__ = ["mark_stories", "record_paper_feedback", "save_setting"]
 
 
 def mark_stories(
-    store: Store, reader: ReaderId, keys: Sequence[str], now: str, *, read: bool,
+    store: Store,
+    reader: ReaderId,
+    keys: Sequence[str],
+    now: str,
+    *,
+    read: bool,
     saved: bool | None = None,
-) -> list[str]:  # fmt: skip
+) -> list[str]:
     """Mark stories (arXiv ids, or ``item:ID``) read or unread (``saved``: saved too), once
     each; raises :class:`NotFound`, marking nothing, when one of them is not stored."""
     for key in keys:  # all of them known before any is marked

@@ -311,9 +311,7 @@ class Store(Protocol):
         """Items that record or mention these papers, newest first."""
         ...
 
-    def followed_papers(
-        self, reader: ReaderId, since: str, bar: float, limit: int
-    ) -> list[str]:
+    def followed_papers(self, reader: ReaderId, since: str, bar: float, limit: int) -> list[str]:
         """Papers since ``since`` attributed (at ``bar`` or more) to scholars the reader
         follows, newest first."""
         ...

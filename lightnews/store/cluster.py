@@ -55,6 +55,7 @@ __all__ = [
     "source_turn",
 ]
 
+
 class Connected(Protocol):
     """A PostgreSQL store as its locks see it: this thread's connection (``PostgresStore``).
 
@@ -223,8 +224,7 @@ def apply_queue_schema(conn: Any) -> str | None:
         return None
     folder = Path(SchemaManager.get_migrations_path())
     scripts = sorted(
-        (_version(path.name.split("_", 1)[0]), path.name, path)
-        for path in folder.glob("*.sql")
+        (_version(path.name.split("_", 1)[0]), path.name, path) for path in folder.glob("*.sql")
     )
     with conn.transaction():
         for version, _, path in scripts:

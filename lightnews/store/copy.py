@@ -33,19 +33,58 @@ __all__ = ["TABLES", "CopyReport", "TableCheck", "checksums", "copy_library"]
 
 #: Every table of a library, parents before children.
 TABLES = (
-    "settings", "scholars", "identities", "sources", "papers", "authorships", "items",
-    "mentions", "accounts", "attribution_decisions", "paper_links", "mutes", "story_state",
-    "paper_vectors", "embed_queue", "relink_queue", "users", "api_tokens", "sessions", "feed_keys",
-    "audit_log", "sign_in_failures", "follows", "user_settings", "paper_revisions", "network_posts",
-    "network_mentions", "listen_cursors", "network_follows", "watches", "push_targets",
-    "watch_events", "deliveries", "digest_deliveries", "digest_watch_events", "digest_posts",
-    "paper_feedback", "saved_lists",
-)  # fmt: skip
+    "settings",
+    "scholars",
+    "identities",
+    "sources",
+    "papers",
+    "authorships",
+    "items",
+    "mentions",
+    "accounts",
+    "attribution_decisions",
+    "paper_links",
+    "mutes",
+    "story_state",
+    "paper_vectors",
+    "embed_queue",
+    "relink_queue",
+    "users",
+    "api_tokens",
+    "sessions",
+    "feed_keys",
+    "audit_log",
+    "sign_in_failures",
+    "follows",
+    "user_settings",
+    "paper_revisions",
+    "network_posts",
+    "network_mentions",
+    "listen_cursors",
+    "network_follows",
+    "watches",
+    "push_targets",
+    "watch_events",
+    "deliveries",
+    "digest_deliveries",
+    "digest_watch_events",
+    "digest_posts",
+    "paper_feedback",
+    "saved_lists",
+)
 #: Tables whose ``id`` the database hands out (PostgreSQL identity columns).
 IDENTITY_TABLES = (
-    "scholars", "identities", "sources", "papers", "items", "paper_vectors", "users",
-    "api_tokens", "audit_log", "sign_in_failures",
-)  # fmt: skip
+    "scholars",
+    "identities",
+    "sources",
+    "papers",
+    "items",
+    "paper_vectors",
+    "users",
+    "api_tokens",
+    "audit_log",
+    "sign_in_failures",
+)
 BATCH = 5_000
 _MODULUS = 1 << 256
 
@@ -84,11 +123,16 @@ class CopyReport:
             "equal": self.equal,
             "clock_left_out": self.clock_left_out or None,
             "tables": [
-                {"table": t.table, "source_rows": t.source_rows, "copied_rows": t.copied_rows,
-                 "equal": t.equal, "checksum": t.copied_checksum}
+                {
+                    "table": t.table,
+                    "source_rows": t.source_rows,
+                    "copied_rows": t.copied_rows,
+                    "equal": t.equal,
+                    "checksum": t.copied_checksum,
+                }
                 for t in self.tables
             ],
-        }  # fmt: skip
+        }
 
 
 class _Side:

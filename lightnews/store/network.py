@@ -55,8 +55,19 @@ def article_label(source: object, title: object) -> str:
 
 
 def _spoken(r: Any) -> Spoken:
-    return Spoken(r[0], r[1], r[2], r[3], r[4], int(r[5]), r[6],
-                  None if r[7] is None else int(r[7]), bool(r[8]), r[9], r[10])  # fmt: skip
+    return Spoken(
+        r[0],
+        r[1],
+        r[2],
+        r[3],
+        r[4],
+        int(r[5]),
+        r[6],
+        None if r[7] is None else int(r[7]),
+        bool(r[8]),
+        r[9],
+        r[10],
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,8 +210,14 @@ class WatchEvent:
     happened: str
 
     def to_json(self) -> dict[str, Any]:
-        return {"key": self.key, "arxiv_id": self.arxiv_id, "kind": self.kind,
-                "summary": self.summary, "url": self.url, "happened": self.happened}  # fmt: skip
+        return {
+            "key": self.key,
+            "arxiv_id": self.arxiv_id,
+            "kind": self.kind,
+            "summary": self.summary,
+            "url": self.url,
+            "happened": self.happened,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,18 +262,29 @@ class NetworkQueries(Queries):
                     "INSERT INTO network_posts (uri, did, kind, subject, text, created_at, "
                     "time_us, payload, first_seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
                     "ON CONFLICT(uri) DO NOTHING RETURNING uri",
-                    (post.uri, post.did, post.kind, post.subject, post.text, post.created_at,
-                     post.time_us, post.payload, now),
-                ).fetchone()  # fmt: skip
+                    (
+                        post.uri,
+                        post.did,
+                        post.kind,
+                        post.subject,
+                        post.text,
+                        post.created_at,
+                        post.time_us,
+                        post.payload,
+                        now,
+                    ),
+                ).fetchone()
                 if row is None:
                     continue
                 new += 1
                 self.db.executemany(
                     "INSERT INTO network_mentions (uri, paper, method, confidence, evidence) "
                     "VALUES (?, ?, ?, ?, ?) ON CONFLICT(uri, paper) DO NOTHING",
-                    [(post.uri, m.paper, m.method, m.confidence, m.evidence[:300])
-                     for m in post.mentions],
-                )  # fmt: skip
+                    [
+                        (post.uri, m.paper, m.method, m.confidence, m.evidence[:300])
+                        for m in post.mentions
+                    ],
+                )
             stubs = sorted(_arxiv_papers(posts))
             if stubs:
                 known = self.db.execute(
@@ -280,9 +308,16 @@ class NetworkQueries(Queries):
                 "time_us = excluded.time_us, events = excluded.events, kept = excluded.kept, "
                 "malformed = excluded.malformed, unknown = excluded.unknown, "
                 "updated_at = excluded.updated_at",
-                (cursor.name, cursor.time_us, cursor.events, cursor.kept, cursor.malformed,
-                 cursor.unknown, now),
-            )  # fmt: skip
+                (
+                    cursor.name,
+                    cursor.time_us,
+                    cursor.events,
+                    cursor.kept,
+                    cursor.malformed,
+                    cursor.unknown,
+                    now,
+                ),
+            )
         return new
 
     def network_paper_posts(self, limit: int) -> dict[str, tuple[str, ...]]:
@@ -307,8 +342,9 @@ class NetworkQueries(Queries):
             "GROUP BY i.id, i.url, s.title, s.address, i.title ORDER BY i.id DESC LIMIT ?",
             (limit,),
         )
-        return [(r[0], article_label(r[1], r[2]),
-                 tuple(dict.fromkeys(str(r[3]).split()))) for r in rows]  # fmt: skip
+        return [
+            (r[0], article_label(r[1], r[2]), tuple(dict.fromkeys(str(r[3]).split()))) for r in rows
+        ]
 
     def articles_about(self, arxiv_id: str, limit: int = 200) -> list[tuple[str, int, str]]:
         """``(label, item id, url)`` of the articles and notes naming a paper, labelled as
@@ -461,13 +497,27 @@ class NetworkQueries(Queries):
             if not isinstance(reply, dict):
                 reply = {}
             scholar_id, scholar = scholars.get(r[1], (None, None))
-            found.append(ConversationPost(
-                uri=r[0], did=r[1], kind=r[2], text=r[3] or "", created_at=r[4],
-                time_us=int(r[5]), handle=r[6], name=r[7] or "", bot=bool(r[8]), method=r[9],
-                confidence=float(r[10]), reply_root=_uri_of(reply.get("root")),
-                reply_parent=_uri_of(reply.get("parent")), subject=r[11],
-                scholar_id=scholar_id, scholar=scholar, card=link_card(record),
-            ))  # fmt: skip
+            found.append(
+                ConversationPost(
+                    uri=r[0],
+                    did=r[1],
+                    kind=r[2],
+                    text=r[3] or "",
+                    created_at=r[4],
+                    time_us=int(r[5]),
+                    handle=r[6],
+                    name=r[7] or "",
+                    bot=bool(r[8]),
+                    method=r[9],
+                    confidence=float(r[10]),
+                    reply_root=_uri_of(reply.get("root")),
+                    reply_parent=_uri_of(reply.get("parent")),
+                    subject=r[11],
+                    scholar_id=scholar_id,
+                    scholar=scholar,
+                    card=link_card(record),
+                )
+            )
         return found
 
     def paper_cards(self, papers: Sequence[str], limit: int = 2_000) -> dict[str, LinkCard]:
@@ -534,8 +584,7 @@ class NetworkQueries(Queries):
         if not followers:
             return {}
         rows = self.db.execute(
-            "SELECT follower, follows FROM network_follows WHERE "
-            + self.sql.in_list("follower"),
+            "SELECT follower, follows FROM network_follows WHERE " + self.sql.in_list("follower"),
             (self.sql.list_param(followers),),
         )
         found: dict[str, set[str]] = {}
@@ -615,9 +664,16 @@ class WatchQueries(Queries):
                     "INSERT INTO watch_events (key, arxiv_id, kind, summary, url, happened, "
                     "created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING "
                     "RETURNING key",
-                    (event.key, event.arxiv_id, event.kind, event.summary, event.url,
-                     event.happened, now),
-                ).fetchone()  # fmt: skip
+                    (
+                        event.key,
+                        event.arxiv_id,
+                        event.kind,
+                        event.summary,
+                        event.url,
+                        event.happened,
+                        now,
+                    ),
+                ).fetchone()
                 if row is None:
                     continue
                 new.append(event)
@@ -637,9 +693,7 @@ class WatchQueries(Queries):
             "WHERE d.sent_at IS NULL AND d.attempts < ? ORDER BY e.happened, e.key LIMIT ?",
             (max_attempts, limit),
         )
-        return [
-            Delivery(WatchEvent(*r[:6]), PushTarget(r[6], r[7], r[8]), int(r[9])) for r in rows
-        ]
+        return [Delivery(WatchEvent(*r[:6]), PushTarget(r[6], r[7], r[8]), int(r[9])) for r in rows]
 
     def claim_delivery(self, delivery: Delivery) -> bool:
         """Take a delivery for sending: False when another run sent it or holds it now."""
@@ -648,9 +702,14 @@ class WatchQueries(Queries):
                 "UPDATE deliveries SET attempts = attempts + 1 WHERE event_key = ? AND "
                 "reader = ? AND kind = ? AND address = ? AND sent_at IS NULL AND attempts = ? "
                 "RETURNING event_key",
-                (delivery.event.key, delivery.target.reader, delivery.target.kind,
-                 delivery.target.address, delivery.attempts),
-            ).fetchone()  # fmt: skip
+                (
+                    delivery.event.key,
+                    delivery.target.reader,
+                    delivery.target.kind,
+                    delivery.target.address,
+                    delivery.attempts,
+                ),
+            ).fetchone()
         return row is not None
 
     def finish_delivery(self, delivery: Delivery, now: str, error: str | None = None) -> None:
@@ -659,9 +718,15 @@ class WatchQueries(Queries):
             self.db.execute(
                 "UPDATE deliveries SET sent_at = ?, last_error = ? WHERE event_key = ? AND "
                 "reader = ? AND kind = ? AND address = ?",
-                (None if error else now, error, delivery.event.key, delivery.target.reader,
-                 delivery.target.kind, delivery.target.address),
-            )  # fmt: skip
+                (
+                    None if error else now,
+                    error,
+                    delivery.event.key,
+                    delivery.target.reader,
+                    delivery.target.kind,
+                    delivery.target.address,
+                ),
+            )
 
     def undigested_events(self, reader: str, limit: int = 200) -> list[WatchEvent]:
         """Events of papers ``reader`` watches, recorded since they began watching, that no

@@ -47,8 +47,14 @@ BATCH = 1000
 
 _COLUMNS = ("id", *PAPER_COLUMNS, "first_seen", "modified")
 _AUTHORSHIP_COLUMNS = (
-    "paper_id", "position", "name", "name_key", "keyname", "forenames", "affiliations"
-)  # fmt: skip
+    "paper_id",
+    "position",
+    "name",
+    "name_key",
+    "keyname",
+    "forenames",
+    "affiliations",
+)
 
 
 class _Chunk:

@@ -118,8 +118,7 @@ def pg_unavailable(error: Exception) -> Unavailable:
         return error
     if isinstance(error, psycopg.errors.LockNotAvailable):
         return Busy(
-            "the library is busy: another Lightnews process is writing to it; try again in a "
-            "moment"
+            "the library is busy: another Lightnews process is writing to it; try again in a moment"
         )
     if isinstance(error, psycopg.OperationalError) or "PoolTimeout" in type(error).__name__:
         return Unavailable(f"the database server cannot be reached: {error}".strip())

@@ -265,9 +265,7 @@ class PostgresSearch(PostgresQueries, SearchQueries):
         return known
 
     def title_doc_freq(self, stem: str) -> int:
-        """How many papers use this (Porter-stemmed) word; counting stops at ``DOC_FREQ_CAP``.
-
-        """
+        """How many papers use this (Porter-stemmed) word; counting stops at ``DOC_FREQ_CAP``."""
         lexeme = "'" + stem.replace("'", "''").replace("\\", "") + "'"
         row = self.db.execute(
             "SELECT count(*) FROM (SELECT 1 FROM papers WHERE search @@ "
@@ -302,7 +300,4 @@ class PostgresSearch(PostgresQueries, SearchQueries):
                 tsquery, more = query
                 sql += "AND NOT p.search @@ " + tsquery.replace(" && ", " || ")
                 params += more
-        return {
-            int(r[0]): PaperHit(r[1], r[2], r[3], r[4]) for r in self.db.execute(sql, params)
-        }
-
+        return {int(r[0]): PaperHit(r[1], r[2], r[3], r[4]) for r in self.db.execute(sql, params)}

@@ -45,9 +45,7 @@ class PostgresVectors(PostgresQueries, SearchQueries, VectorQueries):
             self.ensure_vector_index(model, len(rows[0][1]) // 2)
         super().save_vectors(model, rows)
 
-    def ensure_vector_index(
-        self, model: str, dim: int, memory_mb: int | None = None
-    ) -> bool:
+    def ensure_vector_index(self, model: str, dim: int, memory_mb: int | None = None) -> bool:
         """The HNSW index (cosine) over this encoder's vectors, built if missing; whether
         it was built now.
 
@@ -75,9 +73,9 @@ class PostgresVectors(PostgresQueries, SearchQueries, VectorQueries):
         if db.execute("SELECT to_regclass(?)", (name,)).fetchone()[0] is not None:
             known.add((model, dim))
             return False
-        rows = int(db.execute(
-            "SELECT count(*) FROM paper_vectors WHERE model = ?", (model,)
-        ).fetchone()[0])  # fmt: skip
+        rows = int(
+            db.execute("SELECT count(*) FROM paper_vectors WHERE model = ?", (model,)).fetchone()[0]
+        )
         cap = INDEX_MEMORY_MB if memory_mb is None else memory_mb
         create = (
             f"CREATE INDEX IF NOT EXISTS {name} ON paper_vectors "
@@ -192,8 +190,7 @@ class PostgresVectors(PostgresQueries, SearchQueries, VectorQueries):
                 # filter passes a handful of papers and would loop over all of them
                 # for every candidate).
                 where += (
-                    " AND EXISTS (SELECT 1 FROM papers p WHERE p.id = v.paper_id "
-                    f"{paper} OFFSET 0)"
+                    f" AND EXISTS (SELECT 1 FROM papers p WHERE p.id = v.paper_id {paper} OFFSET 0)"
                 )
         # The scan may give its rows slightly out of order (relaxed_order): sort again.
         sql = (

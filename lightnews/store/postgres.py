@@ -210,7 +210,11 @@ class PostgresStore(PostgresSearch, PostgresVectors, CommonStore):
     sql: Dialect = POSTGRES
 
     def __init__(
-        self, url: str, *, write_wait: float = WRITE_WAIT, pool_size: int = 20,
+        self,
+        url: str,
+        *,
+        write_wait: float = WRITE_WAIT,
+        pool_size: int = 20,
         replica_of: PostgresStore | None = None,
     ) -> None:
         """``replica_of``: this URL is a read replica (a hot standby) of that library,
@@ -290,8 +294,7 @@ class PostgresStore(PostgresSearch, PostgresVectors, CommonStore):
         rollback(self.db)
         if row is None:
             return None, None
-        return (None if row[0] is None else float(row[0]),
-                None if row[1] is None else int(row[1]))  # fmt: skip
+        return (None if row[0] is None else float(row[0]), None if row[1] is None else int(row[1]))
 
     def close(self) -> None:
         with self._guard:
@@ -494,9 +497,7 @@ class PostgresStore(PostgresSearch, PostgresVectors, CommonStore):
             )
             # Another writer inserted these since they were looked up: merged over its rows.
             lost: list[PreparedPaper] = self._local.lost
-            lost.extend(
-                (r[:-2], a) for r, a in zip(fresh, authors, strict=True) if r[0] not in ids
-            )
+            lost.extend((r[:-2], a) for r, a in zip(fresh, authors, strict=True) if r[0] not in ids)
             return False
         # Their ids now, in the order one connection would have inserted them.
         ids_in_order = [
@@ -541,8 +542,15 @@ class PostgresStore(PostgresSearch, PostgresVectors, CommonStore):
                 f"DELETE FROM authorships WHERE {self.sql.in_list('paper_id')}",
                 (self.sql.list_param(i for i, _ in papers),),
             )
-        columns = ("paper_id", "position", "name", "name_key", "keyname", "forenames",
-                   "affiliations")  # fmt: skip
+        columns = (
+            "paper_id",
+            "position",
+            "name",
+            "name_key",
+            "keyname",
+            "forenames",
+            "affiliations",
+        )
         self._copy("authorships", columns, [(i, *row) for i, rows in papers for row in rows])
 
     def _copy(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
@@ -550,4 +558,3 @@ class PostgresStore(PostgresSearch, PostgresVectors, CommonStore):
         with self.db.conn.cursor().copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row(row)
-

@@ -57,13 +57,19 @@ def reader_key(reader: ReaderId) -> str:
     """How watches and push targets name a reader: '' for the local reader, else ``user:N``."""
     return "" if reader == LOCAL_READER else f"user:{int(reader)}"
 
+
 #: Settings each reader sets for themself (the rest are the instance's).
 READER_SETTINGS = ("digest_to", "half_life_hours", "horizon_half_lives")
 #: Tables of per-reader state, each with a ``user_id`` column.
 _READER_TABLES = (
-    "follows", "mutes", "story_state", "user_settings", "feed_keys",
-    "paper_feedback", "saved_lists",  # the learned ranker's (store/feedback.py)
-)  # fmt: skip
+    "follows",
+    "mutes",
+    "story_state",
+    "user_settings",
+    "feed_keys",
+    "paper_feedback",
+    "saved_lists",  # the learned ranker's (store/feedback.py)
+)
 #: Tables that name their reader by key ('' the local reader, ``user:N``): see deliver/watch.py.
 _KEYED_READER_TABLES = ("watches", "push_targets", "digest_watch_events", "digest_posts")
 
@@ -84,8 +90,13 @@ class UserView:
         return ReaderId(self.id)
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "admin": self.admin,
-                "created_at": self.created_at, "shares": self.shares}  # fmt: skip
+        return {
+            "id": self.id,
+            "name": self.name,
+            "admin": self.admin,
+            "created_at": self.created_at,
+            "shares": self.shares,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,8 +111,13 @@ class TokenView:
     revoked_at: str | None
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "created_at": self.created_at,
-                "last_used": self.last_used, "revoked_at": self.revoked_at}  # fmt: skip
+        return {
+            "id": self.id,
+            "name": self.name,
+            "created_at": self.created_at,
+            "last_used": self.last_used,
+            "revoked_at": self.revoked_at,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,9 +287,11 @@ class ReaderQueries(Queries):
             self._refresh_followed()
 
     def _other_admins(self, user_id: int) -> int:
-        return int(self.db.execute(
-            "SELECT count(*) FROM users WHERE admin = 1 AND id != ?", (user_id,)
-        ).fetchone()[0])  # fmt: skip
+        return int(
+            self.db.execute(
+                "SELECT count(*) FROM users WHERE admin = 1 AND id != ?", (user_id,)
+            ).fetchone()[0]
+        )
 
     def set_sharing(self, reader: ReaderId, shares: bool) -> None:
         """Whether the reader's saved stories count (with their name) in the group feed."""
@@ -415,8 +433,7 @@ class ReaderQueries(Queries):
             ):
                 return None
             claimed = self.db.execute(
-                "INSERT INTO sign_in_failures (at, account, address) VALUES (?, ?, ?) "
-                "RETURNING id",
+                "INSERT INTO sign_in_failures (at, account, address) VALUES (?, ?, ?) RETURNING id",
                 (now, account, address),
             ).fetchone()
         return int(claimed[0])
@@ -511,9 +528,7 @@ class ReaderQueries(Queries):
             found.setdefault(arxiv_id, []).append(name)
         return found
 
-    def followed_papers(
-        self, reader: ReaderId, since: str, bar: float, limit: int
-    ) -> list[str]:
+    def followed_papers(self, reader: ReaderId, since: str, bar: float, limit: int) -> list[str]:
         """Papers since ``since`` attributed (at ``bar`` or more) to scholars the reader
         follows, newest first: the feed's first candidates, however many papers are newer."""
         rows = self.db.execute(

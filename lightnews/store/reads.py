@@ -111,8 +111,15 @@ class ReadQueries(Queries):
         )
         revisions = tuple(
             Revision(
-                r["version"], r["seen_at"], r["title"], r["abstract"], r["authors"],
-                r["comments"], r["categories"], r["journal_ref"], bool(r["withdrawn"]),
+                r["version"],
+                r["seen_at"],
+                r["title"],
+                r["abstract"],
+                r["authors"],
+                r["comments"],
+                r["categories"],
+                r["journal_ref"],
+                bool(r["withdrawn"]),
             )
             for r in self.db.execute(
                 "SELECT * FROM paper_revisions WHERE paper_id = ? ORDER BY version", (row["id"],)
@@ -128,9 +135,7 @@ class ReadQueries(Queries):
             categories=tuple(row["categories"].split()),
             published=row["published"],
             updated=row["updated"],
-            versions=tuple(
-                VersionView(f"v{n}", d, s) for n, d, s in orjson.loads(row["versions"])
-            ),
+            versions=tuple(VersionView(f"v{n}", d, s) for n, d, s in orjson.loads(row["versions"])),
             latest_version=row["latest_version"],
             doi=row["doi"],
             journal_ref=row["journal_ref"],
@@ -187,10 +192,18 @@ class ReadQueries(Queries):
         """A paper from the columns of :data:`_SUMMARY`, in that order (read by position:
         the feed reads some 1,200 a request)."""
         return PaperSummary(
-            arxiv_id=r[0], title=r[1], authors=r[2], primary_category=r[3], published=r[4],
-            updated=r[5], latest_version=r[6], journal_ref=r[7], comments=r[8], doi=r[9],
+            arxiv_id=r[0],
+            title=r[1],
+            authors=r[2],
+            primary_category=r[3],
+            published=r[4],
+            updated=r[5],
+            latest_version=r[6],
+            journal_ref=r[7],
+            comments=r[8],
+            doi=r[9],
             withdrawn=bool(r[10]),
-        )  # fmt: skip
+        )
 
     def feed_version(self, papers: int, items: int) -> tuple[Any, ...]:
         """The newest ids, the newest change among the window's rows, the newest revision:
@@ -254,14 +267,27 @@ class ReadQueries(Queries):
         )
         return [  # by position: 600 rows a feed request, through dict(row) it cost double
             FeedCandidate(
-                id=r[0], kind=r[1], title=r[2], url=r[3], author=r[4], account=r[5],
-                engagement=orjson.loads(r[6]), key=r[7], reply_parent=r[8], thread_root=r[9],
-                published=r[10], source_id=r[11], bot=bool(r[12]), time=r[13],
-                source_kind=r[14], source=r[15], record_of=r[16],
+                id=r[0],
+                kind=r[1],
+                title=r[2],
+                url=r[3],
+                author=r[4],
+                account=r[5],
+                engagement=orjson.loads(r[6]),
+                key=r[7],
+                reply_parent=r[8],
+                thread_root=r[9],
+                published=r[10],
+                source_id=r[11],
+                bot=bool(r[12]),
+                time=r[13],
+                source_kind=r[14],
+                source=r[15],
+                record_of=r[16],
                 mentioned=tuple((r[17] or "").split()),
             )
             for r in rows
-        ]  # fmt: skip
+        ]
 
     def _items(self, where: str, args: Sequence[Any], order: str = "i.id") -> list[ItemView]:
         rows = self.db.execute(
@@ -275,19 +301,29 @@ class ReadQueries(Queries):
         items = []
         for row in rows.fetchall():
             papers = tuple(
-                NamedPaper(**m) for m in self.db.execute(
+                NamedPaper(**m)
+                for m in self.db.execute(
                     "SELECT p.arxiv_id, p.title, m.method, m.confidence FROM mentions m "
                     "JOIN papers p ON p.id = m.paper_id WHERE m.item_id = ? "
-                    "ORDER BY m.confidence DESC, p.arxiv_id", (row["id"],))
-            )  # fmt: skip
+                    "ORDER BY m.confidence DESC, p.arxiv_id",
+                    (row["id"],),
+                )
+            )
             fields = dict(row)
             fields["engagement"] = orjson.loads(fields["engagement"])
             extra = orjson.loads(fields.pop("extra"))
             post, daily, note, record = read_extra(row["kind"], extra)
             items.append(
-                ItemView(**fields, post=post, daily=daily, note=note, record=record,
-                         code_links=tuple(extra.get("code_links") or ()), papers=papers)
-            )  # fmt: skip
+                ItemView(
+                    **fields,
+                    post=post,
+                    daily=daily,
+                    note=note,
+                    record=record,
+                    code_links=tuple(extra.get("code_links") or ()),
+                    papers=papers,
+                )
+            )
         return items
 
     def get_item(self, item_id: int) -> ItemView:
@@ -376,12 +412,15 @@ class ReadQueries(Queries):
         for r in papers:
             versions = orjson.loads(r["versions"] or "[]")
             found[r["arxiv_id"]] = CardPaper(
-                arxiv_id=r["arxiv_id"], abstract=r["abstract"] or "",
+                arxiv_id=r["arxiv_id"],
+                abstract=r["abstract"] or "",
                 authorships=tuple(authors.get(r["id"], ())),
-                code=tuple(sorted(code.get(r["id"], ()))), latest_version=r["latest_version"],
+                code=tuple(sorted(code.get(r["id"], ()))),
+                latest_version=r["latest_version"],
                 last_version_date=versions[-1][1] if versions else None,
-                withdrawn=bool(r["withdrawn"]), stub=bool(r["stub"]),
-            )  # fmt: skip
+                withdrawn=bool(r["withdrawn"]),
+                stub=bool(r["stub"]),
+            )
         return found
 
     def item_texts(self, item_ids: Sequence[int]) -> dict[int, str]:
@@ -409,8 +448,15 @@ class ReadQueries(Queries):
             dates[r["arxiv_id"]] = {int(v[0]): v[1] for v in orjson.loads(r["dates"]) if v[1]}
             by_paper.setdefault(r["arxiv_id"], []).append(
                 Revision(
-                    r["version"], r["seen_at"], r["title"], r["abstract"], r["authors"],
-                    r["comments"], r["categories"], r["journal_ref"], bool(r["withdrawn"]),
+                    r["version"],
+                    r["seen_at"],
+                    r["title"],
+                    r["abstract"],
+                    r["authors"],
+                    r["comments"],
+                    r["categories"],
+                    r["journal_ref"],
+                    bool(r["withdrawn"]),
                 )
             )
         found = []

@@ -97,11 +97,19 @@ class RelinkQueries(Queries):
             extra: dict[str, Any] = orjson.loads(row[7] or "{}")
             post, daily, note, record = read_extra(row[2], extra)
             item = Item(
-                key=row[1], kind=row[2], title=row[3], text=row[4],
-                links=list(orjson.loads(row[5] or "[]")), published=row[6], post=post,
-                daily=daily, note=note, record=record, paper_id=row[8],
+                key=row[1],
+                kind=row[2],
+                title=row[3],
+                text=row[4],
+                links=list(orjson.loads(row[5] or "[]")),
+                published=row[6],
+                post=post,
+                daily=daily,
+                note=note,
+                record=record,
+                paper_id=row[8],
                 mentions=mentions.get(int(row[0]), []),
-            )  # fmt: skip
+            )
             found.append((int(row[0]), item))
         return found
 

@@ -45,10 +45,16 @@ class Revision:
     withdrawn: bool
 
     def to_json(self) -> dict[str, Any]:
-        return {"version": f"v{self.version}", "seen_at": self.seen_at, "title": self.title,
-                "authors": self.authors, "comments": self.comments,
-                "categories": self.categories.split(), "journal_ref": self.journal_ref,
-                "withdrawn": self.withdrawn}  # fmt: skip
+        return {
+            "version": f"v{self.version}",
+            "seen_at": self.seen_at,
+            "title": self.title,
+            "authors": self.authors,
+            "comments": self.comments,
+            "categories": self.categories.split(),
+            "journal_ref": self.journal_ref,
+            "withdrawn": self.withdrawn,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,10 +81,16 @@ class RevisionChange:
         return change_note(self.version, self.fields)
 
     def to_json(self) -> dict[str, Any]:
-        return {"version": f"v{self.version}", "previous": f"v{self.previous}",
-                "seen_at": self.seen_at, "fields": list(self.fields), "note": self.note,
-                "abstract_diff": [[op, words] for op, words in self.abstract],
-                "before": dict(self.before), "after": dict(self.after)}  # fmt: skip
+        return {
+            "version": f"v{self.version}",
+            "previous": f"v{self.previous}",
+            "seen_at": self.seen_at,
+            "fields": list(self.fields),
+            "note": self.note,
+            "abstract_diff": [[op, words] for op, words in self.abstract],
+            "before": dict(self.before),
+            "after": dict(self.after),
+        }
 
 
 _NAMES = {"journal_ref": "journal reference", "withdrawn": "withdrawn"}

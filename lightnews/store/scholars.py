@@ -38,8 +38,13 @@ __all__ = ["IDENTITY_KINDS", "ScholarQueries"]
 def _details(kind: str, extra: dict[str, Any]) -> dict[str, Any]:
     """The typed fields of a stored item's ``extra`` (as keyword arguments of Item)."""
     post, daily, note, record = read_extra(kind, extra)
-    return {"post": post, "daily": daily, "note": note, "record": record,
-            "code_links": list(extra.get("code_links") or [])}  # fmt: skip
+    return {
+        "post": post,
+        "daily": daily,
+        "note": note,
+        "record": record,
+        "code_links": list(extra.get("code_links") or []),
+    }
 
 
 class ScholarQueries(Queries):
@@ -130,8 +135,9 @@ class ScholarQueries(Queries):
         if row is None:
             raise NotFound(f"no scholar with id {scholar_id}")
         identities = tuple(Identity(k, v) for k, v in self.identities(scholar_id))
-        return ScholarView(row["id"], row["name"], bool(row["followed"]), row["created_at"],
-                           identities)  # fmt: skip
+        return ScholarView(
+            row["id"], row["name"], bool(row["followed"]), row["created_at"], identities
+        )
 
     def find_scholar(self, query: str) -> int:
         """A scholar by id, handle (with or without @), DID, ORCID, arXiv name or name,
@@ -158,12 +164,18 @@ class ScholarQueries(Queries):
             orcid = validate.orcid(text).lower()
         except UsageError:
             orcid = handle
-        exact = [r[0] for r in self.db.execute(
-            "SELECT DISTINCT scholar_id FROM identities WHERE lower(value) IN (?, ?, ?)",
-            (text.lower(), handle, orcid),
-        )] or [r[0] for r in self.db.execute(
-            "SELECT id FROM scholars WHERE lower(name) IN (?, ?)", (text.lower(), f"@{handle}")
-        )]  # fmt: skip
+        exact = [
+            r[0]
+            for r in self.db.execute(
+                "SELECT DISTINCT scholar_id FROM identities WHERE lower(value) IN (?, ?, ?)",
+                (text.lower(), handle, orcid),
+            )
+        ] or [
+            r[0]
+            for r in self.db.execute(
+                "SELECT id FROM scholars WHERE lower(name) IN (?, ?)", (text.lower(), f"@{handle}")
+            )
+        ]
         found = exact or self._scholars_by_part(fold(text), handle)
         if not found:
             raise NotFound(f"no scholar matches {query!r} (see `lightnews scholars list`)")
@@ -201,8 +213,7 @@ class ScholarQueries(Queries):
             (self.sql.list_param(scholar_ids),),
         ).fetchall()
         choices = [
-            (str(r[0]), r[1] + (f" (@{r[2]})" if r[2] and r[2] not in r[1] else ""))
-            for r in rows
+            (str(r[0]), r[1] + (f" (@{r[2]})" if r[2] and r[2] not in r[1] else "")) for r in rows
         ]
         shown = "; ".join(f"#{key} {label}" for key, label in choices[:20])
         more = f" and {len(choices) - 20} more" if len(choices) > 20 else ""
@@ -304,10 +315,23 @@ class ScholarQueries(Queries):
     def save_accounts(self, accounts: Iterable[Account], now: str) -> int:
         """Insert or refresh accounts (profile counts change); returns how many were saved."""
         rows = [
-            (a.service, a.id, a.handle, a.name, a.description, a.avatar, a.followers,
-             a.following, a.posts, a.pinned, a.created, a.payload, now)
+            (
+                a.service,
+                a.id,
+                a.handle,
+                a.name,
+                a.description,
+                a.avatar,
+                a.followers,
+                a.following,
+                a.posts,
+                a.pinned,
+                a.created,
+                a.payload,
+                now,
+            )
             for a in sorted(accounts, key=lambda a: (a.service, a.id))  # one order: no deadlock
-        ]  # fmt: skip
+        ]
         with self.transaction():
             self.db.executemany(
                 "INSERT INTO accounts (service, id, handle, name, description, avatar, "

@@ -29,8 +29,7 @@ SEARCH_WINDOW = 5000
 #: What an item search shows once (``ItemMatch.unit``): a post's conversation, an
 #: article's or note's address.
 ITEM_UNIT = (
-    "CASE WHEN i.kind = 'post' THEN COALESCE(i.thread_root, i.key) "
-    "ELSE COALESCE(i.url, i.key) END"
+    "CASE WHEN i.kind = 'post' THEN COALESCE(i.thread_root, i.key) ELSE COALESCE(i.url, i.key) END"
 )
 
 

@@ -153,8 +153,10 @@ def admin_from_env(
         given = _admin_password(environ, required=False)
         note = ""
         if given and not verify_password(stored, given):
-            note = (f"note: the password in the environment is not {name}'s: left as it is "
-                    f"(`lightnews users passwd {name}` changes it)")  # fmt: skip
+            note = (
+                f"note: the password in the environment is not {name}'s: left as it is "
+                f"(`lightnews users passwd {name}` changes it)"
+            )
         role = "admin" if user.admin else "reader (not made an admin)"
         return AdminSetup(f"{role} {name} exists: its password is left as it is", note)
     if not name:
@@ -187,6 +189,7 @@ def _admin_password(environ: Mapping[str, str], *, required: bool) -> str:
             raise UsageError(f"{file_env}: cannot read {path}: {error}") from None
         value = lines[0] if lines else ""
     if not value and required:
-        raise UsageError(f"no password for the first admin: set {file_env} (a file holding "
-                         f"it) or {password_env}")  # fmt: skip
+        raise UsageError(
+            f"no password for the first admin: set {file_env} (a file holding it) or {password_env}"
+        )
     return value

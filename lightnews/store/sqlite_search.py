@@ -200,6 +200,4 @@ class SQLiteSearch(SearchQueries):
         if excluded:
             sql += "AND p.id NOT IN (SELECT rowid FROM papers_fts WHERE papers_fts MATCH ?)"
             params.append(" OR ".join(quoted(term) for term in excluded))
-        return {
-            int(r[0]): PaperHit(r[1], r[2], r[3], r[4]) for r in self.db.execute(sql, params)
-        }
+        return {int(r[0]): PaperHit(r[1], r[2], r[3], r[4]) for r in self.db.execute(sql, params)}

@@ -59,11 +59,21 @@ _ACCOUNT_COLUMNS = (
 
 
 def _account(row: Any) -> AccountView:
-    return AccountView(row[0], row[1], row[2] or "", row[3] or "", row[4] or "", row[5],
-                       None if row[6] is None else int(row[6]),
-                       None if row[7] is None else int(row[7]),
-                       None if row[8] is None else int(row[8]), row[9], row[10], bool(row[11]),
-                       row[12])  # fmt: skip
+    return AccountView(
+        row[0],
+        row[1],
+        row[2] or "",
+        row[3] or "",
+        row[4] or "",
+        row[5],
+        None if row[6] is None else int(row[6]),
+        None if row[7] is None else int(row[7]),
+        None if row[8] is None else int(row[8]),
+        row[9],
+        row[10],
+        bool(row[11]),
+        row[12],
+    )
 
 
 class SuggestQueries(Queries):
@@ -117,8 +127,9 @@ class SuggestQueries(Queries):
             "ORDER BY p.arxiv_id, a.position",
             (bar, self.sql.list_param(arxiv_ids)),
         )
-        return [PaperAuthor(r[0], int(r[1]), r[2], None if r[3] is None else int(r[3]))
-                for r in rows]  # fmt: skip
+        return [
+            PaperAuthor(r[0], int(r[1]), r[2], None if r[3] is None else int(r[3])) for r in rows
+        ]
 
     def accounts_matching(
         self,
@@ -133,8 +144,11 @@ class SuggestQueries(Queries):
         One indexed lookup each (the network's accounts table holds everyone heard).
         """
         found: dict[str, AccountView] = {}
-        for where, values in (("id", list(ids)), ("handle", [h.lower() for h in handles]),
-                              ("lower(name)", [n.lower() for n in names])):  # fmt: skip
+        for where, values in (
+            ("id", list(ids)),
+            ("handle", [h.lower() for h in handles]),
+            ("lower(name)", [n.lower() for n in names]),
+        ):
             if not values:
                 continue
             rows = self.db.execute(

@@ -50,9 +50,13 @@ def test_demo_library_round_trips_through_postgresql(
         ).fetchone()[0]
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     with sqlite3.connect(original) as conn:
-        assert hits == conn.execute(
-            "SELECT count(*) FROM papers_fts WHERE papers_fts MATCH 'attention'"
-        ).fetchone()[0] > 0
+        assert (
+            hits
+            == conn.execute(
+                "SELECT count(*) FROM papers_fts WHERE papers_fts MATCH 'attention'"
+            ).fetchone()[0]
+            > 0
+        )
 
 
 def test_copy_refuses_a_destination_that_holds_a_library(

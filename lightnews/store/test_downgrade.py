@@ -23,11 +23,15 @@ def test_cut_short_is_a_strict_prefix() -> None:
 
 def test_a_cut_marked_as_such_is_cut_short() -> None:
     stored = "<p>We write down a toy model of the thing, and solve it.</p>"
-    for fresh in ("<p>We write down a toy…</p>", "<p>We write down a toy [...]</p>",
-                  "<p>We write down a toy model (…)</p>", "<p>We write down a t...</p>",
-                  '<p>We write down a toy <a href="https://x.example/post">Read more</a></p>',
-                  "<p>We write down a toy model of the thing, Continue reading →</p>",
-                  "<p>We write down a toy model [ … ]</p>"):
+    for fresh in (
+        "<p>We write down a toy…</p>",
+        "<p>We write down a toy [...]</p>",
+        "<p>We write down a toy model (…)</p>",
+        "<p>We write down a t...</p>",
+        '<p>We write down a toy <a href="https://x.example/post">Read more</a></p>',
+        "<p>We write down a toy model of the thing, Continue reading →</p>",
+        "<p>We write down a toy model [ … ]</p>",
+    ):
         assert cut_short(fresh, stored), fresh
     changed = "<p>We write down a toy model of the thing, and solve it twice.</p>"
     for fresh in ("<p>We write down another model…</p>", changed):  # not the stored text
@@ -50,8 +54,11 @@ def test_a_marked_excerpt_after_the_whole_item_keeps_the_full_text(
     address = "https://lab.example/feed.xml"
     assert ingest_bytes(store, "feed", address, feed(whole), settings).ok
     (full,) = store.db.execute("SELECT text FROM items").fetchone()
-    for excerpt in (whole[:200] + " […]", whole[:200] + "...", whole[:180] +
-                    ' <a href="https://lab.example/post">Read more</a>'):  # fmt: skip
+    for excerpt in (
+        whole[:200] + " […]",
+        whole[:200] + "...",
+        whole[:180] + ' <a href="https://lab.example/post">Read more</a>',
+    ):
         report = ingest_bytes(store, "feed", address, feed(excerpt), settings)
         assert store.db.execute("SELECT text FROM items").fetchone()[0] == full
         assert "stored copy kept" in " ".join(report.saved.warnings)
@@ -62,12 +69,15 @@ def test_item_kept_reason() -> None:
     assert item_kept_reason(
         stored, Item("k", "article", "A title", text="Full text"), well_formed=True
     )
-    assert item_kept_reason(stored, Item("k", "article", "A", text="Full text of the post."),
-                            well_formed=True)  # fmt: skip
-    assert not item_kept_reason(stored, Item("k", "article", "A title", text="New text."),
-                                well_formed=True)  # fmt: skip
-    assert item_kept_reason(stored, Item("k", "article", "A title", text="New text."),
-                            well_formed=False)  # fmt: skip
+    assert item_kept_reason(
+        stored, Item("k", "article", "A", text="Full text of the post."), well_formed=True
+    )
+    assert not item_kept_reason(
+        stored, Item("k", "article", "A title", text="New text."), well_formed=True
+    )
+    assert item_kept_reason(
+        stored, Item("k", "article", "A title", text="New text."), well_formed=False
+    )
 
 
 def test_a_cut_abs_record_after_the_whole_one_keeps_the_full_text(

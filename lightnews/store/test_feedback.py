@@ -16,8 +16,9 @@ ME, OTHER = ReaderId(3), ReaderId(4)
 
 
 def test_feedback_lists_and_signals(store: Store) -> None:
-    papers = [Paper(f"2601.0000{i}", title=f"Paper {i}", authors=[Author("A. Writer")])
-              for i in range(6)]  # fmt: skip
+    papers = [
+        Paper(f"2601.0000{i}", title=f"Paper {i}", authors=[Author("A. Writer")]) for i in range(6)
+    ]
     store.save_papers(papers, NOW)
     row = {p.arxiv_id: store.paper_row_id(p.arxiv_id) or 0 for p in papers}
     a, b, c, d, e, f = (row[p.arxiv_id] for p in papers)

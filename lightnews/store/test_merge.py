@@ -36,9 +36,13 @@ def _row(paper: Paper) -> dict[str, Any]:
 def test_newer_wins_gaps_fill_versions_unite() -> None:
     stored = _row(_paper(doi="10.1/x"))
     newer, _ = prepare_paper(
-        _paper(title="Sparse Ring Attention (v2)", updated="2025-11-01T00:00:00Z",
-               published="2025-10-05T00:00:00Z", versions=[Version(2, "2025-11-01T00:00:00Z")])
-    )  # fmt: skip
+        _paper(
+            title="Sparse Ring Attention (v2)",
+            updated="2025-11-01T00:00:00Z",
+            published="2025-10-05T00:00:00Z",
+            versions=[Version(2, "2025-11-01T00:00:00Z")],
+        )
+    )
     merged = merged_values(newer, stored)
     assert merged is not None
     row = dict(zip(PAPER_COLUMNS, merged, strict=True))
@@ -52,6 +56,7 @@ def test_newer_wins_gaps_fill_versions_unite() -> None:
 def test_a_stub_is_prepared_but_never_wins() -> None:
     stub, _ = prepare_paper(Paper("2510.02375"))
     assert is_stub(stub) and not is_stub(prepare_paper(_paper())[0])
-    kept = latest_by_id([prepare_paper(_paper(updated="2025-12-01T00:00:00Z")),
-                         prepare_paper(_paper())])  # fmt: skip
+    kept = latest_by_id(
+        [prepare_paper(_paper(updated="2025-12-01T00:00:00Z")), prepare_paper(_paper())]
+    )
     assert kept["2510.02375"][0][PAPER_COLUMNS.index("updated")] == "2025-12-01T00:00:00Z"

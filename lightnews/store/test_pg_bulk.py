@@ -107,9 +107,11 @@ def two_libraries(pg_server: str, worker_id: str) -> Iterator[tuple[Any, Any]]:
 
 @pytest.mark.parametrize("connections", [2, 4])
 def test_an_import_over_several_connections_leaves_what_one_connection_leaves(
-    two_libraries: tuple[Any, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    two_libraries: tuple[Any, Any],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     connections: int,
-) -> None:  # fmt: skip
+) -> None:
     """A snapshot with duplicates near and far, then the same again, then one with new
     versions, gaps, withdrawals, new papers and a filled-in stub, twice: chunks of two
     records, so that many are in flight on the side connections when a duplicate
@@ -145,9 +147,12 @@ def test_a_paper_another_writer_stored_first_is_merged(
         papers = [prepare_paper(p) for p in iter_snapshot(stream, SnapshotErrors())]
     with store.bulk_import(expected=2, connections=2) as late:
         side = store._local.side
-        ids = [r[0] for r in store.db.execute(
-            "SELECT nextval(pg_get_serial_sequence('papers', 'id')) FROM generate_series(1, 2)"
-        )]  # fmt: skip (as the import reserves them for the two papers it found new)
+        ids = [
+            r[0]
+            for r in store.db.execute(
+                "SELECT nextval(pg_get_serial_sequence('papers', 'id')) FROM generate_series(1, 2)"
+            )
+        ]  # (as the import reserves them for the two papers it found new)
         other = PostgresStore(store.url, pool_size=1)  # another writer, first
         other.save_prepared(papers[:1], STAMP)
         other.close()

@@ -51,8 +51,9 @@ def library(
         v = rng.normal(size=DIM)
         vectors[paper_id] = (v / np.linalg.norm(v)).astype(np.float16)
     store.save_vectors(MODEL, [(i, _blob(v)) for i, v in vectors.items()])
-    categories = {int(r[0]): r[1] for r in store.db.execute(
-        "SELECT id, primary_category FROM papers")}  # fmt: skip
+    categories = {
+        int(r[0]): r[1] for r in store.db.execute("SELECT id, primary_category FROM papers")
+    }
     store.db.execute("ANALYZE")
     yield store, vectors, categories
     store.close()
@@ -75,9 +76,7 @@ def test_the_query_plan_uses_the_encoders_hnsw_index(
 ) -> None:
     store, vectors, _ = library
     index = vector_index_name(MODEL, DIM)
-    assert store.db.execute(
-        "SELECT 1 FROM pg_indexes WHERE indexname = ?", (index,)
-    ).fetchone()
+    assert store.db.execute("SELECT 1 FROM pg_indexes WHERE indexname = ?", (index,)).fetchone()
     query = _blob(next(iter(vectors.values())))
     plans: list[str] = []
     real = store.db.execute
@@ -132,8 +131,10 @@ def test_excluded_words_leave_papers_out_of_the_nearest(
     library: tuple[PostgresStore, dict[int, object], dict[int, str]],
 ) -> None:
     store, vectors, _ = library
-    with_word = {int(r[0]) for r in store.db.execute(
-        "SELECT id FROM papers WHERE abstract LIKE '%transformers%'")}  # fmt: skip
+    with_word = {
+        int(r[0])
+        for r in store.db.execute("SELECT id FROM papers WHERE abstract LIKE '%transformers%'")
+    }
     assert with_word
     q = next(iter(vectors[i] for i in with_word))
     found = store.nearest_vectors(MODEL, _blob(q), 20, excluded=[QueryTerm("transformers")])

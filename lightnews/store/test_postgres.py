@@ -18,8 +18,10 @@ def test_migrations_apply_once_and_record_their_version(pg_url: str) -> None:
         assert migrate(conn) == []  # the fixture's template is already migrated
         versions = [r[0] for r in conn.execute("SELECT version FROM schema_migrations")]
         assert versions == [number for number, _, _ in migrations()]
-        tables = {r[0] for r in conn.execute(
-            "SELECT tablename FROM pg_tables WHERE schemaname = 'public'")}  # fmt: skip
+        tables = {
+            r[0]
+            for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+        }
         assert {"papers", "items", "mentions", "paper_vectors", "embed_queue"} <= tables
 
 
@@ -67,9 +69,13 @@ def test_full_text_weighs_titles_and_new_papers_queue_for_embedding(pg_url: str)
 
 @pytest.mark.parametrize(
     "value, expected",
-    [("postgresql://u@h/db", True), ("postgres://h/db", True), ("lightnews.db", False),
-     ("/tmp/postgresql.db", False)],
-)  # fmt: skip
+    [
+        ("postgresql://u@h/db", True),
+        ("postgres://h/db", True),
+        ("lightnews.db", False),
+        ("/tmp/postgresql.db", False),
+    ],
+)
 def test_urls_choose_the_backend(value: str, expected: bool) -> None:
     assert is_postgres_url(value) is expected
 
@@ -81,16 +87,23 @@ def test_passwords_never_shown() -> None:
 #: Tables only one engine has: SQLite's full-text index (FTS5 tables and their shadow
 #: tables), PostgreSQL's record of migrations and the workers' tables (host slots; the
 #: job queue's ``procrastinate_*`` and ``queue_schema``).
-_ENGINE_ONLY = re.compile(r"^(sqlite_|papers_fts|items_fts|papers_vocab|schema_migrations$"
-                          r"|host_slots$|queue_schema$|procrastinate_)")  # fmt: skip
+_ENGINE_ONLY = re.compile(
+    r"^(sqlite_|papers_fts|items_fts|papers_vocab|schema_migrations$"
+    r"|host_slots$|queue_schema$|procrastinate_)"
+)
 #: Columns PostgreSQL derives itself (the full text SQLite keeps in its FTS5 tables).
 _DERIVED = {("papers", "search"), ("items", "search")}
 #: Each engine's column types by what they hold.
 _KINDS = {
-    "integer": "integer", "bigint": "integer", "smallint": "integer",
-    "text": "text", "real": "real", "double precision": "real",
-    "blob": "vector", "user-defined": "vector",
-}  # fmt: skip
+    "integer": "integer",
+    "bigint": "integer",
+    "smallint": "integer",
+    "text": "text",
+    "real": "real",
+    "double precision": "real",
+    "blob": "vector",
+    "user-defined": "vector",
+}
 
 
 def _sqlite_schema(path: Path) -> dict[str, dict[str, tuple[str, bool]]]:
@@ -98,10 +111,13 @@ def _sqlite_schema(path: Path) -> dict[str, dict[str, tuple[str, bool]]]:
         rows = store.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
         tables = [r[0] for r in rows]
         return {
-            table: {r[1]: (_KINDS[r[2].lower()], bool(r[3] or r[5])) for r in store.db.execute(
-                f"PRAGMA table_info({table})")}
-            for table in tables if not _ENGINE_ONLY.match(table)
-        }  # fmt: skip
+            table: {
+                r[1]: (_KINDS[r[2].lower()], bool(r[3] or r[5]))
+                for r in store.db.execute(f"PRAGMA table_info({table})")
+            }
+            for table in tables
+            if not _ENGINE_ONLY.match(table)
+        }
 
 
 def _postgres_schema(url: str) -> dict[str, dict[str, tuple[str, bool]]]:

@@ -134,7 +134,8 @@ def test_passwords_sessions_audit_and_failures(store: Store) -> None:
     store.audit("ada", "sources.add", "feed https://example.org/feed.xml", NOW)
     store.audit("ada", "users.add", "bob", "2026-12-03T12:01:00Z")
     assert [(e.actor, e.action) for e in store.audit_log()] == [
-        ("ada", "users.add"), ("ada", "sources.add")
+        ("ada", "users.add"),
+        ("ada", "sources.add"),
     ]
     for _ in range(3):
         store.record_sign_in_failure("ada", "127.0.0.1", NOW)
@@ -148,8 +149,9 @@ def test_passwords_sessions_audit_and_failures(store: Store) -> None:
 def test_group_saves_count_members_who_share(store: Store) -> None:
     readers: dict[str, ReaderId] = {}
     for name in ("ada", "bob", "cy"):
-        readers[name] = store.add_user(name, hash_password("password!"), admin=False,
-                                       now=NOW).reader  # fmt: skip
+        readers[name] = store.add_user(
+            name, hash_password("password!"), admin=False, now=NOW
+        ).reader
     store.mark_story(readers["ada"], "2401.00001", "2026-12-01T00:00:00Z", saved=True)
     store.mark_story(readers["bob"], "2401.00001", "2026-12-02T00:00:00Z", saved=True)
     store.mark_story(readers["cy"], "2401.00002", NOW, saved=True)
@@ -193,14 +195,19 @@ def test_an_old_library_keeps_its_state_as_the_local_readers(tmp_path: object) -
 def test_starter_pack_members_are_followed_for_whoever_followed_the_pack(store: Store) -> None:
     from lightnews.ingest.page import _pack_reader
 
-    old, _ = store.add_source("bluesky-starter-pack", "at://pack/old", now=NOW,
-                              params={"follow_members": True})  # fmt: skip
+    old, _ = store.add_source(
+        "bluesky-starter-pack", "at://pack/old", now=NOW, params={"follow_members": True}
+    )
     assert _pack_reader(store, old) == LOCAL_READER
     ada = store.add_user("ada", hash_password("correct horse"), admin=True, now=NOW)
     bob = store.add_user("bob", hash_password("battery staple"), admin=False, now=NOW)
     assert _pack_reader(store, old) == ada.reader  # who took the local reader's state over
-    mine, _ = store.add_source("bluesky-starter-pack", "at://pack/bob", now=NOW,
-                               params={"follow_members": True, "follow_for": bob.id})  # fmt: skip
+    mine, _ = store.add_source(
+        "bluesky-starter-pack",
+        "at://pack/bob",
+        now=NOW,
+        params={"follow_members": True, "follow_for": bob.id},
+    )
     assert _pack_reader(store, mine) == bob.reader
     store.remove_user(bob.id)
     assert _pack_reader(store, mine) == ada.reader

@@ -9,9 +9,13 @@ T0, T1, T2 = "2025-01-01T00:00:00Z", "2025-02-01T00:00:00Z", "2025-03-01T00:00:0
 
 
 def _paper(arxiv_id: str, title: str, version: int = 1) -> Paper:
-    return Paper(arxiv_id, title=title, abstract="We study things.",
-                 versions=[Version(n, T0) for n in range(1, version + 1)],
-                 updated=f"2025-0{version}-01T00:00:00Z")  # fmt: skip
+    return Paper(
+        arxiv_id,
+        title=title,
+        abstract="We study things.",
+        versions=[Version(n, T0) for n in range(1, version + 1)],
+        updated=f"2025-0{version}-01T00:00:00Z",
+    )
 
 
 def _save(store: Store, *papers: Paper, now: str = T0) -> None:
@@ -39,9 +43,12 @@ def test_only_a_changed_title_queues_the_paper(store: Store) -> None:
 
 
 def test_replace_title_links_keeps_other_links(store: CommonStore) -> None:
-    _save(store, _paper("2501.00001", "Sparse Routing for Mixtures"),
-          _paper("2501.00002", "Graph Kernels Revisited"),
-          _paper("2501.00003", "A Study of Attention Sinks", 2))  # fmt: skip
+    _save(
+        store,
+        _paper("2501.00001", "Sparse Routing for Mixtures"),
+        _paper("2501.00002", "Graph Kernels Revisited"),
+        _paper("2501.00003", "A Study of Attention Sinks", 2),
+    )
     row, _ = store.add_source("feed", "https://example.org/feed.xml", now=T1)
     item = Item(
         key="a",
@@ -56,9 +63,9 @@ def test_replace_title_links_keeps_other_links(store: CommonStore) -> None:
     )
     with store.transaction():
         store.save_items(row.id, [item], T1)
-    (item_id, stored), = store.items_to_relink([
-        r[0] for r in store.db.execute("SELECT id FROM items")
-    ])  # fmt: skip
+    ((item_id, stored),) = store.items_to_relink(
+        [r[0] for r in store.db.execute("SELECT id FROM items")]
+    )
     assert (stored.kind, stored.title, stored.links) == ("article", "Notes", ["x"])
     assert {m.arxiv_id: m.method for m in stored.mentions} == {
         "2501.00001": "arxiv-url",
@@ -66,10 +73,13 @@ def test_replace_title_links_keeps_other_links(store: CommonStore) -> None:
     }
     assert [i for i, _ in store.title_linked_items([_id(store, "2501.00002")])] == [item_id]
     with store.transaction():
-        changed = store.replace_title_links(item_id, [
-            Mention("2501.00001", "exact-title", 1.0, "Sparse Routing for Mixtures"),
-            Mention("2501.00003", "exact-title", 1.0, "A Study of Attention Sinks"),
-        ])  # fmt: skip
+        changed = store.replace_title_links(
+            item_id,
+            [
+                Mention("2501.00001", "exact-title", 1.0, "Sparse Routing for Mixtures"),
+                Mention("2501.00003", "exact-title", 1.0, "A Study of Attention Sinks"),
+            ],
+        )
     assert changed == (1, 1)  # Graph Kernels unlinked, Attention Sinks linked
     ((_, after),) = store.items_to_relink([item_id])
     assert {m.arxiv_id: m.method for m in after.mentions} == {
@@ -83,7 +93,5 @@ def test_replace_title_links_keeps_other_links(store: CommonStore) -> None:
 
 
 def _id(store: CommonStore, arxiv_id: str) -> int:
-    row = store.db.execute(
-        "SELECT id FROM papers WHERE arxiv_id = ?", (arxiv_id,)
-    ).fetchone()
+    row = store.db.execute("SELECT id FROM papers WHERE arxiv_id = ?", (arxiv_id,)).fetchone()
     return int(row[0])

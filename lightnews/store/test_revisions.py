@@ -8,8 +8,17 @@ from lightnews.store.revisions import Revision, changes_between
 def revision(
     version: int, abstract: str, title: str = "A title", withdrawn: bool = False
 ) -> Revision:
-    return Revision(version, f"2025-11-0{version}T00:00:00Z", title, abstract, "A. Author",
-                    None, "cs.LG", None, withdrawn)  # fmt: skip
+    return Revision(
+        version,
+        f"2025-11-0{version}T00:00:00Z",
+        title,
+        abstract,
+        "A. Author",
+        None,
+        "cs.LG",
+        None,
+        withdrawn,
+    )
 
 
 def test_changes_without_the_diff_name_the_same_fields() -> None:

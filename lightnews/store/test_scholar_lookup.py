@@ -61,9 +61,7 @@ def test_an_id_and_a_whole_name_win_over_parts(store: Store, people: dict[str, i
     assert store.find_scholar("Mara Olsen") == people["Mara Olsen"]
 
 
-def test_several_matches_are_listed_followed_first(
-    store: Store, people: dict[str, int]
-) -> None:
+def test_several_matches_are_listed_followed_first(store: Store, people: dict[str, int]) -> None:
     with pytest.raises(Ambiguous) as caught:
         store.find_scholar("mara")
     keys = [key for key, _ in caught.value.choices]

@@ -299,8 +299,10 @@ def test_a_library_embedded_before_the_default_changed_keeps_its_encoder(tmp_pat
     for number, _, script in SQLiteStore._migrations():
         if number <= 10:
             conn.executescript(script + f"\nPRAGMA user_version = {number};")
-    conn.execute("INSERT INTO papers (arxiv_id, title, first_seen, modified) "
-                 "VALUES ('2501.00001', 'T', 'x', 'x')")  # fmt: skip
+    conn.execute(
+        "INSERT INTO papers (arxiv_id, title, first_seen, modified) "
+        "VALUES ('2501.00001', 'T', 'x', 'x')"
+    )
     conn.execute("INSERT INTO paper_vectors (paper_id, model, vector) VALUES (1, 'static', x'00')")
     conn.commit()
     conn.close()
@@ -312,21 +314,35 @@ def test_a_library_embedded_before_the_default_changed_keeps_its_encoder(tmp_pat
 
 def test_card_papers_are_what_the_paper_page_shows(store: CommonStore) -> None:
     """One batched read gives each card what ``get_paper`` gives, for many papers at once."""
-    store.save_papers([
-        paper("2510.00001", abstract="Code at https://github.com/lab/ring and "
-              "https://github.com/lab/aaa.", versions=[Version(1, "2025-10-02T17:59:48Z"),
-                                                       Version(2, "2025-11-03T08:00:00Z")]),
-        paper("2510.00002", withdrawn=True, authors=[Author(f"Author {n}") for n in range(9)]),
-        paper("2510.00003", authors=[]),
-        Paper("2510.00004"),  # a stub: known by its id alone
-    ], NOW)  # fmt: skip
+    store.save_papers(
+        [
+            paper(
+                "2510.00001",
+                abstract="Code at https://github.com/lab/ring and https://github.com/lab/aaa.",
+                versions=[Version(1, "2025-10-02T17:59:48Z"), Version(2, "2025-11-03T08:00:00Z")],
+            ),
+            paper("2510.00002", withdrawn=True, authors=[Author(f"Author {n}") for n in range(9)]),
+            paper("2510.00003", authors=[]),
+            Paper("2510.00004"),  # a stub: known by its id alone
+        ],
+        NOW,
+    )
     source, _ = store.add_source("feed", "https://blog.example/feed", now=NOW)
-    store.save_items(source.id, [
-        Item(key="a", kind="article", title="On rings", text="arXiv:2510.00003 is good",
-             code_links=["https://github.com/other/ring3"],
-             mentions=[Mention("2510.00003", "arxiv-id", 1.0)]),
-        Item(key="b", kind="article", title="No text"),
-    ], NOW)  # fmt: skip
+    store.save_items(
+        source.id,
+        [
+            Item(
+                key="a",
+                kind="article",
+                title="On rings",
+                text="arXiv:2510.00003 is good",
+                code_links=["https://github.com/other/ring3"],
+                mentions=[Mention("2510.00003", "arxiv-id", 1.0)],
+            ),
+            Item(key="b", kind="article", title="No text"),
+        ],
+        NOW,
+    )
     wanted = ["2510.00001", "2510.00002", "2510.00003", "2510.00004", "2510.09999"]
     cards = store.card_papers(wanted)
     assert sorted(cards) == wanted[:4]  # a paper not stored is not there

@@ -97,8 +97,13 @@ def paper(arxiv_id: str, version: int) -> Paper:
 
 
 def item(key: str, arxiv_id: str) -> Item:
-    return Item(key=key, kind="post", title=f"About {arxiv_id}", text=f"See arXiv:{arxiv_id}",
-                mentions=[Mention(arxiv_id, "arxiv-id", 1.0)])  # fmt: skip
+    return Item(
+        key=key,
+        kind="post",
+        title=f"About {arxiv_id}",
+        text=f"See arXiv:{arxiv_id}",
+        mentions=[Mention(arxiv_id, "arxiv-id", 1.0)],
+    )
 
 
 def run_all(bodies: list[Callable[[], None]]) -> None:
@@ -167,10 +172,15 @@ def test_overlapping_writers_lose_and_double_nothing(library: Opener) -> None:
 
 def test_two_listeners_hearing_the_same_posts_store_each_once(library: Opener) -> None:
     posts = [
-        NetworkPost(f"at://did:plc:{n % 5}/app.bsky.feed.post/{n}", f"did:plc:{n % 5}", "post",
-                    1_700_000_000_000_000 + n, (NetworkMention(PAPERS[n % 7], "arxiv-id", 1.0),))
+        NetworkPost(
+            f"at://did:plc:{n % 5}/app.bsky.feed.post/{n}",
+            f"did:plc:{n % 5}",
+            "post",
+            1_700_000_000_000_000 + n,
+            (NetworkMention(PAPERS[n % 7], "arxiv-id", 1.0),),
+        )
         for n in range(60)
-    ]  # fmt: skip
+    ]
     stores = [library() for _ in range(2)]
     start = threading.Barrier(2, timeout=60)
     news: list[int] = []
@@ -281,8 +291,11 @@ def test_a_readers_click_never_waits_for_a_long_write(pg_library: Opener) -> Non
     release = threading.Event()
 
     def long_write() -> None:
-        writer.save_batch(source.id, Batch(papers=[paper(a, 2) for a in PAPERS],
-                                           items=[item(a, a) for a in PAPERS]), NOW)  # fmt: skip
+        writer.save_batch(
+            source.id,
+            Batch(papers=[paper(a, 2) for a in PAPERS], items=[item(a, a) for a in PAPERS]),
+            NOW,
+        )
         post = NetworkPost(
             "at://did:plc:1/app.bsky.feed.post/1",
             "did:plc:1",
@@ -324,13 +337,18 @@ def test_writers_of_different_sources_commit_side_by_side(pg_library: Opener) ->
     one, _ = first.add_source("feed", "https://example.org/one", now=NOW)
     two, _ = first.add_source("feed", "https://example.org/two", now=NOW)
     release = threading.Event()
-    holder = _hold(first, lambda: first.save_batch(
-        one.id, Batch(papers=[paper(PAPERS[0], 1)], items=[item("a", PAPERS[0])]), NOW
-    ), release)  # fmt: skip
+    holder = _hold(
+        first,
+        lambda: first.save_batch(
+            one.id, Batch(papers=[paper(PAPERS[0], 1)], items=[item("a", PAPERS[0])]), NOW
+        ),
+        release,
+    )
     try:
         began = time.monotonic()
-        second.save_batch(two.id, Batch(papers=[paper(PAPERS[1], 1)],
-                                        items=[item("b", PAPERS[1])]), NOW)  # fmt: skip
+        second.save_batch(
+            two.id, Batch(papers=[paper(PAPERS[1], 1)], items=[item("b", PAPERS[1])]), NOW
+        )
         assert time.monotonic() - began < 2.5
         assert holder.is_alive()
         merged: list[float] = []

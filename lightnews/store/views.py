@@ -279,10 +279,14 @@ class PaperAuthorship:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "position": self.position, "name": self.name, "keyname": self.keyname,
-            "forenames": self.forenames, "affiliations": self.affiliations,
-            "scholar_id": self.scholar_id, "confidence": self.confidence,
-        }  # fmt: skip
+            "position": self.position,
+            "name": self.name,
+            "keyname": self.keyname,
+            "forenames": self.forenames,
+            "affiliations": self.affiliations,
+            "scholar_id": self.scholar_id,
+            "confidence": self.confidence,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,9 +302,14 @@ class PaperRecord:
     engagement: dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {"source_kind": self.source_kind, "source": self.source, "url": self.url,
-                "first_seen": self.first_seen, "item_id": self.item_id,
-                "engagement": self.engagement}  # fmt: skip
+        return {
+            "source_kind": self.source_kind,
+            "source": self.source,
+            "url": self.url,
+            "first_seen": self.first_seen,
+            "item_id": self.item_id,
+            "engagement": self.engagement,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,13 +336,23 @@ class PaperMention:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "item_id": self.item_id, "kind": self.kind, "source_kind": self.source_kind,
-            "source": self.source, "url": self.url, "author": self.author,
-            "account": self.account, "scholar": self.scholar, "title": self.title,
-            "published": self.published, "text": self.text, "method": self.method,
-            "confidence": self.confidence, "evidence": self.evidence,
-            "thread": self.thread, "engagement": self.engagement,
-        }  # fmt: skip
+            "item_id": self.item_id,
+            "kind": self.kind,
+            "source_kind": self.source_kind,
+            "source": self.source,
+            "url": self.url,
+            "author": self.author,
+            "account": self.account,
+            "scholar": self.scholar,
+            "title": self.title,
+            "published": self.published,
+            "text": self.text,
+            "method": self.method,
+            "confidence": self.confidence,
+            "evidence": self.evidence,
+            "thread": self.thread,
+            "engagement": self.engagement,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -489,8 +508,12 @@ class NamedPaper:
     confidence: float
 
     def to_json(self) -> dict[str, Any]:
-        return {"arxiv_id": self.arxiv_id, "title": self.title, "method": self.method,
-                "confidence": self.confidence}  # fmt: skip
+        return {
+            "arxiv_id": self.arxiv_id,
+            "title": self.title,
+            "method": self.method,
+            "confidence": self.confidence,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -519,13 +542,22 @@ class ItemView:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "id": self.id, "kind": self.kind, "title": self.title, "url": self.url,
-            "author": self.author, "text": self.text, "html": self.html,
-            "published": self.published, "engagement": self.engagement,
-            "extra": item_extra(self), "source_id": self.source_id,
-            "source": self.source, "source_kind": self.source_kind,
-            "record_of": self.record_of, "papers": [p.to_json() for p in self.papers],
-        }  # fmt: skip
+            "id": self.id,
+            "kind": self.kind,
+            "title": self.title,
+            "url": self.url,
+            "author": self.author,
+            "text": self.text,
+            "html": self.html,
+            "published": self.published,
+            "engagement": self.engagement,
+            "extra": item_extra(self),
+            "source_id": self.source_id,
+            "source": self.source,
+            "source_kind": self.source_kind,
+            "record_of": self.record_of,
+            "papers": [p.to_json() for p in self.papers],
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -593,9 +625,13 @@ class ScholarView:
     identities: tuple[Identity, ...]
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "followed": self.followed,
-                "created_at": self.created_at,
-                "identities": [i.to_json() for i in self.identities]}  # fmt: skip
+        return {
+            "id": self.id,
+            "name": self.name,
+            "followed": self.followed,
+            "created_at": self.created_at,
+            "identities": [i.to_json() for i in self.identities],
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -609,9 +645,13 @@ class ScholarSummary:
     identities: tuple[Identity, ...]
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "followed": self.followed,
-                "records": self.records,
-                "identities": [i.to_json() for i in self.identities]}  # fmt: skip
+        return {
+            "id": self.id,
+            "name": self.name,
+            "followed": self.followed,
+            "records": self.records,
+            "identities": [i.to_json() for i in self.identities],
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -678,8 +718,11 @@ class Mutes:
         return bool(self.scholar or self.source or self.keyword)
 
     def to_json(self) -> dict[str, list[str]]:
-        return {"scholar": sorted(self.scholar), "source": sorted(self.source),
-                "keyword": sorted(self.keyword)}  # fmt: skip
+        return {
+            "scholar": sorted(self.scholar),
+            "source": sorted(self.source),
+            "keyword": sorted(self.keyword),
+        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,9 +44,23 @@ _UPSERT_PAPER = (
     "WHERE papers.content_hash IS DISTINCT FROM excluded.content_hash"
 )
 _ITEM_COLUMNS = (
-    "kind", "title", "url", "author", "text", "html", "published", "updated", "links", "tags",
-    "engagement", "extra", "payload", "account", "thread_root", "reply_parent",
-)  # fmt: skip
+    "kind",
+    "title",
+    "url",
+    "author",
+    "text",
+    "html",
+    "published",
+    "updated",
+    "links",
+    "tags",
+    "engagement",
+    "extra",
+    "payload",
+    "account",
+    "thread_root",
+    "reply_parent",
+)
 _INSERT_ITEM = (
     f"INSERT INTO items ({', '.join(_ITEM_COLUMNS)}, source_id, key, paper_id, content_hash, "
     f"first_seen, modified) VALUES ({', '.join('?' * (len(_ITEM_COLUMNS) + 6))}) RETURNING id"
@@ -62,15 +76,30 @@ _UPDATED_COLUMN, _ABSTRACT_COLUMN, _COMMENTS_COLUMN = (
 )
 #: What a revision keeps of a paper (lightnews.store.revisions): these paper columns.
 _REVISION_COLUMNS = (
-    "paper_id", "version", "title", "abstract", "authors", "comments", "categories",
-    "journal_ref", "withdrawn", "seen_at",
-)  # fmt: skip
+    "paper_id",
+    "version",
+    "title",
+    "abstract",
+    "authors",
+    "comments",
+    "categories",
+    "journal_ref",
+    "withdrawn",
+    "seen_at",
+)
 _INSERT_REVISION = (
     f"INSERT INTO paper_revisions ({', '.join(_REVISION_COLUMNS)}) "
     f"VALUES ({', '.join('?' * len(_REVISION_COLUMNS))}) ON CONFLICT (paper_id, version)"
 )
-_TEXT_COLUMNS = ("title", "abstract", "authors", "comments", "categories", "journal_ref",
-                 "withdrawn")  # fmt: skip
+_TEXT_COLUMNS = (
+    "title",
+    "abstract",
+    "authors",
+    "comments",
+    "categories",
+    "journal_ref",
+    "withdrawn",
+)
 
 
 def _revision_rows(
@@ -81,8 +110,12 @@ def _revision_rows(
     moved = (new["latest_version"] or 0) > (old["latest_version"] or 0)
     if not moved and all(new[c] == old[c] for c in _TEXT_COLUMNS):
         return None
-    before = (old["id"], old["latest_version"] or 1, *(old[c] for c in _TEXT_COLUMNS),
-              old["modified"] or now)  # fmt: skip
+    before = (
+        old["id"],
+        old["latest_version"] or 1,
+        *(old[c] for c in _TEXT_COLUMNS),
+        old["modified"] or now,
+    )
     after = (old["id"], new["latest_version"] or 1, *(new[c] for c in _TEXT_COLUMNS), now)
     return before, after
 
@@ -135,8 +168,7 @@ class WriteQueries(Queries):
     def _stored_hashes(self, arxiv_ids: Sequence[str]) -> dict[str, str | None]:
         """Content hashes of the stored papers among ``arxiv_ids`` (None for a stub)."""
         rows = self.db.execute(
-            "SELECT arxiv_id, content_hash FROM papers "
-            f"WHERE {self.sql.in_list('arxiv_id')}",
+            f"SELECT arxiv_id, content_hash FROM papers WHERE {self.sql.in_list('arxiv_id')}",
             (self.sql.list_param(arxiv_ids),),
         )
         return {r[0]: r[1] for r in rows}
@@ -242,7 +274,8 @@ class WriteQueries(Queries):
             # newest text): see lightnews.store.revisions.
             self.db.executemany(_INSERT_REVISION + " DO NOTHING", [r[0] for r in revised])
             self.db.executemany(
-                _INSERT_REVISION + " DO UPDATE SET "
+                _INSERT_REVISION
+                + " DO UPDATE SET "
                 + ", ".join(f"{c} = excluded.{c}" for c in _REVISION_COLUMNS[2:]),
                 [r[1] for r in revised],
             )
@@ -301,20 +334,30 @@ class WriteQueries(Queries):
     def _item_values(item: Item) -> list[Any]:
         """Values of ``_ITEM_COLUMNS`` for ``item``."""
         return [
-            item.kind, item.title, item.url, item.author, item.text, item.html, item.published,
-            item.updated, to_json(item.links), to_json(item.tags), to_json(item.engagement),
-            to_json(item_extra(item)), item.payload, item.account, item.thread_root,
+            item.kind,
+            item.title,
+            item.url,
+            item.author,
+            item.text,
+            item.html,
+            item.published,
+            item.updated,
+            to_json(item.links),
+            to_json(item.tags),
+            to_json(item.engagement),
+            to_json(item_extra(item)),
+            item.payload,
+            item.account,
+            item.thread_root,
             item.reply_parent,
-        ]  # fmt: skip
+        ]
 
     @retried
     def save_batch(self, source_id: int, batch: Batch, now: str) -> SaveResult:
         """Store everything one parsed response carried, in one transaction."""
         with self.transaction():
             result = self.save_papers(batch.papers, now)
-            result.add(
-                self.save_items(source_id, batch.items, now, well_formed=batch.well_formed)
-            )
+            result.add(self.save_items(source_id, batch.items, now, well_formed=batch.well_formed))
         return result
 
     @retried
@@ -390,12 +433,15 @@ class WriteQueries(Queries):
                     "evidence = excluded.evidence, paper_version = excluded.paper_version",
                     [
                         (
-                            item_id, paper_ids[m.arxiv_id], m.method, m.confidence,
-                            m.evidence, paper_ids[m.arxiv_id],
+                            item_id,
+                            paper_ids[m.arxiv_id],
+                            m.method,
+                            m.confidence,
+                            m.evidence,
+                            paper_ids[m.arxiv_id],
                         )
                         for m in item.mentions
                     ],
                 )
                 result.mentions += len(item.mentions)
         return result
-

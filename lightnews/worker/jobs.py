@@ -55,9 +55,15 @@ DIGEST_TASK = "lightnews.send_digest"
 
 #: The settings an HTTP client is made from (see ``HttpClient.__init__``).
 _CLIENT_SETTINGS = (
-    "http_timeout", "http_max_bytes", "http_retries", "http_backoff", "http_max_wait",
-    "allow_private_addresses", "arxiv_interval", "contact",
-)  # fmt: skip
+    "http_timeout",
+    "http_max_bytes",
+    "http_retries",
+    "http_backoff",
+    "http_max_wait",
+    "allow_private_addresses",
+    "arxiv_interval",
+    "contact",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,11 +167,8 @@ class Worker:
         reports = resolve_stubs(self.store, settings, self.client(settings))
         reattribute(self.store, reports)
         found = sum(r.saved.papers_new + r.saved.papers_updated for r in reports)
-        outcome = JobOutcome(
-            STUBS_TASK, f"{found} stubs resolved", all(r.ok for r in reports)
-        )
+        outcome = JobOutcome(STUBS_TASK, f"{found} stubs resolved", all(r.ok for r in reports))
         return self._report(outcome) if reports else outcome
-
 
     def listen(self, seconds: float) -> JobOutcome:
         """Listen to the Jetstream for ``seconds``, from the saved cursor (``listen_in_worker``).
@@ -184,15 +187,19 @@ class Worker:
         async def run() -> None:
             stop = asyncio.Event()
             asyncio.get_running_loop().call_later(seconds, stop.set)
-            await listen_websocket(listener, address, stop=stop,
-                                   max_backoff=float(settings.listen_max_backoff))  # fmt: skip
+            await listen_websocket(
+                listener, address, stop=stop, max_backoff=float(settings.listen_max_backoff)
+            )
 
         asyncio.run(run())
         report = listener.report
-        summary = (f"{report.counts.events} events heard, {report.stored} new posts about "
-                   f"papers (cursor {report.cursor})")  # fmt: skip
-        return self._report(JobOutcome(LISTEN_TASK, summary, not report.errors or
-                                       bool(report.counts.events)))  # fmt: skip
+        summary = (
+            f"{report.counts.events} events heard, {report.stored} new posts about "
+            f"papers (cursor {report.cursor})"
+        )
+        return self._report(
+            JobOutcome(LISTEN_TASK, summary, not report.errors or bool(report.counts.events))
+        )
 
     def digest(self) -> JobOutcome:
         """Send every reader's digest that is due and not sent yet (once per period each)."""

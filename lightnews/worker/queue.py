@@ -97,14 +97,16 @@ def build_app(url: str, worker: Worker | None = None, *, tick: int = 60) -> Any:
     from procrastinate import App, PsycopgConnector, RetryStrategy
 
     # A connection waited for 10 s at most: a lost database is noticed within a heartbeat or so.
-    connector = PsycopgConnector(conninfo=url, timeout=10.0,
-                                 kwargs={"application_name": "lightnews"})  # fmt: skip
+    connector = PsycopgConnector(
+        conninfo=url, timeout=10.0, kwargs={"application_name": "lightnews"}
+    )
     app = App(connector=connector)
     if worker is None:
         return app
     # The database was unreachable or busy: not the source's fault, so try again.
-    again = RetryStrategy(max_attempts=5, wait=5, exponential_wait=2,
-                          retry_exceptions={Unavailable})  # fmt: skip
+    again = RetryStrategy(
+        max_attempts=5, wait=5, exponential_wait=2, retry_exceptions={Unavailable}
+    )
 
     def periodic_task(name: str) -> Callable[[Callable[..., str]], Any]:
         """A periodic job: one waits and one runs at a time in the cluster."""
@@ -282,8 +284,11 @@ async def _serve(app: Any, worker: Worker, run: _Run) -> None:
             reason = await _run_until_lost(app, worker.url, run, stopping)
             if stopping.is_set():
                 return
-            log.warning("lost the database (%s); trying to reach it again for up to %.0f s",
-                        reason, run.reconnect_for)  # fmt: skip
+            log.warning(
+                "lost the database (%s); trying to reach it again for up to %.0f s",
+                reason,
+                run.reconnect_for,
+            )
             began = time.monotonic()
             if not await _reconnect(worker.url, run.reconnect_for, stopping):
                 if stopping.is_set():
@@ -294,8 +299,9 @@ async def _serve(app: Any, worker: Worker, run: _Run) -> None:
                 )
             # The pooled connections of the jobs went with the old server: new ones.
             await asyncio.to_thread(worker.store.renew_connections)
-            log.warning("the database is back after %.0f s: running jobs again",
-                        time.monotonic() - began)  # fmt: skip
+            log.warning(
+                "the database is back after %.0f s: running jobs again", time.monotonic() - began
+            )
     finally:
         for signum in signals:
             loop.remove_signal_handler(signum)
@@ -307,15 +313,17 @@ async def _run_until_lost(app: Any, url: str, run: _Run, stopping: asyncio.Event
     try:
         async with app.open_async():
             recovery = asyncio.create_task(_recover_stalled(app, url, run.heartbeat))
-            work = asyncio.create_task(app.run_worker_async(
-                concurrency=run.concurrency,
-                name=run.name,
-                update_heartbeat_interval=run.heartbeat,
-                stalled_worker_timeout=max(FORGET_WORKER, MISSED_BEATS * run.heartbeat),
-                fetch_job_polling_interval=max(1.0, run.heartbeat),
-                delete_jobs="successful",
-                install_signal_handlers=False,
-            ))  # fmt: skip
+            work = asyncio.create_task(
+                app.run_worker_async(
+                    concurrency=run.concurrency,
+                    name=run.name,
+                    update_heartbeat_interval=run.heartbeat,
+                    stalled_worker_timeout=max(FORGET_WORKER, MISSED_BEATS * run.heartbeat),
+                    fetch_job_polling_interval=max(1.0, run.heartbeat),
+                    delete_jobs="successful",
+                    install_signal_handlers=False,
+                )
+            )
             asked = asyncio.create_task(stopping.wait())
             try:
                 await asyncio.wait({work, asked}, return_when=asyncio.FIRST_COMPLETED)
@@ -349,8 +357,9 @@ async def _reconnect(url: str, bound: float, stopping: asyncio.Event) -> bool:
             left = deadline - time.monotonic()
             if left <= 0:
                 return False
-            log.warning("the database does not answer (%s); again in %.0f s",
-                        _said(error), min(pause, left))  # fmt: skip
+            log.warning(
+                "the database does not answer (%s); again in %.0f s", _said(error), min(pause, left)
+            )
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stopping.wait(), timeout=min(pause, max(0.0, left)))
         pause = min(30.0, pause * 2)
@@ -440,8 +449,9 @@ class QueueStatus:
     def lines(self) -> list[str]:
         def jobs(counts: dict[str, int]) -> str:
             total = sum(counts.values())
-            parts = ", ".join(f"{n} {task.removeprefix('lightnews.')}"
-                              for task, n in sorted(counts.items()))  # fmt: skip
+            parts = ", ".join(
+                f"{n} {task.removeprefix('lightnews.')}" for task, n in sorted(counts.items())
+            )
             return f"{total}" + (f" ({parts})" if parts else "")
 
         beat = "" if self.last_beat is None else f", last heartbeat {self.last_beat:.0f} s ago"
@@ -489,6 +499,9 @@ def read_status(store: PostgresStore, heartbeat: float = 10.0) -> QueueStatus:
     return QueueStatus(
         workers=int(alive[0]) if alive else 0,
         last_beat=float(alive[1]) if alive and alive[1] is not None else None,
-        waiting=by_status["todo"], running=by_status["doing"],
-        failed=sum(by_status["failed"].values()), last_attempt=said, due=due,
-    )  # fmt: skip
+        waiting=by_status["todo"],
+        running=by_status["doing"],
+        failed=sum(by_status["failed"].values()),
+        last_attempt=said,
+        due=due,
+    )

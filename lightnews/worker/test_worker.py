@@ -167,10 +167,21 @@ class WorkerProcess:
         env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
         with log.open("wb") as out:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "lightnews", "--db", url, "worker",
-                 "--concurrency", str(concurrency)],
-                stdout=out, stderr=subprocess.STDOUT, env=env, cwd=ROOT,
-            )  # fmt: skip
+                [
+                    sys.executable,
+                    "-m",
+                    "lightnews",
+                    "--db",
+                    url,
+                    "worker",
+                    "--concurrency",
+                    str(concurrency),
+                ],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=ROOT,
+            )
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")
@@ -503,8 +514,9 @@ def test_a_slow_workers_job_stays_with_it_and_a_dead_ones_goes_back(
 
     def silent_for_ten_minutes() -> None:
         with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute("UPDATE procrastinate_workers "
-                         "SET last_heartbeat = now() - interval '10 minutes'")  # fmt: skip
+            conn.execute(
+                "UPDATE procrastinate_workers SET last_heartbeat = now() - interval '10 minutes'"
+            )
 
     def recover() -> list[str]:
         async def once() -> list[str]:
@@ -550,9 +562,21 @@ def firings(cron: str, start: float, until: float) -> list[int]:
 
 @pytest.mark.parametrize(
     ("tick", "period"),
-    [(1, 1), (5, 5), (10, 10), (45, 30), (60, 60), (90, 60), (300, 300), (420, 360),
-     (3600, 3600), (5 * 3600, 4 * 3600), (86400, 86400), (7 * 86400, 86400)],
-)  # fmt: skip
+    [
+        (1, 1),
+        (5, 5),
+        (10, 10),
+        (45, 30),
+        (60, 60),
+        (90, 60),
+        (300, 300),
+        (420, 360),
+        (3600, 3600),
+        (5 * 3600, 4 * 3600),
+        (86400, 86400),
+        (7 * 86400, 86400),
+    ],
+)
 def test_the_periodic_jobs_fire_every_tick(tick: int, period: int) -> None:
     """As procrastinate reads the cron (seconds last), a look comes every tick, evenly.
 

@@ -72,8 +72,9 @@ def test_a_worker_survives_a_restart_and_exits_non_zero_when_the_database_stays_
         migrate(conn)
     api = SlowArxiv(server, per_query=2, page=2, delay=0.0)
     bound = 20
-    (source,) = prepare(url, api, ["all:outage"], worker_tick=5, worker_heartbeat=2,
-                        worker_reconnect_seconds=bound)  # fmt: skip
+    (source,) = prepare(
+        url, api, ["all:outage"], worker_tick=5, worker_heartbeat=2, worker_reconnect_seconds=bound
+    )
     worker = WorkerProcess(url, tmp_path / "worker.log")
     try:
         check_restart_then_loss(private_server, worker, api, source, bound)
@@ -110,5 +111,7 @@ def check_restart_then_loss(
     assert status != 0, worker.output()
     assert "could not be reached for 20 s" in worker.output()
     assert bound <= gave_up_in <= bound + 45
-    print(f"refreshing {back_in:.1f} s after the restart; gave up {gave_up_in:.1f} s after the "
-          f"loss, status {status}")  # fmt: skip
+    print(
+        f"refreshing {back_in:.1f} s after the restart; gave up {gave_up_in:.1f} s after the "
+        f"loss, status {status}"
+    )

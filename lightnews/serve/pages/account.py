@@ -89,9 +89,13 @@ def signin_form(site: Site, request: Request) -> Response:
     if not site.store.user_count():
         return RedirectResponse("/", 303)  # no accounts: nobody signs in
     expired = request.query_params.get("expired") == "1"
-    return site.page("signin.html", title="Sign in", next=request.query_params.get("next", "/"),
-                     message="Your session has ended: sign in again." if expired else "",
-                     typed_name="")  # fmt: skip
+    return site.page(
+        "signin.html",
+        title="Sign in",
+        next=request.query_params.get("next", "/"),
+        message="Your session has ended: sign in again." if expired else "",
+        typed_name="",
+    )
 
 
 def signin(site: Site, request: Request) -> Response:
@@ -103,16 +107,26 @@ def signin(site: Site, request: Request) -> Response:
     address = request.client.host if request.client else "unknown"
     claim = _claim_try(site, name, address)
     if claim is None:
-        refused = site.page("signin.html", status=429, title="Sign in", next=target,
-                            typed_name=name,
-                            message="Too many failed sign-ins: wait 15 minutes and try again.")
+        refused = site.page(
+            "signin.html",
+            status=429,
+            title="Sign in",
+            next=target,
+            typed_name=name,
+            message="Too many failed sign-ins: wait 15 minutes and try again.",
+        )
         refused.headers["Retry-After"] = str(int(FAILURE_WINDOW.total_seconds()))
-        return refused  # fmt: skip
+        return refused
     found = store.password_hash(name) if name else None
     if found is None or not verify_password(found[1], password):
-        return site.page("signin.html", status=401, title="Sign in", next=target,
-                         typed_name=name,
-                         message="That name and password do not match an account.")  # fmt: skip
+        return site.page(
+            "signin.html",
+            status=401,
+            title="Sign in",
+            next=target,
+            typed_name=name,
+            message="That name and password do not match an account.",
+        )
     user, stored = found
     if needs_rehash(stored):
         store.set_password(user.id, hash_password(password))
@@ -163,9 +177,13 @@ def account_change(site: Site, request: Request) -> Response:
         return _change_password(site, request, user, form)
     if action in ("token-create", "token-revoke"):
         return _change_tokens(site, user, action, form)
-    return site.page("error.html", status=400, title="Cannot do that",
-                     message="nothing to do: make a feed URL, share or stop sharing, change "
-                     "the password, or make or revoke a token")  # fmt: skip
+    return site.page(
+        "error.html",
+        status=400,
+        title="Cannot do that",
+        message="nothing to do: make a feed URL, share or stop sharing, change "
+        "the password, or make or revoke a token",
+    )
 
 
 def feeds(site: Site, request: Request) -> Response:
@@ -177,8 +195,9 @@ def feeds(site: Site, request: Request) -> Response:
     if reader is None or name not in FEED_FILES:
         return PlainTextResponse("There is no feed at this address.\n", status_code=404)
     if name == "saved.bib":
-        saved = sorted(k for k, (_, at) in store.story_states(reader).items()
-                       if at and parse_arxiv_id(k))  # fmt: skip
+        saved = sorted(
+            k for k, (_, at) in store.story_states(reader).items() if at and parse_arxiv_id(k)
+        )
         papers = []
         for arxiv_id in saved:
             try:
@@ -187,18 +206,35 @@ def feeds(site: Site, request: Request) -> Response:
                 continue
         return Response(bibtex(papers), media_type="application/x-bibtex")
     s = site.reader_settings(reader)
-    stories = rank_stories(store, reader, limit=50, half_life_hours=s.half_life_hours,
-                           bar=s.attribution_bar, settings=s, windows=site.windows,
-                           papers_only=request.query_params.get("view") == "papers")
-    base = str(request.base_url).rstrip("/")  # fmt: skip
-    entries = [FeedEntry(f"{base}/paper/{st.arxiv_id}" if st.arxiv_id else st.key,
-                         st.title, st.url, st.time, " · ".join(st.why)) for st in stories]
-    self_url = f"{base}/feeds/{key}/{name}"  # fmt: skip
+    stories = rank_stories(
+        store,
+        reader,
+        limit=50,
+        half_life_hours=s.half_life_hours,
+        bar=s.attribution_bar,
+        settings=s,
+        windows=site.windows,
+        papers_only=request.query_params.get("view") == "papers",
+    )
+    base = str(request.base_url).rstrip("/")
+    entries = [
+        FeedEntry(
+            f"{base}/paper/{st.arxiv_id}" if st.arxiv_id else st.key,
+            st.title,
+            st.url,
+            st.time,
+            " · ".join(st.why),
+        )
+        for st in stories
+    ]
+    self_url = f"{base}/feeds/{key}/{name}"
     if name == "feed.atom":
-        return Response(atom_feed("Lightnews: your feed", self_url, entries),
-                        media_type="application/atom+xml")  # fmt: skip
-    return JSONResponse(json_feed("Lightnews: your feed", self_url, entries),
-                        media_type="application/feed+json")  # fmt: skip
+        return Response(
+            atom_feed("Lightnews: your feed", self_url, entries), media_type="application/atom+xml"
+        )
+    return JSONResponse(
+        json_feed("Lightnews: your feed", self_url, entries), media_type="application/feed+json"
+    )
 
 
 def _secure(request: Request) -> bool:
@@ -221,8 +257,9 @@ def _claim_try(site: Site, name: str, address: str) -> int | None:
     now = datetime.now(UTC)
     limit = int(site.current_settings().sign_in_attempts)
     limits = SignInLimits(limit, limit * PER_ADDRESS, limit * PER_ACCOUNT)
-    return site.store.claim_sign_in(name, address, _stamp(now), _stamp(now - FAILURE_WINDOW),
-                                    limits)  # fmt: skip
+    return site.store.claim_sign_in(
+        name, address, _stamp(now), _stamp(now - FAILURE_WINDOW), limits
+    )
 
 
 def _open_session(site: Site, request: Request, user: UserView) -> list[str]:
@@ -230,37 +267,49 @@ def _open_session(site: Site, request: Request, user: UserView) -> list[str]:
     hours = float(site.current_settings().session_hours)
     now = datetime.now(UTC)
     session = new_session_secret()
-    site.store.create_session(user.id, digest(session), _stamp(now),
-                              _stamp(now + timedelta(hours=hours)))  # fmt: skip
-    return session_cookies(site.secret, user, session, secure=_secure(request),
-                           max_age=int(hours * 3600))  # fmt: skip
+    site.store.create_session(
+        user.id, digest(session), _stamp(now), _stamp(now + timedelta(hours=hours))
+    )
+    return session_cookies(
+        site.secret, user, session, secure=_secure(request), max_age=int(hours * 3600)
+    )
 
 
 def _account_page(site: Site, user: UserView, status: int = 200, **shown: Any) -> Response:
-    context: dict[str, Any] = {"new_feed": None, "new_token": None, "message": "",
-                               "changed": "", "token_name": ""}  # fmt: skip
+    context: dict[str, Any] = {
+        "new_feed": None,
+        "new_token": None,
+        "message": "",
+        "changed": "",
+        "token_name": "",
+    }
     context.update(shown)
-    return site.page("account.html", status=status, title="Your account", user=user,
-                     tokens=site.store.list_tokens(user.id), **context)  # fmt: skip
+    return site.page(
+        "account.html",
+        status=status,
+        title="Your account",
+        user=user,
+        tokens=site.store.list_tokens(user.id),
+        **context,
+    )
 
 
-def _change_password(site: Site, request: Request, user: UserView,
-                     form: Mapping[str, Any]) -> Response:  # fmt: skip
+def _change_password(
+    site: Site, request: Request, user: UserView, form: Mapping[str, Any]
+) -> Response:
     """The reader's own password: the current one first (counted as a sign-in try)."""
     store = site.store
     address = request.client.host if request.client else "unknown"
     claim = _claim_try(site, user.name, address)
     if claim is None:
-        return _account_page(site, user, 429,
-                             message="Too many wrong passwords: wait 15 minutes.")  # fmt: skip
+        return _account_page(site, user, 429, message="Too many wrong passwords: wait 15 minutes.")
     found = store.password_hash(user.name)
     if found is None or not verify_password(found[1], str(form.get("current") or "")):
         return _account_page(site, user, 400, message="Your current password is not that.")
     store.forgive_sign_in(claim, user.name, address)
     new = str(form.get("new") or "")
     if new != str(form.get("again") or ""):
-        return _account_page(site, user, 400,
-                             message="The new password and its repeat differ.")  # fmt: skip
+        return _account_page(site, user, 400, message="The new password and its repeat differ.")
     try:
         check_password(new)
     except UsageError as error:
@@ -273,20 +322,25 @@ def _change_password(site: Site, request: Request, user: UserView,
     return response
 
 
-def _change_tokens(site: Site, user: UserView, action: str,
-                   form: Mapping[str, Any]) -> Response:  # fmt: skip
+def _change_tokens(site: Site, user: UserView, action: str, form: Mapping[str, Any]) -> Response:
     """API tokens made (shown once) and revoked on the web, as `lightnews tokens` does."""
     if action == "token-revoke":
         try:
-            site.store.revoke_token(user.id, whole_number(str(form.get("token") or ""), "token"),
-                                    now_iso())  # fmt: skip
+            site.store.revoke_token(
+                user.id, whole_number(str(form.get("token") or ""), "token"), now_iso()
+            )
         except (NotFound, UsageError) as error:
             return _account_page(site, user, 400, message=f"Not revoked: {error}.")
         return RedirectResponse("/account?changed=token", status_code=303)
     label = str(form.get("name") or "").strip()
     if not label or len(label) > 64 or any(c < " " for c in label):
-        return _account_page(site, user, 400, token_name=label[:64],
-                             message="Name the token (where it is used: 1-64 characters).")
+        return _account_page(
+            site,
+            user,
+            400,
+            token_name=label[:64],
+            message="Name the token (where it is used: 1-64 characters).",
+        )
     token = new_token()
     site.store.create_token(user.id, label, digest(token), now_iso())
     return _account_page(site, user, new_token=token)

@@ -33,8 +33,15 @@ def admin(site: Site, request: Request) -> Response:
 
 def _page(site: Site, *, error: str, status: int = 200) -> Response:
     store = site.store
-    return site.page("admin.html", status=status, title="Admin", users=store.list_users(),
-                     log=store.audit_log(), workers=workers(site), error=error)  # fmt: skip
+    return site.page(
+        "admin.html",
+        status=status,
+        title="Admin",
+        users=store.list_users(),
+        log=store.audit_log(),
+        workers=workers(site),
+        error=error,
+    )
 
 
 def workers(site: Site) -> list[str] | None:
@@ -49,8 +56,9 @@ def workers(site: Site) -> list[str] | None:
     status = read_status(store, float(site.current_settings().worker_heartbeat))
     lines = status.lines()
     if status.workers == 0:
-        lines.insert(0, "no worker is running: nothing is refreshed until one starts "
-                        "(lightnews worker)")  # fmt: skip
+        lines.insert(
+            0, "no worker is running: nothing is refreshed until one starts (lightnews worker)"
+        )
     return lines
 
 
@@ -71,10 +79,15 @@ def admin_users(site: Site, request: Request) -> Response:
             store.audit(visitor.user.name, "users.remove", target.name, now)
         else:
             name = check_user_name(str(form.get("name") or "").strip())
-            made = store.add_user(name, hash_password(str(form.get("password") or "")),
-                                  admin=bool(form.get("admin")), now=now)  # fmt: skip
-            store.audit(visitor.user.name, "users.add",
-                        name + (" (admin)" if made.admin else ""), now)  # fmt: skip
+            made = store.add_user(
+                name,
+                hash_password(str(form.get("password") or "")),
+                admin=bool(form.get("admin")),
+                now=now,
+            )
+            store.audit(
+                visitor.user.name, "users.add", name + (" (admin)" if made.admin else ""), now
+            )
     except LightnewsError as error:
         return _page(site, status=400, error=str(error))
     return RedirectResponse("/admin", status_code=303)

@@ -34,13 +34,16 @@ def daily(site: Site, request: Request) -> Response:
     days = site.store.daily_days()
     day = asked or (days[0] if days else "")
     entries = site.store.daily_items(day) if day else []
-    return site.respond(request, lambda: {"day": day, "days": days,
-                                          "papers": [e.to_json() for e in entries]},
-                        lambda: _page(site, request, day, days, entries))  # fmt: skip
+    return site.respond(
+        request,
+        lambda: {"day": day, "days": days, "papers": [e.to_json() for e in entries]},
+        lambda: _page(site, request, day, days, entries),
+    )
 
 
-def _page(site: Site, request: Request, day: str, days: list[str],
-          entries: list[ItemView]) -> Response:  # fmt: skip
+def _page(
+    site: Site, request: Request, day: str, days: list[str], entries: list[ItemView]
+) -> Response:
     followed = {r.id: r.name for r in site.store.followed_scholars(reader_of(request))}
     bar = site.current_settings().attribution_bar
     authors: dict[int, tuple[tuple[CardAuthor, ...], int]] = {}
@@ -53,5 +56,13 @@ def _page(site: Site, request: Request, day: str, days: list[str],
             authors[entry.id] = card_authors(paper.authorships, followed, bar)
     older = next((d for d in days if d < day), None)
     newer = next((d for d in reversed(days) if d > day), None)
-    return site.page("daily.html", day=day, days=days, entries=entries, authors=authors,
-                     older=older, newer=newer, title=f"Daily papers {day}")  # fmt: skip
+    return site.page(
+        "daily.html",
+        day=day,
+        days=days,
+        entries=entries,
+        authors=authors,
+        older=older,
+        newer=newer,
+        title=f"Daily papers {day}",
+    )

@@ -23,15 +23,21 @@ def discussed(site: Site, request: Request) -> Response:
     try:
         since = validate.moment(period, site.current_settings().now())
         weight = float(site.current_settings().discussed_bot_weight)
-        entries = discussed_papers(site.store, reader_of(request), since, limit=50,
-                                   bot_weight=weight)  # fmt: skip
+        entries = discussed_papers(
+            site.store, reader_of(request), since, limit=50, bot_weight=weight
+        )
     except LightnewsError as error:
         return site.failure(request, error)
     return site.respond(
         request,
         lambda: {"since": since.isoformat(), "papers": [e.to_json() for e in entries]},
-        lambda: site.page("discussed.html", entries=entries, since=since.isoformat(),
-                          period=period, periods=PERIODS,
-                          listening=bool(site.store.network_paper_posts(1)),
-                          title="Discussed now"),
-    )  # fmt: skip
+        lambda: site.page(
+            "discussed.html",
+            entries=entries,
+            since=since.isoformat(),
+            period=period,
+            periods=PERIODS,
+            listening=bool(site.store.network_paper_posts(1)),
+            title="Discussed now",
+        ),
+    )

@@ -33,31 +33,56 @@ def home(site: Site, request: Request, status: int = 200, **form: Any) -> Respon
     s = site.reader_settings(reader)
     view = request.query_params.get("view", FEED_VIEWS[0])
     if view not in FEED_VIEWS:
-        return site.failure(request, UsageError(
-            f"view must be {' or '.join(FEED_VIEWS)}, got {view[:40]!r}"))  # fmt: skip
+        return site.failure(
+            request, UsageError(f"view must be {' or '.join(FEED_VIEWS)}, got {view[:40]!r}")
+        )
     marked = request.query_params.get("marked", "")[:64]
-    stories = rank_stories(site.store, reader, limit=50, half_life_hours=s.half_life_hours,
-                           bar=s.attribution_bar, settings=s, windows=site.windows,
-                           papers_only=view == "papers", own_state=own_state(request),
-                           keep_read=frozenset({marked} if marked else ()))  # fmt: skip
+    stories = rank_stories(
+        site.store,
+        reader,
+        limit=50,
+        half_life_hours=s.half_life_hours,
+        bar=s.attribution_bar,
+        settings=s,
+        windows=site.windows,
+        papers_only=view == "papers",
+        own_state=own_state(request),
+        keep_read=frozenset({marked} if marked else ()),
+    )
 
     def entries() -> list[FeedEntry]:
-        return [FeedEntry(f"{request.base_url}paper/{c.arxiv_id}" if c.arxiv_id else c.key,
-                          c.title, f"https://arxiv.org/abs/{c.arxiv_id}" if c.arxiv_id
-                          else c.href, c.time, c.summary, [a.name for a in c.authors],
-                          [r.text for r in c.reasons])
-                for c in feed_cards(site, stories, request)]  # fmt: skip
+        return [
+            FeedEntry(
+                f"{request.base_url}paper/{c.arxiv_id}" if c.arxiv_id else c.key,
+                c.title,
+                f"https://arxiv.org/abs/{c.arxiv_id}" if c.arxiv_id else c.href,
+                c.time,
+                c.summary,
+                [a.name for a in c.authors],
+                [r.text for r in c.reasons],
+            )
+            for c in feed_cards(site, stories, request)
+        ]
 
     def html() -> Response:
         cards = feed_cards(site, stories, request)
         return _page(site, request, cards, status, view=view, marked=marked, follow=form)
 
-    return site.respond(request, lambda: [story.to_json() for story in stories], html,
-                        feed=(TITLE, entries))  # fmt: skip
+    return site.respond(
+        request, lambda: [story.to_json() for story in stories], html, feed=(TITLE, entries)
+    )
 
 
-def _page(site: Site, request: Request, cards: list[Card], status: int, *, view: str,
-          marked: str, follow: dict[str, Any]) -> Response:  # fmt: skip
+def _page(
+    site: Site,
+    request: Request,
+    cards: list[Card],
+    status: int,
+    *,
+    view: str,
+    marked: str,
+    follow: dict[str, Any],
+) -> Response:
     """The feed's page: its cards, the reader's follows and mutes, the follow form."""
     store = site.store
     reader = reader_of(request)
@@ -65,16 +90,36 @@ def _page(site: Site, request: Request, cards: list[Card], status: int, *, view:
     scholars = store.followed_scholars(reader) if own else []
     muted = store.mutes(reader) if own else Mutes()
     names = store.scholar_names(int(v) for v in muted.scholar)
-    titles = {str(r.id): r.title or r.address for r in store.list_sources()
-              if str(r.id) in muted.source} if muted.source else {}  # fmt: skip
-    mutes = ([("keyword", v, v) for v in sorted(muted.keyword)]
-             + [("scholar", v, names.get(int(v), v)) for v in sorted(muted.scholar)]
-             + [("source", v, titles.get(v, v)) for v in sorted(muted.source)])  # fmt: skip
-    hidden = {c.key for c in cards if c.key == marked and c.arxiv_id and (
-        store.paper_feedback(reader).get(store.paper_row_id(c.key) or 0) == "not-interested")}
-    return site.page("home.html", status, cards=cards, scholars=scholars, mutes=mutes,
-                     title="Your feed", follow=follow, view=view, marked=marked,
-                     hidden=hidden, feeds=feed_links(request, TITLE))  # fmt: skip
+    titles = (
+        {str(r.id): r.title or r.address for r in store.list_sources() if str(r.id) in muted.source}
+        if muted.source
+        else {}
+    )
+    mutes = (
+        [("keyword", v, v) for v in sorted(muted.keyword)]
+        + [("scholar", v, names.get(int(v), v)) for v in sorted(muted.scholar)]
+        + [("source", v, titles.get(v, v)) for v in sorted(muted.source)]
+    )
+    hidden = {
+        c.key
+        for c in cards
+        if c.key == marked
+        and c.arxiv_id
+        and (store.paper_feedback(reader).get(store.paper_row_id(c.key) or 0) == "not-interested")
+    }
+    return site.page(
+        "home.html",
+        status,
+        cards=cards,
+        scholars=scholars,
+        mutes=mutes,
+        title="Your feed",
+        follow=follow,
+        view=view,
+        marked=marked,
+        hidden=hidden,
+        feeds=feed_links(request, TITLE),
+    )
 
 
 def feed_cards(site: Site, stories: list[Story], request: Request) -> list[Card]:
@@ -82,5 +127,10 @@ def feed_cards(site: Site, stories: list[Story], request: Request) -> list[Card]
     reader = reader_of(request)
     followed = {r.id: r.name for r in site.store.followed_scholars(reader)}
     states = reader_states(site.store, reader) if own_state(request) else {}
-    return build_cards(site.store, stories, followed=followed, states=states,
-                       bar=site.current_settings().attribution_bar)  # fmt: skip
+    return build_cards(
+        site.store,
+        stories,
+        followed=followed,
+        states=states,
+        bar=site.current_settings().attribution_bar,
+    )

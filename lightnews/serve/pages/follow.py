@@ -32,8 +32,9 @@ def follow(site: Site, request: Request) -> Response:
     from lightnews.ingest.follow import follow_fetched, follow_scholar
 
     form = read_form(request)
-    typed = {name: str(form.get(name) or "").strip()
-             for name in ("handle", "arxiv_author", "orcid")}  # fmt: skip
+    typed = {
+        name: str(form.get(name) or "").strip() for name in ("handle", "arxiv_author", "orcid")
+    }
     try:
         if not any(typed.values()):
             raise UsageError("give a Bluesky handle or an arXiv author's name to follow")
@@ -47,19 +48,28 @@ def follow(site: Site, request: Request) -> Response:
         if known is not None:
             site.store.get_scholar(known)  # NotFound when there is none
         if visitor_of(request).admin or site.current_settings().readers_add_sources:
-            scholar_id = follow_scholar(site.store, reader_of(request), now_iso(),
-                                        handle=handle or None, arxiv_author=author or None,
-                                        orcid=orcid or None, scholar_id=known)  # fmt: skip
+            scholar_id = follow_scholar(
+                site.store,
+                reader_of(request),
+                now_iso(),
+                handle=handle or None,
+                arxiv_author=author or None,
+                orcid=orcid or None,
+                scholar_id=known,
+            )
         else:
-            followed, unfetched = follow_fetched(site.store, reader_of(request), now_iso(),
-                                                 handle=handle or None,
-                                                 arxiv_author=author or None,
-                                                 orcid=orcid or None,
-                                                 scholar_id=known)  # fmt: skip
+            followed, unfetched = follow_fetched(
+                site.store,
+                reader_of(request),
+                now_iso(),
+                handle=handle or None,
+                arxiv_author=author or None,
+                orcid=orcid or None,
+                scholar_id=known,
+            )
             scholar_id = followed[0]
             if unfetched:  # followed for what the library holds; the page says the rest
-                return RedirectResponse(f"/scholar/{scholar_id}?not_fetched=1",
-                                        status_code=303)  # fmt: skip
+                return RedirectResponse(f"/scholar/{scholar_id}?not_fetched=1", status_code=303)
     except UsageError as error:  # the feed again, the form as typed, what is wrong
         return home(site, request, 400, error=str(error), **typed)
     except LightnewsError as error:

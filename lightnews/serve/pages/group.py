@@ -39,13 +39,23 @@ def group(site: Site, request: Request) -> Response:
         return PlainTextResponse(_agenda(saves, papers), media_type="text/markdown")
     return site.respond(
         request,
-        lambda: [{"story": g.story_key, "members": list(g.members),
-                  "first_saved": g.first_saved,
-                  "title": papers[g.story_key].title if g.story_key in papers else None}
-                 for g in saves],
-        lambda: site.page("group.html", title="The group", saves=saves, papers=papers,
-                          shares=visitor.user.shares if visitor.user else None),
-    )  # fmt: skip
+        lambda: [
+            {
+                "story": g.story_key,
+                "members": list(g.members),
+                "first_saved": g.first_saved,
+                "title": papers[g.story_key].title if g.story_key in papers else None,
+            }
+            for g in saves
+        ],
+        lambda: site.page(
+            "group.html",
+            title="The group",
+            saves=saves,
+            papers=papers,
+            shares=visitor.user.shares if visitor.user else None,
+        ),
+    )
 
 
 def _agenda(saves: Sequence[GroupSave], papers: dict[str, PaperPage]) -> str:

@@ -18,5 +18,6 @@ def item(site: Site, request: Request) -> Response:
         data = site.store.get_item(whole_number(request.path_params["item_id"], "an item id"))
     except LightnewsError as error:
         return site.failure(request, error)
-    return site.respond(request, data.to_json,
-                        lambda: site.page("item.html", item=data, title=data.title or "Item"))
+    return site.respond(
+        request, data.to_json, lambda: site.page("item.html", item=data, title=data.title or "Item")
+    )

@@ -42,17 +42,23 @@ def mark(site: Site, request: Request) -> Response:
     except LightnewsError as error:
         return site.failure(request, error)
     if api:
-        return JSONResponse({"done": action, "story": key or None,
-                             "kind": kind if action in ("mute", "unmute") else None,
-                             "value": value or None})  # fmt: skip
+        return JSONResponse(
+            {
+                "done": action,
+                "story": key or None,
+                "kind": kind if action in ("mute", "unmute") else None,
+                "value": value or None,
+            }
+        )
     back = back_to(form, "/")
     if action in ("read", "not-interested") and key:
         back = _with_marked(back, key)  # shown once where it was, with an undo
     return RedirectResponse(back, status_code=303)
 
 
-def _mark(store: Store, reader: ReaderId, action: str, key: str, kind: str,
-          value: str) -> tuple[str, str]:  # fmt: skip
+def _mark(
+    store: Store, reader: ReaderId, action: str, key: str, kind: str, value: str
+) -> tuple[str, str]:
     """Do what the form asks; the story key and the muted value as they were stored."""
     now = now_iso()
     if action in ("read", "unread", "save", "unsave") and key:
@@ -68,8 +74,7 @@ def _mark(store: Store, reader: ReaderId, action: str, key: str, kind: str,
     elif action in FEEDBACK_ACTIONS and key:
         paper = store.paper_row_id(validate.story_key(key))
         if paper is None:
-            raise UsageError("only a paper's story takes “more like this” or “not "
-                             "interested”")  # fmt: skip
+            raise UsageError("only a paper's story takes “more like this” or “not interested”")
         store.set_paper_feedback(reader, paper, FEEDBACK_ACTIONS[action], now)
     elif action in ("mute", "unmute") and value:
         if kind == "keyword":
@@ -80,9 +85,11 @@ def _mark(store: Store, reader: ReaderId, action: str, key: str, kind: str,
             value = str(store.get_source(whole_number(value, "a source id")).id)
         set_mute(store, reader, kind, value, now, muted=action == "mute")
     else:
-        raise UsageError("nothing to do: give a story and read, unread, save, unsave, "
-                         "more-like-this, not-interested or no-feedback, or what to "
-                         "(un)mute")  # fmt: skip
+        raise UsageError(
+            "nothing to do: give a story and read, unread, save, unsave, "
+            "more-like-this, not-interested or no-feedback, or what to "
+            "(un)mute"
+        )
     return key, value
 
 

@@ -24,10 +24,12 @@ def notes_index(site: Site, request: Request) -> Response:
     rows = [r for r in site.store.list_sources() if r.kind in kinds]
     return site.respond(
         request,
-        lambda: [{"id": r.id, "title": r.title or r.address, "url": r.address,
-                  "page": f"/notes/{r.id}"} for r in rows],
+        lambda: [
+            {"id": r.id, "title": r.title or r.address, "url": r.address, "page": f"/notes/{r.id}"}
+            for r in rows
+        ],
         lambda: site.page("notes_index.html", sources=rows, title="Notes"),
-    )  # fmt: skip
+    )
 
 
 def notes_page(site: Site, request: Request) -> Response:
@@ -42,14 +44,17 @@ def notes_page(site: Site, request: Request) -> Response:
     sections: dict[str, list[ItemView]] = {}
     for entry in entries:
         sections.setdefault((entry.note and entry.note.section) or "Notes", []).append(entry)
-    reviewed = next((e.note.papers_reviewed for e in entries
-                     if e.note and e.note.papers_reviewed), None)  # fmt: skip
+    reviewed = next(
+        (e.note.papers_reviewed for e in entries if e.note and e.note.papers_reviewed), None
+    )
     title = source.title or source.address
     data = {"title": title, "papers_reviewed": reviewed, "sections": sections}
     return site.respond(
         request,
-        lambda: {"title": title, "papers_reviewed": reviewed,
-                 "sections": {name: [e.to_json() for e in shown]
-                              for name, shown in sections.items()}},
+        lambda: {
+            "title": title,
+            "papers_reviewed": reviewed,
+            "sections": {name: [e.to_json() for e in shown] for name, shown in sections.items()},
+        },
         lambda: site.page("notes.html", notes=data, title=title),
-    )  # fmt: skip
+    )

@@ -48,8 +48,9 @@ def paper(site: Site, request: Request) -> Response:
 
     related = SearchResults([], "lexical")
     if not data.stub:
-        related = related_papers(store, data.arxiv_id, limit=5,
-                                 settings=site.current_settings(), paper=data)  # fmt: skip
+        related = related_papers(
+            store, data.arxiv_id, limit=5, settings=site.current_settings(), paper=data
+        )
     from lightnews.rank.conversation import read_conversation
     from lightnews.rank.discussed import second_order_of
 
@@ -58,8 +59,9 @@ def paper(site: Site, request: Request) -> Response:
         posts_page = whole_number(request.query_params.get("posts", "1"), "posts", MAX_PAGE)
     except LightnewsError as error:
         return site.failure(request, error)
-    talk = read_conversation(store, data.arxiv_id, reader_of(request),
-                             site.current_settings().now(), posts_page)  # fmt: skip
+    talk = read_conversation(
+        store, data.arxiv_id, reader_of(request), site.current_settings().now(), posts_page
+    )
     # A stub says what it is by a post's link card until its metadata is fetched.
     card = store.paper_cards([data.arxiv_id]).get(data.arxiv_id) if data.stub else None
 
@@ -68,10 +70,17 @@ def paper(site: Site, request: Request) -> Response:
             return Response(bibtex([data]), media_type="application/x-bibtex")
         return _page(site, request, data, related, chain, talk, card)
 
-    return site.respond(request, lambda: {
-        **data.to_json(), "related": {**related.about(), "hits": [h.to_json() for h in related]},
-        "second_order": [c.to_json() for c in chain], "conversation": talk.to_json(),
-        "link_card": card.to_json() if card else None}, html)  # fmt: skip
+    return site.respond(
+        request,
+        lambda: {
+            **data.to_json(),
+            "related": {**related.about(), "hits": [h.to_json() for h in related]},
+            "second_order": [c.to_json() for c in chain],
+            "conversation": talk.to_json(),
+            "link_card": card.to_json() if card else None,
+        },
+        html,
+    )
 
 
 def _page(
@@ -96,11 +105,18 @@ def _page(
     week = site.current_settings().now() - timedelta(days=7)
     heard = discussion_of(store, reader, [data.arxiv_id], week)
     named = tex_to_text(data.title) or (card.title if card else data.arxiv_id)
-    return site.page("paper.html", paper=data, groups=story_groups(data),
-                     authors=story_authors(data, followed,
-                                           site.current_settings().attribution_bar),
-                     saved=saved_at is not None, read=read_at is not None,
-                     watching=own_state(request)
-                     and is_watching(store, reader_key(reader), data.arxiv_id),
-                     discussion=heard.get(data.arxiv_id), related=related, chain=chain,
-                     talk=talk, card=card, title=named)  # fmt: skip
+    return site.page(
+        "paper.html",
+        paper=data,
+        groups=story_groups(data),
+        authors=story_authors(data, followed, site.current_settings().attribution_bar),
+        saved=saved_at is not None,
+        read=read_at is not None,
+        watching=own_state(request) and is_watching(store, reader_key(reader), data.arxiv_id),
+        discussion=heard.get(data.arxiv_id),
+        related=related,
+        chain=chain,
+        talk=talk,
+        card=card,
+        title=named,
+    )

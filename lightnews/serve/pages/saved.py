@@ -29,20 +29,33 @@ def saved(site: Site, request: Request) -> Response:
     stories, papers = _saved_stories(site, request)
     fmt = request.query_params.get("format")
     if fmt == "bibtex":
-        return Response(bibtex(papers), media_type="application/x-bibtex", headers={
-            "content-disposition": 'attachment; filename="lightnews-saved.bib"'})  # fmt: skip
+        return Response(
+            bibtex(papers),
+            media_type="application/x-bibtex",
+            headers={"content-disposition": 'attachment; filename="lightnews-saved.bib"'},
+        )
     cards = feed_cards(site, stories, request)
     if fmt == "json" and not wants_json(request):  # the same JSON, as a file to keep
-        return JSONResponse({"saved": [c.to_json() for c in cards]}, headers={
-            "content-disposition": 'attachment; filename="lightnews-saved.json"'})  # fmt: skip
+        return JSONResponse(
+            {"saved": [c.to_json() for c in cards]},
+            headers={"content-disposition": 'attachment; filename="lightnews-saved.json"'},
+        )
     return site.respond(
         request,
         lambda: {"saved": [c.to_json() for c in cards]},
-        lambda: site.page("saved.html", cards=cards, title="Saved",
-                          feeds=feed_links(request, TITLE)),
-        feed=(TITLE, lambda: [FeedEntry(c.href or c.key, c.title, c.href, c.time, c.summary,
-                                        [a.name for a in c.authors]) for c in cards]),
-    )  # fmt: skip
+        lambda: site.page(
+            "saved.html", cards=cards, title="Saved", feeds=feed_links(request, TITLE)
+        ),
+        feed=(
+            TITLE,
+            lambda: [
+                FeedEntry(
+                    c.href or c.key, c.title, c.href, c.time, c.summary, [a.name for a in c.authors]
+                )
+                for c in cards
+            ],
+        ),
+    )
 
 
 def _saved_stories(site: Site, request: Request) -> tuple[list[Story], list[PaperPage]]:
@@ -56,17 +69,31 @@ def _saved_stories(site: Site, request: Request) -> tuple[list[Story], list[Pape
         try:
             if key.startswith("item:"):
                 item = site.store.get_item(int(key.removeprefix("item:")))
-                stories.append(Story(key=key, title=item.title, time=item.published or "",
-                                     url=item.url, reasons=[saved_reason(at)]))  # fmt: skip
+                stories.append(
+                    Story(
+                        key=key,
+                        title=item.title,
+                        time=item.published or "",
+                        url=item.url,
+                        reasons=[saved_reason(at)],
+                    )
+                )
                 continue
             paper = site.store.get_paper(key)
         except (NotFound, ValueError):
             continue  # its paper or item was removed since
         papers.append(paper)
-        stories.append(Story(key=key, title=paper.title, time=paper.published or "",
-                             arxiv_id=paper.arxiv_id, category=paper.primary_category,
-                             url=f"https://arxiv.org/abs/{paper.arxiv_id}",
-                             reasons=[saved_reason(at)]))  # fmt: skip
+        stories.append(
+            Story(
+                key=key,
+                title=paper.title,
+                time=paper.published or "",
+                arxiv_id=paper.arxiv_id,
+                category=paper.primary_category,
+                url=f"https://arxiv.org/abs/{paper.arxiv_id}",
+                reasons=[saved_reason(at)],
+            )
+        )
     return stories, papers
 
 

@@ -57,9 +57,15 @@ def scholar(site: Site, request: Request) -> Response:
         if tab not in ("posts", "papers"):
             raise UsageError(f"tab must be posts or papers, got {tab[:40]!r}")
         number = whole_number(request.query_params.get("page", "1"), "page", MAX_PAGE)
-        data = scholar_page(site.store, who, page=number, per_page=PER_PAGE, tab=tab,
-                            bar=site.current_settings().attribution_bar,
-                            reader=reader_of(request))  # fmt: skip
+        data = scholar_page(
+            site.store,
+            who,
+            page=number,
+            per_page=PER_PAGE,
+            tab=tab,
+            bar=site.current_settings().attribution_bar,
+            reader=reader_of(request),
+        )
     except LightnewsError as error:
         tail = f"?tab={tab}" if tab == "papers" else ""
         return site.failure(request, error, lambda key: f"/scholar/{key}{tail}")
@@ -70,10 +76,13 @@ def scholar(site: Site, request: Request) -> Response:
         return {**data.to_json(), "first_fetch": waiting.to_json() if waiting else None}
 
     def entries() -> list[FeedEntry]:
-        return [FeedEntry(p.url, p.title, p.url, None, p.abstract[:500])
-                for p in data.papers] + [
-                FeedEntry(p.uri or "", (p.text or "")[:120], p.url, p.created_at, p.text,
-                          [p.author or ""]) for p in data.posts if not p.gap]  # fmt: skip
+        return [FeedEntry(p.url, p.title, p.url, None, p.abstract[:500]) for p in data.papers] + [
+            FeedEntry(
+                p.uri or "", (p.text or "")[:120], p.url, p.created_at, p.text, [p.author or ""]
+            )
+            for p in data.posts
+            if not p.gap
+        ]
 
     def html() -> Response:
         shown = "papers" if asked is None and data.profile is None else tab
@@ -83,7 +92,11 @@ def scholar(site: Site, request: Request) -> Response:
 
 
 def _page(
-    site: Site, request: Request, data: ScholarPage, tab: str, who: str,
+    site: Site,
+    request: Request,
+    data: ScholarPage,
+    tab: str,
+    who: str,
     waiting: FirstFetch | None,
 ) -> Response:
     store = site.store
@@ -92,23 +105,34 @@ def _page(
     muted = own and str(data.scholar.id) in muted_scholars(store, reader)
     decided = decisions(store, data.scholar.id)
     rejected = store.papers_by_ids(sorted(k for k, v in decided.items() if v == "reject"))
-    return site.page("scholar.html", data=data, tab=tab, who=who, muted=muted,
-                     units=post_units(data.posts), numbers_itself=numbers_itself,
-                     decided=decided, rejected=rejected, title=data.scholar.name,
-                     deciders=store.deciders(data.scholar.id),
-                     shared=visitor_of(request).admin,
-                     hidden=hidden_papers(store, reader) if own else frozenset(),
-                     not_fetched=request.query_params.get("not_fetched") == "1",
-                     first_fetch=waiting,
-                     feeds=feed_links(request, f"Lightnews: {data.scholar.name}"))  # fmt: skip
+    return site.page(
+        "scholar.html",
+        data=data,
+        tab=tab,
+        who=who,
+        muted=muted,
+        units=post_units(data.posts),
+        numbers_itself=numbers_itself,
+        decided=decided,
+        rejected=rejected,
+        title=data.scholar.name,
+        deciders=store.deciders(data.scholar.id),
+        shared=visitor_of(request).admin,
+        hidden=hidden_papers(store, reader) if own else frozenset(),
+        not_fetched=request.query_params.get("not_fetched") == "1",
+        first_fetch=waiting,
+        feeds=feed_links(request, f"Lightnews: {data.scholar.name}"),
+    )
 
 
 def scholars(site: Site, request: Request) -> Response:
     """Every scholar: identities, records, and whether they are followed or muted."""
     reader = reader_of(request)
     mine = site.store.follows(reader)  # "followed" is whether *this* reader follows them
-    rows = [replace(r, followed=r.id in mine)
-            for r in site.store.list_scholars(site.current_settings().attribution_bar)]  # fmt: skip
+    rows = [
+        replace(r, followed=r.id in mine)
+        for r in site.store.list_scholars(site.current_settings().attribution_bar)
+    ]
 
     def html() -> Response:
         muted = muted_scholars(site.store, reader) if own_state(request) else frozenset()
@@ -146,12 +170,17 @@ def manage_scholar(site: Site, request: Request) -> Response:
                 raise UsageError("a scholar cannot be merged into themself")
             kept, dropped = store.get_scholar(keep), store.get_scholar(scholar_id)
             merge_scholars(store, keep, scholar_id)
-            store.audit(actor_of(visitor), "scholars.merge",
-                        f"#{scholar_id} {dropped.name} into #{keep} {kept.name}", now_iso())
+            store.audit(
+                actor_of(visitor),
+                "scholars.merge",
+                f"#{scholar_id} {dropped.name} into #{keep} {kept.name}",
+                now_iso(),
+            )
             return RedirectResponse(f"/scholar/{keep}", status_code=303)
         else:
             raise UsageError(
-                "give follow, unfollow, confirm, reject, undecide, hide, unhide or merge")
+                "give follow, unfollow, confirm, reject, undecide, hide, unhide or merge"
+            )
     except LightnewsError as error:
         return site.failure(request, error)
     return RedirectResponse(back_to(form, f"/scholar/{scholar_id}"), status_code=303)

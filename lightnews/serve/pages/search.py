@@ -58,16 +58,23 @@ def search(site: Site, request: Request) -> Response:
         if wants_json(request) and _empty_range(typed, now):  # nothing can fall in it
             search_filters(replace(typed, until=None), now)  # the other filters are checked
             note = "the start is after the end: nothing can match"
-            return JSONResponse({"query": query, "page": number, "mode": "lexical",
-                                 "note": note, "hits": []})  # fmt: skip
+            return JSONResponse(
+                {"query": query, "page": number, "mode": "lexical", "note": note, "hits": []}
+            )
         filters = search_filters(typed, now)
         who = params.get("scholar", "").strip()
         if who:
             filters = replace(filters, scholar_id=site.store.find_scholar(who))
         if query:
-            hits = search_papers(site.store, query, limit=PER_PAGE,
-                                 offset=(number - 1) * PER_PAGE, filters=filters,
-                                 settings=site.current_settings(), items=True)  # fmt: skip
+            hits = search_papers(
+                site.store,
+                query,
+                limit=PER_PAGE,
+                offset=(number - 1) * PER_PAGE,
+                filters=filters,
+                settings=site.current_settings(),
+                items=True,
+            )
             if number > 1 and not hits and not hits.items:
                 raise PastLastPage(f"page {number} is past the last page of results")
     except Ambiguous as error:
@@ -77,18 +84,37 @@ def search(site: Site, request: Request) -> Response:
         )
     except UsageError as error:  # the API's 400; the page again, with the form as typed
         status, message = 404 if isinstance(error, PastLastPage) else 400, str(error)
-        return site.respond(request, lambda: {"error": message}, lambda: site.page(
-            "search.html", status=status, query=query, hits=hits, page=number, more=False,
-            filters=typed, paging={}, error=message, title="Search: check the filters"),
-            status=status)  # fmt: skip
+        return site.respond(
+            request,
+            lambda: {"error": message},
+            lambda: site.page(
+                "search.html",
+                status=status,
+                query=query,
+                hits=hits,
+                page=number,
+                more=False,
+                filters=typed,
+                paging={},
+                error=message,
+                title="Search: check the filters",
+            ),
+            status=status,
+        )
     except LightnewsError as error:
         return site.failure(request, error)
     title = f"Lightnews search: {query}"
 
     def entries() -> list[FeedEntry]:
-        return [FeedEntry(f"https://arxiv.org/abs/{h.arxiv_id}", h.title,
-                          f"https://arxiv.org/abs/{h.arxiv_id}", h.published)
-                for h in hits]  # fmt: skip
+        return [
+            FeedEntry(
+                f"https://arxiv.org/abs/{h.arxiv_id}",
+                h.title,
+                f"https://arxiv.org/abs/{h.arxiv_id}",
+                h.published,
+            )
+            for h in hits
+        ]
 
     def html() -> Response:
         own = own_state(request)
@@ -109,9 +135,18 @@ def search(site: Site, request: Request) -> Response:
             feeds=feed_links(request, title) if query else [],
         )
 
-    return site.respond(request, lambda: {
-        "query": query, "page": number, **hits.about(), "hits": [h.to_json() for h in hits],
-        "items": [i.to_json() for i in hits.items]}, html, feed=(title, entries))  # fmt: skip
+    return site.respond(
+        request,
+        lambda: {
+            "query": query,
+            "page": number,
+            **hits.about(),
+            "hits": [h.to_json() for h in hits],
+            "items": [i.to_json() for i in hits.items],
+        },
+        html,
+        feed=(title, entries),
+    )
 
 
 def search_filters(typed: SearchFilters, now: datetime) -> SearchFilters:
@@ -141,6 +176,7 @@ def _empty_range(typed: SearchFilters, now: datetime) -> bool:
 
 def _search_filter_kinds() -> list[tuple[str, str]]:
     """``(kind, label)`` of the source kinds a search can be narrowed to, "any" first."""
-    offered = sorted((t.filter_order, kind, t.filter_label) for kind, t in all_traits().items()
-                     if t.filter_label)  # fmt: skip
+    offered = sorted(
+        (t.filter_order, kind, t.filter_label) for kind, t in all_traits().items() if t.filter_label
+    )
     return [("", "any"), *((kind, label) for _, kind, label in offered if label)]

@@ -30,12 +30,16 @@ def sources(site: Site, request: Request) -> Response:
     rows = [r.to_json() for r in site.store.list_sources()]
 
     def html() -> Response:
-        muted = (site.store.mutes(reader_of(request)).source if own_state(request)
-                 else frozenset())  # fmt: skip
+        muted = site.store.mutes(reader_of(request)).source if own_state(request) else frozenset()
         # Adding and removing sources is an admin's: a reader is shown no such control.
-        return site.page("sources.html", sources=rows, muted=muted, title="Sources",
-                         admin=visitor_of(request).admin,
-                         note_kinds=set(kinds_where(lambda t: t.note_pages)))  # fmt: skip
+        return site.page(
+            "sources.html",
+            sources=rows,
+            muted=muted,
+            title="Sources",
+            admin=visitor_of(request).admin,
+            note_kinds=set(kinds_where(lambda t: t.note_pages)),
+        )
 
     return site.respond(request, lambda: rows, html)
 
@@ -61,8 +65,9 @@ def manage_sources(site: Site, request: Request) -> Response:
         elif form.get("feed"):
             url = validate.feed_address(str(form.get("feed")))
             folder = str(form.get("folder") or "") or None
-            row, _ = store.add_source(kinds_where(lambda t: t.in_opml)[0], url, now=now,
-                                      folder=folder)  # fmt: skip
+            row, _ = store.add_source(
+                kinds_where(lambda t: t.in_opml)[0], url, now=now, folder=folder
+            )
             store.audit(actor, "sources.add", f"#{row.id} {row.kind} {row.address}", now)
         elif form.get("category"):
             kind = kinds_where(lambda t: t.topic_prefix)[0]

@@ -14,8 +14,9 @@ def suggestions(site: Site, request: Request) -> Response:
     """Accounts the reader might follow, each with its reasons and a Follow button."""
     from lightnews.rank.suggest import follow_suggestions
 
-    found = follow_suggestions(site.store, reader_of(request), limit=50,
-                               bar=site.current_settings().attribution_bar)  # fmt: skip
+    found = follow_suggestions(
+        site.store, reader_of(request), limit=50, bar=site.current_settings().attribution_bar
+    )
     return site.respond(
         request,
         lambda: {"suggestions": [s.to_json() for s in found]},
