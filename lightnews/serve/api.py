@@ -276,41 +276,73 @@ class IndexModel:
     endpoints: list[dict[str, str]]
 
 
-#: What ``POST /api/mark`` does (``action``): to a story, or a mute.
-MARK_ACTIONS = (
-    "read",
-    "unread",
-    "save",
-    "unsave",
-    "more-like-this",
-    "not-interested",
-    "no-feedback",
-    "mute",
-    "unmute",
-)
+#: A story key as described: an arXiv id of the five-digit era, or item:ID (the handler
+#: also takes older ids, "arXiv:" prefixes, versions and addresses).
+_PAPER = r"(1[5-9]|2[0-9])(0[1-9]|1[0-2])\.[0-9]{5}(v[1-9][0-9]{0,2})?"
+_STORY = rf"^({_PAPER}|item:[1-9][0-9]{{0,17}})$"
+_NUMBER = r"^[1-9][0-9]{0,17}$"
+
+#: What ``POST /api/mark`` does (``action``) to a story, to a paper's story, and to a mute.
+STORY_ACTIONS = ("read", "unread", "save", "unsave")
+FEEDBACK_ACTIONS = ("more-like-this", "not-interested", "no-feedback")
+MUTE_ACTIONS = ("mute", "unmute")
+MARK_ACTIONS = (*STORY_ACTIONS, *FEEDBACK_ACTIONS, *MUTE_ACTIONS)
 
 
 @dataclass(frozen=True, slots=True)
-class MarkBody:
-    action: Annotated[
+class StoryMarkBody:
+    """A story marked read or unread, saved or unsaved."""
+
+    action: Annotated[str, Param("read, unread, save or unsave.", enum=STORY_ACTIONS)]
+    story: Annotated[
         str,
         Param(
-            "read, unread, save, unsave (a story); more-like-this, not-interested, no-feedback "
-            "(a paper's story: the reader's learned ranker); mute, unmute (kind and value).",
-            enum=MARK_ACTIONS,
+            "The story: an arXiv id (2511.18342; older forms and addresses are taken too) or "
+            "item:ID for an entry without a paper.",
+            pattern=_STORY,
+            example="2511.18342",
         ),
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class FeedbackMarkBody:
+    """What the reader's learned ranker is told of a paper: more like it, not interested,
+    or neither any more."""
+
+    action: Annotated[
+        str, Param("more-like-this, not-interested or no-feedback.", enum=FEEDBACK_ACTIONS)
+    ]
     story: Annotated[
-        str | None, Param("The story: an arXiv id (2511.18342) or item:ID.", example="2511.18342")
-    ] = None
+        str,
+        Param(
+            "The paper's arXiv id (2511.18342; older forms are taken too).",
+            pattern=f"^{_PAPER}$",
+            example="2511.18342",
+        ),
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class MuteMarkBody:
+    """A keyword or a scholar muted or unmuted in the reader's feed and digests."""
+
+    action: Annotated[str, Param("mute or unmute.", enum=MUTE_ACTIONS)]
+    value: Annotated[str, Param("The keyword, or the scholar (id, handle or name).")]
     kind: Annotated[
-        str | None,
-        Param("What to (un)mute (keyword when not given).", enum=("keyword", "scholar", "source")),
+        str | None, Param("keyword (when not given) or scholar.", enum=("keyword", "scholar"))
     ] = None
+
+
+@dataclass(frozen=True, slots=True)
+class MuteSourceBody:
+    """A source muted or unmuted in the reader's feed and digests, by its number."""
+
+    action: Annotated[str, Param("mute or unmute.", enum=MUTE_ACTIONS)]
+    kind: Annotated[str, Param("source.", enum=("source",))]
     value: Annotated[
-        str | None,
-        Param("The keyword, the scholar (id, handle or name) or the source's number to (un)mute."),
-    ] = None
+        str, Param("The source's number (as `sources list` shows it).", pattern=_NUMBER)
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -428,7 +460,8 @@ class WriteRoute:
 
     path: str
     summary: str
-    body: type
+    #: The body's fields, or its alternatives (one of them: ``oneOf``).
+    body: tuple[type, ...]
     response: Any
     statuses: tuple[int, ...] = (400, 401, 403, 404)
 
@@ -438,7 +471,7 @@ WRITES: tuple[WriteRoute, ...] = (
         "/api/mark",
         "Mark a story read or saved, give feedback on a paper, or "
         "(un)mute a keyword, scholar or source, for the reader the token is of.",
-        MarkBody,
+        (StoryMarkBody, FeedbackMarkBody, MuteMarkBody, MuteSourceBody),
         MarkModel,
     ),
 )
@@ -537,11 +570,17 @@ def _parameters(route: ApiRoute) -> list[dict[str, Any]]:
 
 
 def _body(route: WriteRoute) -> dict[str, Any]:
-    """The JSON Schema of a write's body: its fields, their meaning and values."""
-    hints = typing.get_type_hints(route.body, include_extras=True)
+    """The JSON Schema of a write's body: one of its alternatives (each its fields, their
+    meaning and values)."""
+    shapes = [_fields(body) for body in route.body]
+    return shapes[0] if len(shapes) == 1 else {"oneOf": shapes}
+
+
+def _fields(body: type) -> dict[str, Any]:
+    hints = typing.get_type_hints(body, include_extras=True)
     properties: dict[str, Any] = {}
     required = []
-    for field in dataclasses.fields(route.body):
+    for field in dataclasses.fields(body):
         kind = hints[field.name]
         info = next(
             (
@@ -553,8 +592,12 @@ def _body(route: WriteRoute) -> dict[str, Any]:
             None,
         )
         schema = _schema(kind, nullable=True)
+        if field.default is dataclasses.MISSING and schema.get("type") == "string":
+            schema["pattern"] = r"\S"  # a required text says something (not only spaces)
         if info is not None:
             schema["description"] = info.description
+            if info.pattern:  # what the text must be, beyond saying something
+                schema["pattern"] = info.pattern
             if info.enum:
                 schema["enum"] = [*info.enum, *([None] if "null" in schema["type"] else [])]
             if info.example:
@@ -562,7 +605,8 @@ def _body(route: WriteRoute) -> dict[str, Any]:
         properties[field.name] = schema
         if field.default is dataclasses.MISSING:
             required.append(field.name)
-    return {"type": "object", "required": required, "properties": properties}
+    shape = {"type": "object", "required": required, "properties": properties}
+    return {"title": body.__name__, "description": (body.__doc__ or "").strip(), **shape}
 
 
 def _filter_kinds() -> tuple[str, ...]:

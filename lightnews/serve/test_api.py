@@ -69,10 +69,21 @@ def test_writes_are_described_with_their_body_and_auth() -> None:
     the source, and nothing said what it takes or who may send it."""
     doc = openapi()
     post = doc["paths"]["/api/mark"]["post"]
-    body = post["requestBody"]["content"]["application/json"]["schema"]
-    assert post["requestBody"]["required"] and body["required"] == ["action"]
-    assert {"save", "read", "mute", "not-interested"} <= set(body["properties"]["action"]["enum"])
-    assert body["properties"]["story"]["examples"] == ["2511.18342"]
+    shapes = post["requestBody"]["content"]["application/json"]["schema"]["oneOf"]
+    story, feedback, mute, source = shapes
+    assert post["requestBody"]["required"]
+    assert story["required"] == feedback["required"] == ["action", "story"]
+    assert mute["required"] == ["action", "value"] and source["required"] == [
+        "action",
+        "kind",
+        "value",
+    ]
+    assert {"save", "read"} <= set(story["properties"]["action"]["enum"])
+    assert "not-interested" in feedback["properties"]["action"]["enum"]
+    assert "item:" in story["properties"]["story"]["pattern"]
+    assert "item:" not in feedback["properties"]["story"]["pattern"]  # papers only
+    assert set(mute["properties"]["action"]["enum"]) == {"mute", "unmute"}
+    assert story["properties"]["story"]["examples"] == ["2511.18342"]
     assert post["security"] == [{"token": []}, {"form": []}]
     schemes = doc["components"]["securitySchemes"]
     assert schemes["token"] == {
@@ -116,9 +127,11 @@ def api_url(demo_library: str, serving: Any) -> Iterator[str]:
         yield f"{url}/api/openapi.json"
 
 
-def _schemathesis(url: str, cwd: Path, *options: str) -> subprocess.CompletedProcess[str]:
-    # Reads only: the writes would change the demo library the module's tests share (they
-    # are checked against their description in the README client's test).
+def _schemathesis(
+    url: str, cwd: Path, *options: str, method: str = "GET"
+) -> subprocess.CompletedProcess[str]:
+    # GET on the demo library the module's tests share; the writes (which change the
+    # library) on a library of their own (test_schemathesis_all_checks_pass_on_the_writes).
     command = [
         str(ST),
         "run",
@@ -130,8 +143,7 @@ def _schemathesis(url: str, cwd: Path, *options: str) -> subprocess.CompletedPro
         "--seed",
         "1",
         "--no-color",
-        "--include-method",
-        "GET",
+        *(() if options else ("--include-method", method)),
         *options,
     ]
     # In a temporary folder: schemathesis keeps its cache of failures where it runs.
@@ -149,6 +161,30 @@ def test_schemathesis_all_checks_pass(api_url: str, tmp_path: Path) -> None:
     assert re.search(rf"Operations:\s+{routes} selected / {total} total", every.stdout)
     assert re.search(rf"Tested:\s+{routes}\b", every.stdout), every.stdout[-4000:]
     assert "repeatedly returned 404" not in every.stdout  # the examples reach real records
+
+
+@pytest.mark.skipif(ST is None, reason="schemathesis is not installed (a dev dependency)")
+def test_schemathesis_all_checks_pass_on_the_writes(
+    fresh_demo: str, serving: Any, tmp_path: Path
+) -> None:
+    """The writes, fuzzed with every check on a library of this test's own (they change
+    it), by a client holding an API token, as a script does."""
+    from lightnews.serve.app import create_app
+    from lightnews.store import open_store
+    from lightnews.store.secrets import digest, hash_password, new_token
+
+    token = new_token()
+    with open_store(fresh_demo) as store:
+        me = store.add_user("me", hash_password("a long password"), admin=False, now="2026-12-06")
+        store.create_token(me.id, "fuzz", digest(token), "2026-12-06")
+    settings = Settings(environ={}).with_overrides(resolve_online=False)
+    with serving(create_app(fresh_demo, settings)) as url:
+        writes = _schemathesis(
+            f"{url}/api/openapi.json", tmp_path, "--include-method", "POST",
+            "-H", f"Authorization: Bearer {token}", method="POST",
+        )  # fmt: skip
+    assert writes.returncode == 0, writes.stdout[-4000:]
+    assert re.search(rf"Tested:\s+{len(WRITES)}\b", writes.stdout), writes.stdout[-4000:]
 
 
 def test_the_day_the_description_allows_is_the_day_the_handler_takes() -> None:

@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl, urlencode
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
-from lightnews.errors import LightnewsError, UsageError
+from lightnews.errors import LightnewsError, NotFound, UsageError
 from lightnews.normalize import validate
 from lightnews.normalize.times import now_iso
 from lightnews.normalize.validate import whole_number
@@ -31,6 +31,11 @@ def mark(site: Site, request: Request) -> Response:
     """Mark a story read or saved, or (un)mute a scholar, source or keyword."""
     api = wants_json(request)
     form: Mapping[str, Any] = read_json(request) if api else read_form(request)
+    wrong = _not_text(form) if api else None
+    if wrong:
+        return site.failure(request, UsageError(f"{wrong} must be text"))
+    if api and form.get("kind") is not None and form.get("kind") not in MUTE_KINDS:
+        return site.failure(request, UsageError(f"kind must be {', '.join(MUTE_KINDS)}"))
     action = str(form.get("action") or "")
     key = str(form.get("story") or "").strip()
     kind = str(form.get("kind") or "keyword")
@@ -56,6 +61,21 @@ def mark(site: Site, request: Request) -> Response:
     return RedirectResponse(back, status_code=303)
 
 
+#: What a mute names (``kind``): a keyword when not given.
+MUTE_KINDS = ("keyword", "scholar", "source")
+#: The JSON fields each kind of action reads (the description's two body shapes); others
+#: are left alone, whatever they hold.
+_READS = {"mute": ("action", "kind", "value"), "unmute": ("action", "kind", "value")}
+
+
+def _not_text(body: Mapping[str, Any]) -> str | None:
+    """The first field the action reads that is neither text nor left out (null)."""
+    fields = _READS.get(str(body.get("action")), ("action", "story"))
+    return next(
+        (f for f in fields if body.get(f) is not None and not isinstance(body[f], str)), None
+    )
+
+
 def _mark(
     store: Store, reader: ReaderId, action: str, key: str, kind: str, value: str
 ) -> tuple[str, str]:
@@ -72,9 +92,12 @@ def _mark(
         else:
             mark_story(store, reader, key, now, read=action == "read")
     elif action in FEEDBACK_ACTIONS and key:
-        paper = store.paper_row_id(validate.story_key(key))
-        if paper is None:
+        key = validate.story_key(key)
+        paper = store.paper_row_id(key)
+        if key.startswith("item:"):
             raise UsageError("only a paper's story takes “more like this” or “not interested”")
+        if paper is None:
+            raise NotFound(f"no paper {key} in the library")
         store.set_paper_feedback(reader, paper, FEEDBACK_ACTIONS[action], now)
     elif action in ("mute", "unmute") and value:
         if kind == "keyword":
