@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
 import itertools
 import json
 import os
@@ -56,7 +55,7 @@ from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _loopback import FormPoster, Timings, percentile, timed
+from _loopback import Timings, mark_loop, percentile
 from _loopback import server as web_server
 from _measure import ROOT, machine, spin_seconds
 
@@ -213,30 +212,6 @@ def items_stored(url: str, ids: list[int]) -> tuple[int, int]:
     return (int(row[0]), int(row[1])) if row else (0, 0)
 
 
-def click_loop(base: str, stop: threading.Event, timings: Timings) -> threading.Thread:
-    """A reader muting and unmuting a keyword on ``POST /mark`` every 200 ms."""
-    import httpx
-
-    def run() -> None:
-        with httpx.Client(timeout=120) as client:
-            poster = FormPoster(client, base)
-            n = 0
-            while not stop.is_set():
-                form = {
-                    "action": "mute" if n % 2 == 0 else "unmute",
-                    "kind": "keyword",
-                    "value": "contention",
-                    "back": "/sources",
-                }
-                timed(timings, "mark", functools.partial(poster.post, "/mark", form))
-                n += 1
-                stop.wait(0.2)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return thread
-
-
 def spacing(times: list[float]) -> float | None:
     ordered = sorted(times)
     gaps = [b - a for a, b in itertools.pairwise(ordered)]
@@ -374,7 +349,7 @@ def main() -> None:
             load = os.getloadavg()[0]
             clicks, stop = Timings(), threading.Event()
             with web_server(url) as web:
-                clicker = click_loop(web, stop, clicks)
+                clicker = mark_loop(web, stop, clicks, lambda: "mark", pause=0.2)
                 sampler = LockSampler(url)
                 sampler.start()
                 try:

@@ -70,15 +70,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _loopback import (
     ROOT,
     SERVER_PIDS,
-    FormPoster,
     Timings,
     cpu_seconds,
     env_for,
     get_loop,
     lightnews,
+    mark_loop,
     server,
     summary,
-    timed,
 )
 from _measure import OUT, machine
 from search_bounds import pages
@@ -155,40 +154,6 @@ class Writer:
             "locked": any(m in self.output for m in LOCKED),
             "last_line": lines[-1][:200] if lines else "",
         }
-
-
-def mark_loop(
-    base: str,
-    stop: threading.Event,
-    timings: Timings,
-    phase: Callable[[], str],
-    pause: float = 0.5,
-) -> threading.Thread:
-    """A browser muting and unmuting a keyword on /mark, every half second.
-
-    Each POST is filed under the writers' phase when it was sent (``phase()``:
-    the merge still running, or only the ingests), so that a slow answer can
-    be put down to the writer that held the lock.
-    """
-
-    def run() -> None:
-        with httpx.Client(timeout=120) as client:
-            poster = FormPoster(client, base)
-            n = 0
-            while not stop.is_set():
-                form = {
-                    "action": "mute" if n % 2 == 0 else "unmute",
-                    "kind": "keyword",
-                    "value": "contention",
-                    "back": "/sources",
-                }
-                timed(timings, phase(), lambda f=form: poster.post("/mark", f))
-                n += 1
-                stop.wait(pause)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return thread
 
 
 def cli_loop(
