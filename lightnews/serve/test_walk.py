@@ -95,9 +95,14 @@ def test_the_done_when_walk(page: P, base_url: str, tmp_path: Path) -> None:
     shot(p, "walk-3-scholar-confirmed")
     # 8. Unfollow her.
     p.get_by_role("button", name="Unfollow", exact=True).click()
-    assert p.get_by_role("button", name="Follow", exact=True).is_visible()
+    follow = p.get_by_role("button", name="Follow", exact=True)
+    follow.wait_for(state="visible")  # the page after the form's redirect, not the one before
+    assert follow.is_visible()
     p.get_by_role("link", name="Scholars", exact=True).click()
-    assert p.get_by_role("button", name="Follow Mara Lindqvist").is_visible()
+    p.wait_for_url("**/scholars")
+    again = p.get_by_role("button", name="Follow Mara Lindqvist")
+    again.wait_for(state="visible")
+    assert again.is_visible()
     shot(p, "walk-4-unfollowed")
 
 
