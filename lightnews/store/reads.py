@@ -110,17 +110,7 @@ class ReadQueries(Queries):
             )
         )
         revisions = tuple(
-            Revision(
-                r["version"],
-                r["seen_at"],
-                r["title"],
-                r["abstract"],
-                r["authors"],
-                r["comments"],
-                r["categories"],
-                r["journal_ref"],
-                bool(r["withdrawn"]),
-            )
+            Revision.from_row(r)
             for r in self.db.execute(
                 "SELECT * FROM paper_revisions WHERE paper_id = ? ORDER BY version", (row["id"],)
             )
@@ -446,19 +436,7 @@ class ReadQueries(Queries):
         dates: dict[str, dict[int, str]] = {}
         for r in rows:
             dates[r["arxiv_id"]] = {int(v[0]): v[1] for v in orjson.loads(r["dates"]) if v[1]}
-            by_paper.setdefault(r["arxiv_id"], []).append(
-                Revision(
-                    r["version"],
-                    r["seen_at"],
-                    r["title"],
-                    r["abstract"],
-                    r["authors"],
-                    r["comments"],
-                    r["categories"],
-                    r["journal_ref"],
-                    bool(r["withdrawn"]),
-                )
-            )
+            by_paper.setdefault(r["arxiv_id"], []).append(Revision.from_row(r))
         found = []
         for arxiv_id, revisions in by_paper.items():
             # The feed names a change ("v3: abstract changed"): no word diff.

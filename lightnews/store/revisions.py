@@ -44,6 +44,21 @@ class Revision:
     journal_ref: str | None
     withdrawn: bool
 
+    @classmethod
+    def from_row(cls, row: Any) -> Revision:
+        """A ``paper_revisions`` row (read by column name, on either backend)."""
+        return cls(
+            row["version"],
+            row["seen_at"],
+            row["title"],
+            row["abstract"],
+            row["authors"],
+            row["comments"],
+            row["categories"],
+            row["journal_ref"],
+            bool(row["withdrawn"]),
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "version": f"v{self.version}",
