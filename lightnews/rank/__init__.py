@@ -36,8 +36,9 @@ from typing import Any
 
 from lightnews.embed import Closeness, closest_interests
 from lightnews.normalize.tex import tex_to_text
+from lightnews.rank.category_slice import SLICE_PAPERS, Pick, Slices, newest_picks
 from lightnews.rank.discussed import DiscussedPaper, discussion_of
-from lightnews.rank.learn import MODELS, SAVED
+from lightnews.rank.learn import MODELS, SAVED, Because, ReaderModel
 from lightnews.settings import Settings
 from lightnews.sources import all_traits, kind_traits
 from lightnews.store import Store
@@ -54,6 +55,7 @@ __all__ = [
     "CandidateWindows",
     "Context",
     "Learned",
+    "Learner",
     "Part",
     "Reason",
     "Story",
@@ -152,6 +154,11 @@ class Story:
     #: When the paper first appeared, and when code for it appeared after that.
     published: str | None = None
     code_released: str | None = None
+    #: Brought by the reader's slice of their followed categories (:mod:`.category_slice`).
+    pick: Pick | None = None
+    #: In the shared window only for being new: a paper no item but its arXiv listing is
+    #: about, not revised, no code since, not discussed network-wide.
+    only_new: bool = False
 
     @property
     def why(self) -> list[str]:
@@ -318,7 +325,12 @@ def relevance(story: Story, context: Context) -> tuple[float, list[Reason]]:
     """In a topic the user follows."""
     if story.category and story.category in context.categories:
         topic = Part(story.category, f"https://arxiv.org/list/{story.category}/recent")
-        return 0.8, [reason("in ", topic, ", which you follow", weight=0.8)]
+        if story.pick is None:
+            return 0.8, [reason("in ", topic, ", which you follow", weight=0.8)]
+        if story.pick.because is None:  # the reader's slice, by recency: no model yet
+            words = ", which you follow (the newest: nothing saved to learn from yet)"
+            return 0.8, [reason("newest in ", topic, words, weight=0.8)]
+        return 0.8, [reason("new in ", topic, ", which you follow", weight=0.8)]
     return 0.0, []
 
 
@@ -343,7 +355,7 @@ def learned_interest(story: Story, context: Context) -> tuple[float, list[Reason
     found = context.learned.get(story.arxiv_id or "")
     if found is None:
         return 0.0, []
-    points = min(2.0, 0.4 * found.score)
+    points = max(0.0, min(2.0, 0.4 * found.score))
     title = found.title if len(found.title) <= 60 else found.title[:57].rstrip() + "…"
     paper = Part(f"“{title}”", f"/paper/{found.arxiv_id}")
     if found.interest == SAVED:
@@ -433,6 +445,9 @@ def gather_stories(
     horizon_hours: float | None = None,
     bar: float = 0.6,
     now: datetime | None = None,
+    learner: Learner | None = None,
+    categories: set[str] | None = None,
+    slice_papers: int = SLICE_PAPERS,
 ) -> list[Story]:
     """Candidate stories: the shared window, and ``reader``'s own candidates.
 
@@ -445,6 +460,13 @@ def gather_stories(
     papers they watch. The window itself holds the papers the network discusses
     most this week. Items say which
     followed scholar put them in the feed. Each call gets its own copies.
+
+    With a horizon, the reader's slice of new papers in ``categories`` (the
+    followed ones; by default asked of the store) joins them too, at most
+    ``slice_papers``: chosen by ``learner``, the reader's model, or the newest
+    without one (:mod:`.category_slice`). A reader whose model chose a slice
+    does not get the window's papers that are there only for being new
+    (:attr:`Story.only_new`).
     """
     accounts = store.followed_accounts(reader)
     memo: dict[int, FeedCandidate] = {}
@@ -470,7 +492,15 @@ def gather_stories(
         if newest:  # an old library (the demo) is seen as of its newest story
             moment = min(moment, _parse_time(newest) or moment)
         since = (moment - timedelta(hours=horizon_hours)).strftime("%Y-%m-%dT%H:%M:%SZ")
-        _add_readers_own(store, reader, stories, list(accounts), since, bar)
+        if categories is None:
+            categories = followed_categories(store)
+        picks = _category_slice(store, reader, categories, since, learner, slice_papers, windows)
+        if any(p.because is not None for p in picks):  # learned: recency brings no more
+            stories = [s for s in stories if not s.only_new]
+        _add_readers_own(store, reader, stories, list(accounts), since, bar, picks)
+        by_pick = {p.arxiv_id: p for p in picks}
+        for story in stories:
+            story.pick = by_pick.get(story.key)
     if accounts:
         for story in stories:
             story.items = [spoken(i) for i in story.items]
@@ -482,6 +512,30 @@ READER_PAPERS = 500
 READER_ITEMS = 1000
 
 
+def _category_slice(
+    store: Store,
+    reader: ReaderId,
+    categories: set[str],
+    since: str,
+    learner: Learner | None,
+    bound: int,
+    windows: CandidateWindows | None,
+) -> tuple[Pick, ...]:
+    """The reader's slice of new papers in the followed categories: their model's best,
+    or the newest (no model, or none of the horizon's papers has a vector yet)."""
+    if not categories or bound <= 0:
+        return ()
+    if learner is not None:
+        slices = windows.slices if windows is not None else Slices()  # nothing kept (CLI)
+        pool = slices.pool(store, categories, since, learner.encoder)
+        picks = slices.picks(
+            store, reader, learner.version, learner.model, pool, bound, learner.seen
+        )
+        if picks:
+            return picks
+    return newest_picks(store, categories, since, bound)
+
+
 def _add_readers_own(
     store: Store,
     reader: ReaderId,
@@ -489,13 +543,16 @@ def _add_readers_own(
     accounts: list[str],
     since: str,
     bar: float,
+    picks: tuple[Pick, ...] = (),
 ) -> None:
     """Add to ``stories`` those that touch ``reader`` since ``since`` and are missing:
-    papers by followed scholars, followed scholars' posts, watched papers. A story the
-    window already has gains the reader's items it lacks."""
+    papers by followed scholars, followed scholars' posts, watched papers, the papers of
+    their slice of the followed categories (``picks``). A story the window already has
+    gains the reader's items it lacks."""
     by_key = {s.key: s for s in stories}
     wanted = store.followed_papers(reader, since, bar, READER_PAPERS)
     wanted += sorted(store.watched(reader_key(reader)))
+    wanted += [p.arxiv_id for p in picks]
     moment = _parse_time(since)
     if moment is not None:  # what the scholars they follow post about on the network
         wanted += store.discussed_by(accounts, int(moment.timestamp() * 1_000_000), READER_ITEMS)
@@ -558,6 +615,8 @@ class CandidateWindows:
     def __init__(self, refresh: float = 10.0, ttl: float = 120.0) -> None:
         self.refresh, self.ttl = refresh, ttl
         self._kept: dict[tuple[str, int, int], _Window] = {}
+        #: Each reader's slice of the followed categories, and the pool it is chosen from.
+        self.slices = Slices(refresh=refresh)
 
     def get(self, store: Store, papers: int, items: int) -> tuple[Story, ...]:
         """The window's stories (shared: callers copy what they change)."""
@@ -575,9 +634,17 @@ class CandidateWindows:
 def _gather(store: Store, papers: int, items: int) -> list[Story]:
     """The newest ``papers`` and the stories of the newest ``items``, for no reader."""
     stories = _build(store, store.recent_papers(papers), store.recent_items(items))
-    _with_discussed(store, stories)
+    discussed = _with_discussed(store, stories)
     _with_changes(store, stories)
     _with_code(store, stories)
+    for story in stories.values():
+        story.only_new = bool(
+            story.arxiv_id
+            and story.key not in discussed
+            and not story.revision
+            and not story.code_released
+            and all(i.kind == "paper" for i in story.items)
+        )
     return list(stories.values())
 
 
@@ -585,17 +652,20 @@ def _gather(store: Store, papers: int, items: int) -> list[Story]:
 DISCUSSED_PAPERS = 100
 
 
-def _with_discussed(store: Store, stories: dict[str, Story]) -> None:
+def _with_discussed(store: Store, stories: dict[str, Story]) -> set[str]:
     """The papers the network discusses most this week (``lightnews listen``), as of the
-    window's newest story, join the window, however old the papers themselves."""
+    window's newest story, join the window, however old the papers themselves (their
+    ids are returned)."""
     newest = _parse_time(max((s.time or "" for s in stories.values()), default=""))
     if newest is None:
-        return
+        return set()
     since = int((newest - DISCUSSION_WINDOW).timestamp() * 1_000_000)
-    wanted = [i for i in store.most_discussed(since, DISCUSSED_PAPERS) if i not in stories]
+    discussed = store.most_discussed(since, DISCUSSED_PAPERS)
+    wanted = [i for i in discussed if i not in stories]
     found = store.papers_by_ids(wanted)
     extra = _build(store, [found[i] for i in wanted if i in found and found[i].title], [])
     stories.update(extra)
+    return set(discussed)
 
 
 def _build(
@@ -744,29 +814,50 @@ def rank_stories(
     horizon = half_life_hours * (
         float(settings.horizon_half_lives) if settings is not None else HORIZON_HALF_LIVES
     )
+    states = store.story_states(reader) if own_state else {}
+    feedback = store.paper_feedback(reader) if own_state else {}
+    not_interested = _not_interested(store, feedback)
+    learner = (
+        _learner(store, reader, settings, states, feedback, not_interested)
+        if settings is not None and own_state
+        else None
+    )
+    categories = followed_categories(store)
     gathered = gather_stories(
-        store, reader, windows=windows, horizon_hours=horizon, bar=bar, now=now
+        store,
+        reader,
+        windows=windows,
+        horizon_hours=horizon,
+        bar=bar,
+        now=now,
+        learner=learner,
+        categories=categories,
+        slice_papers=int(settings.feed_category_slice) if settings is not None else SLICE_PAPERS,
     )
     stories = _apply_mutes(store, reader, gathered) if own_state else gathered
+    if not own_state:  # a public page says nothing of the reader's model, nor of its absence
+        for story in stories:
+            story.pick = None
     arxiv_ids = [s.arxiv_id for s in stories if s.arxiv_id]
     context = Context(
         authored=store.followed_authorships(reader, arxiv_ids, bar),
         names=store.scholar_names(
             i.followed_scholar for s in stories for i in s.items if i.followed_scholar is not None
         ),
-        categories=followed_categories(store),
+        categories=categories,
         now=now or datetime.now(UTC),
         scholar_ids={s.name: s.id for s in store.followed_scholars(reader)},
     )
+    # What the model said of the papers it chose for the slice, whatever their score.
+    picked = {s.key: s.pick.because for s in stories if s.pick and s.pick.because}
+    context.learned = _explained(store, picked)
     context.discussion = discussion_of(store, reader, arxiv_ids, context.now - DISCUSSION_WINDOW)
     newest = max((s.time or "" for s in stories), default="")
     reference = context.now
     if newest:  # an old library (the demo) is ranked as of its newest story
         reference = min(context.now, datetime.fromisoformat(newest.replace("Z", "+00:00")))
-    states = store.story_states(reader) if own_state else {}
-    feedback = store.paper_feedback(reader) if own_state else {}
     kept_keys = keep_read if isinstance(keep_read, frozenset) else frozenset()
-    hidden = _not_interested(store, feedback) - kept_keys
+    hidden = not_interested - kept_keys
     stories = [s for s in stories if s.arxiv_id not in hidden]
     if papers_only:
         stories = [s for s in stories if s.arxiv_id]
@@ -779,7 +870,7 @@ def rank_stories(
         candidates = stories[:CLOSE_CANDIDATES]
         wanted = [s.arxiv_id for s in candidates if s.arxiv_id]
         context.close = closest_interests(store, reader, settings, wanted, bar)
-        context.learned = _learned(store, reader, settings, wanted, states, feedback)
+        context.learned = {**context.learned, **_learned(store, learner, wanted)}
         for story in candidates:
             if story.arxiv_id in context.close or story.arxiv_id in context.learned:
                 _score(story, context, reference, half_life_hours, states)
@@ -806,18 +897,31 @@ def _not_interested(store: Store, feedback: dict[int, str]) -> set[str]:
     return {hit.arxiv_id for hit in store.papers_by_rowids(ids).values()} if ids else set()
 
 
-def _learned(
+@dataclass(frozen=True, slots=True)
+class Learner:
+    """A reader's learned model as the feed asks it: the model, its version (a digest
+    of what it learned from), the encoder of its vectors, and the papers the reader has
+    already saved, read or said "not interested" in (no slice brings them again)."""
+
+    model: ReaderModel
+    version: object
+    encoder: str
+    seen: frozenset[str]
+
+
+def _learner(
     store: Store,
     reader: ReaderId,
     settings: Settings,
-    arxiv_ids: list[str],
     states: dict[str, tuple[str | None, str | None]],
     feedback: dict[int, str],
-) -> dict[str, Learned]:
-    """The reader's model on these papers, where it rates them well (:data:`LEARNED_FLOOR`)."""
+    not_interested: set[str],
+) -> Learner | None:
+    """The reader's model (kept between requests, :data:`~.learn.MODELS`), or None when
+    there is nothing to learn from."""
     saved = tuple(sorted(k for k, (_, at) in states.items() if at))
     if not saved and "more-like-this" not in feedback.values():
-        return {}  # nothing to learn from: no model (and no training cost)
+        return None  # nothing to learn from: no model (and no training cost)
     read = max((r or "" for r, _ in states.values()), default="")
     version = (
         saved,
@@ -829,18 +933,32 @@ def _learned(
     )
     model = MODELS.get(store, reader, settings, version)
     if model is None:
+        return None
+    return Learner(model, version, str(settings.semantic), frozenset(states) | not_interested)
+
+
+def _learned(store: Store, learner: Learner | None, arxiv_ids: list[str]) -> dict[str, Learned]:
+    """The reader's model on these papers, where it rates them well (:data:`LEARNED_FLOOR`)."""
+    if learner is None:
         return {}
     rows = store.paper_row_ids(arxiv_ids)
-    explained = model.explain(list(rows.values()))
-    good = {
-        arxiv_id: explained[row]
-        for arxiv_id, row in rows.items()
-        if row in explained and explained[row].score >= LEARNED_FLOOR
-    }
-    near = store.papers_by_rowids(sorted({b.paper_id for b in good.values()}))
+    explained = learner.model.explain(list(rows.values()))
+    return _explained(
+        store,
+        {
+            arxiv_id: explained[row]
+            for arxiv_id, row in rows.items()
+            if row in explained and explained[row].score >= LEARNED_FLOOR
+        },
+    )
+
+
+def _explained(store: Store, found: dict[str, Because]) -> dict[str, Learned]:
+    """The model's word on papers, naming the saved paper nearest each (not itself)."""
+    near = store.papers_by_rowids(sorted({b.paper_id for b in found.values()}))
     return {
         arxiv_id: Learned(b.score, b.interest, near[b.paper_id].arxiv_id, near[b.paper_id].title)
-        for arxiv_id, b in good.items()
+        for arxiv_id, b in found.items()
         if b.paper_id in near and near[b.paper_id].arxiv_id != arxiv_id
     }
 
