@@ -328,7 +328,7 @@ def relevance(story: Story, context: Context) -> tuple[float, list[Reason]]:
         if story.pick is None:
             return 0.8, [reason("in ", topic, ", which you follow", weight=0.8)]
         if story.pick.because is None:  # the reader's slice, by recency: no model yet
-            words = ", which you follow (the newest: nothing saved to learn from yet)"
+            words = ", which you follow (nothing learned from your saves yet)"
             return 0.8, [reason("newest in ", topic, words, weight=0.8)]
         return 0.8, [reason("new in ", topic, ", which you follow", weight=0.8)]
     return 0.0, []
@@ -521,19 +521,16 @@ def _category_slice(
     bound: int,
     windows: CandidateWindows | None,
 ) -> tuple[Pick, ...]:
-    """The reader's slice of new papers in the followed categories: their model's best,
-    or the newest (no model, or none of the horizon's papers has a vector yet)."""
+    """The reader's slice of new papers in the followed categories: their model's best
+    (maybe none: then the window's newest papers stay theirs), or without a model the
+    newest."""
     if not categories or bound <= 0:
         return ()
-    if learner is not None:
-        slices = windows.slices if windows is not None else Slices()  # nothing kept (CLI)
-        pool = slices.pool(store, categories, since, learner.encoder)
-        picks = slices.picks(
-            store, reader, learner.version, learner.model, pool, bound, learner.seen
-        )
-        if picks:
-            return picks
-    return newest_picks(store, categories, since, bound)
+    if learner is None:
+        return newest_picks(store, categories, since, bound)
+    slices = windows.slices if windows is not None else Slices()  # nothing kept (CLI)
+    pool = slices.pool(store, categories, since, learner.encoder)
+    return slices.picks(store, reader, learner.version, learner.model, pool, bound, learner.seen)
 
 
 def _add_readers_own(

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 __all__ = [
+    "SLICE_FLOOR",
     "SLICE_PAPERS",
     "CategoryPool",
     "Pick",
@@ -59,6 +60,9 @@ __all__ = [
 SLICE_PAPERS = 80
 #: The papers scored in full, as a multiple of the slice (the vectors choose them).
 SHORTLIST = 3
+#: A paper the model scores below this (in standard deviations above a random paper of
+#: the library) is not brought, however few pass: "like your saves" must mean something.
+SLICE_FLOOR = 1.0
 #: At most this many papers of the horizon make the pool (the newest).
 POOL_MOST = 50_000
 
@@ -148,7 +152,8 @@ def choose(
     leave_out: Collection[str] = frozenset(),
 ) -> tuple[Pick, ...]:
     """The ``bound`` papers of the pool the reader's model scores highest (ties: the
-    newest), each with why; ``leave_out``: arXiv ids the reader has already seen."""
+    newest), each with why, of those at :data:`SLICE_FLOOR` or above; ``leave_out``:
+    arXiv ids the reader has already seen."""
     if bound <= 0 or not pool.rows:
         return ()
     import numpy as np
@@ -166,7 +171,11 @@ def choose(
     scored = model.score_features(pool.vectors[short], pool.words_of(store, rows))
     # Among equal scores the lower index first: the newer paper.
     best = sorted(zip(short, scored, strict=True), key=lambda found: (-found[1].score, found[0]))
-    return tuple(Pick(pool.arxiv_ids[i], pool.published[i], because) for i, because in best[:bound])
+    return tuple(
+        Pick(pool.arxiv_ids[i], pool.published[i], because)
+        for i, because in best[:bound]
+        if because.score >= SLICE_FLOOR
+    )
 
 
 def newest_picks(
