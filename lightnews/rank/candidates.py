@@ -37,7 +37,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from lightnews.normalize.tex import tex_to_text
-from lightnews.rank.category_slice import SLICE_PAPERS, Pick, Slices, newest_picks
+from lightnews.rank.category_slice import SLICE_PAPERS, SLICES, Pick, Slices, newest_picks
 from lightnews.rank.learn import ReaderModel
 from lightnews.rank.story import Story
 from lightnews.sources import all_traits, kind_traits
@@ -171,9 +171,10 @@ def _category_slice(
         return ()
     if learner is None:
         return newest_picks(store, categories, since, bound)
-    slices = windows.slices if windows is not None else Slices()  # nothing kept (CLI)
+    slices = windows.slices if windows is not None else SLICES
     pool = slices.pool(store, categories, since, learner.encoder)
-    return slices.picks(store, reader, learner.version, learner.model, pool, bound, learner.seen)
+    picks = slices.picks(store, reader, learner.version, learner.model, pool, bound, learner.seen)
+    return tuple(p for p in picks if p.published >= since)  # the pool may reach further back
 
 
 def _add_readers_own(

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 __all__ = [
+    "SLICES",
     "SLICE_FLOOR",
     "SLICE_PAPERS",
     "CategoryPool",
@@ -257,3 +258,8 @@ class Slices:
             while len(self._picks) > self.keep:  # the longest unused goes first
                 self._picks.pop(next(iter(self._picks)))
         return found
+
+
+#: The slices of a process with no server's windows (the CLI, the digest): checked
+#: against the store at every request, so a process that stores and ranks sees its own.
+SLICES = Slices(refresh=0.0)

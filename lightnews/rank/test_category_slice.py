@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -67,23 +67,32 @@ def dated(paper: Paper, age: timedelta) -> Paper:
     return replace(paper, published=iso(CLOCK - age))
 
 
+@dataclass(frozen=True)
+class Library:
+    store: Store
+    saved: list[str]  # robotics papers the reader saves
+    older: list[str]  # robotics papers of the horizon, older than every other
+    newer: list[str]  # papers on other subjects, newest first
+    later: Paper  # a robotics paper not stored yet
+
+
 @pytest.fixture
-def library(store: Store, shared: Path) -> Iterator[tuple[Store, list[str], list[str], list[str]]]:
-    """(store, saved robotics papers, older robotics papers, newer others newest first)."""
-    robot, other = corpus(shared, robots=16, others=240)
+def library(store: Store, shared: Path) -> Iterator[Library]:
+    robot, other = corpus(shared, robots=17, others=240)
     saved = [dated(p, timedelta(days=5, hours=n)) for n, p in enumerate(robot[:6])]
-    older = [dated(p, timedelta(days=3, hours=4 * n)) for n, p in enumerate(robot[6:])]
+    older = [dated(p, timedelta(days=3, hours=4 * n)) for n, p in enumerate(robot[6:16])]
     newer = [dated(p, timedelta(minutes=10 * (n + 1))) for n, p in enumerate(other)]
     store.add_source("arxiv-api", "cat:cs.LG", now=iso(CLOCK))
     store.save_papers([*saved, *older, *newer], iso(CLOCK))
     forget_cached()
     MODELS.forget()
     embed_papers(store, SETTINGS)
-    yield (
+    yield Library(
         store,
         [p.arxiv_id for p in saved],
         [p.arxiv_id for p in older],
         [p.arxiv_id for p in newer],
+        dated(robot[16], timedelta(days=2)),
     )
     MODELS.forget()
     forget_cached()
@@ -94,9 +103,9 @@ def feed_of(store: Store, reader: ReaderId, windows: CandidateWindows | None) ->
 
 
 def test_a_learned_slice_brings_older_papers_on_the_readers_subject(
-    library: tuple[Store, list[str], list[str], list[str]],
+    library: Library,
 ) -> None:
-    store, saved, older, newer = library
+    store, saved, older, newer = library.store, library.saved, library.older, library.newer
     for arxiv_id in saved:
         store.mark_story(READER, arxiv_id, iso(CLOCK), saved=True)
     for windows in (None, CandidateWindows()):  # the CLI's way and a server's
@@ -127,12 +136,21 @@ def test_a_learned_slice_brings_older_papers_on_the_readers_subject(
             (s.title, round(score(s), 2)) for s in sorted(picked, key=score, reverse=True)
         ]
         assert all(score(s) >= SLICE_FLOOR for s in picked)
+    # A server's slice follows the library: a new paper on the subject, once it has its
+    # vector, joins the reader's slice at their next request.
+    windows = CandidateWindows(refresh=0.0)
+    before = {s.key for s in feed_of(store, READER, windows) if s.pick}
+    later = library.later
+    store.save_papers([later], iso(CLOCK))
+    embed_papers(store, SETTINGS)
+    after = {s.key for s in feed_of(store, READER, windows) if s.pick}
+    assert later.arxiv_id not in before and later.arxiv_id in after
 
 
 def test_a_reader_with_nothing_to_learn_from_gets_the_newest(
-    library: tuple[Store, list[str], list[str], list[str]],
+    library: Library,
 ) -> None:
-    store, _, older, newer = library
+    store, older, newer = library.store, library.older, library.newer
     for windows in (None, CandidateWindows()):
         feed = feed_of(store, LOCAL_READER, windows)
         picked = [s for s in feed if s.pick is not None]

@@ -198,7 +198,7 @@ class ReadQueries(Queries):
         rows = self.db.execute(
             "SELECT id, arxiv_id, published FROM papers WHERE content_hash IS NOT NULL "
             f"AND published >= ? AND {self.sql.in_list('primary_category')} "
-            "ORDER BY published DESC, id DESC LIMIT ?",
+            "ORDER BY published DESC LIMIT ?",
             (since, self.sql.list_param(sorted(categories)), limit),
         )
         return [(int(r[0]), r[1], r[2]) for r in rows]
