@@ -138,10 +138,10 @@ def gather_stories(
         if categories is None:
             categories = followed_categories(store)
         picks = _category_slice(store, reader, categories, since, learner, slice_papers, windows)
-        if any(p.because is not None for p in picks):  # learned: recency brings no more
-            stories = [s for s in stories if not s.only_new]
-        _add_readers_own(store, reader, stories, list(accounts), since, bar, picks)
         by_pick = {p.arxiv_id: p for p in picks}
+        if any(p.because is not None for p in picks):  # learned: recency brings no more
+            stories = [s for s in stories if not s.only_new or s.key in by_pick]
+        _add_readers_own(store, reader, stories, list(accounts), since, bar, picks)
         for story in stories:
             story.pick = by_pick.get(story.key)
     if accounts:

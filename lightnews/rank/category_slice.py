@@ -121,7 +121,7 @@ def load_pool(
     words: dict[int, Counter[str]] = {}
     if previous is not None and previous.model == model:
         vectors = {r: previous.vectors[i] for i, r in enumerate(previous.rows)}
-        words = previous.words
+        words = dict(previous.words)  # one copy: other requests may be adding to it
     wanted = [r for r, _, _ in found if r not in vectors]
     for start in range(0, len(wanted), 500):
         chunk = wanted[start : start + 500]
