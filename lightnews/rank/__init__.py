@@ -241,7 +241,8 @@ def close_to_your_papers(story: Story, context: Context) -> tuple[float, list[Re
 
 def learned_interest(story: Story, context: Context) -> tuple[float, list[Reason]]:
     """The reader's own model (learned from their saves, reads, "not interested" and
-    mutes) rates it well above a random paper, for one of their interests."""
+    mutes) rates it well above a random paper, for one of their interests, or chose it
+    for their slice of a followed category (:mod:`.category_slice`)."""
     found = context.learned.get(story.arxiv_id or "")
     if found is None:
         return 0.0, []
