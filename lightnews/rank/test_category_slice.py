@@ -145,6 +145,10 @@ def test_a_learned_slice_brings_older_papers_on_the_readers_subject(
     embed_papers(store, SETTINGS)
     after = {s.key for s in feed_of(store, READER, windows) if s.pick}
     assert later.arxiv_id not in before and later.arxiv_id in after
+    # ...and the reader: a paper of the slice they save is no longer the slice's to bring.
+    store.mark_story(READER, later.arxiv_id, iso(CLOCK), saved=True)
+    again = {s.key for s in feed_of(store, READER, windows) if s.pick}
+    assert later.arxiv_id not in again and len(again) <= SLICE
 
 
 def test_a_reader_with_nothing_to_learn_from_gets_the_newest(
