@@ -397,6 +397,13 @@ class Settings:
         "How far back a reader's own candidates reach, in half-lives: papers by scholars "
         "they follow, their posts, watched papers (older ones weigh little anyway).",
     )
+    feed_category_slice: Setting[int] = Setting(
+        80,
+        _positive_int,
+        "How many papers of your horizon in the arXiv categories you follow join your "
+        "feed's candidates: those your learned ranker scores highest, or the newest while "
+        "it has nothing to learn from (no saves yet).",
+    )
     clock: Setting[str] = Setting(
         "",
         _moment_text,

@@ -14,35 +14,45 @@ where it is on the site, and the points it brought. A story's reasons are
 de-duplicated and ordered by those points, so the first reason is the one
 that counted most; the CLI, JSON, Atom and JSON Feed carry them all.
 
-The candidates are, whatever is asked for, a shared window (the newest
-``FEED_PAPERS`` papers and the stories of the newest ``FEED_ITEMS`` items) and
-each reader's own within their horizon (a few half-lives): papers by the
-scholars they follow, those scholars' posts, the papers they watch. So a
-followed scholar's paper stays in the feed however many newer papers a
-category brings. All of them are ranked, then the list is cut, so ``--limit
-1`` is the first entry of ``--limit 50`` and a story carries the same items
-and counts at any length.
+The candidates (:mod:`.candidates`) are a shared window and each reader's own
+within their horizon (a few half-lives): papers by the scholars they follow,
+those scholars' posts, the papers they watch, and a bounded slice of the new
+papers in the followed categories that the reader's learned ranker chose
+(:mod:`.category_slice`; the newest, saying so, while it has nothing to learn
+from). So a followed scholar's paper stays in the feed however many newer
+papers a category brings, and so does an older paper of the category that is
+like what the reader saved. All of them are ranked, then the list is cut, so
+``--limit 1`` is the first entry of ``--limit 50`` and a story carries the
+same items and counts at any length.
 """
 
 from __future__ import annotations
 
 import math
-import re
-import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from lightnews.embed import Closeness, closest_interests
-from lightnews.normalize.tex import tex_to_text
+from lightnews.rank.candidates import (
+    DISCUSSION_WINDOW,
+    FEED_CHANGES,
+    FEED_ITEMS,
+    FEED_PAPERS,
+    CandidateWindows,
+    Learner,
+    followed_categories,
+    gather_stories,
+)
+from lightnews.rank.category_slice import SLICE_PAPERS
 from lightnews.rank.discussed import DiscussedPaper, discussion_of
-from lightnews.rank.learn import MODELS, SAVED
+from lightnews.rank.learn import MODELS, SAVED, Because
+from lightnews.rank.story import Part, Reason, Story, display_name, reason
 from lightnews.settings import Settings
-from lightnews.sources import all_traits, kind_traits
+from lightnews.sources import kind_traits
 from lightnews.store import Store
-from lightnews.store.readers import ReaderId, reader_key
-from lightnews.store.views import FeedCandidate, Mutes, PaperSummary, code_after
+from lightnews.store.readers import ReaderId
+from lightnews.store.views import Mutes
 
 __all__ = [
     "FEED_CHANGES",
@@ -54,6 +64,7 @@ __all__ = [
     "CandidateWindows",
     "Context",
     "Learned",
+    "Learner",
     "Part",
     "Reason",
     "Story",
@@ -61,125 +72,11 @@ __all__ = [
     "gather_stories",
     "newest_stories",
     "rank_stories",
+    "reason",
 ]
 
-#: The candidate window: stories of the newest papers and of the newest items. It does
-#: not depend on how many entries are asked for (that made the ranking depend on it).
-FEED_PAPERS = 150
-FEED_ITEMS = 600
-#: Papers whose newest version changed their text, newest change first (they come back).
-FEED_CHANGES = 100
 #: The feed's views: every story, or only papers' stories (no lone posts or articles).
 FEED_VIEWS = ("everything", "papers")
-
-
-@dataclass(frozen=True, slots=True)
-class Part:
-    """Words of a reason; ``href`` when they name something with a page (site path or URL)."""
-
-    text: str
-    href: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Reason:
-    """Why a story is in the feed: words in parts (some linked) and the points they brought."""
-
-    parts: tuple[Part, ...]
-    weight: float = 0.0
-
-    @property
-    def text(self) -> str:
-        return "".join(p.text for p in self.parts)
-
-    def to_json(self) -> dict[str, Any]:
-        links = [{"text": p.text, "href": p.href} for p in self.parts if p.href]
-        return {"text": self.text, "weight": round(self.weight, 4), "links": links}
-
-
-def reason(*parts: str | Part | list[Part], weight: float = 0.0) -> Reason:
-    """A reason from words, linked parts and lists of linked parts (joined "A, B and C")."""
-    flat: list[Part] = []
-    for part in parts:
-        if isinstance(part, str):
-            flat.append(Part(part))
-        elif isinstance(part, Part):
-            flat.append(part)
-        else:
-            flat.extend(_joined(part))
-    return Reason(tuple(flat), weight)
-
-
-def _joined(names: list[Part]) -> list[Part]:
-    """``A``, ``A and B``, ``A, B and C``."""
-    out: list[Part] = []
-    for n, name in enumerate(names):
-        if n:
-            out.append(Part(" and " if n == len(names) - 1 else ", "))
-        out.append(name)
-    return out
-
-
-def display_name(author: str | None, fallback: str = "") -> str:
-    """A display name from an item's author: ``mail@host (Name)`` gives Name."""
-    text = (author or "").strip()
-    found = re.search(r"\(([^()]+)\)\s*$", text)
-    if found:
-        return found.group(1).strip()
-    return text if text and "@" not in text else fallback
-
-
-@dataclass(slots=True)
-class Story:
-    """One entry of the feed: a paper and its items, or a lone item."""
-
-    key: str
-    title: str
-    time: str
-    arxiv_id: str | None = None
-    url: str | None = None
-    category: str | None = None
-    items: list[FeedCandidate] = field(default_factory=list)
-    reasons: list[Reason] = field(default_factory=list)
-    score: float = 0.0
-    #: Where the paper was accepted or published ("accepted at ICLR 2025"), if it says.
-    venue: str | None = None
-    #: The paper was withdrawn by its authors (every surface says so).
-    withdrawn: bool = False
-    #: Its newest version's change ("v3: abstract changed") and when it was stored.
-    revision: str | None = None
-    revised_at: str | None = None
-    #: When the paper first appeared, and when code for it appeared after that.
-    published: str | None = None
-    code_released: str | None = None
-
-    @property
-    def why(self) -> list[str]:
-        """The reasons' words, most weighty first."""
-        return [r.text for r in self.reasons]
-
-    def to_json(self, items: int = 10) -> dict[str, Any]:
-        """The entry, with its newest ``items`` items (the story page has them all)."""
-        data: dict[str, Any] = {"arxiv_id": self.arxiv_id} if self.arxiv_id else {"item": self.key}
-        newest = sorted(self.items, key=lambda i: i.time or "", reverse=True)[:items]
-        data.update(
-            title=self.title,
-            score=round(self.score, 4),
-            why=self.why,
-            reasons=[r.to_json() for r in self.reasons],
-            time=self.time,
-            url=self.url,
-            items_total=len(self.items),
-            venue=self.venue,
-            withdrawn=self.withdrawn,
-            revision=self.revision,
-            code_released=self.code_released,
-            items=[
-                {"kind": i.kind, "source": i.source, "title": i.title, "url": i.url, "time": i.time}
-                for i in newest
-            ],
-        )
-        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,7 +215,12 @@ def relevance(story: Story, context: Context) -> tuple[float, list[Reason]]:
     """In a topic the user follows."""
     if story.category and story.category in context.categories:
         topic = Part(story.category, f"https://arxiv.org/list/{story.category}/recent")
-        return 0.8, [reason("in ", topic, ", which you follow", weight=0.8)]
+        if story.pick is None:
+            return 0.8, [reason("in ", topic, ", which you follow", weight=0.8)]
+        if story.pick.because is None:  # the reader's slice, by recency: no model yet
+            words = ", which you follow (nothing learned from your saves yet)"
+            return 0.8, [reason("newest in ", topic, words, weight=0.8)]
+        return 0.8, [reason("new in ", topic, ", which you follow", weight=0.8)]
     return 0.0, []
 
 
@@ -339,11 +241,12 @@ def close_to_your_papers(story: Story, context: Context) -> tuple[float, list[Re
 
 def learned_interest(story: Story, context: Context) -> tuple[float, list[Reason]]:
     """The reader's own model (learned from their saves, reads, "not interested" and
-    mutes) rates it well above a random paper, for one of their interests."""
+    mutes) rates it well above a random paper, for one of their interests, or chose it
+    for their slice of a followed category (:mod:`.category_slice`)."""
     found = context.learned.get(story.arxiv_id or "")
     if found is None:
         return 0.0, []
-    points = min(2.0, 0.4 * found.score)
+    points = max(0.0, min(2.0, 0.4 * found.score))
     title = found.title if len(found.title) <= 60 else found.title[:57].rstrip() + "…"
     paper = Part(f"“{title}”", f"/paper/{found.arxiv_id}")
     if found.interest == SAVED:
@@ -423,284 +326,6 @@ def _age_hours(time: str, now: datetime) -> float:
     return max((now - moment).total_seconds() / 3600, 0.0)
 
 
-def gather_stories(
-    store: Store,
-    reader: ReaderId,
-    papers: int = FEED_PAPERS,
-    items: int = FEED_ITEMS,
-    *,
-    windows: CandidateWindows | None = None,
-    horizon_hours: float | None = None,
-    bar: float = 0.6,
-    now: datetime | None = None,
-) -> list[Story]:
-    """Candidate stories: the shared window, and ``reader``'s own candidates.
-
-    The window is the newest ``papers`` and what the newest ``items`` say about
-    papers, the same for every reader (``windows`` keeps it between a server's
-    requests). On top of it come the stories that touch this reader within
-    ``horizon_hours`` of the library's newest story, however many newer papers
-    the library holds: papers attributed (at ``bar``) to scholars they follow,
-    those scholars' own posts and what they post about network-wide, and the
-    papers they watch. The window itself holds the papers the network discusses
-    most this week. Items say which
-    followed scholar put them in the feed. Each call gets its own copies.
-    """
-    accounts = store.followed_accounts(reader)
-    memo: dict[int, FeedCandidate] = {}
-
-    def spoken(item: FeedCandidate) -> FeedCandidate:
-        found = memo.get(item.id)
-        if found is None:
-            speaker = kind_traits(item.source_kind).reposter(item.key) or item.account
-            scholar = accounts.get(speaker) if speaker else None
-            found = replace(item, followed_scholar=scholar) if scholar is not None else item
-            memo[item.id] = found
-        return found
-
-    if windows is None:
-        stories = _gather(store, papers, items)
-    else:
-        stories = [
-            replace(s, items=list(s.items), reasons=[]) for s in windows.get(store, papers, items)
-        ]
-    if horizon_hours:
-        newest = max((s.time or "" for s in stories), default="")
-        moment = now or datetime.now(UTC)
-        if newest:  # an old library (the demo) is seen as of its newest story
-            moment = min(moment, _parse_time(newest) or moment)
-        since = (moment - timedelta(hours=horizon_hours)).strftime("%Y-%m-%dT%H:%M:%SZ")
-        _add_readers_own(store, reader, stories, list(accounts), since, bar)
-    if accounts:
-        for story in stories:
-            story.items = [spoken(i) for i in story.items]
-    return stories
-
-
-#: At most this many of a reader's own papers and posts join the window (newest first).
-READER_PAPERS = 500
-READER_ITEMS = 1000
-
-
-def _add_readers_own(
-    store: Store,
-    reader: ReaderId,
-    stories: list[Story],
-    accounts: list[str],
-    since: str,
-    bar: float,
-) -> None:
-    """Add to ``stories`` those that touch ``reader`` since ``since`` and are missing:
-    papers by followed scholars, followed scholars' posts, watched papers. A story the
-    window already has gains the reader's items it lacks."""
-    by_key = {s.key: s for s in stories}
-    wanted = store.followed_papers(reader, since, bar, READER_PAPERS)
-    wanted += sorted(store.watched(reader_key(reader)))
-    moment = _parse_time(since)
-    if moment is not None:  # what the scholars they follow post about on the network
-        wanted += store.discussed_by(accounts, int(moment.timestamp() * 1_000_000), READER_ITEMS)
-    posts = store.items_by_accounts(accounts, since, READER_ITEMS)
-    named = {i for item in posts for i in item.papers}
-    missing = [i for i in dict.fromkeys([*wanted, *sorted(named)]) if i not in by_key]
-    if not missing and not posts:
-        return
-    found = store.papers_by_ids(missing)
-    items = {i.id: i for i in [*posts, *store.items_about(missing, READER_ITEMS)]}
-    extra = _build(
-        store,
-        [found[i] for i in missing if i in found and found[i].title],
-        sorted(items.values(), key=lambda i: i.time or "", reverse=True),
-    )
-    _with_code(store, {k: s for k, s in extra.items() if k not in by_key})
-    for key, story in extra.items():
-        kept = by_key.get(key)
-        if kept is None:
-            stories.append(story)
-            continue
-        have = {i.id for i in kept.items}
-        for item in story.items:
-            if item.id not in have:
-                kept.items.append(item)
-                if item.kind != "paper" and item.published:
-                    kept.time = max(kept.time or "", item.published)
-
-
-def _parse_time(text: str) -> datetime | None:
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-@dataclass(frozen=True, slots=True)
-class _Window:
-    version: tuple[Any, ...]
-    built: float
-    stories: tuple[Story, ...]
-
-
-class CandidateWindows:
-    """The reader-independent candidate window, kept between a server's feed requests.
-
-    Gathering it costs tens of milliseconds of a feed request, and on a busy
-    server every request waits for the others' CPU. It is kept as of the
-    library's :meth:`~lightnews.store.Store.feed_version` and gathered again
-    when that has changed, at most every ``refresh`` seconds: while writers
-    change the library every moment (a snapshot merge revises papers, a
-    refresh stores items), a server's feed is at most that far behind them.
-    After ``ttl`` seconds it is gathered again in any case (changes the version
-    cannot see: a link re-made for an older item). What is the reader's own
-    (follows, mutes, read and saved stories) is applied to every request, so
-    a reader's own change shows at once.
-    """
-
-    def __init__(self, refresh: float = 10.0, ttl: float = 120.0) -> None:
-        self.refresh, self.ttl = refresh, ttl
-        self._kept: dict[tuple[str, int, int], _Window] = {}
-
-    def get(self, store: Store, papers: int, items: int) -> tuple[Story, ...]:
-        """The window's stories (shared: callers copy what they change)."""
-        key = (str(store.path), papers, items)
-        version = store.feed_version(papers, items)
-        kept = self._kept.get(key)
-        age = time.monotonic() - kept.built if kept else math.inf
-        if kept and age < self.ttl and (kept.version == version or age < self.refresh):
-            return kept.stories
-        stories = tuple(_gather(store, papers, items))
-        self._kept[key] = _Window(version, time.monotonic(), stories)
-        return stories
-
-
-def _gather(store: Store, papers: int, items: int) -> list[Story]:
-    """The newest ``papers`` and the stories of the newest ``items``, for no reader."""
-    stories = _build(store, store.recent_papers(papers), store.recent_items(items))
-    _with_discussed(store, stories)
-    _with_changes(store, stories)
-    _with_code(store, stories)
-    return list(stories.values())
-
-
-#: The papers the most accounts discuss network-wide join every reader's window.
-DISCUSSED_PAPERS = 100
-
-
-def _with_discussed(store: Store, stories: dict[str, Story]) -> None:
-    """The papers the network discusses most this week (``lightnews listen``), as of the
-    window's newest story, join the window, however old the papers themselves."""
-    newest = _parse_time(max((s.time or "" for s in stories.values()), default=""))
-    if newest is None:
-        return
-    since = int((newest - DISCUSSION_WINDOW).timestamp() * 1_000_000)
-    wanted = [i for i in store.most_discussed(since, DISCUSSED_PAPERS) if i not in stories]
-    found = store.papers_by_ids(wanted)
-    extra = _build(store, [found[i] for i in wanted if i in found and found[i].title], [])
-    stories.update(extra)
-
-
-def _build(
-    store: Store, papers: Iterable[PaperSummary], recent: list[FeedCandidate]
-) -> dict[str, Story]:
-    """Stories of ``papers`` and of what the ``recent`` items say, by key."""
-    stories: dict[str, Story] = {}
-    for paper in papers:
-        venue = paper.venue
-        stories[paper.arxiv_id] = Story(
-            key=paper.arxiv_id,
-            title=tex_to_text(paper.title),
-            time=paper.published or "",
-            arxiv_id=paper.arxiv_id,
-            url=f"https://arxiv.org/abs/{paper.arxiv_id}",
-            category=paper.primary_category,
-            venue=venue.reason if venue else None,
-            withdrawn=paper.withdrawn,
-            published=paper.published,
-        )
-    wanted = {arxiv_id for i in recent for arxiv_id in i.papers}
-    known_papers = store.papers_by_ids(sorted(wanted - set(stories)))
-    # A thread is one unit: its replies belong to the stories its posts name.
-    named = {i.key: i.papers for i in recent}
-    by_thread: dict[str, list[str]] = {}
-    for item in recent:
-        root = item.thread_root or item.key
-        for arxiv_id in named[item.key]:
-            by_thread.setdefault(root, [])
-            if arxiv_id not in by_thread[root]:
-                by_thread[root].append(arxiv_id)
-    for item in recent:
-        ids = named[item.key] or (
-            by_thread.get(item.thread_root or "", []) if item.kind == "post" else []
-        )
-        for key in ids or [f"item:{item.id}"]:
-            story = stories.get(key)
-            if story is None:
-                known = known_papers.get(key)
-                story = stories[key] = Story(
-                    key=key,
-                    title=tex_to_text((known.title if known else "") or item.title or key),
-                    # Undated items (a notes page) do not date a story: its paper does.
-                    time=item.published or (known.published if known else None) or item.time,
-                    arxiv_id=key if ids else None,
-                    url=f"https://arxiv.org/abs/{key}" if ids else item.url,
-                    category=known.primary_category if known else None,
-                    venue=venue.reason if known and (venue := known.venue) else None,
-                    withdrawn=bool(known and known.withdrawn),
-                    published=known.published if known else None,
-                )
-            story.items.append(item)
-            # Only what carries its own date moves a story (an undated note does not).
-            if item.kind != "paper" and item.published:
-                story.time = max(story.time or "", item.published)
-    return stories
-
-
-def _with_code(store: Store, stories: dict[str, Story]) -> None:
-    """Stories whose code appeared after their paper say so, as of that moment."""
-    links = store.code_links([s.arxiv_id for s in stories.values() if s.arxiv_id])
-    for story in stories.values():
-        found = code_after(story.published, links.get(story.arxiv_id or "", []))
-        if found is not None and found.first_seen:
-            story.code_released = found.first_seen
-            story.time = max(story.time or "", found.first_seen)
-
-
-def _with_changes(store: Store, stories: dict[str, Story]) -> None:
-    """Papers a new version changed come back, saying what changed, as of that version."""
-    changes = store.recent_changes(FEED_CHANGES)
-    missing = store.papers_by_ids(sorted({c.arxiv_id for c in changes} - set(stories)))
-    for change in changes:
-        story = stories.get(change.arxiv_id)
-        if story is None:
-            paper = missing.get(change.arxiv_id)
-            if paper is None:
-                continue
-            venue = paper.venue
-            story = stories[change.arxiv_id] = Story(
-                key=paper.arxiv_id,
-                title=paper.title,
-                time=paper.published or "",
-                arxiv_id=paper.arxiv_id,
-                url=f"https://arxiv.org/abs/{paper.arxiv_id}",
-                category=paper.primary_category,
-                venue=venue.reason if venue else None,
-                withdrawn=paper.withdrawn,
-                published=paper.published,
-            )
-        story.revision, story.revised_at = change.note, change.seen_at
-        story.time = max(story.time or "", change.dated)
-
-
-def followed_categories(store: Store) -> set[str]:
-    """arXiv categories the user follows as sources (each kind says how its address names one)."""
-    topical = {kind: t for kind, t in all_traits().items() if t.topic_prefix}
-    return {
-        topic
-        for kind, traits in topical.items()
-        for address in store.source_addresses([kind])
-        if (topic := traits.topic(address))
-    }
-
-
 def rank_stories(
     store: Store,
     reader: ReaderId,
@@ -744,29 +369,50 @@ def rank_stories(
     horizon = half_life_hours * (
         float(settings.horizon_half_lives) if settings is not None else HORIZON_HALF_LIVES
     )
+    states = store.story_states(reader) if own_state else {}
+    feedback = store.paper_feedback(reader) if own_state else {}
+    not_interested = _not_interested(store, feedback)
+    learner = (
+        _learner(store, reader, settings, states, feedback, not_interested)
+        if settings is not None and own_state
+        else None
+    )
+    categories = followed_categories(store)
     gathered = gather_stories(
-        store, reader, windows=windows, horizon_hours=horizon, bar=bar, now=now
+        store,
+        reader,
+        windows=windows,
+        horizon_hours=horizon,
+        bar=bar,
+        now=now,
+        learner=learner,
+        categories=categories,
+        slice_papers=int(settings.feed_category_slice) if settings is not None else SLICE_PAPERS,
     )
     stories = _apply_mutes(store, reader, gathered) if own_state else gathered
+    if not own_state:  # a public page says nothing of the reader's model, nor of its absence
+        for story in stories:
+            story.pick = None
     arxiv_ids = [s.arxiv_id for s in stories if s.arxiv_id]
     context = Context(
         authored=store.followed_authorships(reader, arxiv_ids, bar),
         names=store.scholar_names(
             i.followed_scholar for s in stories for i in s.items if i.followed_scholar is not None
         ),
-        categories=followed_categories(store),
+        categories=categories,
         now=now or datetime.now(UTC),
         scholar_ids={s.name: s.id for s in store.followed_scholars(reader)},
     )
+    # What the model said of the papers it chose for the slice, whatever their score.
+    picked = {s.key: s.pick.because for s in stories if s.pick and s.pick.because}
+    context.learned = _explained(store, picked)
     context.discussion = discussion_of(store, reader, arxiv_ids, context.now - DISCUSSION_WINDOW)
     newest = max((s.time or "" for s in stories), default="")
     reference = context.now
     if newest:  # an old library (the demo) is ranked as of its newest story
         reference = min(context.now, datetime.fromisoformat(newest.replace("Z", "+00:00")))
-    states = store.story_states(reader) if own_state else {}
-    feedback = store.paper_feedback(reader) if own_state else {}
     kept_keys = keep_read if isinstance(keep_read, frozenset) else frozenset()
-    hidden = _not_interested(store, feedback) - kept_keys
+    hidden = not_interested - kept_keys
     stories = [s for s in stories if s.arxiv_id not in hidden]
     if papers_only:
         stories = [s for s in stories if s.arxiv_id]
@@ -779,7 +425,7 @@ def rank_stories(
         candidates = stories[:CLOSE_CANDIDATES]
         wanted = [s.arxiv_id for s in candidates if s.arxiv_id]
         context.close = closest_interests(store, reader, settings, wanted, bar)
-        context.learned = _learned(store, reader, settings, wanted, states, feedback)
+        context.learned = {**context.learned, **_learned(store, learner, wanted)}
         for story in candidates:
             if story.arxiv_id in context.close or story.arxiv_id in context.learned:
                 _score(story, context, reference, half_life_hours, states)
@@ -806,18 +452,19 @@ def _not_interested(store: Store, feedback: dict[int, str]) -> set[str]:
     return {hit.arxiv_id for hit in store.papers_by_rowids(ids).values()} if ids else set()
 
 
-def _learned(
+def _learner(
     store: Store,
     reader: ReaderId,
     settings: Settings,
-    arxiv_ids: list[str],
     states: dict[str, tuple[str | None, str | None]],
     feedback: dict[int, str],
-) -> dict[str, Learned]:
-    """The reader's model on these papers, where it rates them well (:data:`LEARNED_FLOOR`)."""
+    not_interested: set[str],
+) -> Learner | None:
+    """The reader's model (kept between requests, :data:`~.learn.MODELS`), or None when
+    there is nothing to learn from."""
     saved = tuple(sorted(k for k, (_, at) in states.items() if at))
     if not saved and "more-like-this" not in feedback.values():
-        return {}  # nothing to learn from: no model (and no training cost)
+        return None  # nothing to learn from: no model (and no training cost)
     read = max((r or "" for r, _ in states.values()), default="")
     version = (
         saved,
@@ -829,18 +476,32 @@ def _learned(
     )
     model = MODELS.get(store, reader, settings, version)
     if model is None:
+        return None
+    return Learner(model, version, str(settings.semantic), frozenset(states) | not_interested)
+
+
+def _learned(store: Store, learner: Learner | None, arxiv_ids: list[str]) -> dict[str, Learned]:
+    """The reader's model on these papers, where it rates them well (:data:`LEARNED_FLOOR`)."""
+    if learner is None:
         return {}
     rows = store.paper_row_ids(arxiv_ids)
-    explained = model.explain(list(rows.values()))
-    good = {
-        arxiv_id: explained[row]
-        for arxiv_id, row in rows.items()
-        if row in explained and explained[row].score >= LEARNED_FLOOR
-    }
-    near = store.papers_by_rowids(sorted({b.paper_id for b in good.values()}))
+    explained = learner.model.explain(list(rows.values()))
+    return _explained(
+        store,
+        {
+            arxiv_id: explained[row]
+            for arxiv_id, row in rows.items()
+            if row in explained and explained[row].score >= LEARNED_FLOOR
+        },
+    )
+
+
+def _explained(store: Store, found: dict[str, Because]) -> dict[str, Learned]:
+    """The model's word on papers, naming the saved paper nearest each (not itself)."""
+    near = store.papers_by_rowids(sorted({b.paper_id for b in found.values()}))
     return {
         arxiv_id: Learned(b.score, b.interest, near[b.paper_id].arxiv_id, near[b.paper_id].title)
-        for arxiv_id, b in good.items()
+        for arxiv_id, b in found.items()
         if b.paper_id in near and near[b.paper_id].arxiv_id != arxiv_id
     }
 
@@ -878,8 +539,6 @@ def _papers_first(
 CLOSE_CANDIDATES = 150
 #: A reader's own candidates reach this many half-lives back (the setting's default).
 HORIZON_HALF_LIVES = 4.0
-#: How far back network-wide posts count towards "N people discuss it".
-DISCUSSION_WINDOW = timedelta(days=7)
 
 
 def _order(story: Story) -> tuple[float, str, str]:

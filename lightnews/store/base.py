@@ -293,6 +293,13 @@ class Store(Protocol):
 
     def recent_papers(self, limit: int, before: str | None = None) -> list[PaperSummary]: ...
 
+    def category_papers(
+        self, categories: Sequence[str], since: str, limit: int
+    ) -> list[tuple[int, str, str]]:
+        """Papers of these primary categories published since ``since``, newest first,
+        as ``(row id, arXiv id, published)``."""
+        ...
+
     def items_by_accounts(
         self, accounts: Sequence[str], since: str, limit: int
     ) -> list[FeedCandidate]:

@@ -177,6 +177,22 @@ class ReadQueries(Queries):
         )
         return [self._summary(r) for r in rows]
 
+    def category_papers(
+        self, categories: Sequence[str], since: str, limit: int
+    ) -> list[tuple[int, str, str]]:
+        """Papers whose primary category is one of ``categories``, published since
+        ``since``, newest first, as ``(row id, arXiv id, published)``: the pool each
+        reader's slice of new papers in followed categories is chosen from."""
+        if not categories:
+            return []
+        rows = self.db.execute(
+            "SELECT id, arxiv_id, published FROM papers WHERE content_hash IS NOT NULL "
+            f"AND published >= ? AND {self.sql.in_list('primary_category')} "
+            "ORDER BY published DESC LIMIT ?",
+            (since, self.sql.list_param(sorted(categories)), limit),
+        )
+        return [(int(r[0]), r[1], r[2]) for r in rows]
+
     @staticmethod
     def _summary(r: Any) -> PaperSummary:
         """A paper from the columns of :data:`_SUMMARY`, in that order (read by position:
