@@ -9,13 +9,21 @@ scholars. Then, for ``--active`` readers (default 50):
 * **coverage**: every paper of the horizon attributed to a scholar the reader
   follows is in the reader's top 50, with its "authored by … (followed)" reason;
 * **CPU**: the feed request's own CPU time (``rank_stories`` with a server's
-  kept window, as ``/api/feed`` calls it), p50/p95 over the active readers;
+  kept window and the settings, as ``/api/feed`` calls it), p50/p95 over the active readers;
 * **latency**: ``GET /api/feed`` through a real server (``lightnews serve`` in its
   own process, each reader with an API token) from ``--concurrency`` clients at
   once (default 10), p50/p95, beside the same requests one at a time;
 * **upkeep**: the per-reader candidates are read by index at request time, so
   storing a paper costs only its attribution: the attribution pass over the new
-  papers is timed and reported per stored paper.
+  papers is timed and reported per stored paper;
+* **the learned slice**: the library follows cs.LG (every paper's category) and
+  every paper has a sentence vector, drawn around one of ``--topics`` topic
+  centres (random, not an encoder's: what is measured is the cost, and whether
+  the slice finds the reader's topic). Each active reader has saved ``--saves``
+  papers of one topic, so each has a learned model and a slice of new cs.LG
+  papers chosen by it; reported: how many of the slice's picks are of the
+  reader's topic. Models are learned before the timing (a reader's first
+  request after a save learns; that cost is not a steady request's).
 
     .venv/bin/python bench/feed_scale.py                      # SQLite, 1M papers
     .venv/bin/python bench/feed_scale.py --postgres           # PostgreSQL (pgserver)
@@ -41,8 +49,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import httpx  # noqa: E402
+import numpy as np  # noqa: E402
 from _loopback import server  # noqa: E402
 
+from lightnews.embed.index import to_blob  # noqa: E402
 from lightnews.link.attribution import attribute_scholar  # noqa: E402
 from lightnews.model import Author, Paper  # noqa: E402
 from lightnews.normalize.times import iso  # noqa: E402
@@ -105,6 +115,32 @@ def crowd_name(n: int) -> str:
     return f"{word(n, 2)} {word(n * 31 + 5, 4)}"
 
 
+def arxiv_id(n: int) -> str:
+    return f"{24 + n // 900_000:02d}{1 + n // 90_000 % 10:02d}.{10000 + n % 90_000}"
+
+
+def paper_number(key: str) -> int | None:
+    """The ``n`` of :func:`arxiv_id` (None for a key that is not one of its ids)."""
+    try:
+        head, tail = key.split(".")
+        return (int(head[:2]) - 24) * 900_000 + (int(head[2:]) - 1) * 90_000 + int(tail) - 10000
+    except ValueError:
+        return None
+
+
+def topic_of(n: int, topics: int) -> int:
+    return (n * 2_654_435_761) % 4_294_967_296 % topics
+
+
+def vectors(first: int, count: int, topics: int) -> np.ndarray:
+    """Unit vectors around their papers' topic centres (fixed by the topic's number)."""
+    centres = np.random.default_rng(7).standard_normal((topics, 384)).astype(np.float32)
+    noise = np.random.default_rng(first).standard_normal((count, 384)).astype(np.float32)
+    rows = centres[[topic_of(n, topics) for n in range(first, first + count)]] + 0.8 * noise
+    unit: np.ndarray = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    return unit
+
+
 def published(n: int, papers: int, horizon: int, clock: datetime, hours: float) -> datetime:
     """Old papers a minute apart before the horizon; the newest ``horizon`` inside it."""
     old = papers - horizon
@@ -119,8 +155,9 @@ def build(store: Store, args: argparse.Namespace, clock: datetime, hours: float)
     for start in range(0, args.papers, CHUNK):
         rows = [
             Paper(
-                f"{24 + n // 900_000:02d}{1 + n // 90_000 % 10:02d}.{10000 + n % 90_000}",
-                title=f"Study {n} of {word(n, 3).lower()} methods",
+                arxiv_id(n),
+                title=f"Study {n} of {word(n, 3).lower()} methods for "
+                f"{word(topic_of(n, args.topics), 2).lower()}",
                 abstract="A study.",
                 categories=["cs.LG"],
                 authors=[
@@ -134,6 +171,12 @@ def build(store: Store, args: argparse.Namespace, clock: datetime, hours: float)
         ]
         with store.transaction():
             store.save_papers(rows, iso(clock))
+        found = store.paper_row_ids([p.arxiv_id for p in rows])
+        made_vectors = vectors(start, len(rows), args.topics)
+        store.save_vectors(
+            MODEL,
+            [(found[p.arxiv_id], to_blob(v)) for p, v in zip(rows, made_vectors, strict=True)],
+        )
         print(f"  papers {start + len(rows):,}", end="\r", flush=True)
     papers_s = time.perf_counter() - made
     now = iso(clock)
@@ -158,6 +201,12 @@ def build(store: Store, args: argparse.Namespace, clock: datetime, hours: float)
             token = new_token()
             store.create_token(user.id, "bench", digest(token), now)
             tokens[user.reader] = token
+    store.add_source("arxiv-api", "cat:cs.LG", now=now)
+    horizon = range(args.papers - args.horizon_papers, args.papers)
+    for r, reader in enumerate(readers[: args.active]):
+        mine = [n for n in horizon if topic_of(n, args.topics) == r % args.topics]
+        for n in mine[: args.saves]:
+            store.mark_story(reader, arxiv_id(n), now, saved=True)
     print()
     return {
         "readers": readers,
@@ -186,6 +235,9 @@ def kept(store: Store, args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+MODEL = "minilm-int8"
+
+
 def expected(store: Store, reader: ReaderId, since: str, bar: float) -> set[str]:
     return set(store.followed_papers(reader, since, bar, 10_000))
 
@@ -210,10 +262,14 @@ def run(location: str, args: argparse.Namespace) -> dict[str, Any]:
         since = iso(clock - timedelta(hours=hours))
         active = built["readers"][: args.active]
         windows = CandidateWindows()
-        rank_stories(store, active[0], limit=50, now=clock, windows=windows)  # warm
+        learning = time.perf_counter()
+        for reader in active:  # warm: each reader's model is learned once
+            rank_stories(store, reader, limit=50, now=clock, windows=windows, settings=settings)
+        learning_s = time.perf_counter() - learning
         cpu: list[float] = []
         missing = 0
         checked = 0
+        picks = on_topic = 0
         for _ in range(args.repeat):
             for reader in active:
                 before = time.process_time()
@@ -224,13 +280,21 @@ def run(location: str, args: argparse.Namespace) -> dict[str, Any]:
                     now=clock,
                     windows=windows,
                     half_life_hours=float(settings.half_life_hours),
+                    bar=float(settings.attribution_bar),
+                    settings=settings,  # as /api/feed: the reader's model and slice
                 )
                 cpu.append((time.process_time() - before) * 1000)
                 if _ == 0:
+                    mine = active.index(reader) % args.topics
+                    for entry in feed:
+                        n = paper_number(entry.key) if entry.pick is not None else None
+                        if n is not None:
+                            picks += 1
+                            on_topic += topic_of(n, args.topics) == mine
                     top = {s.key: s for s in feed}
-                    for arxiv_id in expected(store, reader, since, float(settings.attribution_bar)):
+                    for key in expected(store, reader, since, float(settings.attribution_bar)):
                         checked += 1
-                        story = top.get(arxiv_id)
+                        story = top.get(key)
                         if story is None or not any(
                             w.startswith("authored by") and w.endswith("(followed)")
                             for w in story.why
@@ -260,8 +324,9 @@ def run(location: str, args: argparse.Namespace) -> dict[str, Any]:
                 clients.put(client)
 
         order = [tokens[r] for r in active] * args.repeat
-        for token in order[: len(active)]:  # warm the server's window
-            get(token)
+        for _ in range(2 * args.workers):  # warm each process's window and readers' models
+            for token in order[: len(active)]:
+                get(token)
         lat_one = [get(token) for token in order]
         with ThreadPoolExecutor(args.concurrency) as pool:
             lat_many = list(pool.map(get, order))
@@ -278,6 +343,9 @@ def run(location: str, args: argparse.Namespace) -> dict[str, Any]:
         "build_papers_s": round(built["papers_s"], 1),
         "attribution_s": round(built["attribution_s"], 1),
         "attribution_ms_per_paper": round(built["attribution_s"] * 1000 / args.papers, 4),
+        "models_learned_s": round(learning_s, 1),
+        "slice_picks_in_top_50": picks,
+        "slice_picks_on_readers_topic": f"{on_topic / picks:.1%}" if picks else "no picks",
         "followed_papers_checked": checked,
         "missing_or_unexplained": missing,
         "cpu_ms_p50": round(pct(cpu, 0.5), 1),
@@ -308,6 +376,8 @@ def main() -> None:
         help="web processes (serve --workers; a group's server runs 2)",
     )
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--topics", type=int, default=200, help="topics the vectors cluster in")
+    parser.add_argument("--saves", type=int, default=5, help="papers each active reader saved")
     parser.add_argument("--postgres", action="store_true", help="PostgreSQL from pgserver")
     parser.add_argument("--keep", type=Path, help="keep the SQLite library at this path")
     args = parser.parse_args()

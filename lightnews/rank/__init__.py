@@ -4,7 +4,8 @@ A story is a paper with everything that records or mentions it; an item that
 mentions no paper is a story of its own. Each signal below is a plain function
 of one story and the same context, returning points and the words that explain
 them; :func:`rank_stories` adds them up, decays the sum with the story's age
-(a half-life setting) and keeps the explanations, so every entry says why it is
+(a half-life setting; a followed scholar's own paper ages over the reader's
+horizon, :data:`FOLLOWED_WORK`) and keeps the explanations, so every entry says why it is
 there ("posted by A (followed) · authored by B and C · 3 scholars discuss it ·
 41 upvotes on Daily Papers"). A new signal is one function added to ``SIGNALS``.
 
@@ -59,6 +60,7 @@ __all__ = [
     "FEED_ITEMS",
     "FEED_PAPERS",
     "FEED_VIEWS",
+    "FOLLOWED_WORK",
     "LEARNED_FLOOR",
     "SIGNALS",
     "CandidateWindows",
@@ -316,6 +318,16 @@ SIGNALS: tuple[Signal, ...] = (
 )
 
 
+#: What the reader asked for by name: a paper by a scholar they follow. Its points
+#: halve over the reader's whole horizon, not over the half-life, so that the new
+#: papers of a followed category (a few hours old, hundreds a day) and the learned
+#: slice's picks do not push a followed scholar's paper of last week out of the
+#: feed's first page (at the horizon's end it keeps half of its points: 1.5 for
+#: one followed author, above a new category paper's 1.0). What others do (posts,
+#: discussion, closeness) ages by the half-life: news is what is new.
+FOLLOWED_WORK: frozenset[Signal] = frozenset({authored_by_followed})
+
+
 def _age_hours(time: str, now: datetime) -> float:
     try:
         moment = datetime.fromisoformat(time.replace("Z", "+00:00"))
@@ -417,7 +429,7 @@ def rank_stories(
     if papers_only:
         stories = [s for s in stories if s.arxiv_id]
     for story in stories:
-        _score(story, context, reference, half_life_hours, states)
+        _score(story, context, reference, half_life_hours, states, horizon)
     since = (reference - timedelta(hours=horizon)).strftime("%Y-%m-%dT%H:%M:%SZ")
     _papers_first(stories, context, states, since)
     stories.sort(key=_order, reverse=True)
@@ -428,7 +440,7 @@ def rank_stories(
         context.learned = {**context.learned, **_learned(store, learner, wanted)}
         for story in candidates:
             if story.arxiv_id in context.close or story.arxiv_id in context.learned:
-                _score(story, context, reference, half_life_hours, states)
+                _score(story, context, reference, half_life_hours, states, horizon)
         stories.sort(key=_order, reverse=True)  # papers only gained: lone items stay below
     if keep_read is not True:
         stories = [s for s in stories if s.key in kept_keys or not _read_without_news(s, states)]
@@ -552,16 +564,25 @@ def _score(
     reference: datetime,
     half_life_hours: float,
     states: dict[str, tuple[str | None, str | None]],
+    horizon_hours: float | None = None,
 ) -> None:
-    """Set the story's score and reasons from every signal, its age and its read state."""
+    """Set the story's score and reasons from every signal, its age and its read state.
+
+    The points of :data:`FOLLOWED_WORK` halve over the reader's horizon, the rest over
+    the half-life: see there."""
     points = 0.2
+    followed = 0.0
     why: list[Reason] = []
     for signal in SIGNALS:
         gained, reasons = signal(story, context)
-        points += gained
+        if signal in FOLLOWED_WORK:
+            followed += gained
+        else:
+            points += gained
         why += reasons
-    decay = 0.5 ** (_age_hours(story.time, reference) / half_life_hours)
-    story.score = points * decay
+    age = _age_hours(story.time, reference)
+    slow = max(horizon_hours or 0.0, half_life_hours)
+    story.score = points * 0.5 ** (age / half_life_hours) + followed * 0.5 ** (age / slow)
     why.sort(key=lambda r: -r.weight)  # stable: equal weights keep the signals' order
     kept: dict[str, Reason] = {}
     for found in why:  # the same words twice are said once, where they weigh most
