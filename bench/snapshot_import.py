@@ -377,6 +377,17 @@ def main(argv: list[str] | None = None) -> int:
                 f"{pg_rate / rate:.2f}x SQLite's {rate:,.0f} in this run; server CPU "
                 f"{r.get('server_cpu_s', 0) / max(r['records'], 1) * 1000:.3f} ms per record."
             )
+        # What no number of connections can pass on this machine: every CPU busy with
+        # this import's own work (importer, parsing workers, server), nothing idle.
+        for label, r in (("SQLite", imp), *((n, results[n]) for n in scaled)):
+            cpu = r["cpu_self_s"] + r["cpu_children_s"] + r.get("server_cpu_s", 0)
+            bound = info["cpus"] * r["records"] / cpu if cpu else 0.0
+            print(
+                f"CPU bound of {label}: {cpu / max(r['records'], 1) * 1000:.3f} ms of CPU per "
+                f"record in all, so {info['cpus']} CPUs pass at most {bound:,.0f} records/s "
+                f"({bound / first_rate:.2f}x {scaled[0]}); it ran at "
+                f"{r['records'] / r['seconds'] / bound:.0%} of that."
+            )
     if "pg import" in results:
         pg = results["pg import"]
         pg_rate = pg["records"] / pg["seconds"]
