@@ -92,6 +92,8 @@ ANNOUNCEMENT_FEATURES = (
     "named_fit",  # share of that name's information the paper's title holds
     "information_margin",  # nats shared over the next recent paper's, over 20 (-1 to 1)
     "unexplained",  # nats of the post's own words the paper does not hold, over 20 (capped)
+    "phrases",  # nats of the post's word pairs the paper writes side by side, over 20 (capped)
+    "phrases_margin",  # phrases over the scholar's next recent paper
 )
 #: The same without the encoder (a library without the ``semantic`` extra).
 WORDS_FEATURES = tuple(f for f in ANNOUNCEMENT_FEATURES if not f.startswith("meaning"))
