@@ -11,7 +11,13 @@ import orjson
 import pytest
 
 from lightnews.ingest.listen import replay_file
-from lightnews.link.announcements import OwnPaper, judge_announcement, link_announcement
+from lightnews.link.announcements import (
+    OwnPaper,
+    announcement_features,
+    judge_announcement,
+    link_announcement,
+    title_like,
+)
 from lightnews.link.attribution import attribute_scholar
 from lightnews.link.title_words import stems
 from lightnews.model import Author, Paper
@@ -102,6 +108,56 @@ def test_only_recent_papers_are_candidates_and_a_post_naming_another_title_absta
     # The post writes a title that is not this paper's: it names another paper.
     other = 'New paper: "Sequential Monte Carlo Filtering of Epidemic Progression" ' + text
     assert all(j.probability <= 0.05 for j in judge_announcement(other, [paper], weight))
+
+
+def test_a_title_like_quote_names_a_paper_and_a_remark_does_not() -> None:
+    # Real quotes from dev announcements: titles the post names ...
+    assert title_like("On the Fairness of Disentangled Representations")
+    assert title_like("Predictions of Fast Radio Burst models and their Likelihood Estimates")
+    # ... and remarks, scare quotes and questions, which name nothing.
+    assert not title_like("brain-damaged")
+    assert not title_like("constrained to be consistent with zero")
+    assert not title_like("Why? Hard to say Why!")
+    assert not title_like("There is no short answer to your question")
+
+
+def test_a_scare_quote_does_not_bar_a_post_from_its_own_paper() -> None:
+    paper = OwnPaper(
+        "2101.00001",
+        "Twisted double bilayer graphene: flat bands under electric fields",
+        "We study twisted double bilayer graphene and its flat bands.",
+    )
+    weight = _Weights(["Deep learning for images", "Galaxy surveys", paper.title])
+    text = 'New paper on twisted double bilayer graphene: the "flat" bands, tunable!'
+    quoted = text + ' We call this "the cool regime of stacked layers" informally.'
+    [plain] = judge_announcement(text, [paper], weight)
+    [remark] = judge_announcement(quoted, [paper], weight)
+    # A lower-case remark in quotes is not a title the post names: no cap at 0.05.
+    assert dict(remark.features)["named"] == 0.0
+    assert remark.probability > 0.05 and plain.probability > 0.05
+
+
+def test_word_pairs_written_side_by_side_tell_the_announced_paper_from_a_related_one() -> None:
+    # Both papers hold every word of the post; only the announced one writes its pairs.
+    announced = OwnPaper(
+        "2008.05269",
+        "Effect of bilayer stacking on twisted double bilayer graphene",
+        "We study the atomic and electronic structure of stacked bilayers.",
+    )
+    related = OwnPaper(
+        "2008.13766",
+        "Measuring moire lattice heterogeneity",
+        "Graphene that is twisted is what we study; a double layer, electronic structure, bilayer"
+        " stacking of atomic kind.",
+    )
+    weight = _Weights(["Deep learning for images", "Galaxy surveys", "Protein folding"])
+    text = "In our new paper we study twisted double bilayer graphene and its electronic structure"
+    rows, _ = announcement_features(text, [announced, related], weight)
+    first, second = rows
+    assert first["words"] == pytest.approx(second["words"])  # the same words ...
+    assert first["phrases"] > second["phrases"] > 0.0  # ... but not the same phrases
+    assert first["phrases_margin"] == pytest.approx(first["phrases"] - second["phrases"])
+    assert second["phrases_margin"] < 0
 
 
 # -- through ingestion --------------------------------------------------------------------
