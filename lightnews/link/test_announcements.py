@@ -121,20 +121,25 @@ def test_a_title_like_quote_names_a_paper_and_a_remark_does_not() -> None:
     assert not title_like("There is no short answer to your question")
 
 
-def test_a_scare_quote_does_not_bar_a_post_from_its_own_paper() -> None:
-    paper = OwnPaper(
-        "2101.00001",
-        "Twisted double bilayer graphene: flat bands under electric fields",
-        "We study twisted double bilayer graphene and its flat bands.",
-    )
-    weight = _Weights(["Deep learning for images", "Galaxy surveys", paper.title])
-    text = 'New paper on twisted double bilayer graphene: the "flat" bands, tunable!'
-    quoted = text + ' We call this "the cool regime of stacked layers" informally.'
+@pytest.mark.shared
+def test_a_scare_quote_does_not_bar_a_post_from_its_own_paper(shared: Path) -> None:
+    rows = _announcements(shared, 60)
+    weight = _Weights([str(r["title"]) for r in _announcements(shared, 8_958)])
+    row = rows[23]  # "Ultrahigh-energy cosmic rays from the birth of magnetars! New paper ..."
+    text = "\n".join(map(str, row["tweets"]))
+    paper = _paper(row)
     [plain] = judge_announcement(text, [paper], weight)
-    [remark] = judge_announcement(quoted, [paper], weight)
-    # A lower-case remark in quotes is not a title the post names: no cap at 0.05.
+    assert plain.probability > 0.5
+    # A lower-case remark in quotes is not a title the post names: the post keeps its paper.
+    [remark] = judge_announcement(
+        text + ' We call it "a rather strong field" here.', [paper], weight
+    )
     assert dict(remark.features)["named"] == 0.0
-    assert remark.probability > 0.05 and plain.probability > 0.05
+    assert remark.probability > 0.5
+    # A title-like quote that is not this paper's title names another paper: capped.
+    other = text + ' See also "Sequential Monte Carlo Filtering of Epidemic Progression".'
+    [named] = judge_announcement(other, [paper], weight)
+    assert dict(named.features)["named"] == 1.0 and named.probability <= 0.05
 
 
 def test_word_pairs_written_side_by_side_tell_the_announced_paper_from_a_related_one() -> None:
