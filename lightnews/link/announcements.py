@@ -22,9 +22,10 @@ lists, so their weight could not be measured.) A logistic model fitted on real
 announcements (``bench/announce_eval.py``, dev split) turns that into a
 probability, kept in ``linker_weights.json`` beside the title models
 (``announcement`` with meaning, ``announcement-words`` without it); a link is
-asserted at :data:`BAR` or above, and not at all when a second paper of the
-scholar is judged likely too, or when the post shares too little with the
-paper (:data:`MIN_INFORMATION`) to tell it from one the library lacks.
+asserted at :data:`BAR` (:data:`WORDS_BAR` for the words-only model) or above,
+and not at all when a second paper of the scholar is judged likely too, or
+when the post shares too little with the paper (:data:`MIN_INFORMATION`) to
+tell it from one the library lacks.
 
 Pure: papers and vectors come in as arguments; nothing is looked up here.
 """
