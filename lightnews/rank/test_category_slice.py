@@ -25,7 +25,7 @@ from lightnews.model import Paper
 from lightnews.normalize.times import iso
 from lightnews.rank import CandidateWindows, Story, rank_stories
 from lightnews.rank.category_slice import SLICE_FLOOR
-from lightnews.rank.learn import MODELS
+from lightnews.rank.trained import STORED, TRAINER
 from lightnews.settings import Settings
 from lightnews.store import LOCAL_READER, Store
 from lightnews.store.readers import ReaderId
@@ -85,7 +85,7 @@ def library(store: Store, shared: Path) -> Iterator[Library]:
     store.add_source("arxiv-api", "cat:cs.LG", now=iso(CLOCK))
     store.save_papers([*saved, *older, *newer], iso(CLOCK))
     forget_cached()
-    MODELS.forget()
+    STORED.forget()
     embed_papers(store, SETTINGS)
     yield Library(
         store,
@@ -94,7 +94,8 @@ def library(store: Store, shared: Path) -> Iterator[Library]:
         [p.arxiv_id for p in newer],
         dated(robot[16], timedelta(days=2)),
     )
-    MODELS.forget()
+    TRAINER.drain()
+    STORED.forget()
     forget_cached()
 
 

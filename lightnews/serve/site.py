@@ -45,6 +45,7 @@ from lightnews.errors import (
 from lightnews.normalize.tex import tex_to_text
 from lightnews.normalize.times import utc_now
 from lightnews.rank import CandidateWindows, display_name
+from lightnews.rank.trained import TRAINER
 from lightnews.serve.cards import absolute_time, relative_time
 from lightnews.serve.security import (
     csrf_field,
@@ -150,6 +151,11 @@ class Site:
             return base
         typed = Settings(own)  # read and checked as saved settings are
         return base.with_overrides(**{name: typed.get(name) for name in own})
+
+    def learn_from(self, reader: ReaderId) -> None:
+        """The reader did something their learned model learns from: have it trained again
+        off this request (by the workers, or a thread of this process), if it changed."""
+        TRAINER.schedule(self.primary, reader, self.reader_settings(reader))
 
     def page(
         self, name: str, status: int = 200, *, from_memory: bool = False, **context: Any
