@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from lightnews.rank import rank_stories, trained
+from lightnews.rank import rank_stories
 from lightnews.rank.learn import (
     SAVED,
     Interest,
@@ -28,6 +28,7 @@ from lightnews.rank.learn import (
 from lightnews.rank.test_learn import NOW, READER, SETTINGS, library, saved_by_topic
 from lightnews.rank.trained import STORED, TRAINER, StoredModels, current_version
 from lightnews.store import SQLiteStore, Store
+from lightnews.store.readers import ReaderId
 
 __all__ = ["library"]  # the fixture, shared with test_learn.py
 
@@ -60,13 +61,13 @@ def trainings(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     """The threads that trained a model, one entry per training, however it was asked for
     (``MainThread``: the caller's, here a feed request's; ``lightnews-trainer``: off it)."""
     done: list[str] = []
-    real = trained.train_reader_model
+    from lightnews.rank.learn import train_reader_model as real
 
     def counted(store: Store, reader: int, *args: object, **kwargs: object) -> object:
         done.append(threading.current_thread().name)
-        return real(store, reader, *args, **kwargs)  # type: ignore[arg-type]
+        return real(store, ReaderId(reader), *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(trained, "train_reader_model", counted)
+    monkeypatch.setattr("lightnews.rank.trained.train_reader_model", counted)
     monkeypatch.setattr(TRAINER, "queue", None)  # no workers: this process trains
     STORED.forget()
     yield done

@@ -254,22 +254,12 @@ def training_queue(store: Any, reader: int) -> bool:
     seen = _workers_seen.get(store.url)
     if seen is None or now - seen[0] > WORKERS_SEEN_FOR:
         heartbeat = float(Settings(store.saved_settings()).worker_heartbeat)
-        seen = (now, workers_alive(store, MISSED_BEATS * heartbeat))
+        seen = (now, store.workers_heard(MISSED_BEATS * heartbeat) > 0)
         _workers_seen[store.url] = seen
     if not seen[1]:
         return False
     queue_training(store.url, [reader])
     return True
-
-
-def workers_alive(store: PostgresStore, within: float) -> bool:
-    """Whether a worker of the library beat its heart in the last ``within`` seconds."""
-    row = store.db.execute(
-        "SELECT count(*) FROM procrastinate_workers "
-        "WHERE last_heartbeat > now() - make_interval(secs => ?)",
-        (within,),
-    ).fetchone()
-    return bool(row and row[0])
 
 
 async def _recover_stalled(app: Any, url: str, every: float) -> None:
