@@ -34,7 +34,8 @@ cross-validation over them (``bench/fit_learner.py``; see :class:`Params`).
 
 Needs the ``semantic`` extra (vectors; scikit-learn fits the model):
 without it, or without a save, :func:`train_reader_model` returns None and
-the feed ranks without this signal.
+the feed ranks without this signal. A trained model is kept in the store as
+JSON (:func:`model_to_json`), trained off the feed's path: :mod:`.trained`.
 """
 
 from __future__ import annotations
