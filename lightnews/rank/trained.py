@@ -35,6 +35,7 @@ import hashlib
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -64,6 +65,9 @@ __all__ = [
 ]
 
 log = logging.getLogger("lightnews.rank")
+
+#: Seconds a reader's queued training is not queued again (it waits in the queue, or runs).
+QUEUED_FOR = 10.0
 
 #: Queues a reader's training elsewhere (the group tier's workers); False: not queued,
 #: train here.
@@ -223,6 +227,7 @@ class Trainer:
         self._turns: dict[tuple[str, int], threading.Lock] = {}
         self._changed = threading.Condition()
         self._thread: threading.Thread | None = None
+        self._queued: dict[tuple[str, int], float] = {}  # when each was last queued
         #: Trainings done by this process (:func:`train_and_store` that trained).
         self.trained = 0
 
@@ -248,6 +253,7 @@ class Trainer:
         if done:
             with self._changed:
                 self.trained += 1
+            STORED.get(store, reader, settings)  # read in now, not by the next feed
         return done
 
     def drain(self, timeout: float = 120.0) -> bool:
@@ -255,6 +261,22 @@ class Trainer:
         whether they were within ``timeout`` seconds."""
         with self._changed:
             return self._changed.wait_for(lambda: not self._pending and not self._busy, timeout)
+
+    def _queue(self, key: tuple[str, int], store: Store, reader: ReaderId) -> bool:
+        """Whether the training is left to the workers: queued now, or lately (a feed asks
+        at every request while its model is behind; the queue keeps one job anyway)."""
+        if self.queue is None:
+            return False
+        now = time.monotonic()
+        if now - self._queued.get(key, -QUEUED_FOR) < QUEUED_FOR:
+            return True
+        if not self.queue(store, reader):
+            return False
+        with self._changed:
+            self._queued[key] = now
+            if len(self._queued) > 4096:
+                self._queued.pop(next(iter(self._queued)))
+        return True
 
     def _turn(self, key: tuple[str, int]) -> threading.Lock:
         with self._changed:
@@ -270,8 +292,7 @@ class Trainer:
                 del self._pending[key]
                 self._busy.add(key)
             try:
-                queued = self.queue is not None and self.queue(store, reader)
-                if not queued:
+                if not self._queue(key, store, reader):
                     self.train_now(store, reader, settings)
             except Exception:  # a store shut meanwhile, a lost database: the next change retries
                 log.exception("reader %s: training their model failed", reader)
