@@ -42,6 +42,7 @@ from lightnews.worker.jobs import (
 )
 
 __all__ = [
+    "TRAIN_QUEUE",
     "QueueStatus",
     "build_app",
     "cron_every",
@@ -135,7 +136,7 @@ def build_app(url: str, worker: Worker | None = None, *, tick: int = 60) -> Any:
         worker.queued(row for row in rows if row.id in deferred)
         return f"{len(deferred)} of {len(rows)} due sources queued"
 
-    @app.task(name=TRAIN_TASK, retry=again, pass_context=True)
+    @app.task(name=TRAIN_TASK, queue=TRAIN_QUEUE, retry=again, pass_context=True)
     def train_reader(context: Any, reader: int) -> str:
         with held(context):
             return worker.train(reader).summary
@@ -203,6 +204,11 @@ def queue_refresh(url: str, source_ids: Iterable[int], *, force: bool = False) -
     return asyncio.run(defer())
 
 
+#: The queue of readers' trainings: apart from the refreshes, so that a reader's model is
+#: not trained only after every due source was fetched (a worker takes from every queue).
+TRAIN_QUEUE = "train"
+
+
 def reader_lock(reader: int) -> str:
     """The queue lock (and queueing lock) of a reader's training jobs: one runs at a time,
     and one waits however many changes the reader makes meanwhile."""
@@ -216,7 +222,7 @@ async def defer_training(app: Any, readers: Iterable[int]) -> int:
     queued = 0
     for reader in readers:
         lock = reader_lock(reader)
-        task = app.configure_task(TRAIN_TASK, lock=lock, queueing_lock=lock)
+        task = app.configure_task(TRAIN_TASK, queue=TRAIN_QUEUE, lock=lock, queueing_lock=lock)
         try:
             await task.defer_async(reader=int(reader))
         except AlreadyEnqueued:

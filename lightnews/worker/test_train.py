@@ -7,6 +7,8 @@ however many times the reader's signals change before a worker takes it.
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from lightnews.embed import embed_papers, forget_cached
@@ -22,7 +24,12 @@ pytest.importorskip("procrastinate", reason="workers need the server extra")
 from lightnews.store.postgres import PostgresStore  # noqa: E402
 from lightnews.worker import queue  # noqa: E402
 from lightnews.worker.jobs import TRAIN_TASK, Worker  # noqa: E402
-from lightnews.worker.queue import queue_training, training_queue  # noqa: E402
+from lightnews.worker.queue import (  # noqa: E402
+    TRAIN_QUEUE,
+    build_app,
+    queue_training,
+    training_queue,
+)
 
 SETTINGS = Settings(environ={})
 NOW = "2026-08-01T00:00:00Z"
@@ -54,22 +61,36 @@ def test_the_worker_job_trains_and_stores_the_model(pg_url: str) -> None:
         )
         for n in range(40)
     ]
-    with PostgresStore(pg_url, pool_size=2) as store:
-        store.save_papers(papers, NOW)
-        forget_cached()
-        embed_papers(store, SETTINGS)
-        for paper in papers[:8:4]:
-            store.mark_story(READER, paper.arxiv_id, NOW, saved=True)
-        store.close()
+    store = PostgresStore(pg_url, pool_size=2)
+    store.save_papers(papers, NOW)
+    forget_cached()
+    embed_papers(store, SETTINGS)
+    for paper in papers[:8:4]:
+        store.mark_story(READER, paper.arxiv_id, NOW, saved=True)
+    assert queue_training(pg_url, [int(READER)]) == 1
     worker = Worker(pg_url)
     try:
-        assert worker.train(int(READER)).summary == f"reader {READER}: model trained"
+        app = build_app(pg_url, worker)
+
+        async def work_off_the_queue() -> None:
+            async with app.open_async():
+                await app.run_worker_async(
+                    queues=[TRAIN_QUEUE], wait=False, install_signal_handlers=False
+                )
+
+        asyncio.run(work_off_the_queue())  # the jobs waiting, then it stops
+        assert waiting(pg_url) == 0
+        row = worker.store.reader_model(READER)
+        assert row is not None and row.model is not None
         assert worker.train(int(READER)).summary == f"reader {READER}: model current"
+        store.mark_story(READER, papers[1].arxiv_id, NOW, read=True)
+        assert worker.train(int(READER)).summary == f"reader {READER}: model trained"
         row = worker.store.reader_model(READER)
         assert row is not None and row.model is not None
         assert row.version == current_version(worker.store, READER, worker.settings())
     finally:
         worker.close()
+        store.close()
         forget_cached()
 
 
