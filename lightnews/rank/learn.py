@@ -68,6 +68,8 @@ __all__ = [
     "TrainingSet",
     "WordFeatures",
     "fit_reader_model",
+    "model_document",
+    "model_from_document",
     "model_from_json",
     "model_to_json",
     "train_reader_model",
@@ -538,37 +540,43 @@ def model_to_json(model: ReaderModel) -> str:
     """The model as a JSON document: its knobs, words and each interest's profile, the
     arrays as base64 of their little-endian bytes (exact, and no pickle: loading runs no
     code). Its papers' features are not in it: :func:`model_from_json` takes a source."""
-    return json.dumps(
-        {
-            "layout": LAYOUT,
-            "params": asdict(model.params),
-            "vocabulary": sorted(model.words.vocabulary, key=model.words.vocabulary.__getitem__),
-            "idf": _array(model.words.idf, "<f8"),
-            "profiles": [
-                {
-                    "name": p.name,
-                    "coef": _array(p.coef, "<f8"),
-                    "intercept": p.intercept,
-                    "mean": p.mean,
-                    "std": p.std,
-                    "papers": list(p.papers),
-                    "vectors": _array(p.vectors, "<f4"),
-                    "near_mean": p.near_mean,
-                    "near_std": p.near_std,
-                }
-                for p in model.profiles
-            ],
-        },
-        separators=(",", ":"),
-    )
+    return json.dumps(model_document(model), separators=(",", ":"))
+
+
+def model_document(model: ReaderModel) -> dict[str, Any]:
+    """:func:`model_to_json`'s document, before it is text (to be put in a larger one)."""
+    return {
+        "layout": LAYOUT,
+        "params": asdict(model.params),
+        "vocabulary": sorted(model.words.vocabulary, key=model.words.vocabulary.__getitem__),
+        "idf": _array(model.words.idf, "<f8"),
+        "profiles": [
+            {
+                "name": p.name,
+                "coef": _array(p.coef, "<f8"),
+                "intercept": p.intercept,
+                "mean": p.mean,
+                "std": p.std,
+                "papers": list(p.papers),
+                "vectors": _array(p.vectors, "<f4"),
+                "near_mean": p.near_mean,
+                "near_std": p.near_std,
+            }
+            for p in model.profiles
+        ],
+    }
 
 
 def model_from_json(text: str, source: FeatureSource | None = None) -> ReaderModel:
     """The model :func:`model_to_json` wrote, reading its papers' features from ``source``;
     raises ValueError for a document of another layout (the caller trains anew)."""
+    return model_from_document(json.loads(text), source)
+
+
+def model_from_document(found: Any, source: FeatureSource | None = None) -> ReaderModel:
+    """The model of :func:`model_document`'s document (parsed JSON)."""
     import numpy as np
 
-    found = json.loads(text)
     if not isinstance(found, dict) or found.get("layout") != LAYOUT:
         raise ValueError("not a reader model of this layout")
     words = WordFeatures(

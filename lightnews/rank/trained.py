@@ -43,8 +43,8 @@ from datetime import UTC, datetime
 from lightnews.rank.learn import (
     LAYOUT,
     ReaderModel,
-    model_from_json,
-    model_to_json,
+    model_document,
+    model_from_document,
     store_features,
     train_reader_model,
 )
@@ -144,7 +144,8 @@ def train_and_store(
 
 
 def _document(model: ReaderModel, encoder: str) -> str:
-    return json.dumps({"encoder": encoder, "model": json.loads(model_to_json(model))})
+    """The stored text: the model (:func:`~.learn.model_document`) and its vectors' encoder."""
+    return json.dumps({"encoder": encoder, "model": model_document(model)}, separators=(",", ":"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,12 +186,13 @@ class StoredModels:
                 self._kept[key] = kept
                 while len(self._kept) > self.keep:  # the longest unused goes first
                     self._kept.pop(next(iter(self._kept)))
+        if kept.model is None:  # learned nothing (its version names the encoder too)
+            return kept.version, None
         encoder = str(settings.semantic)
-        if kept.encoder != encoder:
+        if kept.encoder != encoder:  # another encoder's vectors: of no use here
             return None
         # Its papers' features are read through this store (another may be shut).
-        model = kept.model and replace(kept.model, source=store_features(store, encoder))
-        return kept.version, model
+        return kept.version, replace(kept.model, source=store_features(store, encoder))
 
     @staticmethod
     def _load(store: Store, reader: ReaderId) -> _Loaded | None:
@@ -201,7 +203,7 @@ class StoredModels:
             return _Loaded(row.version, row.trained_at, "", None)
         try:
             found = json.loads(row.model)
-            model = model_from_json(json.dumps(found["model"]))
+            model = model_from_document(found["model"])
         except (ValueError, KeyError, TypeError):  # another layout: as if none were stored
             log.warning("reader %s: the stored model cannot be read; training anew", reader)
             return None
