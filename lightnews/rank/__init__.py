@@ -475,9 +475,9 @@ def _learner(
     if found is None:
         return None
     model, learned_from = found
-    # The slice is chosen again when the reader did something (what they saw) or the
-    # model changed.
-    return Learner(model, (version, learned_from), encoder, frozenset(states) | not_interested)
+    # The slice is chosen again when the model changes, not at every read or save: what
+    # the reader saw since is left out of it as it is (:mod:`.candidates`).
+    return Learner(model, learned_from, encoder, frozenset(states) | not_interested)
 
 
 def _learned(store: Store, learner: Learner | None, arxiv_ids: list[str]) -> dict[str, Learned]:

@@ -214,6 +214,10 @@ class StoredModels:
             self._kept.clear()
 
 
+#: A training asked for: where, whose, with which settings, and what to run after it.
+_Asked = tuple[Store, ReaderId, Settings, Callable[[], object] | None]
+
+
 class Trainer:
     """Trains readers' models in a thread of this process, each reader once however often
     asked while it waits (:meth:`schedule`); :meth:`drain` waits until all are done.
@@ -224,7 +228,7 @@ class Trainer:
 
     def __init__(self) -> None:
         self.queue: Queue | None = None
-        self._pending: dict[tuple[str, int], tuple[Store, ReaderId, Settings]] = {}
+        self._pending: dict[tuple[str, int], _Asked] = {}
         self._busy: set[tuple[str, int]] = set()
         self._turns: dict[tuple[str, int], threading.Lock] = {}
         self._changed = threading.Condition()
@@ -233,12 +237,21 @@ class Trainer:
         #: Trainings done by this process (:func:`train_and_store` that trained).
         self.trained = 0
 
-    def schedule(self, store: Store, reader: ReaderId, settings: Settings) -> None:
+    def schedule(
+        self,
+        store: Store,
+        reader: ReaderId,
+        settings: Settings,
+        then: Callable[[], object] | None = None,
+    ) -> None:
         """Have the reader's model trained soon (if what it learns from changed), off the
-        caller's thread: returns at once."""
+        caller's thread: returns at once. ``then`` runs in that thread once this process
+        trained it (a web server chooses the reader's slice with it there)."""
         key = (str(store.path), int(reader))
         with self._changed:
-            self._pending[key] = (_primary(store), reader, settings)
+            waiting = self._pending.get(key)
+            then = then or (waiting[3] if waiting else None)
+            self._pending[key] = (_primary(store), reader, settings, then)
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(
                     target=self._run, name="lightnews-trainer", daemon=True
@@ -290,12 +303,15 @@ class Trainer:
                 if not self._changed.wait_for(lambda: bool(self._pending), timeout=30.0):
                     self._thread = None  # idle: a new one starts with the next training
                     return
-                key, (store, reader, settings) = next(iter(self._pending.items()))
+                key, (store, reader, settings, then) = next(iter(self._pending.items()))
                 del self._pending[key]
                 self._busy.add(key)
             try:
-                if not self._queue(key, store, reader):
-                    self.train_now(store, reader, settings)
+                trained = not self._queue(key, store, reader) and self.train_now(
+                    store, reader, settings
+                )
+                if trained and then is not None:
+                    then()
             except Exception:  # a store shut meanwhile, a lost database: the next change retries
                 log.exception("reader %s: training their model failed", reader)
             finally:
