@@ -16,8 +16,10 @@ Who trains:
   waiting in the queue once per reader however many changes come;
 * **the process that handled the write** otherwise (an embedded ``lightnews
   serve``): :data:`TRAINER`, a thread of its own, after the answer went out
-  (a write request is no slower); the CLI trains inline after its own write
-  command (:func:`train_and_store`) and lets what a feed scheduled finish
+  (a write request is no slower); there it also ranks the reader's feed once,
+  so the slice their new model chooses (:mod:`.category_slice`) is chosen
+  there, not in their next request. The CLI trains inline after its own write
+  command (:meth:`Trainer.train_now`) and lets what a feed scheduled finish
   before it exits.
 
 A feed request (:func:`model_for_feed`) never trains when a stored model
