@@ -65,6 +65,9 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
 
         db = PostgresStore(request.getfixturevalue("pg_url"), pool_size=4)
     yield db
+    from lightnews.rank.trained import TRAINER
+
+    TRAINER.drain()  # a reader's model trained in the background ends before its library
     db.close()
 
 

@@ -142,8 +142,20 @@ class App:
         store = self.store
         return Settings({**store.saved_settings(), **store.reader_settings(self.reader)})
 
+    def learn(self) -> None:
+        """The reader did something their learned model learns from (a save, a read, their
+        word on a paper, a mute): train it now, after the write (:mod:`lightnews.rank.trained`;
+        nothing when what it learns from did not change)."""
+        from lightnews.rank.trained import TRAINER
+
+        with errors_as_exit():
+            TRAINER.train_now(self.store, self.reader, self.settings)
+
     def close(self) -> None:
         if self._store is not None:
+            from lightnews.rank.trained import TRAINER
+
+            TRAINER.drain()  # a training a feed asked for ends before the store does
             self._store.close()
 
 

@@ -253,6 +253,7 @@ def mute(
         for kind, value in targets:
             app.store.set_mute(app.reader, kind, value, now, muted=not undo)
             out.print(f"{'unmuted' if undo else 'muted'} {kind} {value}")
+    app.learn()
 
 
 @click.command("read")
@@ -271,6 +272,7 @@ def read_command(app: App, stories: tuple[str, ...], unread: bool, save: bool) -
         )
     for key in marked:
         out.print(f"{key}: {'unread' if unread else 'read'}{', saved' if save else ''}")
+    app.learn()
 
 
 @click.command("more-like-this")
@@ -297,6 +299,7 @@ def _paper_feedback(app: App, papers: tuple[str, ...], decision: str | None) -> 
         recorded = record_paper_feedback(app.store, app.reader, papers, decision, now_iso())
     for key in recorded:
         out.print(f"{key}: {decision or 'no feedback'}")
+    app.learn()
 
 
 @click.command("export")

@@ -58,6 +58,7 @@ def import_library(app: App, path: Path, list_name: str | None, as_json: bool) -
     with errors_as_exit():
         entries = read_library(path)
         done = save_library(app.store, app.reader, entries, now_iso(), list_name)
+    app.learn()  # "your feed learns what you like from them at once"
     if as_json:
         emit_json(done.to_json())
         return

@@ -47,8 +47,9 @@ from lightnews.rank.candidates import (
 )
 from lightnews.rank.category_slice import SLICE_PAPERS
 from lightnews.rank.discussed import DiscussedPaper, discussion_of
-from lightnews.rank.learn import MODELS, SAVED, Because
+from lightnews.rank.learn import SAVED, Because
 from lightnews.rank.story import Part, Reason, Story, display_name, reason
+from lightnews.rank.trained import learning_version, model_for_feed
 from lightnews.settings import Settings
 from lightnews.sources import kind_traits
 from lightnews.store import Store
@@ -474,24 +475,23 @@ def _learner(
     feedback: dict[int, str],
     not_interested: set[str],
 ) -> Learner | None:
-    """The reader's model (kept between requests, :data:`~.learn.MODELS`), or None when
-    there is nothing to learn from."""
-    saved = tuple(sorted(k for k, (_, at) in states.items() if at))
+    """The reader's model as the store keeps it (:mod:`.trained`: trained off this
+    request; a stored model behind the reader's latest doings is used while it is trained
+    again), or None when there is nothing to learn from."""
+    saved = any(at for _, at in states.values())
     if not saved and "more-like-this" not in feedback.values():
         return None  # nothing to learn from: no model (and no training cost)
-    read = max((r or "" for r, _ in states.values()), default="")
-    version = (
-        saved,
-        read,
-        len(states),
-        tuple(sorted(feedback.items())),
-        tuple(sorted((k, tuple(v)) for k, v in store.saved_lists(reader).items())),
-        store.mutes(reader),
+    encoder = str(settings.semantic)
+    version = learning_version(
+        encoder, states, feedback, store.saved_lists(reader), store.mutes(reader)
     )
-    model = MODELS.get(store, reader, settings, version)
-    if model is None:
+    found = model_for_feed(store, reader, settings, version)
+    if found is None:
         return None
-    return Learner(model, version, str(settings.semantic), frozenset(states) | not_interested)
+    model, learned_from = found
+    # The slice is chosen again when the model changes, not at every read or save: what
+    # the reader saw since is left out of it as it is (:mod:`.candidates`).
+    return Learner(model, learned_from, encoder, frozenset(states) | not_interested)
 
 
 def _learned(store: Store, learner: Learner | None, arxiv_ids: list[str]) -> dict[str, Learned]:

@@ -69,8 +69,9 @@ DISCUSSION_WINDOW = timedelta(days=7)
 @dataclass(frozen=True, slots=True)
 class Learner:
     """A reader's learned model as the feed asks it: the model, its version (a digest
-    of what it learned from), the encoder of its vectors, and the papers the reader has
-    already saved, read or said "not interested" in (no slice brings them again)."""
+    of what it learned from: the slice is chosen again when it changes), the encoder of
+    its vectors, and the papers the reader has already saved, read or said "not
+    interested" in (no slice brings them again)."""
 
     model: ReaderModel
     version: object
@@ -174,7 +175,9 @@ def _category_slice(
     slices = windows.slices if windows is not None else SLICES
     pool = slices.pool(store, categories, since, learner.encoder)
     picks = slices.picks(store, reader, learner.version, learner.model, pool, bound, learner.seen)
-    return tuple(p for p in picks if p.published >= since)  # the pool may reach further back
+    # The pool may reach further back; a paper seen since the slice was chosen (it is
+    # chosen again when the model changes) is not brought again.
+    return tuple(p for p in picks if p.published >= since and p.arxiv_id not in learner.seen)
 
 
 def _add_readers_own(

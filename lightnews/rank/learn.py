@@ -34,17 +34,19 @@ cross-validation over them (``bench/fit_learner.py``; see :class:`Params`).
 
 Needs the ``semantic`` extra (vectors; scikit-learn fits the model):
 without it, or without a save, :func:`train_reader_model` returns None and
-the feed ranks without this signal.
+the feed ranks without this signal. A trained model is kept in the store as
+JSON (:func:`model_to_json`), trained off the feed's path: :mod:`.trained`.
 """
 
 from __future__ import annotations
 
+import base64
+import json
 import math
 import random
-import threading
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lightnews.embed.lexical import analyze
@@ -58,16 +60,18 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT",
-    "MODELS",
     "SAVED",
     "Because",
     "Interest",
     "Params",
     "ReaderModel",
-    "ReaderModels",
     "TrainingSet",
     "WordFeatures",
     "fit_reader_model",
+    "model_document",
+    "model_from_document",
+    "model_from_json",
+    "model_to_json",
     "train_reader_model",
 ]
 
@@ -526,42 +530,92 @@ def _mentions(words: Counter[str] | None, keywords: Sequence[str]) -> bool:
     return any(all(s in words for s in stems(k)) and stems(k) for k in keywords)
 
 
-class ReaderModels:
-    """Each reader's model, kept in this process and learned again only when what it
-    learns from has changed (``version``: the caller's digest of saves, reads, lists,
-    feedback and mutes). Learning takes some 0.35 s of CPU; the feed asks every request."""
+# -- kept in the store ------------------------------------------------------------------
 
-    def __init__(self, keep: int = 256) -> None:
-        self.keep = keep
-        self._kept: dict[tuple[str, int], tuple[object, ReaderModel | None]] = {}
-        self._lock = threading.Lock()
-
-    def get(
-        self, store: Store, reader: ReaderId, settings: Settings, version: object
-    ) -> ReaderModel | None:
-        key = (str(store.path), int(reader))
-        with self._lock:
-            kept = self._kept.get(key)
-        if kept is not None and kept[0] == version:
-            found = kept[1]  # read its papers' features through this store (another may be shut)
-            return (
-                None
-                if found is None
-                else replace(found, source=store_features(store, str(settings.semantic)))
-            )
-        # The same reader and data learn the same model (the random papers drawn by reader).
-        model = train_reader_model(store, reader, settings, seed=int(reader))
-        with self._lock:
-            self._kept.pop(key, None)
-            self._kept[key] = (version, model)
-            while len(self._kept) > self.keep:  # the longest unused goes first
-                self._kept.pop(next(iter(self._kept)))
-        return model
-
-    def forget(self) -> None:
-        with self._lock:
-            self._kept.clear()
+#: The layout of :func:`model_to_json`'s document (a new layout: a new number).
+LAYOUT = 1
 
 
-#: The models of this process's readers (a server's web processes each keep their own).
-MODELS = ReaderModels()
+def model_to_json(model: ReaderModel) -> str:
+    """The model as a JSON document: its knobs, words and each interest's profile, the
+    arrays as base64 of their little-endian bytes (exact, and no pickle: loading runs no
+    code). Its papers' features are not in it: :func:`model_from_json` takes a source."""
+    return json.dumps(model_document(model), separators=(",", ":"))
+
+
+def model_document(model: ReaderModel) -> dict[str, Any]:
+    """:func:`model_to_json`'s document, before it is text (to be put in a larger one)."""
+    return {
+        "layout": LAYOUT,
+        "params": asdict(model.params),
+        "vocabulary": sorted(model.words.vocabulary, key=model.words.vocabulary.__getitem__),
+        "idf": _array(model.words.idf, "<f8"),
+        "profiles": [
+            {
+                "name": p.name,
+                "coef": _array(p.coef, "<f8"),
+                "intercept": p.intercept,
+                "mean": p.mean,
+                "std": p.std,
+                "papers": list(p.papers),
+                "vectors": _array(p.vectors, "<f4"),
+                "near_mean": p.near_mean,
+                "near_std": p.near_std,
+            }
+            for p in model.profiles
+        ],
+    }
+
+
+def model_from_json(text: str, source: FeatureSource | None = None) -> ReaderModel:
+    """The model :func:`model_to_json` wrote, reading its papers' features from ``source``;
+    raises ValueError for a document of another layout (the caller trains anew)."""
+    return model_from_document(json.loads(text), source)
+
+
+def model_from_document(found: Any, source: FeatureSource | None = None) -> ReaderModel:
+    """The model of :func:`model_document`'s document (parsed JSON)."""
+    import numpy as np
+
+    if not isinstance(found, dict) or found.get("layout") != LAYOUT:
+        raise ValueError("not a reader model of this layout")
+    words = WordFeatures(
+        {t: i for i, t in enumerate(found["vocabulary"])},
+        _unarray(found["idf"]).astype(np.float64),
+    )
+    profiles = tuple(
+        _Profile(
+            str(p["name"]),
+            _unarray(p["coef"]).astype(np.float64),
+            float(p["intercept"]),
+            float(p["mean"]),
+            float(p["std"]),
+            tuple(int(i) for i in p["papers"]),
+            _unarray(p["vectors"]).astype(np.float32),
+            float(p["near_mean"]),
+            float(p["near_std"]),
+        )
+        for p in found["profiles"]
+    )
+    return ReaderModel(Params(**found["params"]), words, profiles, source)
+
+
+def _array(values: Any, dtype: str) -> dict[str, Any]:
+    import numpy as np
+
+    exact = np.ascontiguousarray(values, dtype=dtype)
+    return {
+        "dtype": dtype,
+        "shape": list(exact.shape),
+        "data": base64.b64encode(exact.tobytes()).decode("ascii"),
+    }
+
+
+def _unarray(found: Mapping[str, Any]) -> Any:
+    import numpy as np
+
+    dtype = str(found["dtype"])
+    if dtype not in ("<f8", "<f4"):
+        raise ValueError(f"unexpected array type {dtype!r}")
+    data = base64.b64decode(found["data"])
+    return np.frombuffer(data, dtype=dtype).reshape([int(n) for n in found["shape"]]).copy()

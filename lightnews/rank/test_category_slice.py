@@ -12,10 +12,12 @@ not the newest unrelated ones; a reader who saved nothing gets the newest.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,7 +27,7 @@ from lightnews.model import Paper
 from lightnews.normalize.times import iso
 from lightnews.rank import CandidateWindows, Story, rank_stories
 from lightnews.rank.category_slice import SLICE_FLOOR
-from lightnews.rank.learn import MODELS
+from lightnews.rank.trained import STORED, TRAINER
 from lightnews.settings import Settings
 from lightnews.store import LOCAL_READER, Store
 from lightnews.store.readers import ReaderId
@@ -85,7 +87,7 @@ def library(store: Store, shared: Path) -> Iterator[Library]:
     store.add_source("arxiv-api", "cat:cs.LG", now=iso(CLOCK))
     store.save_papers([*saved, *older, *newer], iso(CLOCK))
     forget_cached()
-    MODELS.forget()
+    STORED.forget()
     embed_papers(store, SETTINGS)
     yield Library(
         store,
@@ -94,7 +96,8 @@ def library(store: Store, shared: Path) -> Iterator[Library]:
         [p.arxiv_id for p in newer],
         dated(robot[16], timedelta(days=2)),
     )
-    MODELS.forget()
+    TRAINER.drain()
+    STORED.forget()
     forget_cached()
 
 
@@ -165,3 +168,41 @@ def test_a_reader_with_nothing_to_learn_from_gets_the_newest(
         keys = {s.key for s in feed}
         assert set(newer[:150]) <= keys
         assert not keys & set(older)
+
+
+def test_a_servers_slice_is_chosen_off_the_request_after_a_write(
+    library: Library, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As the web server does after a write (``Site.learn_from``): the trainer's thread
+    trains the model and ranks the feed once, so the next feed request chooses nothing;
+    a feed whose model is behind reads the slice it has, less what the reader saw."""
+    from lightnews.rank import category_slice
+
+    chose: list[str] = []
+    choose = category_slice.choose
+
+    def choosing(*args: Any, **kwargs: Any) -> Any:
+        chose.append(threading.current_thread().name)
+        return choose(*args, **kwargs)
+
+    monkeypatch.setattr(category_slice, "choose", choosing)
+    monkeypatch.setattr(TRAINER, "queue", None)
+    store, saved, older = library.store, library.saved, library.older
+    for arxiv_id in saved:
+        store.mark_story(READER, arxiv_id, iso(CLOCK), saved=True)
+    windows = CandidateWindows()
+    first = {s.key for s in feed_of(store, READER, windows) if s.pick}
+    assert chose == ["MainThread"]  # a first model: trained and chosen in the request
+    seen = next(a for a in older if a in first)
+    store.mark_story(READER, seen, iso(CLOCK), saved=True)
+    # The feed before the model is trained again (here: left to workers that are slow to
+    # come): the slice it has, without the paper just saved.
+    monkeypatch.setattr(TRAINER, "queue", lambda store, reader: True)
+    behind = {s.key for s in feed_of(store, READER, windows) if s.pick}
+    assert TRAINER.drain() and chose == ["MainThread"] and behind == first - {seen}
+    monkeypatch.setattr(TRAINER, "queue", None)
+    TRAINER.schedule(store, READER, SETTINGS, then=lambda: feed_of(store, READER, windows))
+    assert TRAINER.drain()
+    assert chose == ["MainThread", "lightnews-trainer"]  # the new model's slice, off it
+    after = {s.key for s in feed_of(store, READER, windows) if s.pick}
+    assert chose == ["MainThread", "lightnews-trainer"] and seen not in after

@@ -62,6 +62,7 @@ from lightnews.serve.security import SiteGuard
 from lightnews.serve.site import Memory, Site, templates
 from lightnews.settings import Settings
 from lightnews.store import BACKEND_ERRORS, Store, open_store
+from lightnews.store.postgres import is_postgres_url
 from lightnews.store.readers import UserView
 from lightnews.store.secrets import digest
 
@@ -121,6 +122,11 @@ def create_app(
         public_read_only=public_read_only,
         replicas=open_replicas(store, memory.settings),
     )
+    if is_postgres_url(str(db_path)):  # a group's library: its workers train readers' models
+        from lightnews.rank.trained import TRAINER
+        from lightnews.worker.queue import training_queue
+
+        TRAINER.queue = training_queue
     table = routes(site)
     handlers: dict[Any, Any] = dict.fromkeys(
         (LightnewsError, *BACKEND_ERRORS), partial(_uncaught, site)

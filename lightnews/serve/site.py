@@ -44,7 +44,8 @@ from lightnews.errors import (
 )
 from lightnews.normalize.tex import tex_to_text
 from lightnews.normalize.times import utc_now
-from lightnews.rank import CandidateWindows, display_name
+from lightnews.rank import CandidateWindows, display_name, rank_stories
+from lightnews.rank.trained import TRAINER
 from lightnews.serve.cards import absolute_time, relative_time
 from lightnews.serve.security import (
     csrf_field,
@@ -150,6 +151,29 @@ class Site:
             return base
         typed = Settings(own)  # read and checked as saved settings are
         return base.with_overrides(**{name: typed.get(name) for name in own})
+
+    def learn_from(self, reader: ReaderId) -> None:
+        """The reader did something their learned model learns from: have it trained again
+        off this request (by the workers, or a thread of this process), if it changed; a
+        model trained here has the reader's slice chosen with it there too, so that their
+        next feed reads it (:meth:`warm_feed`)."""
+        settings = self.reader_settings(reader)
+        TRAINER.schedule(
+            self.primary, reader, settings, then=lambda: self.warm_feed(reader, settings)
+        )
+
+    def warm_feed(self, reader: ReaderId, settings: Settings) -> None:
+        """Rank the reader's feed once, off any request, for what it keeps between requests
+        (the slice their new model chooses, the shared window)."""
+        rank_stories(
+            self.primary,
+            reader,
+            limit=1,
+            half_life_hours=float(settings.half_life_hours),
+            bar=float(settings.attribution_bar),
+            settings=settings,
+            windows=self.windows,
+        )
 
     def page(
         self, name: str, status: int = 200, *, from_memory: bool = False, **context: Any

@@ -9,6 +9,8 @@ as a save for the ranker; either is taken back with ``no-feedback`` (``--undo``)
 from __future__ import annotations
 
 import json
+import threading
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -76,6 +78,46 @@ def test_the_api_takes_more_like_this_and_not_interested_per_reader(library: str
         assert store.paper_feedback(bob.reader) == {row: "more-like-this"}
 
 
+def test_a_write_has_the_model_trained_after_answering(
+    library: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The POST answers without training: the web process's trainer thread trains, and the
+    next feed (here: another app over the same library, as a second process) uses the
+    stored model without training again."""
+    from lightnews.rank.learn import train_reader_model
+    from lightnews.rank.trained import STORED, TRAINER, current_version
+
+    where: list[str] = []
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        where.append(threading.current_thread().name)
+        return train_reader_model(*args, **kwargs)
+
+    monkeypatch.setattr("lightnews.rank.trained.train_reader_model", counted)
+    monkeypatch.setattr(TRAINER, "queue", None)
+    STORED.forget()
+    token = new_token()
+    with open_store(library) as store:
+        ada = store.add_user("ada", hash_password("ada's password"), admin=True, now=NOW)
+        store.create_token(ada.id, "script", digest(token), NOW)
+    as_ada = {"authorization": f"Bearer {token}"}
+    with TestClient(create_app(library, SETTINGS), base_url="http://localhost") as client:
+        done = client.post(
+            "/api/mark", json={"action": "more-like-this", "story": PAPER}, headers=as_ada
+        )
+        assert done.status_code == 200
+        assert TRAINER.drain()
+        assert where == ["lightnews-trainer"]  # after answering, off the request
+    with open_store(library) as store:
+        stored = store.reader_model(ada.reader)
+        assert stored is not None and stored.model is not None
+        assert stored.version == current_version(store, ada.reader, SETTINGS)
+    STORED.forget()  # a second process: nothing of the first in memory
+    with TestClient(create_app(library, SETTINGS), base_url="http://localhost") as client:
+        assert PAPER in feed_keys(client, as_ada)
+        assert TRAINER.drain() and where == ["lightnews-trainer"]
+
+
 def test_the_command_line_takes_them_too(library: str) -> None:
     runner = CliRunner(env={"LIGHTNEWS_RESOLVE_ONLINE": "0"})
 
@@ -100,3 +142,11 @@ def test_the_command_line_takes_them_too(library: str) -> None:
     assert "not a stored paper" in run("more-like-this", "2511.18342", "1801.00001", code=1)
     with open_store(library) as store:
         assert list(store.paper_feedback(0).values()) == ["more-like-this"]  # nothing half-done
+        # Trained by the command itself, after its write, for every later process to use.
+        from lightnews.rank.trained import current_version
+        from lightnews.store import ReaderId
+
+        stored = store.reader_model(ReaderId(0))
+        assert stored is not None and stored.version == current_version(
+            store, ReaderId(0), Settings(store.saved_settings())
+        )

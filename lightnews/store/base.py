@@ -31,7 +31,7 @@ from lightnews.model import (
     SourceState,
 )
 from lightnews.store.digests import DigestDelivery
-from lightnews.store.feedback import LearningSignals
+from lightnews.store.feedback import LearningSignals, StoredModel
 from lightnews.store.merge import PreparedPaper
 from lightnews.store.network import (
     ConversationPost,
@@ -927,4 +927,18 @@ class Store(Protocol):
 
     def random_paper_ids(self, count: int, model: str, rng: random.Random) -> list[int]:
         """About ``count`` papers drawn at random among those with a ``model`` vector."""
+        ...
+
+    def save_reader_model(
+        self, reader: int, version: str, trained_at: str, model: str | None
+    ) -> None:
+        """Keep the reader's newly trained model (JSON), in place of the one before."""
+        ...
+
+    def reader_model_version(self, reader: int) -> tuple[str, str] | None:
+        """The stored model's version and training time (None: none stored)."""
+        ...
+
+    def reader_model(self, reader: int) -> StoredModel | None:
+        """The reader's stored model (None: none was ever trained)."""
         ...

@@ -71,6 +71,7 @@ TABLES = (
     "digest_posts",
     "paper_feedback",
     "saved_lists",
+    "reader_models",
 )
 #: Tables whose ``id`` the database hands out (PostgreSQL identity columns).
 IDENTITY_TABLES = (

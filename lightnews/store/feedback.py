@@ -12,6 +12,11 @@ per-reader state (migrations 0021 on SQLite, 0013 on PostgreSQL):
   ``saved``. Filing a story in a list does not save it: saves stay in
   ``story_state``, and a list's stories that are not saved do not count.
 
+And what was learned from them (migrations 0024 on SQLite, 0016 on PostgreSQL):
+``reader_models``, each reader's model as last trained, as JSON, with the
+digest of what it learned from (:class:`StoredModel`), so that every process
+of the library uses one trained model.
+
 No ranking here: :func:`lightnews.rank.learn.train_reader_model` reads
 :meth:`FeedbackQueries.learning_signals` and random papers of the library.
 """
@@ -24,7 +29,7 @@ from dataclasses import dataclass
 from lightnews.errors import UsageError
 from lightnews.store.connection import Queries
 
-__all__ = ["DECISIONS", "FeedbackQueries", "LearningSignals"]
+__all__ = ["DECISIONS", "FeedbackQueries", "LearningSignals", "StoredModel"]
 
 #: What a reader may say about a paper.
 DECISIONS = ("not-interested", "more-like-this")
@@ -38,6 +43,16 @@ class LearningSignals:
     read: tuple[int, ...]  # read and not saved
     not_interested: tuple[int, ...]
     muted: tuple[int, ...]  # papers by scholars the reader muted, newest first
+
+
+@dataclass(frozen=True, slots=True)
+class StoredModel:
+    """A reader's model as last trained: the digest of what it learned from, when, and
+    the model as JSON (None: that version had nothing it could learn from)."""
+
+    version: str
+    trained_at: str
+    model: str | None
 
 
 class FeedbackQueries(Queries):
@@ -153,3 +168,31 @@ class FeedbackQueries(Queries):
                 break
         rng.shuffle(found)
         return found[:count]
+
+    def save_reader_model(
+        self, reader: int, version: str, trained_at: str, model: str | None
+    ) -> None:
+        """Keep the reader's newly trained model (JSON), in place of the one before."""
+        with self.transaction():
+            self.db.execute(
+                "INSERT INTO reader_models (user_id, version, trained_at, model) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (user_id) DO UPDATE SET "
+                "version = excluded.version, trained_at = excluded.trained_at, "
+                "model = excluded.model",
+                (reader, version, trained_at, model),
+            )
+
+    def reader_model_version(self, reader: int) -> tuple[str, str] | None:
+        """The stored model's version and training time (None: none stored): one small
+        row, read at every feed request to tell whether the model held in memory is it."""
+        row = self.db.execute(
+            "SELECT version, trained_at FROM reader_models WHERE user_id = ?", (reader,)
+        ).fetchone()
+        return None if row is None else (str(row[0]), str(row[1]))
+
+    def reader_model(self, reader: int) -> StoredModel | None:
+        """The reader's stored model (None: none was ever trained)."""
+        row = self.db.execute(
+            "SELECT version, trained_at, model FROM reader_models WHERE user_id = ?", (reader,)
+        ).fetchone()
+        return None if row is None else StoredModel(str(row[0]), str(row[1]), row[2])

@@ -477,12 +477,14 @@ def code_after(published: str | None, links: Sequence[CodeLink]) -> CodeLink | N
     """The first of ``links`` that appeared more than a day after ``published``."""
     if not published:
         return None
-    from datetime import datetime, timedelta
+    from datetime import UTC, datetime, timedelta
 
     try:
         edge = datetime.fromisoformat(published.replace("Z", "+00:00")) + timedelta(days=1)
     except ValueError:
         return None
+    if edge.tzinfo is None:  # a date alone ("2025-03-01"): UTC, as the links' times are
+        edge = edge.replace(tzinfo=UTC)
     for link in links:
         try:
             seen = datetime.fromisoformat((link.first_seen or "").replace("Z", "+00:00"))

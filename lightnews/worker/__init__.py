@@ -1,4 +1,4 @@
-"""Workers: the refresh, embedding, stubs, listening and digests as jobs on a PostgreSQL queue.
+"""Workers: refresh, embedding, stubs, listening, digests, trainings as jobs on a PostgreSQL queue.
 
 A group's library lives in PostgreSQL, and so does its work queue
 (procrastinate: PostgreSQL stays the only server). ``lightnews worker`` runs
@@ -7,7 +7,9 @@ anywhere that reaches the database, as many times as wanted. Every
 the whole cluster) runs the periodic jobs: it defers one refresh job per due
 source, embeds new papers, resolves stubs and sends the digest when one is due
 (the ``digest_schedule`` setting; each period's digest goes out once, see
-:func:`~lightnews.deliver.digest.deliver_due_digest`).
+:func:`~lightnews.deliver.digest.deliver_due_digest`). Readers' learned models
+are trained by a job per reader, queued by the web when the reader's signals
+change, on a queue of its own (:mod:`lightnews.rank.trained`).
 
 What holds however many workers run:
 

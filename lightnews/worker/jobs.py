@@ -1,4 +1,4 @@
-"""The worker's jobs: what a refresh, embedding, stub, listening or digest job does.
+"""The worker's jobs: what a refresh, embedding, stub, listening, digest or training job does.
 
 Each job runs in a thread of a worker process (:mod:`lightnews.worker.queue`
 runs them from the PostgreSQL queue) and reads the settings anew, so a
@@ -22,11 +22,13 @@ from lightnews.ingest.refresh import due_for_refresh, refresh_one
 from lightnews.ingest.report import RunReport
 from lightnews.ingest.stubs import resolve_stubs
 from lightnews.normalize.times import iso, utc_now
+from lightnews.rank.trained import train_and_store
 from lightnews.settings import Settings
 from lightnews.sources.http import HttpClient
 from lightnews.store import SourceRow
 from lightnews.store.cluster import HostSlots, source_turn
 from lightnews.store.postgres import PostgresStore
+from lightnews.store.readers import ReaderId
 
 __all__ = [
     "DEFER_TASK",
@@ -35,6 +37,7 @@ __all__ = [
     "LISTEN_TASK",
     "REFRESH_TASK",
     "STUBS_TASK",
+    "TRAIN_TASK",
     "JobOutcome",
     "Worker",
     "due_for_refresh_row",
@@ -52,6 +55,8 @@ STUBS_TASK = "lightnews.resolve_stubs"
 LISTEN_TASK = "lightnews.ingest.listen"
 
 DIGEST_TASK = "lightnews.send_digest"
+
+TRAIN_TASK = "lightnews.train_reader"
 
 #: The settings an HTTP client is made from (see ``HttpClient.__init__``).
 _CLIENT_SETTINGS = (
@@ -222,6 +227,13 @@ class Worker:
             delivered = delivered or outcome.status == "delivered"
         result = JobOutcome(DIGEST_TASK, "; ".join(said), ok=not failed)
         return self._report(result) if delivered or failed else result
+
+    def train(self, reader: int) -> JobOutcome:
+        """Train the reader's learned model and keep it, if what it learns from changed
+        since the stored one (:func:`~lightnews.rank.trained.train_and_store`)."""
+        if train_and_store(self.store, ReaderId(reader), self.settings()):
+            return self._report(JobOutcome(TRAIN_TASK, f"reader {reader}: model trained"))
+        return JobOutcome(TRAIN_TASK, f"reader {reader}: model current")
 
 
 def due_for_refresh_row(row: SourceRow, *, force: bool) -> bool:

@@ -26,7 +26,7 @@ from typing import Any
 from lightnews.errors import Unavailable
 from lightnews.ingest.refresh import due_for_refresh
 from lightnews.normalize.times import iso, utc_now
-from lightnews.settings import tick_period
+from lightnews.settings import Settings, tick_period
 from lightnews.store.cluster import job_alive, job_turn, recovery_turn
 from lightnews.store.postgres import PostgresStore, redact
 from lightnews.worker.jobs import (
@@ -36,20 +36,24 @@ from lightnews.worker.jobs import (
     LISTEN_TASK,
     REFRESH_TASK,
     STUBS_TASK,
+    TRAIN_TASK,
     JobOutcome,
     Worker,
 )
 
 __all__ = [
+    "TRAIN_QUEUE",
     "QueueStatus",
     "build_app",
     "cron_every",
     "defer_refresh",
     "queue_refresh",
     "queue_status",
+    "queue_training",
     "recover_once",
     "run_worker",
     "tick_period",
+    "training_queue",
 ]
 
 
@@ -132,6 +136,11 @@ def build_app(url: str, worker: Worker | None = None, *, tick: int = 60) -> Any:
         worker.queued(row for row in rows if row.id in deferred)
         return f"{len(deferred)} of {len(rows)} due sources queued"
 
+    @app.task(name=TRAIN_TASK, queue=TRAIN_QUEUE, retry=again, pass_context=True)
+    def train_reader(context: Any, reader: int) -> str:
+        with held(context):
+            return worker.train(reader).summary
+
     @app.periodic(cron=cron_every(tick))
     @periodic_task(EMBED_TASK)
     def embed_new_papers(context: Any, timestamp: int) -> str:
@@ -193,6 +202,70 @@ def queue_refresh(url: str, source_ids: Iterable[int], *, force: bool = False) -
             return await defer_refresh(app, wanted, force=force)
 
     return asyncio.run(defer())
+
+
+#: The queue of readers' trainings: apart from the refreshes, so that a reader's model is
+#: not trained only after every due source was fetched (a worker takes from every queue).
+TRAIN_QUEUE = "train"
+
+
+def reader_lock(reader: int) -> str:
+    """The queue lock (and queueing lock) of a reader's training jobs: one runs at a time,
+    and one waits however many changes the reader makes meanwhile."""
+    return f"train-{reader}"
+
+
+async def defer_training(app: Any, readers: Iterable[int]) -> int:
+    """Queue a training job per reader not already waiting; returns how many were queued."""
+    from procrastinate.exceptions import AlreadyEnqueued
+
+    queued = 0
+    for reader in readers:
+        lock = reader_lock(reader)
+        task = app.configure_task(TRAIN_TASK, queue=TRAIN_QUEUE, lock=lock, queueing_lock=lock)
+        try:
+            await task.defer_async(reader=int(reader))
+        except AlreadyEnqueued:
+            continue  # one waits already: it trains on what the reader did by then
+        queued += 1
+    return queued
+
+
+def queue_training(url: str, readers: Iterable[int]) -> int:
+    """Queue training jobs from outside a worker (the web, a test); how many were queued."""
+    app = build_app(url)
+    wanted = list(readers)
+
+    async def defer() -> int:
+        async with app.open_async():
+            return await defer_training(app, wanted)
+
+    return asyncio.run(defer())
+
+
+#: Seconds a look at whether workers run is trusted (:func:`training_queue`).
+WORKERS_SEEN_FOR = 30.0
+_workers_seen: dict[str, tuple[float, bool]] = {}
+
+
+def training_queue(store: Any, reader: int) -> bool:
+    """Queue the reader's training for the workers, when the library is on PostgreSQL and
+    a worker beat its heart lately (else False: the caller trains, or nobody would).
+
+    The web server's :data:`~lightnews.rank.trained.TRAINER` asks it from its own
+    thread, never from a request."""
+    if not isinstance(store, PostgresStore):
+        return False
+    now = time.monotonic()
+    seen = _workers_seen.get(store.url)
+    if seen is None or now - seen[0] > WORKERS_SEEN_FOR:
+        heartbeat = float(Settings(store.saved_settings()).worker_heartbeat)
+        seen = (now, store.workers_heard(MISSED_BEATS * heartbeat) > 0)
+        _workers_seen[store.url] = seen
+    if not seen[1]:
+        return False
+    queue_training(store.url, [reader])
+    return True
 
 
 async def _recover_stalled(app: Any, url: str, every: float) -> None:

@@ -46,6 +46,7 @@ def mark(site: Site, request: Request) -> Response:
         return site.failure(request, UsageError("a source is given by its number"))
     except LightnewsError as error:
         return site.failure(request, error)
+    site.learn_from(reader_of(request))  # trained off this request, if it changed
     if api:
         return JSONResponse(
             {

@@ -162,6 +162,7 @@ def manage_scholar(site: Site, request: Request) -> Response:
         elif action in ("hide", "unhide"):
             arxiv_id = validate.paper_id(str(form.get("paper") or "")).base
             hide_paper(store, reader_of(request), arxiv_id, action == "hide", now_iso())
+            site.learn_from(reader_of(request))
         elif action == "merge":  # this scholar into the one named (shared: admins, audited)
             if not visitor.admin:
                 return site.refused(SHARED)
