@@ -408,7 +408,11 @@ def rank_stories(
             story.pick = None
     arxiv_ids = [s.arxiv_id for s in stories if s.arxiv_id]
     context = Context(
-        authored=store.followed_authorships(reader, arxiv_ids, bar),
+        authored=(
+            store.followed_authorships(reader, arxiv_ids, bar)
+            if windows is None
+            else windows.followed_authorships(store, reader, arxiv_ids, bar)
+        ),
         names=store.scholar_names(
             i.followed_scholar for s in stories for i in s.items if i.followed_scholar is not None
         ),
