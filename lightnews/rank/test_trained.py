@@ -135,3 +135,35 @@ def test_a_feed_with_a_stale_model_does_not_train(
     assert now.version == current_version(store, READER, SETTINGS)
     rank_stories(store, READER, limit=None, settings=SETTINGS)
     assert TRAINER.drain() and len(trainings) == 2  # current again: nothing to train
+
+
+def test_a_store_is_closed_only_after_its_trainings(
+    library: tuple[Store, dict[str, list[int]]], trainings: list[str]
+) -> None:
+    """A web server shutting down waits for the training its thread is running (closing
+    the database under the thread's query crashed the test process once), and drops the
+    ones not started."""
+    store, ids = library
+    saved_by_topic(store, ids, "robot", 4)
+    started, release = threading.Event(), threading.Event()
+    order: list[str] = []
+
+    def then() -> None:  # what a server does after a training: rank the reader's feed
+        started.set()
+        release.wait(10)
+        rank_stories(store, READER, limit=1, settings=SETTINGS)
+        order.append("ranked")
+
+    TRAINER.schedule(store, READER, SETTINGS, then=then)
+    assert started.wait(60)
+    TRAINER.schedule(store, ReaderId(READER + 1), SETTINGS)  # waits behind it: dropped
+    settled: list[bool] = []
+    closing = threading.Thread(target=lambda: settled.append(TRAINER.settle(store)))
+    closing.start()
+    closing.join(0.3)
+    assert closing.is_alive() and not settled  # still waiting for the one under way
+    release.set()
+    closing.join(60)
+    order.append("settled")
+    assert settled == [True] and order == ["ranked", "settled"]
+    assert trainings == ["lightnews-trainer"]  # the second reader's was not started

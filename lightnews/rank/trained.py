@@ -279,6 +279,18 @@ class Trainer:
         with self._changed:
             return self._changed.wait_for(lambda: not self._pending and not self._busy, timeout)
 
+    def settle(self, store: Store, timeout: float = 120.0) -> bool:
+        """Before ``store`` is closed: drop its trainings not started, and wait for those
+        under way (closing a database under a training thread's query crashed the
+        process); whether they ended within ``timeout`` seconds."""
+        path = str(_primary(store).path)
+        with self._changed:
+            for key in [k for k in self._pending if k[0] == path]:
+                del self._pending[key]
+            return self._changed.wait_for(
+                lambda: not any(k[0] == path for k in self._busy), timeout
+            )
+
     def _queue(self, key: tuple[str, int], store: Store, reader: ReaderId) -> bool:
         """Whether the training is left to the workers: queued now, or lately (a feed asks
         at every request while its model is behind; the queue keeps one job anyway)."""

@@ -37,6 +37,7 @@ from lightnews.embed.lexical import catch_up_in_background
 from lightnews.errors import LightnewsError
 from lightnews.normalize.times import now_iso
 from lightnews.rank import CandidateWindows
+from lightnews.rank.trained import TRAINER
 from lightnews.serve.pages import (
     account,
     admin,
@@ -219,6 +220,7 @@ async def _lifespan(app: Starlette) -> AsyncIterator[None]:
     catch_up_in_background(True)
     yield
     catch_up_in_background(False)
+    await anyio.to_thread.run_sync(TRAINER.settle, app.state.store)  # its thread reads the store
     for replica in app.state.site.replicas:
         replica.close()
     app.state.store.close()
