@@ -59,7 +59,7 @@ from lightnews.embed.index import to_blob  # noqa: E402
 from lightnews.link.attribution import attribute_scholar  # noqa: E402
 from lightnews.model import Author, Paper  # noqa: E402
 from lightnews.normalize.times import iso  # noqa: E402
-from lightnews.rank import CandidateWindows, rank_stories  # noqa: E402
+from lightnews.rank import CandidateWindows, Story, rank_stories  # noqa: E402
 from lightnews.serve.app import one_blas_thread  # noqa: E402
 from lightnews.settings import Settings  # noqa: E402
 from lightnews.store import ReaderId, Store, open_store  # noqa: E402
@@ -268,15 +268,9 @@ def run(location: str, args: argparse.Namespace) -> dict[str, Any]:
         since = iso(clock - timedelta(hours=hours))
         active = built["readers"][: args.active]
         windows = CandidateWindows()
-        learning = time.perf_counter()
-        for reader in active:  # warm: each reader's model is learned once
-            rank_stories(store, reader, limit=50, now=clock, windows=windows, settings=settings)
-        learning_s = time.perf_counter() - learning
-        first: list[float] = []  # each reader's request with nothing of theirs kept
-        for reader in active:
-            windows.forget_readers()
-            before = time.process_time()
-            rank_stories(
+
+        def feed_of(reader: ReaderId) -> list[Story]:
+            return rank_stories(
                 store,
                 reader,
                 limit=50,
@@ -284,8 +278,18 @@ def run(location: str, args: argparse.Namespace) -> dict[str, Any]:
                 windows=windows,
                 half_life_hours=float(settings.half_life_hours),
                 bar=float(settings.attribution_bar),
-                settings=settings,
+                settings=settings,  # as /api/feed: the reader's model and slice
             )
+
+        learning = time.perf_counter()
+        for reader in active:  # warm: each reader's model is learned once
+            feed_of(reader)
+        learning_s = time.perf_counter() - learning
+        first: list[float] = []  # each reader's request with nothing of theirs kept
+        for reader in active:
+            windows.forget_readers()
+            before = time.process_time()
+            feed_of(reader)
             first.append((time.process_time() - before) * 1000)
         cpu: list[float] = []
         missing = 0
@@ -294,16 +298,7 @@ def run(location: str, args: argparse.Namespace) -> dict[str, Any]:
         for _ in range(args.repeat):
             for reader in active:
                 before = time.process_time()
-                feed = rank_stories(
-                    store,
-                    reader,
-                    limit=50,
-                    now=clock,
-                    windows=windows,
-                    half_life_hours=float(settings.half_life_hours),
-                    bar=float(settings.attribution_bar),
-                    settings=settings,  # as /api/feed: the reader's model and slice
-                )
+                feed = feed_of(reader)
                 cpu.append((time.process_time() - before) * 1000)
                 if _ == 0:
                     mine = active.index(reader) % args.topics

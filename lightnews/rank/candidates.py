@@ -350,6 +350,22 @@ class CandidateWindows:
             self._answers.pop(oldest, None)
 
 
+def _paper_story(paper: PaperSummary) -> Story:
+    """A paper's story before anything about it is known but the paper itself."""
+    venue = paper.venue
+    return Story(
+        key=paper.arxiv_id,
+        title=tex_to_text(paper.title),
+        time=paper.published or "",
+        arxiv_id=paper.arxiv_id,
+        url=f"https://arxiv.org/abs/{paper.arxiv_id}",
+        category=paper.primary_category,
+        venue=venue.reason if venue else None,
+        withdrawn=paper.withdrawn,
+        published=paper.published,
+    )
+
+
 def _gather(store: Store, papers: int, items: int) -> list[Story]:
     """The newest ``papers`` and the stories of the newest ``items``, for no reader."""
     stories = _build(store, store.recent_papers(papers), store.recent_items(items))
@@ -393,18 +409,7 @@ def _build(
     """Stories of ``papers`` and of what the ``recent`` items say, by key."""
     stories: dict[str, Story] = {}
     for paper in papers:
-        venue = paper.venue
-        stories[paper.arxiv_id] = Story(
-            key=paper.arxiv_id,
-            title=tex_to_text(paper.title),
-            time=paper.published or "",
-            arxiv_id=paper.arxiv_id,
-            url=f"https://arxiv.org/abs/{paper.arxiv_id}",
-            category=paper.primary_category,
-            venue=venue.reason if venue else None,
-            withdrawn=paper.withdrawn,
-            published=paper.published,
-        )
+        stories[paper.arxiv_id] = _paper_story(paper)
     wanted = {arxiv_id for i in recent for arxiv_id in i.papers}
     known_papers = store.papers_by_ids(sorted(wanted - set(stories)))
     # A thread is one unit: its replies belong to the stories its posts name.
@@ -463,18 +468,7 @@ def _with_changes(store: Store, stories: dict[str, Story]) -> None:
             paper = missing.get(change.arxiv_id)
             if paper is None:
                 continue
-            venue = paper.venue
-            story = stories[change.arxiv_id] = Story(
-                key=paper.arxiv_id,
-                title=paper.title,
-                time=paper.published or "",
-                arxiv_id=paper.arxiv_id,
-                url=f"https://arxiv.org/abs/{paper.arxiv_id}",
-                category=paper.primary_category,
-                venue=venue.reason if venue else None,
-                withdrawn=paper.withdrawn,
-                published=paper.published,
-            )
+            story = stories[change.arxiv_id] = _paper_story(paper)
         story.revision, story.revised_at = change.note, change.seen_at
         story.time = max(story.time or "", change.dated)
 
