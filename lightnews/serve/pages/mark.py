@@ -66,12 +66,12 @@ def mark(site: Site, request: Request) -> Response:
 MUTE_KINDS = ("keyword", "scholar", "source")
 #: The JSON fields each kind of action reads (the description's two body shapes); others
 #: are left alone, whatever they hold.
-_READS = {"mute": ("action", "kind", "value"), "unmute": ("action", "kind", "value")}
+_FIELDS_READ = {"mute": ("action", "kind", "value"), "unmute": ("action", "kind", "value")}
 
 
 def _not_text(body: Mapping[str, Any]) -> str | None:
     """The first field the action reads that is neither text nor left out (null)."""
-    fields = _READS.get(str(body.get("action")), ("action", "story"))
+    fields = _FIELDS_READ.get(str(body.get("action")), ("action", "story"))
     return next(
         (f for f in fields if body.get(f) is not None and not isinstance(body[f], str)), None
     )
