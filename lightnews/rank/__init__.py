@@ -391,9 +391,12 @@ def rank_stories(
         else None
     )
     categories = followed_categories(store)
+    followed = store.followed_scholars(reader)
+    follows = tuple(s.id for s in followed)
     gathered = gather_stories(
         store,
         reader,
+        follows=follows,
         windows=windows,
         horizon_hours=horizon,
         bar=bar,
@@ -411,14 +414,14 @@ def rank_stories(
         authored=(
             store.followed_authorships(reader, arxiv_ids, bar)
             if windows is None
-            else windows.followed_authorships(store, reader, arxiv_ids, bar)
+            else windows.followed_authorships(store, reader, follows, arxiv_ids, bar)
         ),
         names=store.scholar_names(
             i.followed_scholar for s in stories for i in s.items if i.followed_scholar is not None
         ),
         categories=categories,
         now=now or datetime.now(UTC),
-        scholar_ids={s.name: s.id for s in store.followed_scholars(reader)},
+        scholar_ids={s.name: s.id for s in followed},
     )
     # What the model said of the papers it chose for the slice, whatever their score.
     picked = {s.key: s.pick.because for s in stories if s.pick and s.pick.because}

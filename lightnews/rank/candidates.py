@@ -92,6 +92,7 @@ def gather_stories(
     learner: Learner | None = None,
     categories: set[str] | None = None,
     slice_papers: int = SLICE_PAPERS,
+    follows: tuple[int, ...] | None = None,
 ) -> list[Story]:
     """Candidate stories: the shared window, and ``reader``'s own candidates.
 
@@ -142,7 +143,11 @@ def gather_stories(
         by_pick = {p.arxiv_id: p for p in picks}
         if any(p.because is not None for p in picks):  # learned: recency brings no more
             stories = [s for s in stories if not s.only_new or s.key in by_pick]
-        _add_readers_own(store, reader, stories, list(accounts), since, bar, picks, windows)
+        if follows is None:
+            follows = tuple(s.id for s in store.followed_scholars(reader))
+        _add_readers_own(
+            store, reader, stories, list(accounts), since, bar, picks, windows, follows
+        )
         for story in stories:
             story.pick = by_pick.get(story.key)
     if accounts:
@@ -189,6 +194,7 @@ def _add_readers_own(
     bar: float,
     picks: tuple[Pick, ...] = (),
     windows: CandidateWindows | None = None,
+    follows: tuple[int, ...] = (),
 ) -> None:
     """Add to ``stories`` those that touch ``reader`` since ``since`` and are missing:
     papers by followed scholars, followed scholars' posts, watched papers, the papers of
@@ -198,7 +204,7 @@ def _add_readers_own(
     wanted = (
         store.followed_papers(reader, since, bar, READER_PAPERS)
         if windows is None
-        else windows.followed_papers(store, reader, since, bar)
+        else windows.followed_papers(store, reader, follows, since, bar)
     )
     wanted += sorted(store.watched(reader_key(reader)))
     wanted += [p.arxiv_id for p in picks]
@@ -302,15 +308,14 @@ class CandidateWindows:
         version = self._versions.get(str(store.path))
         return age < self.ttl and (kept.version == version or age < self.refresh)
 
-    def _reader_key(self, store: Store, reader: ReaderId, *rest: Any) -> tuple[Any, ...]:
-        follows = tuple(s.id for s in store.followed_scholars(reader))
-        return (str(store.path), int(reader), follows, *rest)
-
-    def followed_papers(self, store: Store, reader: ReaderId, since: str, bar: float) -> list[str]:
+    def followed_papers(
+        self, store: Store, reader: ReaderId, follows: tuple[int, ...], since: str, bar: float
+    ) -> list[str]:
         """:meth:`~lightnews.store.Store.followed_papers` since the hour ``since`` falls
-        in (a moment more than asked: the answer serves the hour)."""
+        in (a moment more than asked: the answer serves the hour); ``follows``: the ids
+        of the scholars the reader follows now."""
         hour = since[:13] + ":00:00Z" if len(since) >= 13 else since
-        key = self._reader_key(store, reader, "papers", hour, bar)
+        key = (str(store.path), int(reader), follows, "papers", hour, bar)
         if not self._fresh(store, key):
             found = store.followed_papers(reader, hour, bar, READER_PAPERS)
             version = self._versions.get(str(store.path), ())
@@ -320,11 +325,16 @@ class CandidateWindows:
         return list(self._answers[key][""])
 
     def followed_authorships(
-        self, store: Store, reader: ReaderId, arxiv_ids: list[str], bar: float
+        self,
+        store: Store,
+        reader: ReaderId,
+        follows: tuple[int, ...],
+        arxiv_ids: list[str],
+        bar: float,
     ) -> dict[str, list[str]]:
         """:meth:`~lightnews.store.Store.followed_authorships`, asking the library only
         of papers it was not asked of since the answers were last read afresh."""
-        key = self._reader_key(store, reader, "authored", bar)
+        key = (str(store.path), int(reader), follows, "authored", bar)
         if not self._fresh(store, key):
             version = self._versions.get(str(store.path), ())
             self._readers[key] = _Window(version, time.monotonic(), ())
