@@ -133,10 +133,34 @@ class SQLiteStore(SQLiteSearch, CommonStore):
     def db(self) -> sqlite3.Connection:
         """This thread's connection (made on first use; one per thread, closed with the store)."""
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is not None and not db.in_transaction and self._replaced():
+            # The file was replaced under us (a restore moved a copy over it): the old
+            # connection would go on reading, and writing, a file no path leads to.
+            with self._guard:
+                self._connections.pop(threading.current_thread(), None)
+            db.close()
+            db = self._local.db = None
         if db is None:
             db = self._connect()
             self._local.db = db
+            self._local.identity = self._identity()
         return db
+
+    def _identity(self) -> tuple[int, int] | None:
+        """The file's device and inode now; None for a shared in-memory database or a
+        missing file (a deleted library keeps its connections rather than open an empty one)."""
+        if self._shared:
+            return None
+        try:
+            stat = os.stat(self.path)
+        except OSError:
+            return None
+        return (stat.st_dev, stat.st_ino)
+
+    def _replaced(self) -> bool:
+        """Whether the path now leads to another file than this thread's connection opened."""
+        now = self._identity()
+        return now is not None and now != getattr(self._local, "identity", None)
 
     def _connect(self) -> sqlite3.Connection:
         with self._guard:

@@ -42,6 +42,26 @@ def test_fresh_database_is_migrated_and_in_wal(tmp_path: Path) -> None:
     again.close()
 
 
+def test_a_file_moved_over_the_library_is_read_and_written_from_then_on(tmp_path: Path) -> None:
+    """A restore that moves a copy over a running library's file: the store's open
+    connections would go on with the old file, which no path leads to any more."""
+    library, backup = tmp_path / "library.db", tmp_path / "backup.db"
+    with SQLiteStore(backup) as other:
+        other.save_papers([paper("2501.00001", title="Kept in the backup")], NOW)
+    store = SQLiteStore(library)
+    store.save_papers([paper("2501.00002", title="Written before the restore")], NOW)
+    for suffix in ("-wal", "-shm"):
+        Path(f"{library}{suffix}").unlink(missing_ok=True)
+    backup.replace(library)
+    assert store.get_paper("2501.00001").title == "Kept in the backup"
+    store.save_papers([paper("2501.00003", title="Written after the restore")], NOW)
+    store.close()
+    with SQLiteStore(library) as again:
+        assert again.get_paper("2501.00003").title == "Written after the restore"
+        with pytest.raises(NotFound):
+            again.get_paper("2501.00002")
+
+
 def test_saving_twice_changes_nothing(store: CommonStore) -> None:
     first = store.save_papers([paper()], NOW)
     assert first.papers_new == 1
