@@ -173,8 +173,22 @@ async def defer_refresh(app: Any, source_ids: Iterable[int], *, force: bool = Fa
     return len(await _defer_each(app, source_ids, force=force))
 
 
+#: A waiting refresh job made forced: a forced refresh asked while a periodic look's job
+#: waits would otherwise be refused, and that job find the source not due.
+_FORCE_WAITING = """
+    UPDATE procrastinate_jobs SET args = args || '{"force": true}'::jsonb
+    WHERE queueing_lock = %(lock)s AND status = 'todo'
+      AND NOT coalesce((args ->> 'force')::boolean, false)
+    RETURNING id
+"""
+
+
 async def _defer_each(app: Any, source_ids: Iterable[int], *, force: bool = False) -> list[int]:
-    """Queue a refresh job per source not already waiting; the ids queued."""
+    """Queue a refresh job per source not already waiting; the ids queued.
+
+    With ``force``, a source whose job waits unforced has that job made forced
+    (and counts as queued): one job waits per source, and it does what was asked last.
+    """
     from procrastinate.exceptions import AlreadyEnqueued
 
     deferred = []
@@ -184,7 +198,10 @@ async def _defer_each(app: Any, source_ids: Iterable[int], *, force: bool = Fals
         try:
             await task.defer_async(source_id=source_id, force=force)
         except AlreadyEnqueued:
-            continue  # already waiting in the queue
+            if not force or not await app.connector.execute_query_all_async(
+                _FORCE_WAITING, lock=lock
+            ):
+                continue  # already waiting in the queue, as asked
         deferred.append(source_id)
     return deferred
 
