@@ -62,8 +62,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import snowballstemmer
-
+from lightnews.normalize.stems import porter_stem
 from lightnews.store import Store
 
 if TYPE_CHECKING:
@@ -122,7 +121,6 @@ _STOP = frozenset(
     paper propose proposed show shows shown present presents presented""".split()
 )
 _TOKEN = re.compile(r"[a-z][a-z0-9]+")
-_STEMMER = snowballstemmer.stemmer("porter")
 #: Papers counted and put in the delta at a time (the index answers between two batches).
 _APPLY = 500
 #: How far behind (papers stored plus vectors made since it looked) a serving process's
@@ -139,7 +137,7 @@ _background = False
 
 @lru_cache(maxsize=500_000)
 def _stem(word: str) -> str:
-    return str(_STEMMER.stemWord(word))
+    return porter_stem(word)
 
 
 def words(text: str) -> list[str]:

@@ -14,17 +14,16 @@ from __future__ import annotations
 
 import math
 import re
-import threading
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Protocol
 
-import snowballstemmer
 from rapidfuzz.distance import OSA
 
 from lightnews.normalize.names import fold
+from lightnews.normalize.stems import porter_stem
 from lightnews.store.views import TitleCandidate
 
 __all__ = [
@@ -54,12 +53,6 @@ __all__ = [
     "word_credits",
 ]
 
-
-_STEMMER = snowballstemmer.stemmer("porter")
-
-#: The stemmer keeps the word it works on in itself: one thread at a time (the web
-#: server's threads stem for related papers, a refresh's for linking).
-_STEMMER_LOCK = threading.Lock()
 
 WORD = re.compile(r"[^\W_]+(?:[+#]+)?", re.UNICODE)
 
@@ -147,8 +140,7 @@ def stem_word(word: str) -> str:
     """Porter stem as SQLite's FTS5 ``porter`` tokenizer makes it (Snowball's differs a little)."""
     if len(word) <= 2:
         return word
-    with _STEMMER_LOCK:
-        stem = str(_STEMMER.stemWord(word))
+    stem = porter_stem(word)
     if stem.endswith("logi") or (stem.endswith("bli") and word.endswith("bly")):
         stem = stem[:-1]  # technology -> technolog, assembly -> assembl
     return stem

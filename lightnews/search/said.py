@@ -27,9 +27,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-import snowballstemmer
-
 from lightnews.model import QueryTerm, SearchFilters
+from lightnews.normalize.stems import porter_stem
 from lightnews.store import Store
 from lightnews.store.views import ItemMatch, SaidItem
 
@@ -59,12 +58,10 @@ MAX_CHECKED = 200
 THREAD_TERMS = 4
 THREAD_DEPTH = 200
 
-_STEMMER = snowballstemmer.stemmer("porter")  # the stems FTS5's porter tokenizer makes
-
 
 @lru_cache(maxsize=50_000)
 def _stem(word: str) -> str:
-    return str(_STEMMER.stemWord(word.lower()))
+    return porter_stem(word.lower())  # the stems FTS5's porter tokenizer makes
 
 
 @dataclass(frozen=True, slots=True)
