@@ -21,9 +21,15 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Protocol, runtime_checkable
 
-from lightnews.link.announcements import WINDOW_DAYS, OwnPaper, link_announcement
+from lightnews.link.announcements import (
+    ANNOUNCEMENT_ENCODER,
+    WINDOW_DAYS,
+    OwnPaper,
+    link_announcement,
+    post_words,
+)
 from lightnews.link.attribution import given_name_score, parse_name
-from lightnews.link.meaning import link_by_meaning, load_meaning
+from lightnews.link.meaning import TitleMeaning, link_by_meaning, load_meaning
 from lightnews.link.title_words import TitleLookup, title_weights
 from lightnews.link.titles import Reference as TitleReference
 from lightnews.link.titles import find_title_mentions, match_reference
@@ -101,6 +107,15 @@ class ScholarLibrary(Protocol):
     def paper_texts_of(self, paper_ids: Sequence[int]) -> list[tuple[int, str, str]]: ...
 
     def paper_authors(self, arxiv_ids: Sequence[str], bar: float) -> list[PaperAuthor]: ...
+
+
+@runtime_checkable
+class VectorLibrary(Protocol):
+    """What meaning in an announcement asks of the stored library: its papers' vectors."""
+
+    def vectors_by_arxiv_id(
+        self, arxiv_ids: Sequence[str], model: str
+    ) -> dict[str, tuple[int, bytes]]: ...
 
 
 #: An authorship is the poster's when it is attributed to their scholar at least this
@@ -185,6 +200,8 @@ def link_announcements(
         for author in library.paper_authors([s.arxiv_id for s in recent], 0.0):
             authors.setdefault(author.arxiv_id, []).append(author.name)
         stored = vectors([s.arxiv_id for s in recent]) if vectors and encode else {}
+        if len(stored) < len(recent):
+            stored = {}  # a paper not embedded yet: the words-only model judges them all
         papers = [
             OwnPaper(
                 s.arxiv_id,
@@ -196,7 +213,8 @@ def link_announcements(
             )
             for s in recent
         ]
-        vector = encode(item.text) if encode and stored else None
+        # The post's own words are encoded, as the model was fitted (links, handles out).
+        vector = encode(post_words(item.text)) if encode and stored else None
         found = link_announcement(item.text, papers, weight, posted=item.published, vector=vector)
         if found is not None:
             item.mentions = merge_mentions(item.mentions, [found], exclude=item.paper_id)
@@ -290,6 +308,28 @@ def link_titles(
             )
         if found:
             item.mentions = merge_mentions(item.mentions, found, exclude=item.paper_id)
-    link_by_meaning(items, lookup, weight, load_meaning(semantic))
+    meaning = load_meaning(semantic)
+    link_by_meaning(items, lookup, weight, meaning)
     if isinstance(lookup, ScholarLibrary):
-        link_announcements(items, lookup, weight)
+        encode, vectors = _announcement_meaning(lookup, semantic, meaning)
+        link_announcements(items, lookup, weight, encode=encode, vectors=vectors)
+
+
+def _announcement_meaning(
+    lookup: object, semantic: str, meaning: TitleMeaning | None
+) -> tuple[
+    Callable[[str], Sequence[float]] | None,
+    Callable[[Sequence[str]], dict[str, Sequence[float]]] | None,
+]:
+    """The post encoder and the stored paper vectors announcements are judged with: only
+    the encoder the announcement model was fitted with (another's cosines are on another
+    scale), and only when it is installed; else none, and the words-only model judges."""
+    if meaning is None or semantic != ANNOUNCEMENT_ENCODER or not isinstance(lookup, VectorLibrary):
+        return None, None
+    from lightnews.embed.index import from_blob
+
+    def vectors(arxiv_ids: Sequence[str]) -> dict[str, Sequence[float]]:
+        found = lookup.vectors_by_arxiv_id(arxiv_ids, semantic)
+        return {a: [float(v) for v in from_blob(blob)] for a, (_, blob) in found.items()}
+
+    return meaning.vector, vectors

@@ -24,6 +24,7 @@ from pathlib import Path
 
 __all__ = [
     "ANNOUNCEMENT_FEATURES",
+    "MEANING_FEATURES",
     "REFERENCE_FEATURES",
     "TITLE_FEATURES",
     "WEIGHTS",
@@ -96,10 +97,12 @@ ANNOUNCEMENT_FEATURES = (
     "unexplained",  # nats of the post's own words the paper does not hold, over 20 (capped)
     "phrases",  # nats of the post's word pairs the paper writes side by side, over 20 (capped)
     "phrases_margin",  # phrases over the scholar's next recent paper
+    "rarest_shared",  # the rarest word the post and the paper share, its nats over 10 (capped)
+    "rarest_missing",  # the rarest word of the post the paper lacks, its nats over 10 (capped)
 )
-#: The words evidence whose pairwise products the words-only model weighs as well: without
-#: meaning, "much of the post, and its phrases" must count for more than either alone
-#: (chosen by cross-validation over dev accounts; the encoder model gained nothing by them).
+#: The words evidence whose pairwise products both models weigh as well: "much of the
+#: post, and its phrases" must count for more than either alone (chosen by
+#: cross-validation over dev accounts, as were the products with meaning below).
 PAIRED_WORDS = (
     "words",
     "information",
@@ -110,9 +113,18 @@ PAIRED_WORDS = (
     "phrases_margin",
     "unexplained",
     "post_information",
+    "rarest_shared",
+    "rarest_missing",
 )
-#: The same without the encoder (a library without the ``semantic`` extra), with the
-#: products of :data:`PAIRED_WORDS` ("words*phrases").
+#: ... and with the encoder, meaning and its margin among them.
+PAIRED_MEANING = (*PAIRED_WORDS, "meaning", "meaning_margin")
+#: What the model with the encoder weighs: every feature and the products of
+#: :data:`PAIRED_MEANING` ("meaning*words").
+MEANING_FEATURES = ANNOUNCEMENT_FEATURES + tuple(
+    f"{a}*{b}" for a, b in itertools.combinations(PAIRED_MEANING, 2)
+)
+#: The same without the encoder (a library without the ``semantic`` extra, or on another
+#: encoder), with the products of :data:`PAIRED_WORDS` ("words*phrases").
 WORDS_FEATURES = tuple(f for f in ANNOUNCEMENT_FEATURES if not f.startswith("meaning")) + tuple(
     f"{a}*{b}" for a, b in itertools.combinations(PAIRED_WORDS, 2)
 )
@@ -120,7 +132,7 @@ WORDS_FEATURES = tuple(f for f in ANNOUNCEMENT_FEATURES if not f.startswith("mea
 ROUTES = {
     "title": TITLE_FEATURES,
     "reference": REFERENCE_FEATURES,
-    "announcement": ANNOUNCEMENT_FEATURES,
+    "announcement": MEANING_FEATURES,
     "announcement-words": WORDS_FEATURES,
 }
 

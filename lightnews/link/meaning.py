@@ -134,6 +134,11 @@ class TitleMeaning:
         self._titles: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
         self._lock = threading.Lock()
 
+    def vector(self, text: str) -> list[float]:
+        """One text's vector (unit length), not kept."""
+        with self._lock:
+            return [float(v) for v in self._encode([text])[0]]
+
     def similarities(self, text: str, titles: Sequence[str]) -> list[float]:
         """Cosine of ``text`` with each title (vectors are of unit length)."""
         with self._lock:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,16 +12,18 @@ import orjson
 import pytest
 
 from lightnews.ingest.listen import replay_file
+from lightnews.link import link_announcements
 from lightnews.link.announcements import (
     OwnPaper,
     announcement_features,
     judge_announcement,
     link_announcement,
+    post_words,
     title_like,
 )
 from lightnews.link.attribution import attribute_scholar
-from lightnews.link.title_words import stems
-from lightnews.model import Author, Paper
+from lightnews.link.title_words import stems, title_weights
+from lightnews.model import Author, Item, Paper
 from lightnews.settings import Settings
 from lightnews.sources.jetstream import POST, SERVICE
 from lightnews.sources.jetstream_fixtures import commit_event, identity_event, text_record
@@ -28,7 +31,8 @@ from lightnews.store import LOCAL_READER, Store
 
 
 class _Weights:
-    """Word weights from a handful of titles (what ``title_weights`` gives from a library)."""
+    """Word weights from a handful of papers' texts (what ``title_weights`` gives from a
+    library: a word's papers counted in title, authors and abstract)."""
 
     def __init__(self, titles: list[str]) -> None:
         self.df: dict[str, int] = defaultdict(int)
@@ -49,6 +53,10 @@ def _announcements(shared: Path, limit: int = 400) -> list[dict[str, Any]]:
         return [json.loads(next(lines)) for _ in range(limit)]
 
 
+def _text(row: dict[str, Any]) -> str:
+    return f"{row['title']} {row['abstract']}"
+
+
 def _paper(row: dict[str, Any]) -> OwnPaper:
     arxiv_id = str(row["arxiv_id"])
     return OwnPaper(
@@ -62,9 +70,9 @@ def _paper(row: dict[str, Any]) -> OwnPaper:
 @pytest.mark.shared
 def test_a_described_paper_is_found_among_the_scholars_recent_papers(shared: Path) -> None:
     rows = _announcements(shared)
-    # Word weights from a library the size the model was fitted with (8,958 titles): a
-    # word's information, and so the information a post must share, grows with it.
-    weight = _Weights([str(r["title"]) for r in _announcements(shared, 8_958)])
+    # Word weights from a library about the size the model was fitted with: a word's
+    # information, and so the information a post must share, grows with it.
+    weight = _Weights([_text(r) for r in _announcements(shared, 8_958)])
     # Real announcements that do not write their title, each judged against its own
     # paper and the four papers announced just before it (the "scholar's" other work).
     untitled = [
@@ -125,7 +133,7 @@ def test_a_title_like_quote_names_a_paper_and_a_remark_does_not() -> None:
 @pytest.mark.shared
 def test_a_scare_quote_does_not_bar_a_post_from_its_own_paper(shared: Path) -> None:
     rows = _announcements(shared, 60)
-    weight = _Weights([str(r["title"]) for r in _announcements(shared, 8_958)])
+    weight = _Weights([_text(r) for r in _announcements(shared, 8_958)])
     row = rows[23]  # "Ultrahigh-energy cosmic rays from the birth of magnetars! New paper ..."
     text = "\n".join(map(str, row["tweets"]))
     paper = _paper(row)
@@ -238,3 +246,42 @@ def test_ingestion_links_a_followed_scholars_description_of_his_recent_paper(
     # his other atomic-hydrogen papers', nor any: a followed scholar's post that names no
     # paper is not kept, so the first post is his one kept.
     assert store.network_post_counts([CORTESE]) == {CORTESE: 1}
+
+
+@pytest.mark.shared
+def test_ingestion_judges_with_meaning_when_every_candidate_has_a_stored_vector(
+    store: Store, shared: Path
+) -> None:
+    posts = _cortese_library(store, shared)
+    text = posts[ANNOUNCED] + " with @someone.bsky.social https://arxiv.org/abs/x"
+    encoded: list[str] = []
+    asked: list[list[str]] = []
+
+    def encode(post: str) -> list[float]:
+        encoded.append(post)
+        return [1.0, 0.0]
+
+    def vectors(arxiv_ids: Sequence[str]) -> dict[str, Sequence[float]]:
+        asked.append(sorted(arxiv_ids))
+        # The announced paper points where the post does; the others elsewhere.
+        return {a: [1.0, 0.0] if a == ANNOUNCED else [0.0, 1.0] for a in arxiv_ids if a in held}
+
+    def item() -> Item:
+        return Item(
+            "at://x/post/1", "post", text=text, account=CORTESE, published="2020-01-27T09:00:00Z"
+        )
+
+    held = set(HIS)
+    post = item()
+    link_announcements([post], store, title_weights(store), encode=encode, vectors=vectors)
+    # The post's own words are encoded (link and handle out), as the model was fitted.
+    # (His papers of the last weeks: the November one is past the window.)
+    assert encoded == [post_words(text)] and asked == [["2001.04037", ANNOUNCED]]
+    [found] = post.mentions
+    assert found.arxiv_id == ANNOUNCED and found.method == "announcement"
+    # One candidate without a vector (not embedded yet): words alone judge, nothing encoded.
+    held = {ANNOUNCED}
+    encoded.clear()
+    post = item()
+    link_announcements([post], store, title_weights(store), encode=encode, vectors=vectors)
+    assert encoded == []
