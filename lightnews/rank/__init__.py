@@ -377,8 +377,52 @@ def rank_stories(
 
     Every candidate is ranked before the list is cut to ``limit`` (None: all of
     them), so the order and each story's contents do not depend on ``limit``.
-    ``windows``: the candidates kept between requests (:class:`CandidateWindows`).
+    ``windows``: the candidates kept between requests (:class:`CandidateWindows`),
+    and the server process's turns: one feed is ranked at a time (see there).
     """
+    if windows is None:
+        return _rank(
+            store,
+            reader,
+            limit,
+            half_life_hours,
+            bar,
+            now,
+            settings,
+            None,
+            papers_only,
+            keep_read,
+            own_state,
+        )
+    with windows.turn():
+        return _rank(
+            store,
+            reader,
+            limit,
+            half_life_hours,
+            bar,
+            now,
+            settings,
+            windows,
+            papers_only,
+            keep_read,
+            own_state,
+        )
+
+
+def _rank(
+    store: Store,
+    reader: ReaderId,
+    limit: int | None,
+    half_life_hours: float,
+    bar: float,
+    now: datetime | None,
+    settings: Settings | None,
+    windows: CandidateWindows | None,
+    papers_only: bool,
+    keep_read: bool | frozenset[str],
+    own_state: bool,
+) -> list[Story]:
     horizon = half_life_hours * (
         float(settings.horizon_half_lives) if settings is not None else HORIZON_HALF_LIVES
     )
