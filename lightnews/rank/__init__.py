@@ -108,6 +108,9 @@ class Context:
     scholar_ids: dict[str, int] = field(default_factory=dict)
     #: What the reader's learned model says of papers, by arXiv id (:mod:`.learn`).
     learned: dict[str, Learned] = field(default_factory=dict)
+    #: Say why, in words: off while every candidate is scored, on for those shown (a
+    #: feed scores some 170 stories to show 50; their words were a third of the work).
+    explain: bool = True
 
     def scholar(self, name: str, scholar_id: int | None = None) -> Part:
         """A scholar's name, linked to their page when known."""
@@ -130,6 +133,8 @@ def posted_by_followed(story: Story, context: Context) -> tuple[float, list[Reas
         (reposted if item.kind == "repost" else posted).setdefault(scholar, name)
     for scholar in posted:  # who posted it need not be said to have reposted it too
         reposted.pop(scholar, None)
+    if not context.explain:
+        return 4.0 * len(posted) + 1.5 * len(reposted), []
     why = []
     if posted:
         names = [context.scholar(n, i) for i, n in posted.items()]
@@ -146,6 +151,8 @@ def authored_by_followed(story: Story, context: Context) -> tuple[float, list[Re
     if not names:
         return 0.0, []
     points = 3.0 * len(names)
+    if not context.explain:
+        return points, []
     names_ = [context.scholar(n) for n in names]
     return points, [reason("authored by ", names_, " (followed)", weight=points)]
 
@@ -161,7 +168,7 @@ def scholars_discussing(story: Story, context: Context) -> tuple[float, list[Rea
     heard = context.discussion.get(story.arxiv_id or "")
     if heard is None:
         points = math.log1p(len(people)) + 0.1 * len(bots)
-        if len(people) < 2:
+        if len(people) < 2 or not context.explain:
             return points, []
         words = Part(f"{len(people)} scholars", _posts_href(story))
         return points, [reason(words, " discuss it", weight=math.log1p(len(people)))]
@@ -171,9 +178,9 @@ def scholars_discussing(story: Story, context: Context) -> tuple[float, list[Rea
     everyone = people | network_people
     bots = (bots | network_bots) - everyone
     points = math.log1p(len(everyone)) + 0.1 * len(bots)
-    followed = {s.did for s in heard.speakers if s.role == "followed"}
-    if len(everyone) < 2:
+    if len(everyone) < 2 or not context.explain:
         return points, []
+    followed = {s.did for s in heard.speakers if s.role == "followed"}
     extra = f" (incl. {len(followed)} you follow)" if followed else ""
     words = Part(f"{len(everyone)} people", _posts_href(story))
     return points, [reason(words, " discuss it" + extra, weight=math.log1p(len(everyone)))]
@@ -192,6 +199,8 @@ def engagement(story: Story, context: Context) -> tuple[float, list[Reason]]:
     upvotes = (best.engagement.get("upvotes") or 0) if best else 0
     like_points = 0.5 * math.log1p(likes) / math.log1p(100)
     vote_points = math.log1p(upvotes) / math.log1p(50)
+    if not context.explain:
+        return like_points + vote_points, []
     why = []
     if best is not None and upvotes:
         on = Part("Daily Papers", best.url)
@@ -217,6 +226,8 @@ def engagement(story: Story, context: Context) -> tuple[float, list[Reason]]:
 def relevance(story: Story, context: Context) -> tuple[float, list[Reason]]:
     """In a topic the user follows."""
     if story.category and story.category in context.categories:
+        if not context.explain:
+            return 0.8, []
         topic = Part(story.category, f"https://arxiv.org/list/{story.category}/recent")
         if story.pick is None:
             return 0.8, [reason("in ", topic, ", which you follow", weight=0.8)]
@@ -234,6 +245,8 @@ def close_to_your_papers(story: Story, context: Context) -> tuple[float, list[Re
         return 0.0, []
     title = found.title if len(found.title) <= 60 else found.title[:57].rstrip() + "…"
     points = 0.5 + 1.5 * found.strength
+    if not context.explain:
+        return points, []
     paper = Part(f"“{title}”", f"/paper/{found.arxiv_id}")
     if found.scholar:
         why = reason("close to ", context.scholar(found.scholar), "'s ", paper, weight=points)
@@ -250,6 +263,8 @@ def learned_interest(story: Story, context: Context) -> tuple[float, list[Reason
     if found is None:
         return 0.0, []
     points = max(0.0, min(2.0, 0.4 * found.score))
+    if not context.explain:
+        return points, []
     title = found.title if len(found.title) <= 60 else found.title[:57].rstrip() + "…"
     paper = Part(f"“{title}”", f"/paper/{found.arxiv_id}")
     if found.interest == SAVED:
@@ -266,6 +281,9 @@ def coverage(story: Story, context: Context) -> tuple[float, list[Reason]]:
     if not story.items or story.arxiv_id is None:
         return 0.0, []
     kinds = {i.kind for i in story.items}
+    points = 0.6 * len([k for k in ("article", "note", "daily") if k in kinds])
+    if not context.explain:
+        return points, []
     why = []
     articles = {i.source_id: i for i in story.items if i.kind == "article"}
     if articles:
@@ -283,7 +301,7 @@ def coverage(story: Story, context: Context) -> tuple[float, list[Reason]]:
     daily = [i for i in story.items if i.kind == "daily"]
     if daily and not any(i.engagement.get("upvotes") for i in daily):
         why.append(reason("on ", Part("Daily Papers", daily[0].url), weight=0.6))
-    return 0.6 * len([k for k in ("article", "note", "daily") if k in kinds]), why
+    return points, why
 
 
 def accepted_venue(story: Story, context: Context) -> tuple[float, list[Reason]]:
@@ -466,6 +484,7 @@ def _rank(
         categories=categories,
         now=now or datetime.now(UTC),
         scholar_ids={s.name: s.id for s in followed},
+        explain=False,  # the stories shown are explained at the end
     )
     # What the model said of the papers it chose for the slice, whatever their score.
     picked = {s.key: s.pick.because for s in stories if s.pick and s.pick.because}
@@ -498,7 +517,9 @@ def _rank(
         stories.sort(key=_order, reverse=True)  # papers only gained: lone items stay below
     if keep_read is not True:
         stories = [s for s in stories if s.key in kept_keys or not _read_without_news(s, states)]
-    return stories[:limit]
+    shown = stories[:limit]
+    _reasons_of(shown, context, states)
+    return shown
 
 
 def _read_without_news(story: Story, states: dict[str, tuple[str | None, str | None]]) -> bool:
@@ -619,7 +640,8 @@ def _score(
     states: dict[str, tuple[str | None, str | None]],
     horizon_hours: float | None = None,
 ) -> None:
-    """Set the story's score and reasons from every signal, its age and its read state.
+    """Set the story's score from every signal, its age and its read state, and, when
+    ``context.explain``, its reasons (:func:`_explain`).
 
     The points of :data:`FOLLOWED_WORK` halve over the reader's horizon, the rest over
     the half-life: see there."""
@@ -636,6 +658,17 @@ def _score(
     age = _age_hours(story.time, reference)
     slow = max(horizon_hours or 0.0, half_life_hours)
     story.score = points * 0.5 ** (age / half_life_hours) + followed * 0.5 ** (age / slow)
+    read_at = states.get(story.key, (None, None))[0]
+    if read_at and not _since(story, read_at):
+        story.score *= 0.05
+    if context.explain:
+        _explain(story, why, states)
+
+
+def _explain(
+    story: Story, why: list[Reason], states: dict[str, tuple[str | None, str | None]]
+) -> None:
+    """The story's reasons: the signals' (``why``), then its read and saved state."""
     why.sort(key=lambda r: -r.weight)  # stable: equal weights keep the signals' order
     kept: dict[str, Reason] = {}
     for found in why:  # the same words twice are said once, where they weigh most
@@ -653,8 +686,20 @@ def _score(
         if news:  # something material happened: it comes back, saying what
             story.reasons.insert(0, reason(news))
         else:
-            story.score *= 0.05
             story.reasons.append(reason("read"))
+
+
+def _reasons_of(
+    stories: list[Story], context: Context, states: dict[str, tuple[str | None, str | None]]
+) -> None:
+    """Reasons for the stories shown, their scores as they are (the lone items' share of
+    :func:`_papers_first` included): the signals asked again, in words."""
+    context.explain = True
+    for story in stories:
+        why: list[Reason] = []
+        for signal in SIGNALS:
+            why += signal(story, context)[1]
+        _explain(story, why, states)
 
 
 def _since(story: Story, read_at: str) -> str | None:
