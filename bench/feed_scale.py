@@ -55,11 +55,13 @@ import httpx  # noqa: E402
 import numpy as np  # noqa: E402
 from _loopback import server  # noqa: E402
 
+from lightnews.embed import forget_interests  # noqa: E402
 from lightnews.embed.index import to_blob  # noqa: E402
 from lightnews.link.attribution import attribute_scholar  # noqa: E402
 from lightnews.model import Author, Paper  # noqa: E402
 from lightnews.normalize.times import iso  # noqa: E402
 from lightnews.rank import CandidateWindows, Story, rank_stories  # noqa: E402
+from lightnews.rank.trained import STORED  # noqa: E402
 from lightnews.serve.app import one_blas_thread  # noqa: E402
 from lightnews.settings import Settings  # noqa: E402
 from lightnews.store import ReaderId, Store, open_store  # noqa: E402
@@ -287,7 +289,11 @@ def run(location: str, args: argparse.Namespace) -> dict[str, Any]:
         learning_s = time.perf_counter() - learning
         first: list[float] = []  # each reader's request with nothing of theirs kept
         for reader in active:
+            # Nothing of any reader kept: their model read and parsed again, their
+            # interests, slice, followed papers and the model's and closeness's memos.
             windows.forget_readers()
+            STORED.forget()
+            forget_interests()
             before = time.process_time()
             feed_of(reader)
             first.append((time.process_time() - before) * 1000)

@@ -50,6 +50,7 @@ __all__ = [
     "closest_interests",
     "embed_new",
     "embed_papers",
+    "forget_interests",
     "open_semantic",
     "paper_text",
 ]
@@ -219,6 +220,48 @@ def _interests(store: Store, reader: ReaderId, model: str, bar: float) -> tuple[
     return slim, matrix
 
 
+#: Each reader's papers' nearest interest (row id, cosine, interest's row in the matrix;
+#: None: no vector), kept as long as the interest matrix it was worked out against.
+_nearest: dict[
+    tuple[str, int, str, float], tuple[Any, dict[str, tuple[int, float, int] | None]]
+] = {}
+#: Papers kept per reader (a few feeds' candidates).
+NEAREST_MOST = 5_000
+
+
+def forget_interests() -> None:
+    """Drop every reader's kept interests and their papers' nearest (a benchmark's first
+    requests: what a process knows of a reader it has not served)."""
+    _interest_cache.clear()
+    _nearest.clear()
+
+
+def _nearest_interest(
+    store: Store, key: tuple[str, int, str, float], matrix: Any, arxiv_ids: list[str]
+) -> dict[str, tuple[int, float, int] | None]:
+    """Each paper's nearest interest, worked out only for papers not asked about since
+    the reader's interests were last read: a reader's candidates are mostly the same at
+    each request, and the product of their vectors with every interest was a fifth of
+    a feed request on a library of a million papers."""
+    kept = _nearest.get(key)
+    memo = kept[1] if kept is not None and kept[0] is matrix else {}
+    if len(memo) > NEAREST_MOST:
+        memo = {}
+    todo = [a for a in arxiv_ids if a not in memo]
+    if todo:
+        theirs = store.vectors_by_arxiv_id(todo, key[2])
+        found = [a for a in todo if a in theirs]
+        if found:
+            similarity = from_blobs([theirs[a][1] for a in found], matrix.shape[1]) @ matrix.T
+            best = similarity.argmax(axis=1)
+            values = similarity[range(len(found)), best]
+            for a, v, b in zip(found, values, best, strict=True):
+                memo[a] = (theirs[a][0], float(v), int(b))
+        memo.update((a, None) for a in todo if a not in theirs)
+    _nearest[key] = (matrix, memo)
+    return memo
+
+
 def closest_interests(
     store: Store, reader: ReaderId, settings: Settings, arxiv_ids: list[str], bar: float
 ) -> dict[str, Closeness]:
@@ -237,22 +280,18 @@ def closest_interests(
 
     model = str(settings.semantic)
     interests, matrix = _interests(store, reader, model, bar)
-    theirs = store.vectors_by_arxiv_id(arxiv_ids, model)
+    if not interests:
+        return {}
+    memo = _nearest_interest(store, (str(store.path), reader, model, bar), matrix, arxiv_ids)
     # Papers that are themselves the user's (a followed scholar's, or saved) say
     # so in their own words; closeness is for the others.
     own = {paper_id for paper_id, _, _ in interests}
-    asked = [a for a in arxiv_ids if a in theirs and theirs[a][0] not in own]
-    if not interests or not asked:
+    nearest = {a: n for a in arxiv_ids if (n := memo.get(a)) is not None and n[0] not in own}
+    if not nearest:
         return {}
-    similarity = from_blobs([theirs[a][1] for a in asked], matrix.shape[1]) @ matrix.T
-    best = similarity.argmax(axis=1)
-    values = similarity[np.arange(len(asked)), best]
+    values = np.array([v for _, v, _ in nearest.values()], dtype=np.float32)
     floor = max(CLOSE_FROM.get(model, 0.8), float(np.quantile(values, 1 - CLOSE_SHARE)))
-    chosen = {
-        a: (float(v), interests[int(b)])
-        for a, v, b in zip(asked, values, best, strict=True)
-        if v >= floor
-    }
+    chosen = {a: (v, interests[b]) for a, (_, v, b) in nearest.items() if v >= floor}
     papers = store.papers_by_rowids([paper_id for _, (paper_id, _, _) in chosen.values()])
     names = store.scholar_names(s for _, (_, s, _) in chosen.values() if s is not None)
     found: dict[str, Closeness] = {}

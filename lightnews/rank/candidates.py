@@ -365,9 +365,10 @@ class CandidateWindows:
         return {a: list(known[a]) for a in arxiv_ids if known.get(a)}
 
     def forget_readers(self) -> None:
-        """Drop every reader's kept answers (a benchmark's first requests)."""
+        """Drop every reader's kept answers and slice picks (a benchmark's first requests)."""
         self._readers.clear()
         self._answers.clear()
+        self.slices.forget_readers()
 
     def _forget_old(self, keep: int = 4096) -> None:
         while len(self._readers) > keep:  # the longest kept goes first

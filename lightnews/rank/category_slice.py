@@ -212,6 +212,11 @@ class Slices:
         self._picks: dict[tuple[str, int], tuple[object, CategoryPool, int, tuple[Pick, ...]]] = {}
         self._lock = threading.Lock()
 
+    def forget_readers(self) -> None:
+        """Drop every reader's picks (the shared pools stay): a benchmark's first requests."""
+        with self._lock:
+            self._picks.clear()
+
     def pool(
         self, store: Store, categories: Collection[str], since: str, model: str
     ) -> CategoryPool:

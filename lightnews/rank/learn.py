@@ -77,6 +77,8 @@ __all__ = [
 
 #: The interest of saves in no list.
 SAVED = "saved"
+#: Papers' explanations kept with one reader's model (a few feeds' candidates).
+MEMO_MOST = 5_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,6 +241,10 @@ class ReaderModel:
     words: WordFeatures
     profiles: tuple[_Profile, ...]
     source: FeatureSource | None = field(default=None, compare=False)
+    #: What :meth:`explain` worked out, by paper (None: no vector), kept with the model as
+    #: its process keeps it (:mod:`.trained`): a paper's score does not change while the
+    #: model does not, and a reader's candidates are mostly the same at each request.
+    memo: dict[int, Because | None] | None = field(default=None, compare=False, repr=False)
 
     @property
     def interests(self) -> tuple[str, ...]:
@@ -253,15 +259,21 @@ class ReaderModel:
         """Each paper's score with the interest and saved paper that brought it."""
         if self.source is None:
             raise ValueError("this model was fitted without a store: use score_features")
-        vectors, words = self.source(paper_ids)
-        known = [p for p in paper_ids if p in vectors]
-        if not known:
-            return {}
-        import numpy as np
+        memo = self.memo if self.memo is not None else {}
+        todo = [p for p in paper_ids if p not in memo]
+        if todo:
+            vectors, words = self.source(todo)
+            known = [p for p in todo if p in vectors]
+            if known:
+                import numpy as np
 
-        matrix = np.stack([vectors[p] for p in known])
-        found = self.score_features(matrix, [words.get(p, Counter()) for p in known])
-        return dict(zip(known, found, strict=True))
+                matrix = np.stack([vectors[p] for p in known])
+                found = self.score_features(matrix, [words.get(p, Counter()) for p in known])
+                memo.update(zip(known, found, strict=True))
+            if len(memo) > MEMO_MOST:
+                memo.clear()  # a reader's candidates of long ago: start again
+            memo.update((p, None) for p in todo if p not in vectors)
+        return {p: b for p in paper_ids if (b := memo.get(p)) is not None}
 
     def vector_scores(
         self, vectors: npt.NDArray[np.float32], nearest: int = 64

@@ -250,3 +250,32 @@ def test_interests_see_the_readers_changes_at_once_and_a_writers_within_a_refres
         store.set_followed(LOCAL_READER, scholar, False, "2025-12-01T00:00:00Z")
     after, _ = embed._interests(store, LOCAL_READER, model, bar)
     assert len(after) < len(first)
+
+
+def test_closeness_kept_for_a_readers_papers_is_worked_out_again_when_interests_change(
+    store: Store, settings: Settings
+) -> None:
+    import importlib.util
+
+    import pytest
+
+    if importlib.util.find_spec("faiss") is None:
+        pytest.skip("needs the semantic extra")
+    from lightnews import embed
+    from lightnews.demo import build_demo
+
+    build_demo(store, settings)
+    bar = 0.6
+    asked = [p.arxiv_id for p in store.recent_papers(50)]
+    embed.forget_interests()
+    fresh = embed.closest_interests(store, LOCAL_READER, settings, asked, bar)
+    assert fresh, "the demo's papers are close to its followed scholars' papers"
+    # Asked again, from what was kept: the same answer; and for fewer papers, the same
+    # answer for those (the floor is each request's own: the closest fifth of those asked).
+    assert embed.closest_interests(store, LOCAL_READER, settings, asked, bar) == fresh
+    embed.forget_interests()
+    assert embed.closest_interests(store, LOCAL_READER, settings, asked, bar) == fresh
+    # Unfollowing changes the interests: nothing kept of the old ones is used.
+    for scholar in sorted(store.follows(LOCAL_READER)):
+        store.set_followed(LOCAL_READER, scholar, False, "2025-12-01T00:00:00Z")
+    assert embed.closest_interests(store, LOCAL_READER, settings, asked, bar) == {}

@@ -39,11 +39,12 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from lightnews.rank.learn import (
     LAYOUT,
+    Because,
     ReaderModel,
     model_document,
     model_from_document,
@@ -156,6 +157,8 @@ class _Loaded:
     trained_at: str
     encoder: str
     model: ReaderModel | None
+    #: The model's word on papers it was asked about (:attr:`ReaderModel.memo`).
+    memo: dict[int, Because | None] = field(default_factory=dict)
 
 
 class StoredModels:
@@ -194,7 +197,9 @@ class StoredModels:
         if kept.encoder != encoder:  # another encoder's vectors: of no use here
             return None
         # Its papers' features are read through this store (another may be shut).
-        return kept.version, replace(kept.model, source=store_features(store, encoder))
+        return kept.version, replace(
+            kept.model, source=store_features(store, encoder), memo=kept.memo
+        )
 
     @staticmethod
     def _load(store: Store, reader: ReaderId) -> _Loaded | None:
