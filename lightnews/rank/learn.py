@@ -47,9 +47,11 @@ import random
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
-from lightnews.embed.lexical import analyze
+from lightnews.embed.lexical import TITLE_WEIGHT
+from lightnews.embed.lexical import words as stems_of
 from lightnews.settings import Settings
 from lightnews.store import Store
 from lightnews.store.readers import ReaderId
@@ -72,11 +74,26 @@ __all__ = [
     "model_from_document",
     "model_from_json",
     "model_to_json",
+    "paper_terms",
     "train_reader_model",
 ]
 
 #: The interest of saves in no list.
 SAVED = "saved"
+
+
+def paper_terms(title: str, abstract: str) -> Counter[str]:
+    """A paper's terms and their counts, the title's counted ``TITLE_WEIGHT`` times: its
+    stems (:func:`lexical.analyze`'s) and each pair of adjacent stems (``"a b"``, stop
+    words left out first, as arxiv-sanity-lite's bigrams), whichever ``Params.ngrams``
+    a model uses (a model's vocabulary holds only the terms it learned from)."""
+    stems = stems_of(abstract)
+    counts = Counter(stems)
+    counts.update([f"{a} {b}" for a, b in pairwise(stems)])
+    stems = stems_of(title)
+    for term in (*stems, *(f"{a} {b}" for a, b in pairwise(stems))):
+        counts[term] += TITLE_WEIGHT
+    return counts
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +135,9 @@ class Params:
     nearest_share: float = 0.5
     #: Words found in fewer training papers are left out.
     min_df: int = 2
+    #: 1: the words are single stems; 2: pairs of adjacent stems too (as
+    #: arxiv-sanity-lite's bigrams).
+    ngrams: int = 1
     #: Words found in more than this share of the training papers are left out
     #: (1.0: none, kept over arxiv-sanity-lite's 0.1).
     max_df: float = 1.0
@@ -174,8 +194,10 @@ class WordFeatures:
 
     @classmethod
     def fit(
-        cls, documents: Sequence[Counter[str]], min_df: int, max_df: float = 1.0
+        cls, documents: Sequence[Counter[str]], min_df: int, max_df: float = 1.0, ngrams: int = 1
     ) -> WordFeatures:
+        """Terms of ``documents`` (:func:`paper_terms`) in ``min_df`` of them at least and
+        ``max_df`` of them at most; ``ngrams`` 1: single stems, 2: pairs too."""
         import numpy as np
 
         df: Counter[str] = Counter()
@@ -183,7 +205,9 @@ class WordFeatures:
             df.update(counts.keys())
         n = len(documents)
         most = max_df * n
-        terms = sorted(t for t, k in df.items() if min_df <= k <= most)
+        terms = sorted(
+            t for t, k in df.items() if min_df <= k <= most and (ngrams > 1 or " " not in t)
+        )
         idf = np.array([math.log((1 + n) / (1 + df[t])) + 1 for t in terms])
         return cls({t: i for i, t in enumerate(terms)}, idf)
 
@@ -383,7 +407,7 @@ def fit_reader_model(
     )
     everyone = [*liked, *reads, *negatives, *background]
     word_features = WordFeatures.fit(
-        [words.get(p, Counter()) for p in everyone], params.min_df, params.max_df
+        [words.get(p, Counter()) for p in everyone], params.min_df, params.max_df, params.ngrams
     )
 
     def features(papers: Sequence[int]) -> Any:
@@ -469,7 +493,7 @@ def store_features(store: Store, model: str) -> FeatureSource:
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             vectors.update((p, from_blob(blob)) for p, blob in store.vectors_of(chunk, model))
-            words.update((p, analyze(t, a)) for p, t, a in store.paper_texts_of(chunk))
+            words.update((p, paper_terms(t, a)) for p, t, a in store.paper_texts_of(chunk))
         return vectors, words
 
     return read
