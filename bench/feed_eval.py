@@ -221,7 +221,9 @@ def context(data: Dataset) -> Context:
     )
     matrix = vectors(data)
     matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-    words = [paper_terms(t, a) for t, a in zip(data.titles, data.abstracts, strict=True)]
+    words = [  # pairs too: each setting's vocabulary takes what its ``ngrams`` says
+        paper_terms(t, a, ngrams=2) for t, a in zip(data.titles, data.abstracts, strict=True)
+    ]
     return Context(data, matrix, words, sanity)
 
 

@@ -82,20 +82,6 @@ __all__ = [
 SAVED = "saved"
 
 
-def paper_terms(title: str, abstract: str) -> Counter[str]:
-    """A paper's terms and their counts, the title's counted ``TITLE_WEIGHT`` times: its
-    stems (:func:`lexical.analyze`'s) and each pair of adjacent stems (``"a b"``, stop
-    words left out first, as arxiv-sanity-lite's bigrams), whichever ``Params.ngrams``
-    a model uses (a model's vocabulary holds only the terms it learned from)."""
-    stems = stems_of(abstract)
-    counts = Counter(stems)
-    counts.update([f"{a} {b}" for a, b in pairwise(stems)])
-    stems = stems_of(title)
-    for term in (*stems, *(f"{a} {b}" for a, b in pairwise(stems))):
-        counts[term] += TITLE_WEIGHT
-    return counts
-
-
 @dataclass(frozen=True, slots=True)
 class Params:
     """The model's knobs.
@@ -149,6 +135,23 @@ class Params:
 
 
 DEFAULT = Params()
+
+
+def paper_terms(title: str, abstract: str, ngrams: int | None = None) -> Counter[str]:
+    """A paper's terms and their counts, the title's counted ``TITLE_WEIGHT`` times: its
+    stems (:func:`lexical.analyze`'s) and, for ``ngrams`` 2, each pair of adjacent stems
+    (``"a b"``, stop words left out first, as arxiv-sanity-lite's bigrams). By default
+    what :data:`DEFAULT` learns from (pairs take memory and time where no model uses
+    them: the feed keeps every pool paper's terms)."""
+    pairs = (DEFAULT.ngrams if ngrams is None else ngrams) > 1
+    stems = stems_of(abstract)
+    counts = Counter(stems)
+    if pairs:
+        counts.update([f"{a} {b}" for a, b in pairwise(stems)])
+    stems = stems_of(title)
+    for term in (*stems, *(f"{a} {b}" for a, b in pairwise(stems) if pairs)):
+        counts[term] += TITLE_WEIGHT
+    return counts
 
 
 @dataclass(frozen=True, slots=True)

@@ -179,12 +179,13 @@ def test_paper_terms_pair_adjacent_stems_and_ngrams_choose_them() -> None:
     from lightnews.embed.lexical import TITLE_WEIGHT
     from lightnews.rank.learn import WordFeatures, paper_terms
 
-    terms = paper_terms("Robot arms", "The robot learns grasping of arms.")
+    assert set(paper_terms("Robot arms", "Robot learning", ngrams=1)) == {"robot", "arm", "learn"}
+    terms = paper_terms("Robot arms", "The robot learns grasping of arms.", ngrams=2)
     assert terms["robot"] == 1 + TITLE_WEIGHT and terms["arm"] == 1 + TITLE_WEIGHT
     assert terms["robot arm"] == TITLE_WEIGHT  # a pair of the title, not of the abstract
     assert terms["robot learn"] == 1 and terms["grasp arm"] == 1  # stop words left out first
     assert "arm robot" not in terms  # no pair across the title and the abstract
-    documents = [terms, paper_terms("Robot arms", "")]
+    documents = [terms, paper_terms("Robot arms", "", ngrams=2)]
     assert set(WordFeatures.fit(documents, min_df=2).vocabulary) == {"robot", "arm"}
     assert set(WordFeatures.fit(documents, min_df=2, ngrams=2).vocabulary) == {
         "robot",
