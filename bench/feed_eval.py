@@ -56,13 +56,13 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from _feed_data import Dataset, Reader, csfcube, papertweet, vectors  # noqa: E402
 
-from lightnews.embed.lexical import analyze  # noqa: E402
 from lightnews.rank.learn import (  # noqa: E402
     DEFAULT,
     Interest,
     Params,
     TrainingSet,
     fit_reader_model,
+    paper_terms,
 )
 
 NEGATIVES = 100
@@ -221,7 +221,9 @@ def context(data: Dataset) -> Context:
     )
     matrix = vectors(data)
     matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-    words = [analyze(t, a) for t, a in zip(data.titles, data.abstracts, strict=True)]
+    words = [  # pairs too: each setting's vocabulary takes what its ``ngrams`` says
+        paper_terms(t, a, ngrams=2) for t, a in zip(data.titles, data.abstracts, strict=True)
+    ]
     return Context(data, matrix, words, sanity)
 
 

@@ -36,8 +36,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from lightnews.embed.index import from_blob
-from lightnews.embed.lexical import analyze
-from lightnews.rank.learn import Because, ReaderModel
+from lightnews.rank.learn import Because, ReaderModel, paper_terms
 from lightnews.store import Store
 from lightnews.store.readers import ReaderId
 
@@ -92,14 +91,14 @@ class CategoryPool:
     arxiv_ids: tuple[str, ...]
     published: tuple[str, ...]
     vectors: npt.NDArray[np.float32]
-    #: Papers' words (:func:`analyze`), by row id, read when first asked for.
+    #: Papers' terms (:func:`~.learn.paper_terms`), by row id, read when first asked for.
     words: dict[int, Counter[str]] = field(default_factory=dict, compare=False)
 
     def words_of(self, store: Store, rows: Sequence[int]) -> list[Counter[str]]:
         missing = [r for r in rows if r not in self.words]
         for start in range(0, len(missing), 500):
             chunk = missing[start : start + 500]
-            found = {p: analyze(t, a) for p, t, a in store.paper_texts_of(chunk)}
+            found = {p: paper_terms(t, a) for p, t, a in store.paper_texts_of(chunk)}
             for row in chunk:
                 self.words[row] = found.get(row, Counter())
         return [self.words[r] for r in rows]

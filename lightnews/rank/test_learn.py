@@ -175,6 +175,25 @@ def test_word_features_are_unit_tf_idf_rows() -> None:
     assert set(WordFeatures.fit(documents, min_df=1, max_df=0.3).vocabulary) == {"arm", "rare"}
 
 
+def test_paper_terms_pair_adjacent_stems_and_ngrams_choose_them() -> None:
+    from lightnews.embed.lexical import TITLE_WEIGHT
+    from lightnews.rank.learn import WordFeatures, paper_terms
+
+    assert set(paper_terms("Robot arms", "Robot learning", ngrams=1)) == {"robot", "arm", "learn"}
+    terms = paper_terms("Robot arms", "The robot learns grasping of arms.", ngrams=2)
+    assert terms["robot"] == 1 + TITLE_WEIGHT and terms["arm"] == 1 + TITLE_WEIGHT
+    assert terms["robot arm"] == TITLE_WEIGHT  # a pair of the title, not of the abstract
+    assert terms["robot learn"] == 1 and terms["grasp arm"] == 1  # stop words left out first
+    assert "arm robot" not in terms  # no pair across the title and the abstract
+    documents = [terms, paper_terms("Robot arms", "", ngrams=2)]
+    assert set(WordFeatures.fit(documents, min_df=2).vocabulary) == {"robot", "arm"}
+    assert set(WordFeatures.fit(documents, min_df=2, ngrams=2).vocabulary) == {
+        "robot",
+        "arm",
+        "robot arm",
+    }
+
+
 @pytest.mark.parametrize("loss", ["logistic", "hinge"])
 @pytest.mark.parametrize("word_weight", [0.0, 1.0])
 def test_each_loss_ranks_the_saved_papers_like_first(loss: str, word_weight: float) -> None:
