@@ -199,9 +199,17 @@ def link_announcements(
         authors: dict[str, list[str]] = {}
         for author in library.paper_authors([s.arxiv_id for s in recent], 0.0):
             authors.setdefault(author.arxiv_id, []).append(author.name)
-        stored = vectors([s.arxiv_id for s in recent]) if vectors and encode else {}
-        if len(stored) < len(recent):
-            stored = {}  # a paper not embedded yet: the words-only model judges them all
+        stored = dict(vectors([s.arxiv_id for s in recent])) if vectors and encode else {}
+        if encode and len(stored) < len(recent):
+            # A paper not embedded yet is encoded here as embedding will store it, so that
+            # the judgement does not hang on whether the embedding job has run: the same
+            # post, read again once it has, would otherwise be judged by the other model.
+            from lightnews.embed import paper_text
+
+            for s in recent:
+                if s.arxiv_id not in stored:
+                    text = paper_text(s.title, texts.get(rows[s.arxiv_id] or -1, ""))
+                    stored[s.arxiv_id] = _half(encode(text))
         papers = [
             OwnPaper(
                 s.arxiv_id,
@@ -313,6 +321,13 @@ def link_titles(
     if isinstance(lookup, ScholarLibrary):
         encode, vectors = _announcement_meaning(lookup, semantic, meaning)
         link_announcements(items, lookup, weight, encode=encode, vectors=vectors)
+
+
+def _half(vector: Sequence[float]) -> list[float]:
+    """``vector`` rounded as a library stores it (half precision)."""
+    import numpy as np
+
+    return [float(v) for v in np.asarray(vector, dtype=np.float16)]
 
 
 def _announcement_meaning(

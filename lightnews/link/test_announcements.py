@@ -249,7 +249,7 @@ def test_ingestion_links_a_followed_scholars_description_of_his_recent_paper(
 
 
 @pytest.mark.shared
-def test_ingestion_judges_with_meaning_when_every_candidate_has_a_stored_vector(
+def test_ingestion_judges_with_meaning_and_encodes_a_paper_not_embedded_yet(
     store: Store, shared: Path
 ) -> None:
     posts = _cortese_library(store, shared)
@@ -257,9 +257,11 @@ def test_ingestion_judges_with_meaning_when_every_candidate_has_a_stored_vector(
     encoded: list[str] = []
     asked: list[list[str]] = []
 
-    def encode(post: str) -> list[float]:
-        encoded.append(post)
-        return [1.0, 0.0]
+    other = store.get_paper("2001.04037").title  # his other paper of those weeks
+
+    def encode(text: str) -> list[float]:
+        encoded.append(text)
+        return [0.0, 1.0] if text.startswith(other) else [1.0, 0.0]
 
     def vectors(arxiv_ids: Sequence[str]) -> dict[str, Sequence[float]]:
         asked.append(sorted(arxiv_ids))
@@ -279,9 +281,14 @@ def test_ingestion_judges_with_meaning_when_every_candidate_has_a_stored_vector(
     assert encoded == [post_words(text)] and asked == [["2001.04037", ANNOUNCED]]
     [found] = post.mentions
     assert found.arxiv_id == ANNOUNCED and found.method == "announcement"
-    # One candidate without a vector (not embedded yet): words alone judge, nothing encoded.
+    # One candidate without a vector (not embedded yet): it is encoded here, its title and
+    # abstract as embedding would store them, and the post is judged as before (whether
+    # the embedding job has run must not change the link).
     held = {ANNOUNCED}
     encoded.clear()
     post = item()
     link_announcements([post], store, title_weights(store), encode=encode, vectors=vectors)
-    assert encoded == []
+    assert len(encoded) == 2 and encoded[0].startswith(other)
+    assert encoded[1] == post_words(text)
+    [found] = post.mentions
+    assert found.arxiv_id == ANNOUNCED and found.method == "announcement"

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -398,21 +399,7 @@ def rank_stories(
     ``windows``: the candidates kept between requests (:class:`CandidateWindows`),
     and the server process's turns: one feed is ranked at a time (see there).
     """
-    if windows is None:
-        return _rank(
-            store,
-            reader,
-            limit,
-            half_life_hours,
-            bar,
-            now,
-            settings,
-            None,
-            papers_only,
-            keep_read,
-            own_state,
-        )
-    with windows.turn():
+    with windows.turn() if windows is not None else nullcontext():
         return _rank(
             store,
             reader,

@@ -39,11 +39,15 @@ def cut_short(fresh: str | None, stored: str | None) -> bool:
     True
     >>> cut_short("Deep nets are shallow.", "Deep nets are")
     False
+    >>> cut_short("Deep nets are…", "Deep nets are…")  # the same, however it ends
+    False
     """
     if not stored:
         return False
     whole = stored.rstrip()
     head = (fresh or "").rstrip()
+    if head == whole:
+        return False
     if len(head) < len(whole) and stored.startswith(head):
         return True
     before = without_cut_mark(head)
