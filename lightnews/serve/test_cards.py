@@ -173,9 +173,10 @@ def test_the_story_page_offers_actions_and_speaks_in_words(client: TestClient) -
     text = re.sub(r"<[^>]+>", " ", html)
     assert "surname-title" not in text and "arxiv-url" not in text
     assert text.count("demo:arxiv") == 0  # listing file names are not shown
-    # The two posts of Mara Lindqvist's thread are one entry.
-    # (the third, 3/5, describes its results without naming it: linked as her announcement)
-    assert "Thread of 3 posts that name it" in html
+    # The posts of Mara Lindqvist's thread that name it are one entry. (The third, 3/5,
+    # describes its results without naming it: the words-only announcement model linked
+    # it; the model with meaning, which a library with the encoder runs, does not.)
+    assert "Thread of 2 posts that name it" in html
     # The Hugging Face entry with its counts.
     assert "<strong>87</strong> upvotes · 6 comments" in html
     # The JSON keeps the method and the thread.
