@@ -134,15 +134,16 @@ def posted_by_followed(story: Story, context: Context) -> tuple[float, list[Reas
         (reposted if item.kind == "repost" else posted).setdefault(scholar, name)
     for scholar in posted:  # who posted it need not be said to have reposted it too
         reposted.pop(scholar, None)
+    posted_points, reposted_points = 4.0 * len(posted), 1.5 * len(reposted)
     if not context.explain:
-        return 4.0 * len(posted) + 1.5 * len(reposted), []
+        return posted_points + reposted_points, []
     why = []
     if posted:
         names = [context.scholar(n, i) for i, n in posted.items()]
-        why.append(reason("posted by ", names, " (followed)", weight=4.0 * len(posted)))
+        why.append(reason("posted by ", names, " (followed)", weight=posted_points))
     if reposted:
         names = [context.scholar(n, i) for i, n in reposted.items()]
-        why.append(reason("reposted by ", names, " (followed)", weight=1.5 * len(reposted)))
+        why.append(reason("reposted by ", names, " (followed)", weight=reposted_points))
     return sum(r.weight for r in why), why
 
 
