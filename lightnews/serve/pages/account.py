@@ -28,7 +28,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
 
 from lightnews.deliver.export import FeedEntry, atom_feed, bibtex, json_feed
 from lightnews.errors import NotFound, UsageError
@@ -43,7 +43,7 @@ from lightnews.serve.security import (
     signed_out_cookies,
     visitor_of,
 )
-from lightnews.serve.site import Site, read_form
+from lightnews.serve.site import JsonAnswer, Site, read_form
 from lightnews.store.readers import SignInLimits, UserView
 from lightnews.store.secrets import (
     check_password,
@@ -232,7 +232,7 @@ def feeds(site: Site, request: Request) -> Response:
         return Response(
             atom_feed("Lightnews: your feed", self_url, entries), media_type="application/atom+xml"
         )
-    return JSONResponse(
+    return JsonAnswer(
         json_feed("Lightnews: your feed", self_url, entries), media_type="application/feed+json"
     )
 

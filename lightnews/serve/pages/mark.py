@@ -14,14 +14,22 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.responses import RedirectResponse, Response
 
 from lightnews.errors import LightnewsError, NotFound, UsageError
 from lightnews.normalize import validate
 from lightnews.normalize.times import now_iso
 from lightnews.normalize.validate import whole_number
 from lightnews.serve.owned import FEEDBACK_ACTIONS, mark_story, set_mute
-from lightnews.serve.site import Site, back_to, read_form, read_json, reader_of, wants_json
+from lightnews.serve.site import (
+    JsonAnswer,
+    Site,
+    back_to,
+    read_form,
+    read_json,
+    reader_of,
+    wants_json,
+)
 from lightnews.store import ReaderId, Store
 
 __all__ = ["mark"]
@@ -48,7 +56,7 @@ def mark(site: Site, request: Request) -> Response:
         return site.failure(request, error)
     site.learn_from(reader_of(request))  # trained off this request, if it changed
     if api:
-        return JSONResponse(
+        return JsonAnswer(
             {
                 "done": action,
                 "story": key or None,

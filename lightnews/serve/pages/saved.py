@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
 from lightnews.deliver.export import FeedEntry, bibtex
 from lightnews.errors import NotFound
@@ -16,7 +16,7 @@ from lightnews.rank import Reason, Story, reason
 from lightnews.serve.cards import relative_time
 from lightnews.serve.owned import reader_states, saved_keys
 from lightnews.serve.pages.feed import feed_cards
-from lightnews.serve.site import Site, feed_links, own_state, reader_of, wants_json
+from lightnews.serve.site import JsonAnswer, Site, feed_links, own_state, reader_of, wants_json
 from lightnews.store.views import PaperPage
 
 __all__ = ["saved"]
@@ -36,7 +36,7 @@ def saved(site: Site, request: Request) -> Response:
         )
     cards = feed_cards(site, stories, request)
     if fmt == "json" and not wants_json(request):  # the same JSON, as a file to keep
-        return JSONResponse(
+        return JsonAnswer(
             {"saved": [c.to_json() for c in cards]},
             headers={"content-disposition": 'attachment; filename="lightnews-saved.json"'},
         )

@@ -17,7 +17,7 @@ from datetime import datetime
 from urllib.parse import urlencode
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
 from lightnews.deliver.export import FeedEntry
 from lightnews.errors import Ambiguous, LightnewsError, PastLastPage, UsageError
@@ -28,6 +28,7 @@ from lightnews.search import SearchResults, search_papers
 from lightnews.serve.site import (
     MAX_PAGE,
     PER_PAGE,
+    JsonAnswer,
     Site,
     feed_links,
     own_state,
@@ -58,7 +59,7 @@ def search(site: Site, request: Request) -> Response:
         if wants_json(request) and _empty_range(typed, now):  # nothing can fall in it
             search_filters(replace(typed, until=None), now)  # the other filters are checked
             note = "the start is after the end: nothing can match"
-            return JSONResponse(
+            return JsonAnswer(
                 {"query": query, "page": number, "mode": "lexical", "note": note, "hits": []}
             )
         filters = search_filters(typed, now)
