@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import httpx
@@ -101,3 +101,62 @@ def _descendants(pid: int) -> set[int]:
         frontier = {child for child, parent in parents.items() if parent in frontier} - found
         found |= frontier
     return found
+
+
+def test_a_web_process_that_dies_is_replaced(demo_library: str, tmp_path: Path) -> None:
+    """A crashed web process must not halve a group's server for good: another takes its
+    place on the same port, and every new connection is answered."""
+    with served(demo_library, 2, tmp_path / "serve.log") as (base, pid):
+        first = _descendants(pid)
+        port = int(base.rsplit(":", 1)[1])
+        with httpx.Client(base_url=base) as client:
+            assert client.get("/api/sources").status_code == 200
+            victim = next(iter(_connections_by_process(first, port)))
+        os.kill(victim, signal.SIGKILL)
+        for _ in range(300):
+            serving = [p for p in _descendants(pid) - first if _listens(p, port)]
+            if serving:
+                break
+            time.sleep(0.1)
+        assert serving, "no process took the dead one's place"
+        for _ in range(20):  # new connections, whichever process they land on
+            with httpx.Client(base_url=base) as client:
+                assert client.get("/api/sources").status_code == 200
+
+
+def _sockets(pid: int) -> set[str]:
+    """The inodes of ``pid``'s open sockets."""
+    found: set[str] = set()
+    try:
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            with suppress(OSError):
+                target = os.readlink(fd)
+                if target.startswith("socket:["):
+                    found.add(target[8:-1])
+    except OSError:
+        pass
+    return found
+
+
+def _tcp(port: int, state: str) -> set[str]:
+    """Inodes of this machine's TCP sockets on local ``port`` in ``state`` (01 established,
+    0A listening), from /proc/net/tcp."""
+    inodes: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == state:
+                    inodes.add(fields[9])
+    return inodes
+
+
+def _connections_by_process(pids: set[int], port: int) -> dict[int, int]:
+    """How many established connections on ``port`` each of ``pids`` holds (those with any)."""
+    established = _tcp(port, "01")
+    held = {pid: len(_sockets(pid) & established) for pid in pids}
+    return {pid: n for pid, n in held.items() if n}
+
+
+def _listens(pid: int, port: int) -> bool:
+    return bool(_sockets(pid) & _tcp(port, "0A"))
