@@ -15,7 +15,10 @@ scholars. Then, for ``--active`` readers (default 50):
 * **latency**: ``GET /api/feed`` through a real server (``lightnews serve`` in its
   own process, each reader with an API token) from ``--concurrency`` clients at
   once (default 10), p50/p95, beside the same requests one at a time; the
-  clients keep their connections alive, then open a new one per request;
+  clients keep their connections alive, then open a new one per request; then,
+  where Debian's ``wrk`` is installed, the same ten readers from ``wrk`` for
+  ``--wrk-seconds`` (a client written in C: the ten Python clients' own CPU,
+  on the same two cores as the server, is part of the figures before it);
 * **upkeep**: the per-reader candidates are read by index at request time, so
   storing a paper costs only its attribution: the attribution pass over the new
   papers is timed and reported per stored paper;
@@ -38,7 +41,10 @@ from __future__ import annotations
 
 import argparse
 import queue
+import re
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -246,6 +252,60 @@ MODEL = "minilm-int8"
 NO_KEEPALIVE = httpx.Limits(max_keepalive_connections=0)
 
 
+#: wrk's script: each request a reader's own token in turn; at the end, what was measured.
+WRK_SCRIPT = """
+tokens = {%s}
+n = 0
+request = function()
+  n = n + 1
+  return wrk.format("GET", nil, {["Authorization"] = "Bearer " .. tokens[n %% #tokens + 1]})
+end
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format("wrk p50 %%d p95 %%d p99 %%d requests %%d errors %%d\\n",
+    latency:percentile(50), latency:percentile(95), latency:percentile(99), summary.requests,
+    e.connect + e.read + e.write + e.status + e.timeout))
+end
+"""
+
+
+def wrk_latency(base: str, tokens: list[str], concurrency: int, seconds: int) -> dict[str, Any]:
+    """``GET /api/feed`` from ``concurrency`` kept-alive connections of ``wrk`` for
+    ``seconds``, the readers' tokens in turn: p50/p95/p99 in ms (nothing without wrk)."""
+    found = shutil.which("wrk")
+    if found is None or seconds <= 0:
+        return {"latency_wrk": "not measured: wrk is not installed (apt-get install wrk)"}
+    with tempfile.NamedTemporaryFile("w", suffix=".lua") as script:
+        script.write(WRK_SCRIPT % ", ".join(f'"{t}"' for t in tokens))
+        script.flush()
+        said = subprocess.run(
+            [
+                found,
+                "-t1",
+                f"-c{concurrency}",
+                f"-d{seconds}s",
+                "-s",
+                script.name,
+                f"{base}/api/feed?limit=50",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    got = re.search(r"wrk p50 (\d+) p95 (\d+) p99 (\d+) requests (\d+) errors (\d+)", said)
+    if got is None:
+        raise SystemExit(f"wrk said nothing measured: {said}")
+    p50, p95, p99, requests, errors = (int(g) for g in got.groups())
+    n = concurrency
+    return {
+        f"latency_ms_{n}_at_once_wrk_p50": round(p50 / 1000, 1),
+        f"latency_ms_{n}_at_once_wrk_p95": round(p95 / 1000, 1),
+        f"latency_ms_{n}_at_once_wrk_p99": round(p99 / 1000, 1),
+        "wrk_requests": requests,
+        "wrk_errors_or_not_200": errors,
+    }
+
+
 def expected(store: Store, reader: ReaderId, since: str, bar: float) -> set[str]:
     return set(store.followed_papers(reader, since, bar, 10_000))
 
@@ -370,6 +430,7 @@ def run(location: str, args: argparse.Namespace) -> dict[str, Any]:
             lat_fresh = list(pool.map(get, order))
         while not clients.empty():
             clients.get().close()
+        by_wrk = wrk_latency(base, [tokens[r] for r in active], args.concurrency, args.wrk_seconds)
     return {
         "backend": "postgresql" if location.startswith("postgresql") else "sqlite",
         "web_processes": args.workers,
@@ -398,6 +459,7 @@ def run(location: str, args: argparse.Namespace) -> dict[str, Any]:
         f"latency_ms_{args.concurrency}_at_once_new_connections_p95": round(
             pct(lat_fresh, 0.95), 1
         ),
+        **by_wrk,
         "cpu_target_ratio": round(pct(cpu, 0.95) / 20.0, 2),
         "latency_target_ratio": round(pct(lat_many, 0.95) / 150.0, 2),
         "requests": len(lat_many),
@@ -420,6 +482,7 @@ def main() -> None:
         help="web processes (serve --workers; a group's server runs 2)",
     )
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--wrk-seconds", type=int, default=20, help="0: no wrk phase")
     parser.add_argument("--topics", type=int, default=200, help="topics the vectors cluster in")
     parser.add_argument("--saves", type=int, default=5, help="papers each active reader saved")
     parser.add_argument("--postgres", action="store_true", help="PostgreSQL from pgserver")
