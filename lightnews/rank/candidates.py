@@ -158,6 +158,8 @@ def gather_stories(
     return stories
 
 
+#: Papers' summaries kept by :meth:`CandidateWindows.papers` (some 2 kB each).
+PAPERS_KEPT = 50_000
 #: At most this many of a reader's own papers and posts join the window (newest first).
 READER_PAPERS = 500
 READER_ITEMS = 1000
@@ -218,7 +220,7 @@ def _add_readers_own(
     missing = [i for i in dict.fromkeys([*wanted, *sorted(named)]) if i not in by_key]
     if not missing and not posts:
         return
-    found = store.papers_by_ids(missing)
+    found = store.papers_by_ids(missing) if windows is None else windows.papers(store, missing)
     items = {i.id: i for i in [*posts, *store.items_about(missing, READER_ITEMS)]}
     extra = _build(
         store,
@@ -281,6 +283,8 @@ class CandidateWindows:
         #: :meth:`followed_authorships`), with the version and time they were read at.
         self._readers: dict[tuple[Any, ...], _Window] = {}
         self._answers: dict[tuple[Any, ...], dict[str, list[str]]] = {}
+        #: Papers' summaries as of the library's version (the same for every reader).
+        self._papers: dict[str, tuple[tuple[Any, ...], float, dict[str, PaperSummary | None]]] = {}
 
     @contextmanager
     def turn(self) -> Iterator[None]:
@@ -364,10 +368,34 @@ class CandidateWindows:
                 known[arxiv_id] = found.get(arxiv_id, [])
         return {a: list(known[a]) for a in arxiv_ids if known.get(a)}
 
+    def papers(self, store: Store, arxiv_ids: list[str]) -> dict[str, PaperSummary]:
+        """:meth:`~lightnews.store.Store.papers_by_ids`, kept for the library's version as
+        the newest window saw it: each reader's own papers (their scholars', their slice)
+        lie mostly outside the shared window, and at a million papers reading and building
+        them was a tenth of a feed request. A revised paper is read afresh once the version
+        changes (a window's ``refresh``), and all of them after ``ttl``."""
+        path = str(store.path)
+        version = self._versions.get(path, ())
+        kept = self._papers.get(path)
+        if (
+            kept is None
+            or kept[0] != version
+            or time.monotonic() - kept[1] > self.ttl
+            or len(kept[2]) > PAPERS_KEPT
+        ):
+            kept = self._papers[path] = (version, time.monotonic(), {})
+        memo = kept[2]
+        missing = [a for a in dict.fromkeys(arxiv_ids) if a not in memo]
+        if missing:
+            found = store.papers_by_ids(missing)
+            memo.update((a, found.get(a)) for a in missing)
+        return {a: paper for a in arxiv_ids if (paper := memo.get(a)) is not None}
+
     def forget_readers(self) -> None:
         """Drop every reader's kept answers and slice picks (a benchmark's first requests)."""
         self._readers.clear()
         self._answers.clear()
+        self._papers.clear()
         self.slices.forget_readers()
 
     def _forget_old(self, keep: int = 4096) -> None:

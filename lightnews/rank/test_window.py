@@ -139,3 +139,30 @@ def test_a_kept_window_ranks_as_a_fresh_one_and_shows_the_readers_own_changes_at
     windows.refresh = 0.0
     keys = {s.key for s in rank_stories(store, LOCAL_READER, limit=None, windows=windows)}
     assert "2512.00001" in keys
+
+
+def test_kept_papers_are_read_afresh_once_the_library_changes(store: Store) -> None:
+    """A server keeps papers' summaries for every reader's own candidates (those outside the
+    window); a revised paper shows its new title once the library's version has moved."""
+    many_stories(store)
+    windows = CandidateWindows(refresh=3600.0)
+    rank_stories(store, LOCAL_READER, limit=10, windows=windows)  # the version as first seen
+    first = windows.papers(store, ["2506.10000", "2506.10001", "2599.99999"])
+    assert set(first) == {"2506.10000", "2506.10001"}  # one the library lacks: not there
+    assert first["2506.10000"].title == "Study number 0 of long contexts"
+    revised = Paper(
+        "2506.10000",
+        title="Study number 0 of long contexts, revised",
+        abstract="A study, revised.",
+        authors=[Author(name="Author 0")],
+        categories=["cs.LG"],
+        published=iso(START),
+        updated=iso(START + timedelta(days=30)),
+    )
+    with store.transaction():
+        store.save_papers([revised], iso(START + timedelta(days=30)))
+    # Within the refresh the kept summary serves; once the version is read again, the new.
+    assert windows.papers(store, ["2506.10000"])["2506.10000"].title == first["2506.10000"].title
+    windows.refresh = 0.0
+    rank_stories(store, LOCAL_READER, limit=10, windows=windows)
+    assert windows.papers(store, ["2506.10000"])["2506.10000"].title.endswith(", revised")
