@@ -126,7 +126,7 @@ class Params:
     #: of 0.3-30; the hinge loss's best was 0.3).
     c: float = 10.0
     #: Random papers of the library taken as weak negatives (2,000 of 500-2,000: a
-    #: training reads and analyses each, some 0.35 s of CPU in all at 2,000).
+    #: training reads and analyses each, some 0.5 s of CPU in all at 2,000).
     background: int = 2000
     #: Weight of an explicit negative ("not interested", muted) against a random paper.
     negative_weight: float = 10.0
