@@ -88,11 +88,28 @@ class Fold:
 class Context:
     data: Dataset
     vectors: np.ndarray[Any, Any]
-    words: list[Counter[str]]
+    words: list[Counter[str]]  # at ``DEFAULT.title_weight``
     sanity: Any  # arxiv-sanity-lite's TF-IDF matrix
+    by_title_weight: dict[int, list[Counter[str]]] = dataclasses.field(default_factory=dict)
+
+    def words_for(self, params: Params) -> list[Counter[str]]:
+        """The papers' terms as ``params`` counts them (its title weight)."""
+        weight = params.title_weight
+        if weight == DEFAULT.title_weight:
+            return self.words
+        if weight not in self.by_title_weight:
+            self.by_title_weight[weight] = [
+                paper_terms(t, a, ngrams=2, title_weight=weight)
+                for t, a in zip(self.data.titles, self.data.abstracts, strict=True)
+            ]
+        return self.by_title_weight[weight]
 
 
-def folds(data: Dataset, split: str, most: int | None, background: int) -> list[Fold]:
+def folds(
+    data: Dataset, split: str, most: int | None, background: int, salt: str = ""
+) -> list[Fold]:
+    """The left-out papers of ``split``'s readers; ``salt`` draws the learned model's
+    random background papers anew (the ranked papers stay the same), to see its noise."""
     found = []
     everyone = np.arange(len(data.ids))
     for reader in data.readers:
@@ -119,7 +136,9 @@ def folds(data: Dataset, split: str, most: int | None, background: int) -> list[
                     train_negatives,
                     [held, *negatives, *kept_back],
                     len(kept_back),
-                    draw.sample(rest, min(background, len(rest))),
+                    (
+                        random.Random(f"{salt}/{data.name}/{reader.name}/{held}") if salt else draw
+                    ).sample(rest, min(background, len(rest))),
                 )
             )
     return found
@@ -178,6 +197,7 @@ def learned(ctx: Context, params: Params) -> Scorer:
     def score(fold: Fold) -> np.ndarray[Any, Any]:
         background = fold.background[: params.background]
         needed = [*fold.train, *fold.train_negatives, *background]
+        words = ctx.words_for(params)
         training = TrainingSet(
             interests=(Interest("saved", tuple(fold.train)),),
             negatives=tuple(fold.train_negatives),
@@ -186,11 +206,11 @@ def learned(ctx: Context, params: Params) -> Scorer:
         model = fit_reader_model(
             training,
             {p: ctx.vectors[p] for p in needed},
-            {p: ctx.words[p] for p in needed},
+            {p: words[p] for p in needed},
             params,
         )
         assert model is not None
-        found = model.score_features(ctx.vectors[fold.ranked], [ctx.words[p] for p in fold.ranked])
+        found = model.score_features(ctx.vectors[fold.ranked], [words[p] for p in fold.ranked])
         return np.array([b.score for b in found])
 
     return score

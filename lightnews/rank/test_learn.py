@@ -175,14 +175,24 @@ def test_word_features_are_unit_tf_idf_rows() -> None:
     assert set(WordFeatures.fit(documents, min_df=1, max_df=0.3).vocabulary) == {"arm", "rare"}
 
 
+def test_paper_terms_count_a_title_as_many_times_as_the_setting_says() -> None:
+    from lightnews.rank.learn import DEFAULT, paper_terms
+
+    assert paper_terms("Robot arms", "The robot learns.", title_weight=1)["robot"] == 2
+    assert paper_terms("Robot arms", "The robot learns.", title_weight=3)["robot"] == 4
+    assert paper_terms("Robot arms", "The robot learns.", title_weight=3)["learn"] == 1
+    assert paper_terms("Robot arms", "")["arm"] == DEFAULT.title_weight  # by default
+
+
 def test_paper_terms_pair_adjacent_stems_and_ngrams_choose_them() -> None:
-    from lightnews.embed.lexical import TITLE_WEIGHT
-    from lightnews.rank.learn import WordFeatures, paper_terms
+    from lightnews.rank.learn import DEFAULT, WordFeatures, paper_terms
+
+    title_weight = DEFAULT.title_weight
 
     assert set(paper_terms("Robot arms", "Robot learning", ngrams=1)) == {"robot", "arm", "learn"}
     terms = paper_terms("Robot arms", "The robot learns grasping of arms.", ngrams=2)
-    assert terms["robot"] == 1 + TITLE_WEIGHT and terms["arm"] == 1 + TITLE_WEIGHT
-    assert terms["robot arm"] == TITLE_WEIGHT  # a pair of the title, not of the abstract
+    assert terms["robot"] == 1 + title_weight and terms["arm"] == 1 + title_weight
+    assert terms["robot arm"] == title_weight  # a pair of the title, not of the abstract
     assert terms["robot learn"] == 1 and terms["grasp arm"] == 1  # stop words left out first
     assert "arm robot" not in terms  # no pair across the title and the abstract
     documents = [terms, paper_terms("Robot arms", "", ngrams=2)]

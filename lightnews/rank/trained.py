@@ -1,6 +1,6 @@
 """Rank: each reader's learned model, trained off the feed's path and kept in the store.
 
-Training a reader's model (:func:`~.learn.train_reader_model`) takes some 0.35 s
+Training a reader's model (:func:`~.learn.train_reader_model`) takes some 0.5 s
 of CPU; a feed request has 20 ms. Trained inside the feed request whenever the
 reader's saves, reads, feedback, lists or mutes had changed, it cost the first
 feed after every change a third of a second, and each web process (``serve
