@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -54,3 +56,44 @@ def test_local_pacer_queues_callers_one_interval_apart() -> None:
     assert sleeps == [3.0, 6.0]
     pacer.wait_for("example.org", 0.0)  # no interval: never a wait
     assert sleeps == [3.0, 6.0]
+
+
+def test_a_turn_starts_an_interval_after_the_previous_one_ended() -> None:
+    """When a request reaches the host is unknown: a slow first one and a quick second,
+    spaced from their starts, reached a host closer than the interval."""
+    now = [100.0]
+    sleeps: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        now[0] += seconds
+
+    pacer = LocalPacer(sleep=sleep, clock=lambda: now[0])
+    with pacer.turn("export.arxiv.org", 3.0):
+        now[0] += 2.0  # the request takes two seconds
+    with pacer.turn("export.arxiv.org", 3.0):
+        pass
+    assert sleeps == [3.0]  # not 1.0: three seconds after the first ended
+    with pacer.turn("other.org", 3.0):  # another host has its own turns
+        pass
+    assert sleeps == [3.0]
+
+
+def test_turns_at_one_host_are_taken_one_at_a_time() -> None:
+    pacer = LocalPacer()
+    inside: list[int] = []
+    most = [0]
+
+    def request() -> None:
+        with pacer.turn("127.0.0.1", 0.01):
+            inside.append(1)
+            most[0] = max(most[0], len(inside))
+            time.sleep(0.02)
+            inside.pop()
+
+    threads = [threading.Thread(target=request) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert most[0] == 1
