@@ -51,6 +51,7 @@ from lightnews.link.title_features import (
     CONTEXT_BEFORE,
     describe_match,
     is_late,
+    names_its_subject,
     presents_as_own,
     reads_as_topic,
     surname_agrees,
@@ -347,12 +348,26 @@ def score_titles(
             probability = unless_late(title_model.probability(features), features)
             a = tokens.spans[start + match.start][0]
             b = tokens.spans[start + match.end - 1][1]
-            if version_clash(text, a, b, match.candidate.title) or (
-                exclude
-                and not whole
-                and (
-                    presents_as_own(text, match.candidate.title)
-                    or reads_as_topic(text[a:b], match.candidate.title, features)
+            if (
+                version_clash(text, a, b, match.candidate.title)
+                or (
+                    not whole
+                    and names_its_subject(
+                        tokens,
+                        start + match.start,
+                        start + match.end,
+                        match.candidate.title,
+                        weight,
+                        features,
+                    )
+                )
+                or (
+                    exclude
+                    and not whole
+                    and (
+                        presents_as_own(text, match.candidate.title)
+                        or reads_as_topic(text[a:b], match.candidate.title, features)
+                    )
                 )
             ):
                 probability = min(probability, 0.05)
