@@ -8,7 +8,9 @@ line, quoted, Title Case, after a colon) or sits inside a sentence of prose.
 The fitted model (:mod:`lightnews.link.calibration`) turns them into a
 probability. Rules cap it where the features cannot tell: a paper that
 appeared well after the text (:func:`unless_late`), another version of the
-name a title coins (:func:`version_clash`), and, in a paper's own abstract, a
+name a title coins (:func:`version_clash`), a proper name the title is about
+written without the rest of the title (:func:`names_its_subject`), and, in a
+paper's own abstract, a
 name it presents as its own work (:func:`presents_as_own`) and a title of
 plain words met as a topic in its prose (:func:`reads_as_topic`).
 """

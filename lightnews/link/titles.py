@@ -22,9 +22,12 @@ So a title is matched by the weight of its telling words:
    after a colon -- or sits inside a sentence of prose), and a fitted logistic
    model (:mod:`lightnews.link.calibration`) turns them into the probability
    that the link is right. A link is asserted when that probability reaches
-   the bar: a wrong link is worse than a missing one. Four rules cap it
+   the bar: a wrong link is worse than a missing one. Five rules cap it
    where the features cannot tell: a paper that appeared well after the text,
-   another version of the name a title coins, and, in a paper's own abstract,
+   another version of the name a title coins, a proper name the title is about
+   written without the rest of the title ("using the James Webb Space
+   Telescope" is not "Scientific Discovery with the James Webb Space
+   Telescope"), and, in a paper's own abstract,
    a name it presents as its own work ("we introduce AgentLens, ...": another
    "AgentLens: ..." is a different work) and a title of plain words met as a
    topic in its prose ("counting rational curves in a Calabi-Yau threefold"
