@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from lightnews.link.title_features import presents_as_own, version_clash
-from lightnews.link.title_words import stems
+from lightnews.link.title_features import names_its_subject, presents_as_own, version_clash
+from lightnews.link.title_words import stems, stems_of_title, title_weights, tokenize
 from lightnews.link.titles import Reference, find_title_mentions, match_reference, score_titles
 from lightnews.model import Author, Paper
 from lightnews.store import Store
@@ -273,3 +273,29 @@ def test_a_papers_own_abstract_uses_a_plain_title_as_its_topic_not_as_a_citation
     # A title's name before its colon, written as the title writes it, is a name.
     named = "We port Native Sparse Attention to new hardware and halve its cost on long inputs."
     assert probability(named, "2601.00012", exclude=own) >= 0.5
+
+
+def test_a_name_a_title_is_about_is_not_the_title(store: Store) -> None:
+    weight = title_weights(store_with_papers(store))
+    title = "Scientific Discovery with the James Webb Space Telescope"
+    plain = dict.fromkeys(
+        ("exact", "named", "whole", "partial", "quoted", "own_line", "after_colon"), 0.0
+    )
+
+    def subject_only(text: str, **features: float) -> bool:
+        tokens = tokenize(text)
+        own = set(stems_of_title(title))
+        found = [i for i, s in enumerate(tokens.stems) if s in own and weight(s) > 0.5]
+        return names_its_subject(
+            tokens, found[0], found[-1] + 1, title, weight, {**plain, **features}
+        )
+
+    # The telescope, named as a telescope: the paper about it is not named.
+    assert subject_only("We hunt dark matter using the James Webb Space Telescope (@NASAWebb)")
+    # The title's other words are there: a title cited in prose, or in Title Case.
+    assert not subject_only("our paper on scientific discovery with the James Webb Space Telescope")
+    assert not subject_only("see Scientific Discovery with the James Webb Space Telescope here")
+    # Synonyms in the capitalised run: a spun title, not a name alone.
+    assert not subject_only("see Scholarly Finding with the James Webb Space Telescope here")
+    # Standing as a title: quoted.
+    assert not subject_only("the James Webb Space Telescope", quoted=1.0)

@@ -8,7 +8,9 @@ line, quoted, Title Case, after a colon) or sits inside a sentence of prose.
 The fitted model (:mod:`lightnews.link.calibration`) turns them into a
 probability. Rules cap it where the features cannot tell: a paper that
 appeared well after the text (:func:`unless_late`), another version of the
-name a title coins (:func:`version_clash`), and, in a paper's own abstract, a
+name a title coins (:func:`version_clash`), a proper name the title is about
+written without the rest of the title (:func:`names_its_subject`), and, in a
+paper's own abstract, a
 name it presents as its own work (:func:`presents_as_own`) and a title of
 plain words met as a topic in its prose (:func:`reads_as_topic`).
 """
@@ -39,6 +41,7 @@ __all__ = [
     "LATE_DAYS",
     "describe_match",
     "is_late",
+    "names_its_subject",
     "presents_as_own",
     "reads_as_topic",
     "surname_agrees",
@@ -56,6 +59,11 @@ CONTEXT_BEFORE = 1
 LATE_DAYS = 60
 #: Margin over the next candidate beyond which a match counts as clearly ahead.
 CLEAR_MARGIN = 0.3
+#: A match holding a name the title is about (:func:`names_its_subject`) names the title
+#: only when it also holds this share of the information of the title's other words ...
+SUBJECT_FOUND = 0.5
+#: ... a rule that applies only when those missing words hold this share of the title.
+SUBJECT_MISSING = 0.2
 
 
 _QUOTES_OPEN = "\"'“‘«*_„"
@@ -338,6 +346,98 @@ def describe_match(
     else:
         features.update(_standing(tokens, start, end))
     return features
+
+
+def _name_runs(tokens: Tokens, start: int, end: int) -> list[tuple[int, int]]:
+    """The runs of capitalised words (small words allowed inside: "Taurus Molecular
+    Cloud", "James Webb Space Telescope") that reach into words ``start:end``, whole.
+    A run is words apart by spaces or hyphens only: punctuation ends it."""
+    text = tokens.text
+    n = len(tokens.words)
+
+    def capital(i: int) -> bool:  # capitalised, or a number inside a name ("10 Hosts")
+        a, b = tokens.spans[i]
+        return text[a:b][:1].isupper() or text[a:b][:1].isdigit()
+
+    def joined(i: int) -> bool:  # word i follows word i - 1 with nothing but a space between
+        return i > 0 and not text[tokens.spans[i - 1][1] : tokens.spans[i][0]].strip(" -")
+
+    def inside(i: int) -> bool:  # word i continues a run from word i - 1
+        if not joined(i):
+            return False
+        if capital(i):
+            return True
+        j = i  # small words ("with the", "of") inside a name: a capitalised word follows
+        while j < n and tokens.words[j] in FILLER and not capital(j) and (j == i or joined(j)):
+            j += 1
+        return j < n and j - i <= 3 and joined(j) and capital(j)
+
+    runs: list[tuple[int, int]] = []
+    i = start
+    while i < end:
+        if not capital(i):
+            i += 1
+            continue
+        a = i
+        while a > 0 and inside(a) and (capital(a - 1) or (a > 1 and inside(a - 1))):
+            a -= 1
+        while not capital(a):
+            a += 1
+        b = i + 1
+        while b < n and inside(b):
+            b += 1
+        while not capital(b - 1):
+            b -= 1
+        runs.append((a, b))
+        i = max(b, i + 1)
+    return runs
+
+
+def names_its_subject(
+    tokens: Tokens, start: int, end: int, title: str, weight: Weights, features: dict[str, float]
+) -> bool:
+    """Whether what a text shares with ``title`` is a name the title is about, not the title.
+
+    "using the James Webb Space Telescope" is not the paper "Scientific Discovery
+    with the James Webb Space Telescope", nor "deuteration in starless cores in the
+    Taurus Molecular Cloud" the paper "A Survey of CH2DOH Towards Starless and
+    Prestellar Cores in the Taurus Molecular Cloud": the text writes a proper name
+    (a run of capitalised words inside a sentence, each of them the title's) that
+    the title is about, and little of the rest of the title, which says what the
+    paper does with it. A title cited in Title Case keeps its other words, or their
+    synonyms, in the run: a run with a capitalised word the title lacks is not such
+    a name. A rule, like the others: these are links to papers a post does not name,
+    which the match features (a long, rare, in-order stretch) cannot tell from a
+    title; not applied to a title that stands as one (quoted, on its own line, after
+    a colon, the whole text), written whole, cited by its head or subtitle alone, or
+    whose name (before its colon: "Native Sparse Attention") the text writes.
+    """
+    if features["exact"] or features["named"] or features["whole"] or features["partial"]:
+        return False
+    if features["quoted"] or features["own_line"] or features["after_colon"]:
+        return False
+    title_stems = set(stems_of_title(title)) - {""}
+    telling = {s for s in title_stems if weight(s) > 0.5}
+    full = sum(weight(s) for s in telling)
+    if full <= 0:
+        return False
+    name: set[str] = set()
+    for a, b in _name_runs(tokens, start, end):
+        capitalised = [
+            tokens.stems[i]
+            for i in range(a, b)
+            if tokens.words[i] not in FILLER and tokens.text[tokens.spans[i][0]].isupper()
+        ]
+        if len(capitalised) >= 2 and all(s in title_stems for s in capitalised):
+            name.update(s for s in capitalised if s in telling)
+    written = set(tokens.stems)
+    head = set(stems_of_title(title.split(":", 1)[0])) & telling if ":" in title else set()
+    if not name or (head and head <= written):
+        return False  # none, or the text writes the name the title gives its work
+    rest = telling - name
+    rest_info = sum(weight(s) for s in rest)
+    found = sum(weight(s) for s in rest & written)
+    return rest_info - found >= SUBJECT_MISSING * full and found < SUBJECT_FOUND * rest_info
 
 
 def unless_late(probability: float, features: dict[str, float]) -> float:

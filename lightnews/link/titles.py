@@ -22,9 +22,12 @@ So a title is matched by the weight of its telling words:
    after a colon -- or sits inside a sentence of prose), and a fitted logistic
    model (:mod:`lightnews.link.calibration`) turns them into the probability
    that the link is right. A link is asserted when that probability reaches
-   the bar: a wrong link is worse than a missing one. Four rules cap it
+   the bar: a wrong link is worse than a missing one. Five rules cap it
    where the features cannot tell: a paper that appeared well after the text,
-   another version of the name a title coins, and, in a paper's own abstract,
+   another version of the name a title coins, a proper name the title is about
+   written without the rest of the title ("using the James Webb Space
+   Telescope" is not "Scientific Discovery with the James Webb Space
+   Telescope"), and, in a paper's own abstract,
    a name it presents as its own work ("we introduce AgentLens, ...": another
    "AgentLens: ..." is a different work) and a title of plain words met as a
    topic in its prose ("counting rational curves in a Calabi-Yau threefold"
@@ -51,6 +54,7 @@ from lightnews.link.title_features import (
     CONTEXT_BEFORE,
     describe_match,
     is_late,
+    names_its_subject,
     presents_as_own,
     reads_as_topic,
     surname_agrees,
@@ -347,12 +351,26 @@ def score_titles(
             probability = unless_late(title_model.probability(features), features)
             a = tokens.spans[start + match.start][0]
             b = tokens.spans[start + match.end - 1][1]
-            if version_clash(text, a, b, match.candidate.title) or (
-                exclude
-                and not whole
-                and (
-                    presents_as_own(text, match.candidate.title)
-                    or reads_as_topic(text[a:b], match.candidate.title, features)
+            if (
+                version_clash(text, a, b, match.candidate.title)
+                or (
+                    not whole
+                    and names_its_subject(
+                        tokens,
+                        start + match.start,
+                        start + match.end,
+                        match.candidate.title,
+                        weight,
+                        features,
+                    )
+                )
+                or (
+                    exclude
+                    and not whole
+                    and (
+                        presents_as_own(text, match.candidate.title)
+                        or reads_as_topic(text[a:b], match.candidate.title, features)
+                    )
                 )
             ):
                 probability = min(probability, 0.05)
