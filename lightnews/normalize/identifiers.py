@@ -128,9 +128,10 @@ def find_slugs(texts: Iterable[str]) -> list[str]:
     return found
 
 
-_REPO_IN_TEXT_RE = re.compile(
-    r"(?:https?://)?(?:www\.)?(github\.com|gitlab\.com)/([\w.-]+)/([\w.-]+)", re.I
-)
+# Starts at the host: a scheme or "www." before it changes no group, and an optional
+# prefix made the expression try a match at every character of an abstract (160 us per
+# abstract naming "git", against 25 us), where a host in front lets it skip to each "g".
+_REPO_IN_TEXT_RE = re.compile(r"(github\.com|gitlab\.com)/([\w.-]+)/([\w.-]+)", re.I)
 
 
 def find_code_in_text(text: str) -> list[str]:

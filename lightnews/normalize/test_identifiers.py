@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lightnews.model import Item, item_extra
-from lightnews.normalize.identifiers import find_arxiv_mentions, link_item
+from lightnews.normalize.identifiers import find_arxiv_mentions, find_code_in_text, link_item
 from lightnews.store import Store
 
 
@@ -133,3 +133,14 @@ def test_library_links_dois_slugs_and_code(tmp_path: object, store: Store) -> No
     )
     store.save_items(source.id, [lone], "2025-01-01T00:00:00Z")
     assert store.get_paper("2410.02073").links["code"] == "https://github.com/apple/ml-depth-pro"
+
+
+def test_repositories_written_into_text_with_or_without_a_scheme() -> None:
+    text = (
+        "Code: https://www.GitHub.com/Lab/Model.git. Also http://gitlab.com/g/p and "
+        "github.com/Lab/Model again, github.com/orgs/x, github.com/a/..., digit.com/a/b."
+    )
+    assert find_code_in_text(text) == [
+        "https://github.com/Lab/Model",
+        "https://gitlab.com/g/p",
+    ]

@@ -3,7 +3,8 @@
 One file, WAL mode, versioned migrations (``migrations/NNNN_*.sql``, tracked
 in ``PRAGMA user_version``), FTS5 indexes kept in step by triggers. This
 module holds what is SQLite's own: connections and their pragmas, the write
-lock and its waiting, migrations, time budgets, and new papers' FTS5 rows;
+lock and its waiting, migrations, time budgets, and new papers' FTS5 rows
+(held back during a bulk import, :meth:`SQLiteStore.bulk_import`);
 full-text search is :mod:`lightnews.store.sqlite_search`. The queries both
 backends share are :class:`~lightnews.store.common.CommonStore`'s, the base
 of this store and of its sibling, :class:`~lightnews.store.postgres.PostgresStore`.
@@ -67,6 +68,10 @@ _BUSY_TIMEOUT_MS = 5000
 _CACHE_KIB = (65536, 16384)
 #: Bytes of the write-ahead log file kept after a checkpoint has reset it.
 _WAL_KEEP_BYTES = 64 * 1024 * 1024
+#: New papers' full-text rows a bulk import holds back before writing them (about 1.5 kB
+#: each): see :meth:`SQLiteStore.bulk_import`.
+_HELD_TEXT_MAX = 10_000
+_INSERT_TEXT = "INSERT INTO papers_fts (rowid, title, authors, abstract) VALUES (?, ?, ?, ?)"
 #: The exceptions this backend raises; :func:`unavailable` explains them to a user.
 BACKEND_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error,)
 
@@ -242,6 +247,7 @@ class SQLiteStore(SQLiteSearch, CommonStore):
         try:
             yield
         except BaseException:
+            self._drop_held_text()
             if db.in_transaction:  # some errors (a full disk) have rolled it back already
                 db.execute("ROLLBACK")
             raise
@@ -249,11 +255,14 @@ class SQLiteStore(SQLiteSearch, CommonStore):
             waited = self.writers_waiting()
             self._local.opened_ns = None
         try:
+            self._write_held_text()
             db.execute("COMMIT")
-        except sqlite3.Error as error:
+        except BaseException as error:
             if db.in_transaction:
                 db.execute("ROLLBACK")
-            raise unavailable(error) from None
+            if isinstance(error, sqlite3.Error):
+                raise unavailable(error) from None
+            raise
         if waited or time.monotonic() - opened > _YIELD_AFTER:
             time.sleep(_YIELD_PAUSE)  # let writers that waited for us go first
 
@@ -317,10 +326,27 @@ class SQLiteStore(SQLiteSearch, CommonStore):
 
     @contextmanager
     def bulk_import(self, expected: int, connections: int = 1) -> Iterator[SaveResult]:
-        """A bulk import of about ``expected`` papers runs in this block (nothing to
-        prepare on SQLite: its full-text index takes rows in batches already, and one
-        file has one writer, whatever ``connections`` asks)."""
-        yield SaveResult()
+        """A bulk import of about ``expected`` papers runs in this block: new papers'
+        full-text rows are held back and written together (one file has one writer,
+        whatever ``connections`` asks).
+
+        FTS5 keeps the terms of the rows it is given in memory and writes them out
+        as one segment of its index at the commit; but any statement that fires a
+        trigger in the same transaction (inserting papers fires the embedding
+        queue's) makes it write them out first. A bulk import inserts papers a
+        chunk at a time (``WRITE_CHUNK``, 200), so its rows went out as one small
+        segment per chunk, and FTS5 merged those segments again and again: the
+        writer's work per record grew by a sixth when chunks went from 500 records
+        to 200 (``docs/benchmarks.md``). Here they are written after a
+        transaction's last papers, before its commit, or once ``_HELD_TEXT_MAX`` of
+        them are waiting, and before any stored paper is rewritten (its triggers
+        take the old row out of the full-text index, so it must be there).
+        """
+        self._local.held_text = []
+        try:
+            yield SaveResult()
+        finally:
+            self._local.held_text = None  # written at each commit, dropped at a rollback
 
     @contextmanager
     def time_budget(self, seconds: float, what: str = "this query") -> Iterator[None]:
@@ -359,14 +385,37 @@ class SQLiteStore(SQLiteSearch, CommonStore):
     # -- papers: new ones with their FTS5 rows --------------------------------
 
     def _insert_papers(self, rows: Sequence[tuple[Any, ...]]) -> dict[str, int]:
-        """New papers and their full-text rows, in bulk (no per-row trigger); their row ids."""
+        """New papers and their full-text rows, in bulk (no per-row trigger); their row
+        ids. In a bulk import the full-text rows are held back (:meth:`bulk_import`)."""
         self.db.executemany(_INSERT_PAPER, rows)
         ids = self._paper_ids([r[0] for r in rows])
-        self.db.executemany(
-            "INSERT INTO papers_fts (rowid, title, authors, abstract) VALUES (?, ?, ?, ?)",
-            [(ids[r[0]], r[1], r[3], r[2]) for r in rows],
-        )
+        text = [(ids[r[0]], r[1], r[3], r[2]) for r in rows]
+        held: list[tuple[Any, ...]] | None = getattr(self._local, "held_text", None)
+        if held is None:
+            self.db.executemany(_INSERT_TEXT, text)
+        else:
+            held.extend(text)
+            if len(held) >= _HELD_TEXT_MAX:
+                self._write_held_text()
         return ids
+
+    def _merge_papers(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Stored papers rewritten; the full-text rows held back first, since the
+        update triggers take the old row out of the full-text index."""
+        self._write_held_text()
+        super()._merge_papers(rows)
+
+    def _write_held_text(self) -> None:
+        """Write the full-text rows :meth:`bulk_import` holds back, in this transaction."""
+        held: list[tuple[Any, ...]] | None = getattr(self._local, "held_text", None)
+        if held:
+            self._local.held_text = []  # dropped even if writing them fails
+            self.db.executemany(_INSERT_TEXT, held)
+
+    def _drop_held_text(self) -> None:
+        """Forget the held full-text rows of a transaction rolled back."""
+        if getattr(self._local, "held_text", None):
+            self._local.held_text = []
 
     def _save_authorships(
         self, papers: Sequence[tuple[int, Sequence[Sequence[Any]]]], *, stale: bool

@@ -261,7 +261,7 @@ class WriteQueries(Queries):
         result.name_keys.update({a[_NAME_KEY] for rows in fresh_authors for a in rows})
         handed_on = bool(fresh) and self._insert_fresh(fresh, fresh_authors, now)
         if rows:
-            self.db.executemany(_UPSERT_PAPER, rows)
+            self._merge_papers(rows)
         if changed:
             self._save_authorships(changed, stale=True)
         linked = [v for v, _ in latest.values()]
@@ -309,6 +309,11 @@ class WriteQueries(Queries):
             "VALUES (?, 'code', ?, NULL, ?) ON CONFLICT DO NOTHING",
             [(ids[a], url, when) for a, url, when in found if a in ids],
         )
+
+    def _merge_papers(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Stored papers rewritten with their merged values (rows of ``PAPER_COLUMNS``,
+        first seen, modified), in this transaction; their triggers keep the full text."""
+        self.db.executemany(_UPSERT_PAPER, rows)
 
     @abstractmethod
     def _insert_papers(self, rows: Sequence[tuple[Any, ...]]) -> dict[str, int]:
