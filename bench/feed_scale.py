@@ -60,7 +60,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import httpx  # noqa: E402
 import numpy as np  # noqa: E402
-from _loopback import server  # noqa: E402
+from _loopback import cpu_seconds, server  # noqa: E402
 
 from lightnews.embed import forget_interests  # noqa: E402
 from lightnews.embed.index import to_blob  # noqa: E402
@@ -321,6 +321,17 @@ def expected(store: Store, reader: ReaderId, since: str, bar: float) -> set[str]
     return set(store.followed_papers(reader, since, bar, 10_000))
 
 
+def database_cpu(store: Store) -> float | None:
+    """CPU seconds the PostgreSQL server's processes on this machine have used so far (its
+    postmaster and every backend it runs); None on SQLite, which reads in-process."""
+    if store.sql.name != "postgresql":
+        return None
+    folder = Path(store.db.execute("SELECT current_setting('data_directory')").fetchone()[0])
+    master = int((folder / "postmaster.pid").read_text().split()[0])
+    children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
+    return sum(cpu_seconds(pid) for pid in [master, *map(int, children)])
+
+
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -396,6 +407,17 @@ def run(location: str, args: argparse.Namespace) -> dict[str, Any]:
                             for w in story.why
                         ):
                             missing += 1
+        # The server's own CPU per request (PostgreSQL's backends run beside the web
+        # processes, on the same cores): one more pass, nothing else asked meanwhile.
+        database_before = database_cpu(store)
+        for reader in active:
+            feed_of(reader)
+        database_after = database_cpu(store)
+    database_ms = (
+        None
+        if database_before is None or database_after is None
+        else round((database_after - database_before) * 1000 / len(active), 1)
+    )
     tokens: dict[ReaderId, str] = built["tokens"]
     lat_one: list[float] = []
     lat_many: list[float] = []
@@ -464,6 +486,7 @@ def run(location: str, args: argparse.Namespace) -> dict[str, Any]:
         "cpu_ms_first_request_p95": round(pct(first, 0.95), 1),
         "cpu_ms_p50": round(pct(cpu, 0.5), 1),
         "cpu_ms_p95": round(pct(cpu, 0.95), 1),
+        "database_cpu_ms_per_request": database_ms,
         "latency_ms_alone_p50": round(pct(lat_one, 0.5), 1),
         "latency_ms_alone_p95": round(pct(lat_one, 0.95), 1),
         f"latency_ms_{args.concurrency}_at_once_p50": round(pct(lat_many, 0.5), 1),

@@ -400,7 +400,7 @@ def rank_stories(
     ``windows``: the candidates kept between requests (:class:`CandidateWindows`),
     and the server process's turns: one feed is ranked at a time (see there).
     """
-    with windows.turn() if windows is not None else nullcontext():
+    with windows.turn() if windows is not None else nullcontext(), store.repeated_reads():
         return _rank(
             store,
             reader,

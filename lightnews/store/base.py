@@ -134,6 +134,12 @@ class Store(Protocol):
         :meth:`save_prepared` calls (to be added to their counts)."""
         ...
 
+    def repeated_reads(self) -> AbstractContextManager[None]:
+        """The reads in this block are the same statements on every call, with other
+        values (a feed's, on every request): the backend may keep them prepared, planned
+        once per connection, instead of parsing and planning each anew."""
+        ...
+
     def time_budget(self, seconds: float, what: str = "this query") -> AbstractContextManager[None]:
         """Reads in this block stop after ``seconds`` of work with ``TooExpensive``.
 

@@ -10,6 +10,7 @@ store: that connection, with the psycopg connection underneath it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from contextlib import suppress
 from typing import Any, Protocol
@@ -67,20 +68,32 @@ def pg_sql(query: str) -> str:
     return query.replace("%", "%%").replace("?", "%s")
 
 
+#: The statements ``prepared`` binds on the server: reads.
+_READ = re.compile(r"\s*(?:SELECT|WITH)\b", re.IGNORECASE)
+
+
 class PgConnection:
     """A pooled psycopg connection that answers like the SQLite backend's connection.
 
     ``execute`` and ``executemany`` take the shared queries as they are;
     parameters are bound on the client side, as SQLite binds them, so a
-    ``? IS NULL`` needs no type.
+    ``? IS NULL`` needs no type; while ``prepared`` is set, reads with
+    parameters are bound on the server instead, and psycopg prepares those
+    used often.
     """
 
     def __init__(self, conn: Any) -> None:
         self.conn = conn
+        #: Reads bound on the server and prepared (``PostgresStore.repeated_reads``).
+        self.prepared = False
 
     def execute(self, query: str, params: Sequence[Any] | None = None) -> Cursor:
         import psycopg
 
+        if self.prepared and params and _READ.match(query):
+            server = psycopg.Cursor(self.conn, row_factory=_row_factory)
+            server.execute(pg_sql(query), params)
+            return server
         cursor = psycopg.ClientCursor(self.conn, row_factory=_row_factory)
         cursor.execute(pg_sql(query), params or None)
         return cursor

@@ -440,6 +440,23 @@ class PostgresStore(PostgresSearch, PostgresVectors, CommonStore):
             db.execute("RESET maintenance_work_mem")
         return True
 
+    @contextmanager
+    def repeated_reads(self) -> Iterator[None]:
+        """This thread's reads in this block are bound on the server and prepared (after
+        psycopg's ``prepare_threshold`` uses on a connection), so the server plans each
+        statement once per connection rather than at every request: a feed request's
+        twenty-odd statements cost the server 6.3 ms of CPU parsed and planned anew and
+        3.8 ms prepared (docs/benchmarks.md, "Feed at scale"). Only a block's reads:
+        elsewhere parameters stay bound on the client, where an untyped ``? IS NULL`` is
+        fine, and a search's plan stays made for its own words."""
+        db = self.db
+        before = db.prepared
+        db.prepared = True
+        try:
+            yield
+        finally:
+            db.prepared = before
+
     def budget_clock(self) -> float:
         """Elapsed time: the server cannot bound a statement's CPU, only its duration."""
         return time.monotonic()

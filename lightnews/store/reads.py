@@ -169,11 +169,11 @@ class ReadQueries(Queries):
             )
 
     def recent_papers(self, limit: int, before: str | None = None) -> list[PaperSummary]:
+        older = "AND published < ? " if before is not None else ""
         rows = self.db.execute(
             f"SELECT {_SUMMARY} FROM papers WHERE content_hash IS NOT NULL "
-            "AND published IS NOT NULL AND (? IS NULL OR published < ?) "
-            "ORDER BY published DESC LIMIT ?",
-            (before, before, limit),
+            f"AND published IS NOT NULL {older}ORDER BY published DESC LIMIT ?",
+            (before, limit) if before is not None else (limit,),
         )
         return [self._summary(r) for r in rows]
 

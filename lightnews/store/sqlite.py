@@ -28,7 +28,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -347,6 +347,10 @@ class SQLiteStore(SQLiteSearch, CommonStore):
             yield SaveResult()
         finally:
             self._local.held_text = None  # written at each commit, dropped at a rollback
+
+    def repeated_reads(self) -> AbstractContextManager[None]:
+        """Nothing to do: SQLite keeps its recent statements compiled on its own."""
+        return nullcontext()
 
     @contextmanager
     def time_budget(self, seconds: float, what: str = "this query") -> Iterator[None]:

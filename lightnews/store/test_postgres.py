@@ -143,3 +143,37 @@ def test_both_engines_migrations_make_the_same_tables_and_columns(
     assert sorted(sqlite_schema) == sorted(postgres_schema)
     for table, columns in sqlite_schema.items():
         assert columns == postgres_schema[table], table
+
+
+def test_a_feeds_reads_are_prepared_on_the_server_and_rank_alike(pg_url: str) -> None:
+    """A feed's statements are planned once per connection (``repeated_reads``), the feed
+    is the same, and reads outside the block are still bound on the client."""
+    from lightnews.demo import build_demo
+    from lightnews.rank import rank_stories
+    from lightnews.settings import Settings
+    from lightnews.store import LOCAL_READER
+    from lightnews.store.postgres import PostgresStore
+
+    settings = Settings(environ={}).with_overrides(resolve_online=False)
+    with PostgresStore(pg_url, pool_size=2) as store:
+        build_demo(store, settings)
+        store.mark_story(LOCAL_READER, "2511.18342", "2026-01-01T00:00:00Z", saved=True)
+
+        def feed() -> list[tuple[str, object]]:
+            stories = rank_stories(store, LOCAL_READER, limit=50, settings=settings)
+            return [(s.key, s.why) for s in stories]
+
+        def prepared() -> list[str]:
+            rows = store.db.execute("SELECT statement FROM pg_prepared_statements").fetchall()
+            return [str(r[0]) for r in rows]
+
+        first = feed()
+        assert len(first) > 20
+        assert prepared() == []  # psycopg prepares a statement at its sixth use
+        for _ in range(6):
+            assert feed() == first
+        statements = prepared()
+        assert any("FROM story_state" in s for s in statements), statements
+        assert all(re.match(r"\s*(SELECT|WITH)\b", s, re.I) for s in statements)
+        assert not store.db.prepared  # the block has ended
+        assert store.db.execute("SELECT ? IS NULL", (None,)).fetchone()[0] is True
