@@ -20,10 +20,12 @@ library, so every announcement is judged twice: once with its paper present
 still there; any link is false).
 
 The truth is the announced paper, and also any paper the post itself names:
-writes its arXiv id, or its whole title word for word (``names``). Such a link
-(a thread citing the work it builds on, "private hypothesis selection" or
-"Stein Points") is counted right on every split; the counts by the first rule
-alone ("any link") are printed beside.
+writes its arXiv id, or names it in so many words by the rule
+``bench/linking_eval.py`` counts by (``names``: its whole title, the coined
+name before its colon when that name is the paper's own, or its Title-Case
+subtitle). Such a link (a thread citing the work it builds on, "private
+hypothesis selection" or "Stein Points") is counted right on every split; the
+counts by the first rule alone ("any link") are printed beside.
 
 A post "writes its title" when the title's words, lower-cased, stand in it in
 order. Titled posts are linked by the title linker as well (``--titles``: the
@@ -62,6 +64,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _linking_data import names_paper
 from fit_linker import fit
 
 from lightnews.embed import paper_text
@@ -133,24 +136,32 @@ def _half(arxiv_id: str) -> int:
 
 
 @functools.cache
-def _all_titles() -> dict[str, str]:
-    """Every linkable paper's title: the announced papers' and the Hugging Face library's."""
+def _all_papers() -> dict[str, Paper]:
+    """Every linkable paper: the announced papers and the Hugging Face library's."""
     from conftest import hf_corpus
 
-    titles = {p.arxiv_id: p.title for p in hf_corpus(SHARED)}
-    titles.update({a: k.title for a, k in load()[1].items()})
-    return titles
+    papers = {p.arxiv_id: p for p in hf_corpus(SHARED)}
+    papers.update(
+        {
+            a: Paper(a, title=k.title, abstract=k.abstract, published=_iso(k.month))
+            for a, k in load()[1].items()
+        }
+    )
+    return papers
 
 
 def names(post: Announcement, arxiv_id: str) -> bool:
-    """Whether the post itself names this paper: writes its arXiv id, or its whole title
-    word for word (lower-cased, punctuation dropped, as ``titled`` reads a title). A link
-    to a paper the post names is right even when the post announces another one: the
-    truth is not only the announced paper (a thread cites its prior work by name)."""
+    """Whether the post itself names this paper: writes its arXiv id, or names it in so
+    many words by the rule ``bench/linking_eval.py`` counts by (``names_paper``: its
+    whole title, the coined name before its colon when that name is the paper's own, or
+    its Title-Case subtitle). A link to a paper the post names is right even when the
+    post announces another one: the truth is not only the announced paper (a thread
+    cites its prior work by name, "Stein Points")."""
     if re.search(rf"(?<![\d.]){re.escape(arxiv_id)}(?![\d])", post.text):
         return True
-    title = _norm(_all_titles().get(arxiv_id, ""))
-    return bool(title) and f" {title} " in f" {_norm(post.text)} "
+    papers = _all_papers()
+    paper = papers.get(arxiv_id)
+    return paper is not None and names_paper(post.text, paper, papers) is not None
 
 
 def _wrong(j: Judgement, linked: str) -> bool:
