@@ -12,6 +12,7 @@ backend's own methods.
 from __future__ import annotations
 
 import struct
+from array import array
 from collections.abc import Iterable
 from typing import Any
 
@@ -91,11 +92,19 @@ class _Postgres(Dialect):
         return f"lower({expression})"
 
     def vector_out(self, column: str) -> str:
-        return f"{column}::text"  # pgvector prints [x,y,...]
+        # pgvector's binary form: the dimension and a spare field (two bytes each), then
+        # each value as a big-endian float16. Printed as text ("[x,y,...]") and parsed,
+        # a reader's 1,000 interest vectors cost 86 ms of CPU at 1M papers; read as
+        # bytes, the byte order is all there is to change.
+        return f"halfvec_send({column})"
 
     def vector_bytes(self, value: Any) -> bytes:
-        numbers = [float(x) for x in str(value).strip("[]").split(",") if x]
-        return struct.pack(f"<{len(numbers)}e", *numbers)
+        if isinstance(value, str):  # the text form (a column read as it is: ``db copy``)
+            numbers = [float(x) for x in value.strip("[]").split(",") if x]
+            return struct.pack(f"<{len(numbers)}e", *numbers)
+        half = array("H", bytes(value)[4:])  # :meth:`vector_out`'s binary form
+        half.byteswap()  # big-endian values to little-endian, on any machine
+        return half.tobytes()
 
     def vector_in(self, data: bytes) -> Any:
         values = struct.unpack(f"<{len(data) // 2}e", data)

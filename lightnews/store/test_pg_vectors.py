@@ -149,3 +149,22 @@ def test_an_unknown_encoder_finds_nothing_and_a_bad_name_is_refused(
     assert store.nearest_vectors("other", _blob(next(iter(vectors.values()))), 5) == []
     assert store.nearest_vectors("x'; DROP TABLE papers; --", b"\0\0" * DIM, 5) == []
     assert store.paper_count() == PAPERS
+
+
+def test_vectors_read_back_are_the_bytes_saved(
+    library: tuple[PostgresStore, dict[int, object], dict[int, str]],
+) -> None:
+    """Read in pgvector's binary form (big-endian), handed on as the store keeps them
+    (little-endian float16), the same bytes as saved, and as the text form gives them."""
+    store, vectors, _ = library
+    some = sorted(vectors)[:300]
+    read = dict(store.vectors_of(some, MODEL))
+    assert read == {i: _blob(vectors[i]) for i in some}
+    rows = store.db.execute(
+        "SELECT paper_id, vector::text FROM paper_vectors WHERE model = ? AND paper_id = ANY(?)",
+        (MODEL, some),
+    ).fetchall()
+    assert {int(r[0]): store.sql.vector_bytes(r[1]) for r in rows} == read
+    batches = [row for batch in store.vectors_after(MODEL, 0) for row in batch]
+    assert len(batches) == len(vectors)
+    assert all(blob == _blob(vectors[paper]) for _, paper, blob in batches)
