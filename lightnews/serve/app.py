@@ -63,7 +63,7 @@ from lightnews.serve.security import SiteGuard
 from lightnews.serve.site import Memory, Site, templates
 from lightnews.settings import Settings
 from lightnews.store import BACKEND_ERRORS, Store, open_store
-from lightnews.store.postgres import is_postgres_url
+from lightnews.store.postgres import PostgresStore, is_postgres_url
 from lightnews.store.readers import UserView
 from lightnews.store.secrets import digest
 
@@ -217,6 +217,9 @@ def _favicon(request: Request) -> Response:
 @asynccontextmanager
 async def _lifespan(app: Starlette) -> AsyncIterator[None]:
     anyio.to_thread.current_default_thread_limiter().total_tokens = THREADS
+    for store in (app.state.store, *app.state.site.replicas):
+        if isinstance(store, PostgresStore):  # a connection at hand for each request thread
+            store.keep_ready(THREADS)
     catch_up_in_background(True)
     yield
     catch_up_in_background(False)

