@@ -177,3 +177,45 @@ def test_a_feeds_reads_are_prepared_on_the_server_and_rank_alike(pg_url: str) ->
         assert all(re.match(r"\s*(SELECT|WITH)\b", s, re.I) for s in statements)
         assert not store.db.prepared  # the block has ended
         assert store.db.execute("SELECT ? IS NULL", (None,)).fetchone()[0] is True
+
+
+def test_a_connection_found_broken_renews_every_threads(pg_url: str) -> None:
+    """A restart learned once is learned by every thread: once the server has ended the
+    store's connections, the first statement to find its own broken fails (a page's
+    503), and every other thread's next statement runs on a new connection."""
+    import threading
+
+    from lightnews.store.postgres import PostgresStore
+
+    threads = 3
+    with PostgresStore(pg_url, pool_size=threads + 2) as store:
+        holding = threading.Barrier(threads + 1)
+        turns = [threading.Event() for _ in range(threads)]
+        said: dict[int, object] = {}
+
+        def reader(n: int) -> None:
+            store.db.execute("SELECT 1").fetchone()  # a connection of its own, kept
+            holding.wait()
+            turns[n].wait()
+            try:
+                said[n] = store.db.execute("SELECT 1").fetchone()[0]
+            except Exception as error:
+                said[n] = error
+
+        running = [threading.Thread(target=reader, args=(n,)) for n in range(threads)]
+        for thread in running:
+            thread.start()
+        holding.wait()
+        with psycopg.connect(pg_url, autocommit=True) as admin:  # as a restart would
+            ended = admin.execute(
+                "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 5000)) "
+                "FROM pg_stat_activity WHERE datname = current_database() "
+                "AND pid <> pg_backend_pid()"
+            ).fetchone()
+        assert ended is not None and ended[0] >= threads
+        for n, thread in enumerate(running):
+            turns[n].set()
+            thread.join(30)
+        assert isinstance(said[0], psycopg.OperationalError), said
+        assert said[1] == 1 and said[2] == 1, said
+        assert store.db.execute("SELECT 1").fetchone()[0] == 1
