@@ -8,6 +8,7 @@ fixtures (``tests/data`` and the demo snapshot) still cover every behaviour.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import itertools
 import os
 import sys
@@ -35,6 +36,11 @@ DATA = ROOT / "tests" / "data"
 # (lightnews.ingest.priority); ingest/test_priority.py checks that in processes of its own.
 os.environ.setdefault("LIGHTNEWS_BACKGROUND_NICE", "0")
 DEMO = ROOT / "lightnews" / "demo" / "snapshot"
+# croniter (procrastinate's, imported by the worker's queue) runs `file -b` on the
+# interpreter once, as it is imported (platform.architecture): imported here, before
+# any test, so the lanes' check below does not charge that to whichever test is first.
+with contextlib.suppress(ImportError):
+    importlib.import_module("croniter")
 
 
 @pytest.fixture

@@ -92,6 +92,9 @@ class PgConnection:
         self.generation = generation
         #: Told when a statement finds this connection broken (the server went away).
         self.on_broken = on_broken
+        #: Blocks under way that set this connection up (a time budget, prepared reads):
+        #: while any is, the store does not swap it for a new one.
+        self.held = 0
 
     def execute(self, query: str, params: Sequence[Any] | None = None) -> Cursor:
         import psycopg

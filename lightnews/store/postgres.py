@@ -273,10 +273,17 @@ class PostgresStore(PostgresSearch, PostgresVectors, CommonStore):
         Taken anew when it is closed, and when another thread found its own
         broken since it was taken (the server restarted: every connection of
         before is gone, and each thread would otherwise fail one request to
-        learn it), unless a transaction is open on it.
+        learn it), unless a transaction is open on it or a block has set it up
+        (:meth:`time_budget`, :meth:`repeated_reads`): the block's statements run
+        on the connection it set up, or fail with it.
         """
         conn: PgConnection | None = getattr(self._local, "db", None)
-        if conn is not None and conn.generation != self._generation and not conn.in_transaction:
+        if (
+            conn is not None
+            and conn.generation != self._generation
+            and not conn.held
+            and not conn.in_transaction
+        ):
             with suppress(Exception):
                 conn.conn.close()  # the pool drops it when it is given back
         if conn is None or conn.conn.closed:
@@ -515,10 +522,12 @@ class PostgresStore(PostgresSearch, PostgresVectors, CommonStore):
         db = self.db
         before = db.prepared
         db.prepared = True
+        db.held += 1
         try:
             yield
         finally:
             db.prepared = before
+            db.held -= 1
 
     def budget_clock(self) -> float:
         """Elapsed time: the server cannot bound a statement's CPU, only its duration."""
@@ -530,6 +539,7 @@ class PostgresStore(PostgresSearch, PostgresVectors, CommonStore):
 
         db = self.db
         db.execute(f"SET statement_timeout = {max(int(seconds * 1000), 1)}")
+        db.held += 1
         try:
             yield
         except psycopg.errors.QueryCanceled:
@@ -538,6 +548,7 @@ class PostgresStore(PostgresSearch, PostgresVectors, CommonStore):
                 "longer words, a subject, dates)"
             ) from None
         finally:
+            db.held -= 1
             if not db.conn.closed:
                 db.execute("SET statement_timeout = 0")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from contextlib import nullcontext
 from pathlib import Path
 
 import pytest
@@ -182,12 +183,13 @@ def test_a_feeds_reads_are_prepared_on_the_server_and_rank_alike(pg_url: str) ->
 def test_a_connection_found_broken_renews_every_threads(pg_url: str) -> None:
     """A restart learned once is learned by every thread: once the server has ended the
     store's connections, the first statement to find its own broken fails (a page's
-    503), and every other thread's next statement runs on a new connection."""
+    503), and every other thread's next statement runs on a new connection, except in
+    a block that set its connection up (a time budget): that one fails with it."""
     import threading
 
     from lightnews.store.postgres import PostgresStore
 
-    threads = 3
+    threads = 4
     with PostgresStore(pg_url, pool_size=threads + 2) as store:
         holding = threading.Barrier(threads + 1)
         turns = [threading.Event() for _ in range(threads)]
@@ -195,12 +197,13 @@ def test_a_connection_found_broken_renews_every_threads(pg_url: str) -> None:
 
         def reader(n: int) -> None:
             store.db.execute("SELECT 1").fetchone()  # a connection of its own, kept
-            holding.wait()
-            turns[n].wait()
-            try:
-                said[n] = store.db.execute("SELECT 1").fetchone()[0]
-            except Exception as error:
-                said[n] = error
+            with store.time_budget(30) if n == 3 else nullcontext():
+                holding.wait()
+                turns[n].wait()
+                try:
+                    said[n] = store.db.execute("SELECT 1").fetchone()[0]
+                except Exception as error:
+                    said[n] = error
 
         running = [threading.Thread(target=reader, args=(n,)) for n in range(threads)]
         for thread in running:
@@ -218,4 +221,5 @@ def test_a_connection_found_broken_renews_every_threads(pg_url: str) -> None:
             thread.join(30)
         assert isinstance(said[0], psycopg.OperationalError), said
         assert said[1] == 1 and said[2] == 1, said
+        assert isinstance(said[3], psycopg.OperationalError), said  # not run without its budget
         assert store.db.execute("SELECT 1").fetchone()[0] == 1
