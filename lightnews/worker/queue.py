@@ -577,15 +577,19 @@ def read_status(store: PostgresStore, heartbeat: float = 10.0) -> QueueStatus:
         "WHERE status IN ('todo', 'doing', 'failed') GROUP BY 1, 2"
     ).fetchall():
         by_status[str(status)][str(task)] = int(count)
+    # A fetch is stamped when it starts (last_attempt) and when it ends (last_success, or
+    # last_error_at: both at once when what it stored had problems); neither yet: under way.
     last = db.execute(
-        "SELECT id, kind, address, last_attempt, last_success = last_attempt FROM sources "
-        "WHERE last_attempt IS NOT NULL ORDER BY last_attempt DESC LIMIT 1"
+        "SELECT id, kind, address, last_attempt, "
+        "CASE WHEN last_error_at >= last_attempt "
+        "AND last_error_at >= coalesce(last_success, '') THEN 'failed' "
+        "WHEN last_success >= last_attempt THEN 'ok' ELSE 'under way' END "
+        "FROM sources WHERE last_attempt IS NOT NULL ORDER BY last_attempt DESC LIMIT 1"
     ).fetchone()
     due = len(due_for_refresh(store, iso(utc_now())))
     said = None
     if last is not None:
-        outcome = "ok" if last[4] else "failed"
-        said = f"#{last[0]} {last[1]} {last[2]} at {last[3]} ({outcome})"
+        said = f"#{last[0]} {last[1]} {last[2]} at {last[3]} ({last[4]})"
     return QueueStatus(
         workers=int(alive[0]) if alive else 0,
         last_beat=float(alive[1]) if alive and alive[1] is not None else None,

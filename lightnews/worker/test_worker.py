@@ -667,6 +667,34 @@ def last_success(url: str, source: int) -> str | None:
     return None if row is None or row[0] is None else str(row[0])
 
 
+def test_the_status_tells_a_fetch_under_way_from_a_failed_one(pg_url: str) -> None:
+    """``worker --status`` reads the latest fetch's outcome from its stamps: one that ended
+    seconds after it began is ok (under load a fetch spans a second, and was said to have
+    failed), one that has not ended is under way."""
+    from lightnews.worker.queue import read_status
+
+    with PostgresStore(pg_url, pool_size=2) as store:
+        row = store.add_source("arxiv-api", "all:status", now=NOW)[0]
+        cases = [  # last_attempt, last_success, last_error_at: what the status says
+            ("12:53:01", "12:53:03", None, "ok"),
+            ("12:53:05", "12:53:03", None, "under way"),
+            ("12:53:05", "12:53:03", "12:53:06", "failed"),
+            ("12:53:05", "12:53:07", "12:53:07", "failed"),  # stored, with problems
+            ("12:53:08", "12:53:09", "12:53:07", "ok"),  # after a failure
+        ]
+        for attempt, success, error_at, outcome in cases:
+            stamps = [
+                None if t is None else f"2026-12-07T{t}Z" for t in (attempt, success, error_at)
+            ]
+            store.db.execute(
+                "UPDATE sources SET last_attempt = ?, last_success = ?, last_error_at = ? "
+                "WHERE id = ?",
+                (*stamps, row.id),
+            )
+            said = read_status(store).last_attempt
+            assert said is not None and said.endswith(f"at {stamps[0]} ({outcome})"), said
+
+
 def test_a_worker_as_deployed_refreshes_a_due_source_within_its_tick(
     pg_url: str, server: RecordedServer, workers: Callable[..., WorkerProcess], tmp_path: Path
 ) -> None:
