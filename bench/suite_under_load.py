@@ -11,8 +11,10 @@ checkout, so what is measured is what is committed) each run what ``make
 test`` runs (ruff format and check, mypy strict, the suite with two pytest
 processes) side by side, with this checkout's virtual environment. With
 ``--ci`` one of them runs ``.ci/run`` itself, as CI does on a clean clone.
-The runs are the load: five suites of two processes each keep the machine's
-two cores at a load of 10 or more. As each run ends, two CPU burners take its
+Each clone finds ``../shared`` (the recorded fixtures) as this checkout does:
+without it the tests that read them would skip. The runs are the load: five
+suites of two processes each keep the machine's two cores at a load of 10 or
+more. As each run ends, two CPU burners take its
 share, so the load stays up until the last run ends. The load average is
 sampled every 30 s.
 
@@ -99,6 +101,9 @@ def main() -> None:
     commit = subprocess.check_output(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, text=True)
     where = args.keep or Path(tempfile.mkdtemp(prefix="lightnews-load-"))
     where.mkdir(parents=True, exist_ok=True)
+    shared = ROOT.parent / "shared"  # the recorded fixtures: each clone finds them beside it
+    if shared.is_dir() and not (where / "shared").exists():
+        (where / "shared").symlink_to(shared)
     runs = []
     for n in range(1, args.runs + 1):
         folder = where / f"run{n}"
