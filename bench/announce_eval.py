@@ -73,6 +73,7 @@ from lightnews.embed.index import from_blob, to_blob
 from lightnews.link.announcements import (
     ANNOUNCEMENT_ENCODER,
     BAR,
+    TOLD_DAYS,
     WORDS_BAR,
     Judged,
     OwnPaper,
@@ -109,6 +110,7 @@ class Announcement:
     month: int  # year * 12 + month - 1 of the post
     split: str
     titled: bool
+    at: float  # when it was posted (days since 1970), from the post's id
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +131,13 @@ def _month_of(arxiv_id: str) -> int:
 
 def _iso(month: int) -> str:
     return f"{month // 12:04d}-{month % 12 + 1:02d}-15T12:00:00Z"
+
+
+def _posted_at(tweet_id: str) -> float:
+    """When a post was made (days since 1970), read from its id (a Twitter snowflake):
+    exact, where the data's own ``year`` and ``month`` are a month's and not always the
+    post's."""
+    return ((int(tweet_id) >> 22) + 1_288_834_974_657) / 86_400_000
 
 
 def _half(arxiv_id: str) -> int:
@@ -192,6 +201,7 @@ def load() -> tuple[list[Announcement], dict[str, Known]]:
                 row["year"] * 12 + row["month"] - 1,
                 split,
                 titled,
+                _posted_at(row["tweet_id"]),
             )
         )
         papers.setdefault(
@@ -317,11 +327,24 @@ def judge_all(
     *,
     fitting: bool,
     meaning: bool = True,
+    told_days: float = TOLD_DAYS,
 ) -> list[Judgement]:
     every = list(papers.values())
     by_author: dict[str, list[str]] = defaultdict(list)
+    told_at: dict[tuple[str, str], list[float]] = defaultdict(list)
     for post in posts:
         by_author[post.author].append(post.arxiv_id)
+        told_at[(post.author, post.arxiv_id)].append(post.at)
+
+    def told(post: Announcement, arxiv_id: str) -> tuple[str, ...]:
+        """The product's ``OwnPaper.told`` for a candidate: the poster's other posts about it
+        (each carried its link, so a library would have linked them), judged by the exact
+        times of the posts' ids, and written as a telling a month before the post's month
+        (the month the features read the post at) when one came ``told_days`` or more
+        before this post."""
+        times = told_at.get((post.author, arxiv_id), [])
+        return (_iso(post.month - 1),) if any(post.at - t >= told_days for t in times) else ()
+
     by_month: dict[int, list[str]] = defaultdict(list)
     for paper in every:
         by_month[paper.month].append(paper.arxiv_id)
@@ -338,6 +361,7 @@ def judge_all(
                     papers[i].abstract,
                     _iso(papers[i].month),
                     vector=tuple(float(v) for v in paper_vec[i]) if meaning else None,
+                    told=told(post, i),
                 )
                 for i in ids
             ]
@@ -348,7 +372,10 @@ def judge_all(
                 rows, _ = announcement_features(
                     post.text, own, weight, posted=posted, vector=vector
                 )
-                judged = [(p.arxiv_id, 0.0, r) for p, r in zip(own, rows, strict=False)]
+                judged = [
+                    (p.arxiv_id, 0.0, {**r, "told": float(bool(p.told))})
+                    for p, r in zip(own, rows, strict=False)
+                ]
                 out.append(Judgement(post, present, judged, None, 0.0))
                 continue
             scored = judge_announcement(post.text, own, weight, posted=posted, vector=vector)
@@ -432,7 +459,7 @@ def cross_validate(
             for j in judgements:
                 if fold(j) == k:
                     judged = [
-                        (a, _unless_named_other(held.probability(row), row), row)
+                        (a, _told(row, _unless_named_other(held.probability(row), row)), row)
                         for a, _, row in j.judged
                     ]
                     judged.sort(key=lambda t: t[1], reverse=True)
@@ -476,6 +503,13 @@ def cross_validate(
                         f"(announces {papers[j.post.arxiv_id].title[:70]!r}): "
                         f"{' '.join(j.post.text.split())[:160]!r}"
                     )
+
+
+def _told(row: dict[str, float], probability: float) -> float:
+    """The shipped rule for a paper the poster told of days before (``told_before``)."""
+    from lightnews.link.announcements import _TOLD_CAP
+
+    return min(probability, _TOLD_CAP) if row.get("told") else probability
 
 
 def _ece(pairs: list[tuple[float, bool]]) -> tuple[float, list[tuple[str, int, float, float]]]:
@@ -761,6 +795,13 @@ def main() -> None:
         "on untitled posts at the shipped bar, in full",
     )
     parser.add_argument(
+        "--told-days",
+        type=float,
+        default=TOLD_DAYS,
+        help="a candidate the poster told of this many days before is not announced "
+        "(inf: the rule off)",
+    )
+    parser.add_argument(
         "--reuse-titles",
         action="store_true",
         help="read the title route's links from the last --titles run of the split",
@@ -786,6 +827,7 @@ def main() -> None:
         paper_vec,
         fitting=args.fit or args.cv,
         meaning=not args.words_only,
+        told_days=args.told_days,
     )
     print(f"judged {len(judgements)} in {time.perf_counter() - started:.0f}s")
     if args.fit:

@@ -108,6 +108,8 @@ class ScholarLibrary(Protocol):
 
     def paper_authors(self, arxiv_ids: Sequence[str], bar: float) -> list[PaperAuthor]: ...
 
+    def posted_about(self, account: str, arxiv_ids: Sequence[str]) -> dict[str, list[str]]: ...
+
 
 @runtime_checkable
 class VectorLibrary(Protocol):
@@ -199,6 +201,7 @@ def link_announcements(
         authors: dict[str, list[str]] = {}
         for author in library.paper_authors([s.arxiv_id for s in recent], 0.0):
             authors.setdefault(author.arxiv_id, []).append(author.name)
+        told = library.posted_about(item.account or "", [s.arxiv_id for s in recent])
         stored = dict(vectors([s.arxiv_id for s in recent])) if vectors and encode else {}
         if encode and len(stored) < len(recent):
             # A paper not embedded yet is encoded here as embedding will store it, so that
@@ -218,6 +221,7 @@ def link_announcements(
                 s.published,
                 tuple(authors.get(s.arxiv_id, ())),
                 tuple(stored[s.arxiv_id]) if s.arxiv_id in stored else None,
+                tuple(told.get(s.arxiv_id, ())),
             )
             for s in recent
         ]

@@ -29,7 +29,9 @@ judges with meaning when the library runs the encoder the model was fitted with,
 asserted at :data:`BAR` (:data:`WORDS_BAR` for the words-only model) or above,
 and not at all when a second paper of the scholar is judged likely too, or
 when the post shares too little with the paper (:data:`MIN_INFORMATION`) to
-tell it from one the library lacks.
+tell it from one the library lacks. A paper the scholar already posted about
+days before is not what a new post announces (:func:`told_before`): that is
+how a companion paper the library lacks would otherwise take its sibling's link.
 
 Pure: papers and vectors come in as arguments; nothing is looked up here.
 """
@@ -56,6 +58,7 @@ __all__ = [
     "ANNOUNCEMENT_FEATURES",
     "BAR",
     "MIN_INFORMATION",
+    "TOLD_DAYS",
     "WINDOW_DAYS",
     "WORDS_BAR",
     "WORDS_FEATURES",
@@ -68,6 +71,7 @@ __all__ = [
     "link_announcement",
     "post_words",
     "title_like",
+    "told_before",
 ]
 
 #: The encoder whose cosines the meaning model was fitted on (post: :func:`post_words`;
@@ -92,6 +96,11 @@ MIN_INFORMATION = 0.4
 NAMED_FIT = 0.6
 #: A second paper judged this likely makes the post ambiguous: no link.
 RIVAL = 0.5
+#: The most a paper already told (:func:`told_before`) is judged to be what a post announces.
+_TOLD_CAP = 0.05
+#: A paper the poster already posted about this many days or more before the post is
+#: not what it announces (chosen on the dev split's announcements: see ``told_before``).
+TOLD_DAYS = 3.0
 
 #: Words every announcement uses, whatever its paper: no evidence for one paper.
 _ANNOUNCING = frozenset(
@@ -151,6 +160,8 @@ class OwnPaper:
     authors: tuple[str, ...] = ()
     #: Its vector in the library's encoder (unit length), if it has one.
     vector: tuple[float, ...] | None = None
+    #: When the poster posted about it before (ISO 8601, oldest first).
+    told: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,6 +319,27 @@ def _unless_named_other(probability: float, row: dict[str, float]) -> float:
     return probability
 
 
+def told_before(paper: OwnPaper, posted: str | None) -> bool:
+    """Whether the poster already posted about ``paper`` :data:`TOLD_DAYS` or more before.
+
+    An announcement tells something new. A scholar who posted about a paper weeks
+    ago and now describes a paper in the same words is, far more often than not,
+    announcing its companion (the same group, month and topic: the gamma rays of
+    TXS 0506+056, then the magnetic fields they constrain), which the library may
+    not hold yet. The words and the meaning cannot tell the two apart; the
+    scholar's own history can. The cost is the rare untitled second telling of a
+    paper weeks later ("a thread on this new paper"), which in a live stream
+    mostly carries its link or card and is linked by them.
+    """
+    return any(
+        (days := _days(when, posted)) is not None and days >= TOLD_DAYS for when in paper.told
+    )
+
+
+def _unless_told(paper: OwnPaper, posted: str | None, probability: float) -> float:
+    return min(probability, _TOLD_CAP) if told_before(paper, posted) else probability
+
+
 def judge_announcement(
     text: str,
     papers: Sequence[OwnPaper],
@@ -329,7 +361,7 @@ def judge_announcement(
     judged = [
         Judged(
             paper,
-            _unless_named_other(route.probability(row), row),
+            _unless_told(paper, posted, _unless_named_other(route.probability(row), row)),
             tuple((f, feature_value(row, f)) for f in route.features),
         )
         for paper, row in zip(papers, rows, strict=True)

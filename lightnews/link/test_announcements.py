@@ -20,6 +20,7 @@ from lightnews.link.announcements import (
     link_announcement,
     post_words,
     title_like,
+    told_before,
 )
 from lightnews.link.attribution import attribute_scholar
 from lightnews.link.title_words import stems, title_weights
@@ -246,6 +247,50 @@ def test_ingestion_links_a_followed_scholars_description_of_his_recent_paper(
     # his other atomic-hydrogen papers', nor any: a followed scholar's post that names no
     # paper is not kept, so the first post is his one kept.
     assert store.network_post_counts([CORTESE]) == {CORTESE: 1}
+
+
+@pytest.mark.shared
+def test_a_paper_the_scholar_told_of_days_before_is_not_what_a_new_post_announces(
+    store: Store, shared: Path, tmp_path: Path
+) -> None:
+    """A companion paper the library lacks must not take its sibling's link: the scholar
+    already told of the sibling, days ago. A second telling the next day still joins."""
+    posts = _cortese_library(store, shared)
+
+    def replay(name: str, *posted: tuple[str, str, str]) -> None:
+        events = [identity_event(CORTESE, 1, "cortese.bsky.social")] + [
+            commit_event(CORTESE, 2 + n, POST, key, text_record(text, when))
+            for n, (key, text, when) in enumerate(posted)
+        ]
+        path = tmp_path / f"{name}.jsonl"
+        path.write_bytes(b"\n".join(orjson.dumps(e) for e in events) + b"\n")
+        assert replay_file(store, Settings(environ={}), path).counts.malformed == 0
+
+    # He tells of the hydrogen-mass paper with its link on the day it appears.
+    replay("told", ("3ltold", f"New paper! arxiv.org/abs/{ANNOUNCED}", "2020-01-24T18:00:00.000Z"))
+    told = store.posted_about(CORTESE, [ANNOUNCED, "2001.04037"])
+    assert told == {ANNOUNCED: ["2020-01-24T18:00:00Z"]}
+    assert store.posted_about("did:plc:someoneelse", [ANNOUNCED]) == {}
+    # Its description, without the link, the next day joins its story, by announcement;
+    # the same words six days on describe a paper of his the library lacks.
+    replay(
+        "later",
+        ("3lnextday", posts[ANNOUNCED], "2020-01-25T09:00:00.000Z"),
+        ("3ldayslater", posts[ANNOUNCED], "2020-01-30T09:00:00.000Z"),
+    )
+    found = {
+        p.uri.rsplit("/", 1)[1]: p.method for p in store.paper_conversation(SERVICE, ANNOUNCED)
+    }
+    assert found == {"3ltold": "arxiv-url", "3lnextday": "announcement"}
+    assert store.network_post_counts([CORTESE]) == {CORTESE: 2}
+
+
+def test_told_before_counts_days_from_the_earliest_telling() -> None:
+    paper = OwnPaper("2001.09073", "A title", told=("2020-01-24T18:00:00Z",))
+    assert not told_before(paper, "2020-01-25T09:00:00Z")
+    assert told_before(paper, "2020-01-27T18:00:00Z")  # TOLD_DAYS on
+    assert not told_before(paper, None) and not told_before(OwnPaper("x", "t"), "2020-03-01")
+    assert not told_before(paper, "2020-01-20T00:00:00Z")  # told after this post: not before
 
 
 @pytest.mark.shared

@@ -797,6 +797,10 @@ class Store(Protocol):
         self, dids: Sequence[str], limit: int = 50
     ) -> dict[str, list[tuple[str, str]]]: ...
 
+    def posted_about(self, account: str, arxiv_ids: Sequence[str]) -> dict[str, list[str]]:
+        """When this account posted about each of these papers, oldest first."""
+        ...
+
     def network_post_counts(self, dids: Sequence[str]) -> dict[str, int]: ...
 
     def note_accounts(self, service: str, handles: dict[str, str], now: str) -> None:

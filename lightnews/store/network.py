@@ -380,6 +380,27 @@ class NetworkQueries(Queries):
             found[did] = [(r[0], r[1]) for r in rows]
         return found
 
+    def posted_about(self, account: str, arxiv_ids: Sequence[str]) -> dict[str, list[str]]:
+        """When this account posted about each of these papers (items from its sources and
+        its posts heard on the network, reposts left out), oldest first: a scholar's post
+        about a paper they announced weeks ago is less likely to announce it again."""
+        if not account or not arxiv_ids:
+            return {}
+        ids = self.sql.list_param(sorted(set(arxiv_ids)))
+        rows = self.db.execute(
+            "SELECT p.arxiv_id, i.published FROM items i JOIN mentions m ON m.item_id = i.id "
+            "JOIN papers p ON p.id = m.paper_id WHERE i.account = ? AND i.published IS NOT NULL "
+            f"AND {self.sql.in_list('p.arxiv_id')} "
+            "UNION SELECT m.paper, p.created_at FROM network_mentions m "
+            "JOIN network_posts p ON p.uri = m.uri WHERE p.did = ? AND p.kind != 'repost' "
+            f"AND p.created_at IS NOT NULL AND {self.sql.in_list('m.paper')}",
+            (account, ids, account, ids),
+        )
+        found: dict[str, list[str]] = {}
+        for arxiv_id, when in rows:
+            found.setdefault(arxiv_id, []).append(when)
+        return {a: sorted(times) for a, times in found.items()}
+
     def network_post_counts(self, dids: Sequence[str]) -> dict[str, int]:
         """How many posts (not reposts) of each account are stored."""
         if not dids:
