@@ -531,9 +531,10 @@ class Settings:
         500,
         _positive_int,
         "Most work a search may do reading the database, in milliseconds (CPU time on "
-        "SQLite, where waiting for a busy CPU counts only past four times this; time in "
-        'the server on PostgreSQL); a search that needs more answers "too expensive: '
-        'narrow it" instead of keeping the server busy.',
+        "SQLite, where waiting for a busy CPU counts only past four times this; on "
+        "PostgreSQL, which can bound only a statement's duration, four times this in the "
+        'server); a search that needs more answers "too expensive: narrow it" instead of '
+        "keeping the server busy.",
     )
     write_wait: Setting[float] = Setting(
         30.0,

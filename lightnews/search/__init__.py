@@ -364,7 +364,7 @@ def search_papers(
     budget = _budget(settings)
     started = store.budget_clock()
 
-    def left() -> float:  # of the budget, on the store's clock (its CPU on SQLite)
+    def left() -> float:  # of the budget: the store's work in its budgeted reads so far
         return max(budget - (store.budget_clock() - started), 0.0)
 
     named = [m.arxiv_id for m in find_arxiv_mentions([query]) if m.confidence >= 0.8]

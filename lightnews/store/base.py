@@ -149,7 +149,9 @@ class Store(Protocol):
         ...
 
     def budget_clock(self) -> float:
-        """Seconds on the clock :meth:`time_budget` counts on, for a caller's own sums."""
+        """Seconds of work this thread has done inside :meth:`time_budget` blocks, on the
+        clock they count on, for a caller's own sums (a search's stages share one budget);
+        what the caller does between the blocks (encoding a query) is not charged."""
         ...
 
     # -- library -------------------------------------------------------------------------

@@ -45,13 +45,18 @@ from lightnews.store.texts import TextQueries
 from lightnews.store.vectors import VectorQueries
 from lightnews.store.writes import WriteQueries
 
-__all__ = ["WRITE_TRIES", "WRITE_WAIT", "CommonStore", "read_migrations"]
+__all__ = ["WALL_FACTOR", "WRITE_TRIES", "WRITE_WAIT", "CommonStore", "read_migrations"]
 
 _T = TypeVar("_T")
 
 #: Seconds a write waits for another writer before giving up (:class:`Busy`). Bulk
 #: imports commit every few seconds (``lightnews.ingest.bulk``), refreshes page by page.
 WRITE_WAIT = 30.0
+#: A read under a time budget of N seconds also stops after this many times N seconds of
+#: waiting: SQLite counts the read's own CPU against N and waiting against this ceiling;
+#: PostgreSQL, which can bound only a statement's duration, bounds it by the ceiling
+#: (a starved machine's wait for a CPU is not the search's cost).
+WALL_FACTOR = 4.0
 #: How many times :meth:`CommonStore.write` runs a write transaction that the server gave
 #: up (to break a deadlock), at most; it waits a few random milliseconds between tries.
 WRITE_TRIES = 5

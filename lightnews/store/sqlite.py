@@ -34,7 +34,7 @@ from typing import Any
 
 from lightnews.errors import Busy, TooExpensive, Unavailable
 from lightnews.model import QueryTerm, SearchFilters
-from lightnews.store.common import WRITE_WAIT, CommonStore, read_migrations
+from lightnews.store.common import WALL_FACTOR, WRITE_WAIT, CommonStore, read_migrations
 from lightnews.store.dialect import SQLITE, Dialect
 from lightnews.store.merge import PAPER_COLUMNS
 from lightnews.store.sqlite_search import SQLiteSearch
@@ -58,9 +58,6 @@ _YIELD_PAUSE = 0.05
 #: A writer that keeps waiting stamps ``<db>-writers`` again this often (seconds), so a
 #: transaction opened after its first stamp still sees that it waits.
 _STAMP_EVERY = 0.1
-#: A read under a time budget of N seconds of CPU also stops after this many times N
-#: seconds of waiting (:meth:`SQLiteStore.time_budget`).
-WALL_FACTOR = 4.0
 #: What statements other than BEGIN wait on a lock (rare in WAL mode: recovery).
 _BUSY_TIMEOUT_MS = 5000
 #: Page cache of the first connection (imports, refreshes), and of the others (the web
@@ -366,7 +363,8 @@ class SQLiteStore(SQLiteSearch, CommonStore):
         budget).
         """
         db = self.db
-        spent_by = time.thread_time() + seconds
+        began = time.thread_time()
+        spent_by = began + seconds
         wall_by = time.monotonic() + WALL_FACTOR * seconds
         db.set_progress_handler(
             lambda: time.thread_time() > spent_by or time.monotonic() > wall_by, 2000
@@ -382,9 +380,11 @@ class SQLiteStore(SQLiteSearch, CommonStore):
             ) from None
         finally:
             db.set_progress_handler(None, 2000)
+            self._local.budgeted = self.budget_clock() + time.thread_time() - began
 
     def budget_clock(self) -> float:
-        return time.thread_time()
+        """This thread's CPU inside :meth:`time_budget` blocks."""
+        return float(getattr(self._local, "budgeted", 0.0))
 
     # -- papers: new ones with their FTS5 rows --------------------------------
 
