@@ -32,7 +32,7 @@ from lightnews.model import (
     Version,
 )
 from lightnews.store import CommonStore, SQLiteStore
-from lightnews.store.common import WRITE_WAIT
+from lightnews.store.common import WRITE_TRIES, WRITE_WAIT
 from lightnews.store.network import ListenCursor
 from lightnews.store.readers import ReaderId, SignInLimits
 
@@ -391,7 +391,11 @@ def test_a_transaction_given_up_to_break_a_deadlock_runs_again(pg_library: Opene
         return lambda: store.write(transaction)
 
     run_all([body(0, PAPERS[:2], first), body(1, PAPERS[1::-1], second)])
-    assert sorted(runs.values()) == [1, 2]  # one ran twice
+    # One was given up and ran again. On a busy machine its second run may take the paper
+    # it had held again before the other writer's process, woken by the release, gets a
+    # CPU to take it: a second deadlock, and the other is given up once too. Either way
+    # each runs again whole and both land.
+    assert min(runs.values()) >= 1 and 2 <= max(runs.values()) <= WRITE_TRIES
     for arxiv_id in PAPERS[:2]:
         versions = first.db.execute(
             "SELECT versions FROM papers WHERE arxiv_id = ?", (arxiv_id,)
