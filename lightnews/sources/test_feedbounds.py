@@ -29,6 +29,12 @@ def _item(number: int, inner: bytes = b"") -> bytes:
     )
 
 
+#: CPU seconds a hostile body may cost here: each case took from 20 s to minutes before
+#: its bound, and under a second after; a machine at a load of 15 stretches a process's
+#: CPU time too (one read measured 1.08 s there), so the guard sits well above that.
+BOUND = 3.0
+
+
 def _read(body: bytes) -> tuple[float, FeedSource, object]:
     source = FeedSource("https://e.org/feed", {}, Settings(environ={}))
     begun = time.process_time()
@@ -40,7 +46,7 @@ def test_a_long_rss_author_is_cut_before_feedparser_reads_it() -> None:
     # 120 KB of one word took feedparser's e-mail search 45 s before.
     body = RSS + _item(1, b"<author>" + b"a" * 120_000 + b"</author>") + END
     seconds, _, batch = _read(body)
-    assert seconds < 1.0
+    assert seconds < BOUND
     (item,) = batch.items  # type: ignore[attr-defined]
     assert item.author and len(item.author) <= 254
     assert any("author lines" in w for w in batch.warnings)  # type: ignore[attr-defined]
@@ -50,7 +56,7 @@ def test_author_lines_in_cdata_and_with_dots_are_cut_too() -> None:
     for author in (b"<![CDATA[" + b"a" * 60_000 + b"]]>", b"x@" + b"a." * 30_000):
         body = RSS + _item(1, b"<dc:creator>" + author + b"</dc:creator>") + END
         seconds, _, batch = _read(body)
-        assert seconds < 1.0
+        assert seconds < BOUND
         assert len(batch.items) == 1  # type: ignore[attr-defined]
 
 
@@ -68,7 +74,7 @@ def test_an_entry_past_the_budget_costs_that_entry_only() -> None:
     categories = b"".join(b"<category>c%d</category>" % n for n in range(40_000))
     body = RSS + _item(1) + _item(2, categories) + _item(3) + END
     seconds, _, batch = _read(body)
-    assert seconds < 1.0  # 20 s before: feedparser compares each category with all before
+    assert seconds < BOUND  # 20 s before: feedparser compares each category with all before
     assert [i.key for i in batch.items] == ["https://e.org/1", "https://e.org/3"]  # type: ignore[attr-defined]
     (problem,) = [p for p in batch.problems if "entry skipped" in p.message]  # type: ignore[attr-defined]
     assert problem.key == "https://e.org/2"
@@ -83,7 +89,7 @@ def test_tags_with_many_attributes_or_huge_values_keep_their_first_attributes() 
     )
     body = ATOM + entry + b"</feed>"
     seconds, _, batch = _read(body)
-    assert seconds < 1.0  # over 2 min before
+    assert seconds < BOUND  # over 2 min before
     (item,) = batch.items  # type: ignore[attr-defined]
     assert item.url == "https://e.org/1" and item.text == "s"
     assert all(len(link) < 1000 for link in item.links)
@@ -106,7 +112,7 @@ def test_a_utf16_body_is_bounded_too() -> None:
     text = (RSS + _item(1, b"<author>" + b"a" * 120_000 + b"</author>") + END).decode()
     body = text.replace('encoding="utf-8"', 'encoding="utf-16"').encode("utf-16")
     seconds, _, batch = _read(body)
-    assert seconds < 1.0
+    assert seconds < BOUND
     assert len(batch.items) == 1  # type: ignore[attr-defined]
 
 
