@@ -383,7 +383,7 @@ class NetworkQueries(Queries):
     def posted_about(self, account: str, arxiv_ids: Sequence[str]) -> dict[str, list[str]]:
         """When this account posted about each of these papers (items from its sources and
         its posts heard on the network, reposts left out), oldest first: a scholar's post
-        about a paper they announced weeks ago is less likely to announce it again."""
+        about a paper they told of days before is less likely to announce it again."""
         if not account or not arxiv_ids:
             return {}
         ids = self.sql.list_param(sorted(set(arxiv_ids)))
