@@ -19,7 +19,9 @@ share, so the load stays up until the last run ends. The load average is
 sampled every 30 s.
 
 Reports each run's exit status, seconds and failing tests, and the load
-average (1 min) seen while they ran: minimum, median and maximum.
+average (1 min) seen while they ran: minimum, median and maximum. Each suite
+names every test's outcome in its log as it ends (``PYTEST_ADDOPTS``), so a
+round stopped early still says which tests failed.
 
     .venv/bin/python bench/suite_under_load.py --runs 5 --ci
 """
@@ -69,7 +71,9 @@ class Run:
 def suite(run: Run) -> None:
     """Run the suite of ``run`` to its end; its status, time and failures."""
     started = time.monotonic()
-    env = dict(os.environ, PYTHONPATH=str(run.folder))
+    # -v -v against make test's -q: one line per test as it ends, so a stopped
+    # run still names its failures; -rfE repeats them in the closing summary.
+    env = dict(os.environ, PYTHONPATH=str(run.folder), PYTEST_ADDOPTS="-v -v -rfE")
     with run.log.open("w") as log:
         if run.ci:
             steps: tuple[list[str], ...] = (["bash", ".ci/run"],)
@@ -84,9 +88,19 @@ def suite(run: Run) -> None:
     run.status = status
     run.seconds = time.monotonic() - started
     text = run.log.read_text(errors="replace")
-    run.failed = re.findall(r"^(?:FAILED|ERROR) (\S+)", text, re.MULTILINE)
+    run.failed = failures(text)
     found = re.findall(r"^=*\s*(\d+ (?:passed|failed).*?) in [\d.]+s", text, re.MULTILINE)
     run.summary = found[-1] if found else ""
+
+
+def failures(log: str) -> list[str]:
+    """The tests a suite's log names as failed or in error, once each, in order.
+
+    Both pytest-xdist's per-test lines (``[gw0] [ 12%] FAILED a.py::t``) and the
+    closing summary (``FAILED a.py::t - reason``) name them.
+    """
+    found = re.findall(r"(?:^|\] )(?:FAILED|ERROR) (\S+::\S+|\S+\.py)", log, re.MULTILINE)
+    return list(dict.fromkeys(found))
 
 
 def main() -> None:
