@@ -664,13 +664,16 @@ def report_end_to_end(
         print(f"  linked: {j.post.tweet_id} {ingested(j, titles, shipped)}: {j.post.text[:100]!r}")
     if papers is not None:
         # Every false link at the shipped bar, in full, to be read (labelling, not tuning).
-        print("\nlinks on untitled posts, paper absent, in full:")
-        for j in [j for j in absent if ingested(j, titles, shipped)]:
+        print("\nlinks with the paper absent, in full (untitled posts, then titled):")
+        every_absent = [j for j in judgements if not j.present]
+        every_absent.sort(key=lambda j: j.post.titled)
+        for j in [j for j in every_absent if ingested(j, titles, shipped)]:
             route = "title" if titles[(j.post.tweet_id, False)] else "announcement"
             for linked, confidence in ingested(j, titles, shipped).items():
                 named = " (the post names it)" if names(j.post, linked) else ""
+                kind = "titled" if j.post.titled else "untitled"
                 print(
-                    f"- post {j.post.tweet_id} by {j.post.author!r}, {route} route, "
+                    f"- {kind} post {j.post.tweet_id} by {j.post.author!r}, {route} route, "
                     f"{confidence:.3f}{named}\n  announces {j.post.arxiv_id} "
                     f"{papers[j.post.arxiv_id].title!r}\n  linked {linked} "
                     f"{_title_of(linked, papers)!r}\n  text: {' '.join(j.post.text.split())!r}"

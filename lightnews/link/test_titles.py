@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from lightnews.link.title_features import names_its_subject, presents_as_own, version_clash
+from lightnews.link.title_features import (
+    inside_a_longer_quote,
+    names_its_subject,
+    presents_as_own,
+    version_clash,
+)
 from lightnews.link.title_words import stems, stems_of_title, title_weights, tokenize
 from lightnews.link.titles import Reference, find_title_mentions, match_reference, score_titles
 from lightnews.model import Author, Paper
@@ -299,3 +304,27 @@ def test_a_name_a_title_is_about_is_not_the_title(store: Store) -> None:
     assert not subject_only("see Scholarly Finding with the James Webb Space Telescope here")
     # Standing as a title: quoted.
     assert not subject_only("the James Webb Space Telescope", quoted=1.0)
+
+
+def test_a_title_inside_a_longer_quoted_title_is_not_the_paper_named(store: Store) -> None:
+    store_with_papers(store)
+    title = "Monocular Depth Estimation with Transformers"
+    # Quoted whole, it is named; inside a longer quoted title, that other title is.
+    assert linked(f"Our new paper “{title}” is out", store) == ["2501.00001"]
+    longer = f"{title} for Underwater Sonar and Lidar Fusion"
+    assert "2501.00001" not in linked(f"Our new paper “{longer}” is out", store)
+    assert "2501.00001" not in linked(f'Our new paper "{longer}" is out', store)
+
+    weight = title_weights(store)
+
+    def inside(text: str) -> bool:
+        start = text.index("Monocular")
+        return inside_a_longer_quote(text, start, start + len(title), title, weight)
+
+    assert inside(f'new: "{longer}" <LINK>')
+    # A quote that closed before the title, a quoted sentence, a quote on another line.
+    assert not inside(f'"Depth Pro" and {longer}')
+    assert not inside(f'"We build on {title}. It works well on sonar and lidar fusion."')
+    assert not inside(f'"Sonar and lidar fusion\n{title}"')
+    # The title with a word or two changed between versions still explains the quote.
+    assert not inside(f'"{title} Revisited"')

@@ -22,12 +22,14 @@ So a title is matched by the weight of its telling words:
    after a colon -- or sits inside a sentence of prose), and a fitted logistic
    model (:mod:`lightnews.link.calibration`) turns them into the probability
    that the link is right. A link is asserted when that probability reaches
-   the bar: a wrong link is worse than a missing one. Five rules cap it
+   the bar: a wrong link is worse than a missing one. Six rules cap it
    where the features cannot tell: a paper that appeared well after the text,
    another version of the name a title coins, a proper name the title is about
    written without the rest of the title ("using the James Webb Space
    Telescope" is not "Scientific Discovery with the James Webb Space
-   Telescope"), and, in a paper's own abstract,
+   Telescope"), a title inside a longer quoted one (a quoted "Selfish Mining
+   and Dyck Words in Bitcoin and Ethereum Networks" is not "Selfish Mining in
+   Ethereum"), and, in a paper's own abstract,
    a name it presents as its own work ("we introduce AgentLens, ...": another
    "AgentLens: ..." is a different work) and a title of plain words met as a
    topic in its prose ("counting rational curves in a Calabi-Yau threefold"
@@ -53,6 +55,7 @@ from lightnews.link.title_features import (
     CONTEXT_AFTER,
     CONTEXT_BEFORE,
     describe_match,
+    inside_a_longer_quote,
     is_late,
     names_its_subject,
     presents_as_own,
@@ -353,6 +356,7 @@ def score_titles(
             b = tokens.spans[start + match.end - 1][1]
             if (
                 version_clash(text, a, b, match.candidate.title)
+                or (not whole and inside_a_longer_quote(text, a, b, match.candidate.title, weight))
                 or (
                     not whole
                     and names_its_subject(
