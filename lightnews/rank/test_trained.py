@@ -26,7 +26,13 @@ from lightnews.rank.learn import (
     model_to_json,
 )
 from lightnews.rank.test_learn import NOW, READER, SETTINGS, library, saved_by_topic
-from lightnews.rank.trained import STORED, TRAINER, StoredModels, current_version
+from lightnews.rank.trained import (
+    STORED,
+    TRAINER,
+    StoredModels,
+    current_version,
+    train_and_store,
+)
 from lightnews.store import SQLiteStore, Store
 from lightnews.store.readers import ReaderId
 
@@ -135,6 +141,42 @@ def test_a_feed_with_a_stale_model_does_not_train(
     assert now.version == current_version(store, READER, SETTINGS)
     rank_stories(store, READER, limit=None, settings=SETTINGS)
     assert TRAINER.drain() and len(trainings) == 2  # current again: nothing to train
+
+
+def test_a_training_of_older_data_that_ends_last_does_not_replace_a_newer_model(
+    library: tuple[Store, dict[str, list[int]]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two processes train one reader at once: the first read the reader's data, the
+    reader acted, the second read the new data and saved first. The first, ending
+    last, must not put its older model back (the next feed would heal it, but until
+    then the reader's feed ignores what they just did)."""
+    store, ids = library
+    saved_by_topic(store, ids, "robot", 4)
+    older = current_version(store, READER, SETTINGS)
+    from lightnews.rank.learn import train_reader_model as real
+
+    calls: list[str] = []
+
+    def slow(store: Store, reader: int, *args: object, **kwargs: object) -> object:
+        calls.append("trained")
+        if len(calls) == 1:  # while the first training runs, the reader acts and a second one
+            store.set_paper_feedback(READER, ids["video generation"][0], "not-interested", NOW)
+            assert train_and_store(store, READER, SETTINGS)  # ... trains and saves first
+        return real(store, ReaderId(reader), *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("lightnews.rank.trained.train_reader_model", slow)
+    assert train_and_store(store, READER, SETTINGS, older)
+    assert calls == ["trained", "trained"]
+    newer = current_version(store, READER, SETTINGS)
+    assert newer != older
+    kept = store.reader_model_version(READER)
+    assert kept is not None and kept[0] == newer  # the second training's, not the first's
+    # A training that began later still replaces it.
+    store.set_paper_feedback(READER, ids["video generation"][1], "not-interested", NOW)
+    assert train_and_store(store, READER, SETTINGS)
+    latest = store.reader_model_version(READER)
+    assert latest is not None and latest[0] == current_version(store, READER, SETTINGS)
+    assert latest[1] > kept[1]
 
 
 def test_a_store_is_closed_only_after_its_trainings(

@@ -132,6 +132,9 @@ def train_and_store(
     version (``version``, else read from the store) or there is nothing to learn from;
     whether it trained. Every training of this package goes through here."""
     store = _primary(store)
+    # A model is as of when its training began: the store keeps the one that began last,
+    # so a training that read older data and ends later does not replace a newer model.
+    began = datetime.now(UTC).isoformat(timespec="microseconds")
     version = version or current_version(store, reader, settings)
     if version is None:
         return False
@@ -142,7 +145,7 @@ def train_and_store(
     model = train_reader_model(store, reader, settings, seed=int(reader))
     found = None if model is None else _document(model, str(settings.semantic))
     # To the microsecond: a model trained again within the second is told apart.
-    store.save_reader_model(reader, version, datetime.now(UTC).isoformat(), found)
+    store.save_reader_model(reader, version, began, found)
     return True
 
 

@@ -944,7 +944,8 @@ class Store(Protocol):
     def save_reader_model(
         self, reader: int, version: str, trained_at: str, model: str | None
     ) -> None:
-        """Keep the reader's newly trained model (JSON), in place of the one before."""
+        """Keep the reader's newly trained model (JSON), in place of the one before,
+        unless the one stored began training later (``trained_at``)."""
         ...
 
     def reader_model_version(self, reader: int) -> tuple[str, str] | None:

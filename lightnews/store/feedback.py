@@ -172,13 +172,17 @@ class FeedbackQueries(Queries):
     def save_reader_model(
         self, reader: int, version: str, trained_at: str, model: str | None
     ) -> None:
-        """Keep the reader's newly trained model (JSON), in place of the one before."""
+        """Keep the reader's newly trained model (JSON), in place of the one before,
+        unless the one stored began training later (``trained_at``, ISO 8601 in UTC to
+        the microsecond): two processes training the same reader at once, the one that
+        read the older data and ended last does not replace the newer model."""
         with self.transaction():
             self.db.execute(
                 "INSERT INTO reader_models (user_id, version, trained_at, model) "
                 "VALUES (?, ?, ?, ?) ON CONFLICT (user_id) DO UPDATE SET "
                 "version = excluded.version, trained_at = excluded.trained_at, "
-                "model = excluded.model",
+                "model = excluded.model "
+                "WHERE reader_models.trained_at < excluded.trained_at",
                 (reader, version, trained_at, model),
             )
 
