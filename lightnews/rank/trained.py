@@ -72,6 +72,9 @@ log = logging.getLogger("lightnews.rank")
 #: Seconds a reader's queued training is not queued again (it waits in the queue, or runs).
 QUEUED_FOR = 10.0
 
+#: Locks that keep a reader's trainings in this process one at a time (readers share them).
+TURNS = 64
+
 #: Queues a reader's training elsewhere (the group tier's workers); False: not queued,
 #: train here.
 Queue = Callable[[Store, ReaderId], bool]
@@ -240,7 +243,9 @@ class Trainer:
         self.queue: Queue | None = None
         self._pending: dict[tuple[str, int], _Asked] = {}
         self._busy: set[tuple[str, int]] = set()
-        self._turns: dict[tuple[str, int], threading.Lock] = {}
+        # One training of a reader at a time in this process, by a lock of a fixed set
+        # (a lock per reader ever trained would be kept for the life of the process).
+        self._turns = tuple(threading.Lock() for _ in range(TURNS))
         self._changed = threading.Condition()
         self._thread: threading.Thread | None = None
         self._queued: dict[tuple[str, int], float] = {}  # when each was last queued
@@ -316,8 +321,9 @@ class Trainer:
         return True
 
     def _turn(self, key: tuple[str, int]) -> threading.Lock:
-        with self._changed:
-            return self._turns.setdefault(key, threading.Lock())
+        """The lock a training of ``key`` holds: the same for the same reader; two readers
+        share one rarely, and then one waits for the other's training to end."""
+        return self._turns[hash(key) % TURNS]
 
     def _run(self) -> None:
         while True:
