@@ -49,6 +49,7 @@ Vectors (minilm-int8) are cached in ``bench/out/announce-vectors.npz``.
 from __future__ import annotations
 
 import argparse
+import calendar
 import functools
 import hashlib
 import itertools
@@ -73,7 +74,9 @@ from lightnews.embed.index import from_blob, to_blob
 from lightnews.link.announcements import (
     ANNOUNCEMENT_ENCODER,
     BAR,
+    EARLY_DAYS,
     TOLD_DAYS,
+    WINDOW_DAYS,
     WORDS_BAR,
     Judged,
     OwnPaper,
@@ -138,6 +141,37 @@ def _posted_at(tweet_id: str) -> float:
     exact, where the data's own ``year`` and ``month`` are a month's and not always the
     post's."""
     return ((int(tweet_id) >> 22) + 1_288_834_974_657) / 86_400_000
+
+
+@functools.cache
+def _month_sizes() -> dict[str, int]:
+    """The highest number seen in each month's new-style ids (the announced papers and
+    the Hugging Face library's): about how many papers arXiv numbered that month."""
+    from conftest import hf_corpus
+
+    top: dict[str, int] = defaultdict(int)
+    for arxiv_id in [*load()[1], *(p.arxiv_id for p in hf_corpus(SHARED))]:
+        if re.match(r"\d{4}\.\d{4,5}$", arxiv_id):
+            top[arxiv_id[:4]] = max(top[arxiv_id[:4]], int(arxiv_id[5:]))
+    return dict(top)
+
+
+def first_version_at(arxiv_id: str) -> float:
+    """When a paper's first version came (days since 1970), estimated from its id: arXiv
+    numbers a month's papers in the order they come, so the n-th of a month of N came
+    about n/N of the way through it. The data gives no dates; the product has the real
+    ones. (Off by a day or two: papers do not come at an even rate.)"""
+    year, month = 2000 + int(arxiv_id[:2]), int(arxiv_id[2:4])
+    start = date(year, month, 1).toordinal() - date(1970, 1, 1).toordinal()
+    size = _month_sizes().get(arxiv_id[:4]) or int(arxiv_id[5:])
+    return start + calendar.monthrange(year, month)[1] * int(arxiv_id[5:]) / size
+
+
+def _in_window(post: Announcement, arxiv_id: str) -> bool:
+    """The product's ``in_window`` for a candidate, on the post's exact time and the
+    paper's estimated first version: ``EARLY_DAYS`` before it to ``WINDOW_DAYS`` after."""
+    days = post.at - first_version_at(arxiv_id)
+    return -EARLY_DAYS <= days <= WINDOW_DAYS
 
 
 def _half(arxiv_id: str) -> int:
@@ -328,6 +362,7 @@ def judge_all(
     fitting: bool,
     meaning: bool = True,
     told_days: float = TOLD_DAYS,
+    window: bool = True,
 ) -> list[Judgement]:
     every = list(papers.values())
     by_author: dict[str, list[str]] = defaultdict(list)
@@ -354,6 +389,8 @@ def judge_all(
         weight = title_weights(store)
         for post in posts:
             ids = candidates(post, absent, papers, by_author, by_month, paper_vec)
+            if window:  # as the product asks the store for a scholar's recent papers
+                ids = [i for i in ids if _in_window(post, i)]
             own = [
                 OwnPaper(
                     i,
@@ -805,6 +842,13 @@ def main() -> None:
         "(inf: the rule off)",
     )
     parser.add_argument(
+        "--no-window",
+        action="store_true",
+        help="judge every candidate, as before 2026-12-07 19:30: not only those in the "
+        "product's window (EARLY_DAYS before a paper's first version to WINDOW_DAYS after, "
+        "on the paper's date estimated from its id)",
+    )
+    parser.add_argument(
         "--reuse-titles",
         action="store_true",
         help="read the title route's links from the last --titles run of the split",
@@ -831,6 +875,7 @@ def main() -> None:
         fitting=args.fit or args.cv,
         meaning=not args.words_only,
         told_days=args.told_days,
+        window=not args.no_window,
     )
     print(f"judged {len(judgements)} in {time.perf_counter() - started:.0f}s")
     if args.fit:
