@@ -844,7 +844,7 @@ def main() -> None:
     parser.add_argument(
         "--no-window",
         action="store_true",
-        help="judge every candidate, as before 2026-12-07 19:30: not only those in the "
+        help="judge every candidate, as before 2026-12-07 19:20: not only those in the "
         "product's window (EARLY_DAYS before a paper's first version to WINDOW_DAYS after, "
         "on the paper's date estimated from its id)",
     )
