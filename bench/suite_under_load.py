@@ -19,7 +19,9 @@ share, so the load stays up until the last run ends. The load average is
 sampled every 30 s.
 
 Reports each run's exit status, seconds and failing tests, and the load
-average (1 min) seen while they ran: minimum, median and maximum. Each suite
+average (1 min) seen while they ran: minimum, median and maximum, every
+sample, and the share of samples at 8 or more after the first three minutes
+(while the average climbs). Each suite
 names every test's outcome in its log as it ends (``PYTEST_ADDOPTS``), so a
 round stopped early still says which tests failed.
 
@@ -52,6 +54,11 @@ STEPS = (
     [str(VENV / "python"), "-m", "pytest", "-n", "2", "-q", "-p", "no:cacheprovider"],
 )
 BURN = "while True: pass"
+#: Seconds between samples of the load average.
+SAMPLE_SECONDS = 30
+#: Samples left out of the share at load 8 or more: the 1-minute average climbs for
+#: about three minutes as the runs start.
+RAMP_SAMPLES = 6
 
 
 @dataclass
@@ -139,8 +146,9 @@ def main() -> None:
             while len(burners) < ended * args.burners:
                 burners.append(subprocess.Popen([sys.executable, "-c", BURN]))
             loads.append(os.getloadavg()[0])
+            deadline = time.monotonic() + SAMPLE_SECONDS  # a sample every 30 s, to the end
             for thread in threads:
-                thread.join(timeout=30 / len(threads))
+                thread.join(timeout=max(deadline - time.monotonic(), 0))
     finally:
         for burner in burners:
             burner.kill()
@@ -152,6 +160,12 @@ def main() -> None:
         "load_1min_min": round(min(loads), 1) if loads else None,
         "load_1min_median": round(statistics.median(loads), 1) if loads else None,
         "load_1min_max": round(max(loads), 1) if loads else None,
+        "share_at_load_8_after_the_first_3_min": (
+            round(sum(load >= 8 for load in loads[RAMP_SAMPLES:]) / len(loads[RAMP_SAMPLES:]), 3)
+            if loads[RAMP_SAMPLES:]
+            else None
+        ),
+        "load_1min_samples": [round(load, 1) for load in loads],
         "each": [
             {
                 "run": run.name,
