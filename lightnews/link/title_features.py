@@ -504,8 +504,7 @@ def inside_a_longer_quote(text: str, start: int, end: int, title: str, weight: W
     own = {s for s in stems_of_title(title) if weight(s) > 0.5}
     if not own <= quoted:
         return False  # words of the title are not in the quote: a paraphrase, perhaps
-    explained = sum(weight(s) for s in quoted & own)
-    return explained < QUOTE_EXPLAINED * information
+    return sum(weight(s) for s in own) < QUOTE_EXPLAINED * information
 
 
 def unless_late(probability: float, features: dict[str, float]) -> float:
