@@ -113,6 +113,8 @@ def search(
     from lightnews.search import search_papers
 
     with errors_as_exit():
+        if not query.split():
+            raise UsageError('give words to search for (lightnews search "sparse attention")')
         now = app.settings.now()  # "1w" is a week before the library's clock
         since = validate.search_date(since, now) if since else None
         until = validate.search_date(until, now) if until else None

@@ -50,6 +50,7 @@ BAD_INPUT = [
     (["sources", "add", "--category", "cs"], ["whole archive", "--oai-set cs"]),
     (["sources", "add", "--oai-set", "maths"], ["not an arXiv OAI-PMH set", "math"]),
     (["sources", "add", "--ids", "2510.03172,nonsense"], ["not an arXiv paper"]),
+    (["search", "  "], ["give words to search for"]),
     (["search", "attention", "--since", "2025-13-45"], ["not a date", "month must be in 1..12"]),
     (["search", "attention", "--since", "2025-02-30"], ["day is out of range"]),
     (["search", "attention", "--until", "someday"], ["12h, 1d, 2w, today, yesterday"]),
