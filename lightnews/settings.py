@@ -122,6 +122,14 @@ def _non_negative_float(raw: str) -> float:
     return value
 
 
+def _probability(raw: str) -> float:
+    """A confidence a link or an attribution must reach: 0 to 1 (above 1 nothing would)."""
+    value = float(raw)
+    if not 0 <= value <= 1:
+        raise ValueError
+    return value
+
+
 def _positive_float(raw: str) -> float:
     value = float(raw)
     if not value > 0 or value == float("inf"):
@@ -231,6 +239,7 @@ _KIND_WORDS: dict[Callable[[str], object], str] = {
     _positive_int: "a positive integer",
     _niceness: "a whole number from 0 to 19",
     _non_negative_float: "a non-negative number",
+    _probability: "a number from 0 to 1",
     _positive_float: "a positive number",
     _boolean: "true or false",
     _host_list: "host names separated by commas",
@@ -315,7 +324,7 @@ class Settings:
     Every setting is declared here, in the order ``lightnews settings`` lists them.
     """
 
-    __slots__ = ("_environ", "_saved", "_values")
+    __slots__ = ("_environ", "_saved", "_values", "unusable")
 
     contact: Setting[str] = Setting(
         "",
@@ -442,13 +451,13 @@ class Settings:
     )
     link_bar: Setting[float] = Setting(
         0.8,
-        _non_negative_float,
+        _probability,
         "Confidence a link from an item to a paper found by its title needs to be asserted; "
         "below it nothing is linked.",
     )
     attribution_bar: Setting[float] = Setting(
         0.6,
-        _non_negative_float,
+        _probability,
         "Confidence at or above which a paper counts as a scholar's record "
         '("at least N records"); below it a match is only a candidate.',
     )
@@ -636,6 +645,8 @@ class Settings:
         self._saved = dict(saved or {})
         self._environ = os.environ if environ is None else environ
         self._values: dict[str, object] = {}
+        #: Saved values this version refuses (name: why), each replaced by its default.
+        self.unusable: dict[str, str] = {}
         for setting in SETTINGS:
             self._values[setting.name] = self._resolve(setting)
 
@@ -644,13 +655,24 @@ class Settings:
         if raw_env is not None:
             return setting.convert(raw_env, setting.env)
         if setting.name in self._saved:
-            return setting.convert(self._saved[setting.name], f"setting {setting.name}")
+            try:
+                return setting.convert(self._saved[setting.name], f"setting {setting.name}")
+            except SettingError as error:
+                # Saved by an older version that checked less (a link bar of 5), or by
+                # hand: the library must still open, so that `settings set` can put it
+                # right. An environment variable is refused: it was typed for this run.
+                self.unusable[setting.name] = (
+                    f"the saved {error}; its default, {setting.default!r}, is used until "
+                    f"it is set again (lightnews settings set {setting.name} VALUE)"
+                )
         return setting.default
 
     def origin(self, name: str) -> str:
         setting = self.lookup(name)
         if setting.env in self._environ:
             return "environment"
+        if setting.name in self.unusable:
+            return "default (the saved value is unusable)"
         if name in self._saved:
             return "saved"
         return "default"

@@ -50,10 +50,23 @@ def test_environment_over_saved_over_default() -> None:
 def test_a_bad_value_names_its_origin_and_what_it_must_be() -> None:
     with pytest.raises(SettingError, match=r"^LIGHTNEWS_SMTP_PORT must be a positive integer, "):
         Settings(environ={"LIGHTNEWS_SMTP_PORT": "0"})
-    with pytest.raises(SettingError, match=r"^setting digest_schedule must be off, `daily"):
-        Settings({"digest_schedule": "hourly"}, environ={})
     with pytest.raises(SettingError, match="no setting named 'smtp_portt'; known settings: "):
         Settings(environ={}).get("smtp_portt")
+
+
+def test_a_saved_value_this_version_refuses_is_set_aside_for_its_default() -> None:
+    """A value saved by an older version that checked less (a link bar of 5) or by hand
+    must not lock the library: it reads as the default, and says so, until set again."""
+    settings = Settings({"link_bar": "5", "digest_schedule": "hourly"}, environ={})
+    assert settings.link_bar == 0.8 and settings.digest_schedule == "off"
+    assert settings.origin("link_bar") == "default (the saved value is unusable)"
+    assert settings.unusable["link_bar"].startswith(
+        "the saved setting link_bar must be a number from 0 to 1, got '5'; its default, 0.8,"
+    )
+    assert "setting digest_schedule must be off, `daily" in settings.unusable["digest_schedule"]
+    assert Settings({"link_bar": "0.9"}, environ={}).unusable == {}
+    with pytest.raises(SettingError, match=r"^LIGHTNEWS_LINK_BAR must be a number from 0 to 1"):
+        Settings({"link_bar": "0.9"}, environ={"LIGHTNEWS_LINK_BAR": "1.5"})
 
 
 def test_the_schedule_is_spelled_one_way() -> None:
