@@ -117,6 +117,9 @@ def test_new_version_changes_abstract_reembeds_diffs_and_resurfaces(
     page = store.get_paper("1605.09669")
     [change] = page.changes
     assert change.note == "v2: abstract changed" and change.seen_at == T2
+    # Dated by arXiv's date of v2 (the record's), not by when this library stored it.
+    v2_date = next(v.date for v in v2.versions if v.number == 2)
+    assert v2_date and change.dated == v2_date != T2
     ops = {op for op, _ in change.abstract}
     assert ops == {"=", "-", "+"}
     # The diff rebuilds both texts, word for word.
@@ -170,14 +173,17 @@ def test_hand_made_title_change_on_the_story_page(shared: Path, tmp_path: Path) 
     app = create_app(str(path), Settings(environ={}).with_overrides(resolve_online=False))
     with TestClient(app, base_url="http://localhost") as client:
         html = client.get("/paper/0906.3336").text
-        assert "v2: title changed" in html
+        assert "v2: title changed</strong> · 2009-07-01 on arXiv" in html
         assert "<del>Lower order eigenvalues of the biharmonic operator</del>" in html
     from click.testing import CliRunner
 
     from lightnews.cli import cli
 
     shown = CliRunner().invoke(cli, ["--db", str(path), "show", "0906.3336"])
-    assert shown.exit_code == 0 and "v2: title changed (stored 2025-11-20)" in shown.output
+    assert (
+        shown.exit_code == 0
+        and "v2: title changed (on arXiv 2009-07-01, stored 2025-11-20)" in shown.output
+    )
 
 
 # -- code links ------------------------------------------------------------------------------

@@ -268,7 +268,8 @@ def show(app: App, arxiv_id: ArxivId, as_json: bool, as_bibtex: bool, posts_page
     if venue is not None:
         out.print(f"venue: {venue.reason} (read from its {venue.source})", markup=False)
     for change in paper.changes:
-        out.print(f"{change.note} (stored {change.seen_at[:10]})", markup=False)
+        when = f"on arXiv {change.dated[:10]}, " if change.dated else ""
+        out.print(f"{change.note} ({when}stored {change.seen_at[:10]})", markup=False)
     if paper.abstract:
         out.print()
         out.print(paper.abstract)

@@ -79,7 +79,10 @@ class RevisionChange:
     ``fields`` names the changed fields (:data:`TRACKED` order); ``abstract``
     is the word diff of the abstract as ``(op, words)`` pairs, ``op`` one of
     ``=`` (kept), ``-`` (removed) and ``+`` (added); ``before`` and ``after``
-    hold the other changed fields' old and new values.
+    hold the other changed fields' old and new values. ``seen_at`` is when
+    Lightnews stored the new text; ``dated`` when arXiv posted that version,
+    when the paper's record says (what a reader wants to know: a library
+    built today from an old snapshot stores last month's versions today).
     """
 
     version: int
@@ -89,6 +92,7 @@ class RevisionChange:
     abstract: tuple[tuple[str, str], ...] = ()
     before: tuple[tuple[str, str], ...] = ()
     after: tuple[tuple[str, str], ...] = ()
+    dated: str | None = None
 
     @property
     def note(self) -> str:
@@ -100,6 +104,7 @@ class RevisionChange:
             "version": f"v{self.version}",
             "previous": f"v{self.previous}",
             "seen_at": self.seen_at,
+            "dated": self.dated,
             "fields": list(self.fields),
             "note": self.note,
             "abstract_diff": [[op, words] for op, words in self.abstract],

@@ -11,7 +11,7 @@ shape (the web API and the CLI print exactly that).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -412,8 +412,12 @@ class PaperPage:
 
     @property
     def changes(self) -> list[RevisionChange]:
-        """What changed from each stored version to the next, oldest first."""
-        return changes_between(self.revisions)
+        """What changed from each stored version to the next, oldest first, each dated
+        by arXiv's date of its version when the record gives it."""
+        dates = {v.version: v.date for v in self.versions}
+        return [
+            replace(c, dated=dates.get(f"v{c.version}")) for c in changes_between(self.revisions)
+        ]
 
     @property
     def authors(self) -> list[str]:
