@@ -8,6 +8,7 @@ mirror (caught by what it says of itself) and a high-reach account.
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -184,8 +185,25 @@ def test_discussed_command_and_page(heard: Store) -> None:
         page = client.get("/discussed?since=7d")
         assert page.status_code == 200
         assert "6 people incl. 1 you follow" in page.text and f"/paper/{A}" in page.text
+        # Who spoke, bots left out: A's last speakers are bots, and no comma dangles.
+        speakers = re.findall(r'<p class="meta">(.*?)</p>', page.text, re.S)
+        assert speakers and not any(s.rstrip().endswith(",") for s in speakers)
+        assert "Nothing discussed" not in page.text
         assert client.get("/api/discussed").json()["papers"][0]["paper"] == B
         assert client.get("/discussed?since=never").status_code == 400
+
+
+def test_a_period_with_nothing_discussed_says_so_once_not_as_a_numbered_entry(
+    store: Store,
+) -> None:
+    from lightnews.serve.app import create_app
+
+    location = getattr(store, "url", None) or str(store.path)
+    with TestClient(create_app(location, Settings(environ={})), base_url="http://localhost") as c:
+        page = c.get("/discussed?since=24h")
+    assert page.status_code == 200
+    assert "<p>Nothing discussed in this period.</p>" in page.text
+    assert '<ol class="discussed">' not in page.text
 
 
 def test_rank_discussion_counts_each_account_once() -> None:
