@@ -18,6 +18,7 @@ follow's "first fetch in about N s" both read.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -27,6 +28,10 @@ from typing import Generic, TypeVar, cast, overload
 
 from lightnews.errors import SettingError
 
+log = logging.getLogger("lightnews.settings")
+#: Saved values already reported as unusable in this process (name, value): said once.
+_SAID: set[tuple[str, str]] = set()
+
 __all__ = [
     "SETTINGS",
     "Schedule",
@@ -35,6 +40,7 @@ __all__ = [
     "env_name",
     "parse_schedule",
     "tick_period",
+    "with_reader_settings",
 ]
 
 T_co = TypeVar("T_co", covariant=True)
@@ -661,10 +667,15 @@ class Settings:
                 # Saved by an older version that checked less (a link bar of 5), or by
                 # hand: the library must still open, so that `settings set` can put it
                 # right. An environment variable is refused: it was typed for this run.
-                self.unusable[setting.name] = (
+                why = (
                     f"the saved {error}; its default, {setting.default!r}, is used until "
                     f"it is set again (lightnews settings set {setting.name} VALUE)"
                 )
+                self.unusable[setting.name] = why
+                said = (setting.name, self._saved[setting.name])
+                if said not in _SAID:  # once a process: the CLI, the server, each worker
+                    _SAID.add(said)
+                    log.warning("%s", why)
         return setting.default
 
     def origin(self, name: str) -> str:
@@ -706,8 +717,23 @@ class Settings:
                 raise TypeError(
                     f"{setting.name} must be {type(setting.default).__name__}, got {value!r}"
                 )
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                setting.convert(str(value), setting.name)  # a link bar of 5 is refused here too
             copy._values[setting.name] = value
         return copy
+
+
+def with_reader_settings(base: Settings, own: Mapping[str, str]) -> Settings:
+    """``base`` (the instance's settings) with a reader's own saved values over it. A value
+    of the reader's that fails its check is set aside, reported as any saved value is, and
+    the instance's value stands rather than the default."""
+    if not own:
+        return base
+    typed = Settings(own)  # read and checked as saved settings are
+    kept = {
+        name: typed.get(name) for name in own if Settings.lookup(name).name not in typed.unusable
+    }
+    return base.with_overrides(**kept)
 
 
 #: Every setting, in the order of their declarations.

@@ -9,7 +9,13 @@ import pytest
 
 from conftest import ROOT
 from lightnews.errors import SettingError
-from lightnews.settings import SETTINGS, Setting, Settings, parse_schedule
+from lightnews.settings import (
+    SETTINGS,
+    Setting,
+    Settings,
+    parse_schedule,
+    with_reader_settings,
+)
 
 
 def _as_text(value: object) -> str:
@@ -67,6 +73,17 @@ def test_a_saved_value_this_version_refuses_is_set_aside_for_its_default() -> No
     assert Settings({"link_bar": "0.9"}, environ={}).unusable == {}
     with pytest.raises(SettingError, match=r"^LIGHTNEWS_LINK_BAR must be a number from 0 to 1"):
         Settings({"link_bar": "0.9"}, environ={"LIGHTNEWS_LINK_BAR": "1.5"})
+    with pytest.raises(SettingError, match=r"^link_bar must be a number from 0 to 1, got '5.0'"):
+        Settings(environ={}).with_overrides(link_bar=5.0)
+
+
+def test_a_readers_unusable_value_leaves_the_instances_standing() -> None:
+    """A reader's own saved value that fails its check falls back to the instance's value
+    (what everyone else reads), not to the default."""
+    instance = Settings({"half_life_hours": "10", "digest_to": "lab@example.org"}, environ={})
+    mine = with_reader_settings(instance, {"half_life_hours": "abc", "digest_to": "me@x.org"})
+    assert mine.half_life_hours == 10.0 and mine.digest_to == "me@x.org"
+    assert with_reader_settings(instance, {}) is instance
 
 
 def test_the_schedule_is_spelled_one_way() -> None:

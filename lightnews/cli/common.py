@@ -24,7 +24,6 @@ from typing import Any, TypeVar
 import click
 import orjson
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -37,7 +36,7 @@ from rich.progress import (
 from lightnews.errors import LightnewsError, NotFound, UsageError
 from lightnews.normalize import validate
 from lightnews.normalize.times import utc_now
-from lightnews.settings import Settings
+from lightnews.settings import Settings, with_reader_settings
 from lightnews.store import (
     LOCAL_READER,
     ReaderId,
@@ -82,7 +81,6 @@ class App:
         )
         self.as_user = as_user
         self._store: Store | None = None
-        self._told: set[str] = set()  # saved settings set aside, said once a command
 
     @property
     def store(self) -> Store:
@@ -98,16 +96,7 @@ class App:
 
     @property
     def settings(self) -> Settings:
-        return self._warned(Settings(self.store.saved_settings()))
-
-    def _warned(self, settings: Settings) -> Settings:
-        """``settings``, having said on stderr (once a command) which saved values this
-        version refused and set aside for their defaults."""
-        for name, why in settings.unusable.items():
-            if name not in self._told:
-                self._told.add(name)
-                err.print(f"warning: {escape(why)}")
-        return settings
+        return Settings(self.store.saved_settings())
 
     def in_background(self) -> None:
         """A command that writes in bulk: readers of the web pages go first
@@ -151,8 +140,8 @@ class App:
     def reader_settings(self) -> Settings:
         """The instance's settings with the reader's own (digest address, half-life) over them."""
         store = self.store
-        return self._warned(
-            Settings({**store.saved_settings(), **store.reader_settings(self.reader)})
+        return with_reader_settings(
+            Settings(store.saved_settings()), store.reader_settings(self.reader)
         )
 
     def learn(self) -> None:

@@ -53,25 +53,32 @@ def test_init_and_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     assert "LIGHTNEWS_REFRESH_MINUTES must be a positive integer, got 'soon'" in broken.output
 
 
-def test_a_saved_setting_this_version_refuses_leaves_the_library_usable(tmp_path: Path) -> None:
-    """A link bar of 5 saved before bars had to be probabilities: every command still runs,
-    says once on stderr what it set aside, and ``settings set`` puts it right."""
+def test_a_saved_setting_this_version_refuses_leaves_the_library_usable(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A link bar of 7 saved before bars had to be probabilities: every command still runs,
+    the process says once what it set aside (a warning: on stderr when nothing else
+    takes the log), and ``settings set`` puts it right."""
     db = tmp_path / "x.db"
     run(db, "init")
     with SQLiteStore(db) as store:
-        store.save_setting("link_bar", "5")  # as an older version let it be saved
-    feed = run(db, "feed")
-    assert feed.stderr.count("the saved setting link_bar must be a number from 0 to 1") == 1
-    assert "its default, 0.8, is used" in " ".join(feed.stderr.split())
+        store.save_setting("link_bar", "7")  # as an older version let it be saved
+    run(db, "feed")
+    run(db, "feed")
+    said = [r.getMessage() for r in caplog.records if r.name == "lightnews.settings"]
+    assert len(said) == 1, said
+    assert said[0].startswith("the saved setting link_bar must be a number from 0 to 1, got '7'")
+    assert "its default, 0.8, is used" in said[0]
     rows = {r["name"]: r for r in as_json(run(db, "settings", "--json"))}
     assert rows["link_bar"]["value"] == 0.8
     assert rows["link_bar"]["origin"] == "default (the saved value is unusable)"
     assert "link_bar = 0.9" in run(db, "settings", "set", "link_bar", "0.9").stdout
     fixed = run(db, "settings", "--json")
     assert {r["name"]: r for r in as_json(fixed)}["link_bar"]["origin"] == "saved"
-    assert "warning" not in fixed.stderr
     refused = run(db, "settings", "set", "link_bar", "5", code=2)
     assert "must be a number from 0 to 1, got '5'" in refused.output
+    too_high = run(db, "resolve", "--bar", "5", "--offline", "Attention Is All You Need", code=2)
+    assert "is not in the range 0<=x<=1" in too_high.output
 
 
 def test_sources_add_list_export_remove(tmp_path: Path, demo_dir: Path) -> None:

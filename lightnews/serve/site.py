@@ -57,7 +57,7 @@ from lightnews.serve.security import (
     without_post_forms,
 )
 from lightnews.serve.story import KIND_LABELS, confidence_words
-from lightnews.settings import Settings
+from lightnews.settings import Settings, with_reader_settings
 from lightnews.store import ReaderId, Store, unavailable
 
 __all__ = [
@@ -156,11 +156,7 @@ class Site:
     def reader_settings(self, reader: ReaderId) -> Settings:
         """The instance's settings with the reader's own over them."""
         base = self.given or Settings(self.store.saved_settings())
-        own = self.store.reader_settings(reader)
-        if not own:
-            return base
-        typed = Settings(own)  # read and checked as saved settings are
-        return base.with_overrides(**{name: typed.get(name) for name in own})
+        return with_reader_settings(base, self.store.reader_settings(reader))
 
     def learn_from(self, reader: ReaderId) -> None:
         """The reader did something their learned model learns from: have it trained again
