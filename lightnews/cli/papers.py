@@ -110,11 +110,14 @@ def search(
     a thread once); every result says its kind.
     """
     from lightnews.model import SearchFilters
-    from lightnews.search import search_papers
+    from lightnews.search import parse_query, search_papers
 
     with errors_as_exit():
-        if not query.split():
-            raise UsageError('give words to search for (lightnews search "sparse attention")')
+        if not any(not term.exclude for term in parse_query(query)):
+            raise UsageError(
+                'give words to search for (lightnews search "sparse attention"); '
+                "-word only leaves out what has it"
+            )
         now = app.settings.now()  # "1w" is a week before the library's clock
         since = validate.search_date(since, now) if since else None
         until = validate.search_date(until, now) if until else None
@@ -321,7 +324,7 @@ def _said_line(post: SaidPost, indent: str, how: str) -> None:
 @click.option("--offline", is_flag=True, help="Never fetch a URL given as TEXT.")
 @click.option(
     "--bar",
-    type=float,
+    type=click.FloatRange(0, 1),
     default=None,
     help="Confidence a link needs (default: the link_bar setting).",
 )

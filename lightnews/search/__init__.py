@@ -377,7 +377,10 @@ def search_papers(
     terms = list(bounded.terms)
     wanted = [t for t in terms if not t.exclude]
     if not wanted:
-        return SearchResults(hits, "lexical", bounded.note)
+        note = None if hits else "no words to search for: -word only leaves out what has it"
+        return SearchResults(
+            hits, "lexical", "; ".join(n for n in (note, bounded.note) if n) or None
+        )
     depth = max(50, 2 * (offset + limit))
     with store.time_budget(left(), "this search"):
         lexical = store.search_papers(terms, depth, 0, filters)

@@ -72,3 +72,7 @@ def test_search_by_meaning_keeps_one_contract_on_both_backends(
         assert "cs.RO" in library.get_paper(hit.arxiv_id).categories
     without = search_papers(library, query + " -ring", settings=ON)
     assert without and not any("Ring" in h.title for h in without)
+    # Only words to leave out: nothing is searched, and the note says why.
+    only_out = search_papers(library, "-attention", settings=ON)
+    assert only_out == [] and only_out.note is not None
+    assert only_out.note.startswith("no words to search for")
