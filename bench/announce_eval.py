@@ -436,7 +436,9 @@ def judge_all(
     return out
 
 
-def fit_models(fitted_on: dict[bool, list[Judgement]], c: float, c_words: float) -> None:
+def fit_models(
+    fitted_on: dict[bool, list[Judgement]], c: float, c_words: float, *, window: bool = True
+) -> None:
     """Fit both models, each on the candidates :data:`FIT_IN_WINDOW` says (``fitted_on``:
     the dev judgements inside the window, True, and without it, False), and write them."""
     document = json.loads(WEIGHTS.read_text(encoding="utf-8"))
@@ -460,8 +462,13 @@ def fit_models(fitted_on: dict[bool, list[Judgement]], c: float, c_words: float)
         f"{date.today().isoformat()} by bench/announce_eval.py --fit --c {c} --c-words {c_words}: "
         "dev split only, "
         f"{len(fitted_on[True])} judgements (each dev announcement with its paper present and "
-        "absent); candidates inside the window for "
-        + (", ".join(r for r, inside in FIT_IN_WINDOW.items() if inside) or "neither model")
+        "absent); "
+        + (
+            "candidates inside the window for "
+            + (", ".join(r for r, inside in FIT_IN_WINDOW.items() if inside) or "neither model")
+            if window
+            else "every candidate for both models (--no-window)"
+        )
     )
     WEIGHTS.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {WEIGHTS}")
@@ -914,7 +921,10 @@ def main() -> None:
             fitted_on = {True: fitted_on[False]}
         if args.fit:
             fit_models(
-                {**fitted_on, False: fitted_on.get(False, fitted_on[True])}, args.c, args.c_words
+                {**fitted_on, False: fitted_on.get(False, fitted_on[True])},
+                args.c,
+                args.c_words,
+                window=not args.no_window,
             )
         else:
             cross_validate(
