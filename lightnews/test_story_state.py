@@ -173,7 +173,9 @@ def test_hand_made_title_change_on_the_story_page(shared: Path, tmp_path: Path) 
     app = create_app(str(path), Settings(environ={}).with_overrides(resolve_online=False))
     with TestClient(app, base_url="http://localhost") as client:
         html = client.get("/paper/0906.3336").text
-        assert "v2: title changed</strong> · 2009-07-01 on arXiv" in html
+        # arXiv's date of v2, and when this library stored it (a later edit of the same
+        # version, a journal reference added, is stored under it).
+        assert "v2: title changed</strong> · 2009-07-01 on arXiv, stored 2025-11-20" in html
         assert "<del>Lower order eigenvalues of the biharmonic operator</del>" in html
     from click.testing import CliRunner
 
