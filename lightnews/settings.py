@@ -717,8 +717,6 @@ class Settings:
                 raise TypeError(
                     f"{setting.name} must be {type(setting.default).__name__}, got {value!r}"
                 )
-            if isinstance(value, int | float) and not isinstance(value, bool):
-                setting.convert(str(value), setting.name)  # a link bar of 5 is refused here too
             copy._values[setting.name] = value
         return copy
 
