@@ -6,6 +6,7 @@ from lightnews.link.title_features import (
     inside_a_longer_quote,
     names_its_subject,
     presents_as_own,
+    series_clash,
     version_clash,
 )
 from lightnews.link.title_words import stems, stems_of_title, title_weights, tokenize
@@ -139,6 +140,21 @@ def test_a_version_sibling_is_not_the_paper_named() -> None:
     assert not clash("AM-Thinking-v1, Qwen3-235B and R1", "AM-Thinking-v1: Reasoning at 32B")
     assert not clash("Depth Pro gives sharp depth", "Depth Pro: Sharp Monocular Metric Depth")
     assert not clash("GPT-4o answers", "Sparse Attention Across 4 Scales")  # no coined name
+
+
+def test_another_part_of_a_series_is_not_the_paper_named() -> None:
+    def clash(text: str, title: str) -> bool:
+        return series_clash(text, 0, len(text), title)
+
+    asas = "The ASAS-SN Catalog of Variable Stars V: Variables in the Southern Hemisphere"
+    assert clash("The ASAS-SN Catalog of Variable Stars VI: An All-Sky Sample", asas)
+    gmc = "GMC Collisions as Triggers of Star Formation. III. Density and Magnetically Regulated"
+    assert clash("GMC Collisions As Triggers of Star Formation. IV. The Role of", gmc)
+    assert clash("our paper, Part 3: faster", "A Study of Scaling, Part 2: Data")
+    assert not clash("The ASAS-SN Catalog of Variable Stars V: Variables in the", asas)
+    assert not clash("the ASAS-SN catalog of variable stars is out", asas)  # no part written
+    assert not clash("What I learned about scaling", "Scaling Laws II: Data")  # a pronoun
+    assert not clash("Type II supernovae in nearby galaxies", "What I Learned About Supernovae")
 
 
 def test_a_title_is_aligned_with_its_own_words_not_an_earlier_mention(

@@ -46,6 +46,7 @@ __all__ = [
     "names_its_subject",
     "presents_as_own",
     "reads_as_topic",
+    "series_clash",
     "surname_agrees",
     "unless_late",
     "version_clash",
@@ -531,4 +532,36 @@ def version_clash(text: str, start: int, end: int, title: str) -> bool:
     if not wanted:
         return False
     found = set(_NUMBER.findall(text[start : end + 8]))
+    return bool(found) and not wanted & found
+
+
+#: A part of a series, as titles number it: "Stars V:", "Star Formation. III.",
+#: "Part 2", "Paper II".
+#: A lone "I" counts only before a stop or a colon ("Simulations I: ..."), not as the
+#: pronoun ("What I Learned").
+_PART = re.compile(
+    r"(?:\b(?:[Pp]art|[Pp]aper)\s+(?P<word>\d{1,2}|[IVX]{1,5})(?=[.:,;)]?(?:\s|$))"
+    r"|(?<=[\w.)]\s)(?P<roman>[IVX]{2,5}|[VX])(?=[.:,;)]?(?:\s|$))"
+    r"|(?<=[\w.)]\s)(?P<one>I)(?=[.:;)](?:\s|$)|$))"
+)
+
+
+def _parts(text: str) -> set[str]:
+    return {m["word"] or m["roman"] or m["one"] for m in _PART.finditer(text)}
+
+
+def series_clash(text: str, start: int, end: int, title: str) -> bool:
+    """Whether the text at ``text[start:end]`` names another part of the title's series
+    ("The ASAS-SN Catalog of Variable Stars VI: ..." is not "... Stars V: ...",
+    "GMC Collisions as Triggers of Star Formation. IV." not "... III.").
+
+    The parts of a series share every word but their number, and often their
+    subtitles' field too, so the match features cannot tell them apart. Only a
+    title that numbers its part is checked, against the parts written in the
+    matched stretch and just after it; a text that writes no part is not judged.
+    """
+    wanted = _parts(title)
+    if not wanted:
+        return False
+    found = _parts(text[start : end + 8])
     return bool(found) and not wanted & found

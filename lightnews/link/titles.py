@@ -60,6 +60,7 @@ from lightnews.link.title_features import (
     names_its_subject,
     presents_as_own,
     reads_as_topic,
+    series_clash,
     surname_agrees,
     unless_late,
     version_clash,
@@ -356,6 +357,7 @@ def score_titles(
             b = tokens.spans[start + match.end - 1][1]
             if (
                 version_clash(text, a, b, match.candidate.title)
+                or series_clash(text, a, b, match.candidate.title)
                 or (not whole and inside_a_longer_quote(text, a, b, match.candidate.title, weight))
                 or (
                     not whole
