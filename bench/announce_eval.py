@@ -42,6 +42,7 @@ Run::
     .venv/bin/python bench/announce_eval.py --fit                 # dev only; writes the weights
     .venv/bin/python bench/announce_eval.py --split dev [--titles]
     .venv/bin/python bench/announce_eval.py --split test --titles # once, after tuning
+    .venv/bin/python bench/announce_eval.py --split dev --siblings # whole titles beside siblings
 
 Vectors (minilm-int8) are cached in ``bench/out/announce-vectors.npz``.
 """
@@ -54,6 +55,7 @@ import functools
 import hashlib
 import itertools
 import json
+import random
 import re
 import sys
 import time
@@ -616,6 +618,64 @@ def title_links(
     return found
 
 
+#: How a post writes a whole title (``siblings``): after "New paper:", quoted, on its own line.
+SIBLING_TEMPLATES = (
+    "New paper: {t} <LINK>",
+    'Our new preprint "{t}" is out! <LINK>',
+    "{t}\n\nWe show how. <LINK>",
+)
+
+
+def siblings(posts: list[Announcement], papers: dict[str, Known]) -> None:
+    """The title linker on whole titles of absent papers beside their siblings.
+
+    For each announced paper of the split's accounts that the half leaves out and that
+    has a sibling in the library (a paper the same account announced within six months),
+    a post writing its whole title (one of ``SIBLING_TEMPLATES``, chosen by a fixed
+    seed): the paper is absent, so any link is false, and one to the sibling is the
+    case the match features find hardest (the same authors' words, a series' next part).
+    """
+    from lightnews.link.titles import find_title_mentions
+
+    by_author: dict[str, set[str]] = defaultdict(set)
+    for post in posts:
+        by_author[post.author].add(post.arxiv_id)
+    rng = random.Random(1)
+    texts = 0
+    found: list[tuple[float, bool, str, str]] = []
+    for absent in (0, 1):
+        store = library(absent, papers)
+        weight = title_weights(store)
+        for ids in by_author.values():
+            for x in sorted(ids):
+                if _half(x) != absent:
+                    continue
+                near = {
+                    y
+                    for y in ids
+                    if y != x and _half(y) != absent and abs(papers[y].month - papers[x].month) <= 6
+                }
+                if not near:
+                    continue
+                text = rng.choice(SIBLING_TEMPLATES).format(t=papers[x].title)
+                texts += 1
+                for m in find_title_mentions(
+                    text, store, bar=0.8, published=_iso(papers[x].month), weight=weight
+                ):
+                    found.append((m.confidence, m.arxiv_id in near, x, m.arxiv_id))
+        store.close()
+    to_sibling = sum(1 for f in found if f[1])
+    print(
+        f"whole titles of absent papers beside a sibling: {texts} posts, {len(found)} false "
+        f"links ({1000 * len(found) / max(texts, 1):.1f} per 1,000; {to_sibling} to a sibling)"
+    )
+    for confidence, sibling, x, linked in sorted(found, reverse=True):
+        print(
+            f"  {confidence:.3f} {'sibling' if sibling else 'other'}: "
+            f"{papers[x].title[:70]!r} -> {_title_of(linked, papers)[:70]!r}"
+        )
+
+
 def ingested(
     j: Judgement, titles: dict[tuple[str, bool], dict[str, float]], bar: float
 ) -> dict[str, float]:
@@ -879,6 +939,12 @@ def main() -> None:
         "on the paper's date estimated from its id)",
     )
     parser.add_argument(
+        "--siblings",
+        action="store_true",
+        help="the title linker on whole titles of absent papers written beside a sibling "
+        "(the same account's paper within six months) in the library",
+    )
+    parser.add_argument(
         "--reuse-titles",
         action="store_true",
         help="read the title route's links from the last --titles run of the split",
@@ -888,6 +954,9 @@ def main() -> None:
         print(f"SKIP: {DATA} is not present")
         return
     posts, papers = load()
+    if args.siblings:
+        siblings([p for p in posts if p.split == args.split], papers)
+        return
     post_vec, paper_vec = vectors(posts, papers)
     split = "dev" if args.fit or args.cv else args.split
     chosen = [p for p in posts if p.split == split]
