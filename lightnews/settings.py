@@ -28,10 +28,6 @@ from typing import Generic, TypeVar, cast, overload
 
 from lightnews.errors import SettingError
 
-log = logging.getLogger("lightnews.settings")
-#: Saved values already reported as unusable in this process (name, value): said once.
-_SAID: set[tuple[str, str]] = set()
-
 __all__ = [
     "SETTINGS",
     "Schedule",
@@ -44,6 +40,10 @@ __all__ = [
 ]
 
 T_co = TypeVar("T_co", covariant=True)
+
+log = logging.getLogger("lightnews.settings")
+#: Saved values already reported as unusable in this process (name, value): said once.
+_SAID: set[tuple[str, str]] = set()
 
 _DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _SCHEDULE_RE = re.compile(
