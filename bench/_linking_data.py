@@ -555,6 +555,29 @@ def positive_cases(
     return cases
 
 
+def absent_title_cases(papers: dict[str, Paper], held_out: set[str], seed: int) -> list[Case]:
+    """The whole title of every held-out paper, written as texts write a title
+    (``TEMPLATES``): the paper is not in the library, so any link is false unless the
+    title names a stored paper in so many words (its coined name, :func:`names_paper`).
+
+    The hardest texts the title route meets: a stored paper whose title shares most
+    of the words ("... Few-shot Multilingual Learners" beside "... Few-Shot
+    Learners", the next part of a series, a companion paper) is found in order,
+    rare and dense. Every held-out paper is taken, not the near ones only, so the
+    false links per 1,000 are those of titles at large.
+    """
+    rng = random.Random(seed)
+    return [
+        Case(
+            "negative:absent-title",
+            f"absent-title:{arxiv_id}",
+            rng.choice(TEMPLATES).format(m=papers[arxiv_id].title),
+            published=papers[arxiv_id].published,
+        )
+        for arxiv_id in sorted(held_out)
+    ]
+
+
 def _paragraphs(text: str) -> Iterator[str]:
     for part in re.split(r"\n+", text):
         part = part.strip()

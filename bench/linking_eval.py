@@ -43,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _linking_data import (
     SHARED,
     Case,
+    absent_title_cases,
     held_out_ids,
     is_right,
     link_case,
@@ -193,6 +194,10 @@ def main() -> None:
     negatives = [c for c in negative_cases(papers) if c.split == args.split]
     if args.negatives != "all":
         negatives = random.Random(args.seed).sample(negatives, int(args.negatives))
+    # Every absent title of the split, whatever the sample of real texts.
+    negatives += [
+        c for c in absent_title_cases(papers, held_out, args.seed) if c.split == args.split
+    ]
     shard, shards = (int(n) for n in args.shard.split("/"))
     positives, negatives = positives[shard::shards], negatives[shard::shards]
     cases = positives + negatives

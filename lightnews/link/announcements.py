@@ -50,6 +50,7 @@ from lightnews.link.calibration import (
     feature_value,
     model,
 )
+from lightnews.link.title_features import title_like
 from lightnews.link.title_words import stems
 from lightnews.model import Mention
 
@@ -70,7 +71,6 @@ __all__ = [
     "judge_announcement",
     "link_announcement",
     "post_words",
-    "title_like",
     "told_before",
 ]
 
@@ -130,11 +130,6 @@ _TITLED = re.compile(
     r"|\b([A-Z][\w-]*[A-Z][\w-]*:\s+[A-Z][\w'’-]*(?:\s+(?:(?:a|an|the|of|for|and|in|on|"
     r"with|to|via|from|by)\s+)*[A-Z][\w'’-]*){2,})"
 )
-#: Small words a title writes in lower case ("Learning to Rank with Graphs").
-_SMALL = frozenset(
-    "a an the of for and in on with to via from by at as is are or its their into under over "
-    "through towards toward using without beyond vs versus".split()
-)
 _LINK = re.compile(r"<LINK>|https?://\S+|\b[\w.-]+\.(?:com|org|io|net|ai|pdf)/\S*", re.I)
 _HANDLE = re.compile(r"@[\w.-]+")
 _ANNOUNCES = re.compile(
@@ -176,23 +171,6 @@ class Judged:
 def post_words(text: str) -> str:
     """The post's own words: links and handles taken out (a handle is read apart)."""
     return _HANDLE.sub(" ", _LINK.sub(" ", text))
-
-
-def title_like(name: str) -> bool:
-    """Whether a quoted or introduced stretch reads as a title, not a remark.
-
-    Posts quote all sorts ("brain-damaged", "Why? Hard to say Why!"); only a
-    stretch of three words or more, with no question or exclamation, most of
-    whose words other than small ones are capitalised, is taken as a title the
-    post names (a rule measured on dev: with every quote counted, one in ten
-    untitled announcements was barred from its own paper).
-    """
-    words = re.findall(r"[\w'’-]+", name)
-    if not 3 <= len(words) <= 30 or re.search(r"[?!]", name):
-        return False
-    big = [w for w in words if w.lower() not in _SMALL]
-    capitalised = sum(1 for w in big if w[0].isupper() or any(c.isdigit() for c in w))
-    return bool(big) and capitalised / len(big) >= 0.6
 
 
 def _pairs(words: Sequence[str]) -> set[tuple[str, str]]:

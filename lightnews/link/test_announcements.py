@@ -19,10 +19,10 @@ from lightnews.link.announcements import (
     judge_announcement,
     link_announcement,
     post_words,
-    title_like,
     told_before,
 )
 from lightnews.link.attribution import attribute_scholar
+from lightnews.link.title_features import title_like
 from lightnews.link.title_words import stems, title_weights
 from lightnews.model import Author, Item, Paper
 from lightnews.settings import Settings

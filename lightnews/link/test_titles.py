@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lightnews.link.title_features import (
-    inside_a_longer_quote,
+    inside_a_longer_title,
     names_its_subject,
     presents_as_own,
     series_clash,
@@ -322,7 +322,7 @@ def test_a_name_a_title_is_about_is_not_the_title(store: Store) -> None:
     assert not subject_only("the James Webb Space Telescope", quoted=1.0)
 
 
-def test_a_title_inside_a_longer_quoted_title_is_not_the_paper_named(store: Store) -> None:
+def test_a_title_inside_a_longer_titled_title_is_not_the_paper_named(store: Store) -> None:
     store_with_papers(store)
     title = "Monocular Depth Estimation with Transformers"
     # Quoted whole, it is named; inside a longer quoted title, that other title is.
@@ -335,7 +335,7 @@ def test_a_title_inside_a_longer_quoted_title_is_not_the_paper_named(store: Stor
 
     def inside(text: str) -> bool:
         start = text.index("Monocular")
-        return inside_a_longer_quote(text, start, start + len(title), title, weight)
+        return inside_a_longer_title(text, start, start + len(title), title, weight)
 
     assert inside(f'new: "{longer}" <LINK>')
     # A quote that closed before the title, a quoted sentence, a quote on another line.
@@ -344,3 +344,35 @@ def test_a_title_inside_a_longer_quoted_title_is_not_the_paper_named(store: Stor
     assert not inside(f'"Sonar and lidar fusion\n{title}"')
     # The title with a word or two changed between versions still explains the quote.
     assert not inside(f'"{title} Revisited"')
+
+
+def test_a_title_inside_a_longer_title_a_post_writes_is_not_the_paper_named(store: Store) -> None:
+    store_with_papers(store)
+    title = "Monocular Depth Estimation with Transformers"
+    longer = f"{title} for Underwater Sonar and Lidar Fusion"
+    # After "New paper:" or opening a line, as a quote is read: the longer title is named.
+    assert "2501.00001" not in linked(f"New paper: {longer} <LINK>", store)
+    assert "2501.00001" not in linked(f"{longer}\n\nWe show how it works. <LINK>", store)
+    # The title itself, though the line runs on into its authors, a link or a remark.
+    for text in (
+        f"New paper: {title}, with @alice.bsky.social and Bob Smith <LINK>",
+        f"Our latest preprint: {title} w/ Carol Jones",
+        f"{title} (accepted at Underwater Robotics 2025) <LINK>",
+        f"New paper: {title} 🎉 Sonar next",
+        # A word misspelt makes the title no longer: it is not judged as another one.
+        "Paper of the day: Monocular Depth Estimation with Transfromers",
+    ):
+        assert linked(text, store) == ["2501.00001"], text
+
+    weight = title_weights(store)
+
+    def inside(text: str) -> bool:
+        start = text.lower().index("monocular")
+        return inside_a_longer_title(text, start, start + len(title), title, weight)
+
+    assert inside(f"New preprint, out today: {longer}")
+    # Not a title the post writes: in a sentence, after words that introduce nothing, or
+    # lower-case prose after the colon.
+    assert not inside(f"We extend {longer} here")
+    assert not inside(f"Thoughts: {longer}")
+    assert not inside(f"New paper: {title.lower()} for underwater sonar and lidar fusion")

@@ -10,10 +10,10 @@ probability. Rules cap it where the features cannot tell: a paper that
 appeared well after the text (:func:`unless_late`), another version of the
 name a title coins (:func:`version_clash`), a proper name the title is about
 written without the rest of the title (:func:`names_its_subject`), a title
-found inside a longer quoted title (:func:`inside_a_longer_quote`), and, in a
-paper's own abstract, a
-name it presents as its own work (:func:`presents_as_own`) and a title of
-plain words met as a topic in its prose (:func:`reads_as_topic`).
+found inside a longer title the text writes (:func:`inside_a_longer_title`),
+another part of a numbered series (:func:`series_clash`), and, in a paper's
+own abstract, a name it presents as its own work (:func:`presents_as_own`)
+and a title of plain words met as a topic in its prose (:func:`reads_as_topic`).
 """
 
 from __future__ import annotations
@@ -41,13 +41,14 @@ __all__ = [
     "CONTEXT_BEFORE",
     "LATE_DAYS",
     "describe_match",
-    "inside_a_longer_quote",
+    "inside_a_longer_title",
     "is_late",
     "names_its_subject",
     "presents_as_own",
     "reads_as_topic",
     "series_clash",
     "surname_agrees",
+    "title_like",
     "unless_late",
     "version_clash",
 ]
@@ -478,34 +479,103 @@ def _quote_around(text: str, start: int, end: int) -> str | None:
     return text[line_start + opening + 1 : end + closing]
 
 
-def inside_a_longer_quote(text: str, start: int, end: int, title: str, weight: Weights) -> bool:
-    """Whether ``text[start:end]`` sits inside a quoted title that is not ``title``.
+#: Small words a title writes in lower case ("Learning to Rank with Graphs").
+_SMALL = frozenset(
+    "a an the of for and in on with to via from by at as is are or its their into under over "
+    "through towards toward using without beyond vs versus".split()
+)
 
-    "Selfish Mining and Dyck Words in Bitcoin and Ethereum Networks", quoted, is
-    not the paper "Selfish Mining in Ethereum", nor "On Second Order Behaviour in
-    Augmented Neural ODEs" the paper "Augmented Neural ODEs": a post that quotes a
-    title names the paper of that title, and another paper whose title holds some
-    of its words is a sibling (the same authors' earlier work, usually). The match
-    features cannot tell: they describe the stretch the title aligns with, which
-    is in order, rare and dense. A rule, like the others: a quote of one line, of
-    at most ``QUOTE_WORDS`` words and no sentence break, that holds every telling
-    word of the title and whose telling words the title explains less than
-    ``QUOTE_EXPLAINED`` of. A quoted paraphrase ("Giant Language Fashions") lacks
-    some of the title's words, and is not judged by this rule; a title whose words
-    changed a little between versions still explains most of the quote ("... first
-    passage process via Loschmidt echo" for "... first passage process").
+
+def title_like(name: str) -> bool:
+    """Whether a quoted or introduced stretch reads as a title, not a remark.
+
+    Posts quote all sorts ("brain-damaged", "Why? Hard to say Why!"); only a
+    stretch of three words or more, with no question or exclamation, most of
+    whose words other than small ones are capitalised, is taken as a title the
+    post names (a rule measured on dev: with every quote counted, one in ten
+    untitled announcements was barred from its own paper).
     """
-    quote = _quote_around(text, start, end)
-    if quote is None or _SENTENCE_BREAK.search(quote) or len(quote.split()) > QUOTE_WORDS:
+    words = re.findall(r"[\w'’-]+", name)
+    if not 3 <= len(words) <= 30 or re.search(r"[?!]", name):
         return False
-    quoted = {s for s in stems_of_title(quote) if weight(s) > 0.5}
-    information = sum(weight(s) for s in quoted)
-    if information <= 0:
+    big = [w for w in words if w.lower() not in _SMALL]
+    capitalised = sum(1 for w in big if w[0].isupper() or any(c.isdigit() for c in w))
+    return bool(big) and capitalised / len(big) >= 0.6
+
+
+#: How a post introduces a title: "New paper: X", "Our latest preprint, out today: X".
+_INTRODUCED = re.compile(r"\b(?:paper|preprint|article)\b[^:.\n<]{0,30}:\s*", re.I)
+
+#: Where a title a post writes ends and the post runs on: a link, a handle, "with" or
+#: "w/" and names (a title's own "with" after the match ends it too, which can only spare
+#: a link), a comma before a word in lower case (", to appear at ..."), a closing quote,
+#: a dash or a bar set apart, a bracket, a sentence break, an emoji.
+_TITLE_ENDS = re.compile(
+    r"<LINK>|https?://|\S+\.(?:com|org|io|net|ai|pdf)/|@|,?\s+(?:with|w/)\s|,\s+(?=[a-z])"
+    r"|[\"'”’](?=\s|$)|\s[-–—|]\s|\s\(|[.!?](?:\s|$)|[\U0001F300-\U0001FAFF\u2600-\u27BF]"
+)
+
+#: A line that goes on as a sentence: a comma or a stop before a word in lower case, or a
+#: final stop.
+_RUNS_ON_AS_PROSE = re.compile(r"[,.;:!?]\s+[a-z]|[.!?]\s*$")
+
+
+def _introduced_around(text: str, start: int, end: int) -> str | None:
+    """The title a post writes that holds ``text[start:end]``: after "paper:" or at the
+    start of a line, to where the post runs on (``_TITLE_ENDS``), if it reads as a title."""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line_end = len(text) if line_end < 0 else line_end
+    before = text[line_start:start]
+    introducers = list(_INTRODUCED.finditer(before))
+    head = line_start + introducers[-1].end() if introducers else line_start
+    if _TITLE_ENDS.search(text[head:start].lstrip(_QUOTES_OPEN + " \t")) or (
+        not introducers and before.strip(_QUOTES_OPEN + " \t")
+    ):
+        return None  # the stretch is not at the head of what the line introduces
+    after = text[end:line_end]
+    if not introducers and _RUNS_ON_AS_PROSE.search(after):
+        return None  # a line that reads as a sentence opens with its subject, not a title
+    ends = _TITLE_ENDS.search(after)
+    title = text[head : end + (ends.start() if ends else len(after))].strip()
+    return title if title_like(title) else None
+
+
+def inside_a_longer_title(text: str, start: int, end: int, title: str, weight: Weights) -> bool:
+    """Whether ``text[start:end]`` sits inside a title the text writes that is not ``title``.
+
+    "Selfish Mining and Dyck Words in Bitcoin and Ethereum Networks", quoted or
+    after "New paper:", is not the paper "Selfish Mining in Ethereum", nor "On
+    Second Order Behaviour in Augmented Neural ODEs" the paper "Augmented Neural
+    ODEs": a post that writes a title names the paper of that title, and another
+    paper whose title holds some of its words is a sibling (the same authors'
+    earlier work, usually). The match features cannot tell: they describe the
+    stretch the title aligns with, which is in order, rare and dense.
+
+    A rule, like the others. The written title is a quote of one line (at most
+    ``QUOTE_WORDS`` words, no sentence break), or what follows "paper:" or opens
+    a line, up to where the post runs on (a link, a handle, ", with" and names);
+    either must read as a title (:func:`title_like`). It must hold every telling
+    word of ``title`` and more words than ``title`` has (small words aside), and
+    ``title`` must explain less than ``QUOTE_EXPLAINED`` of its telling words. A paraphrase ("Giant
+    Language Fashions") lacks some of the title's words, and a title with a word
+    spun or misspelt ("... Embedding Mannequins?") is no longer than the title:
+    neither is judged by this rule. A title whose words changed a little between
+    versions still explains most of the written one ("... first passage process
+    via Loschmidt echo" for "... first passage process").
+    """
+    written = _quote_around(text, start, end) or _introduced_around(text, start, end)
+    if written is None or _SENTENCE_BREAK.search(written) or len(written.split()) > QUOTE_WORDS:
         return False
-    own = {s for s in stems_of_title(title) if weight(s) > 0.5}
-    if not own <= quoted:
-        return False  # words of the title are not in the quote: a paraphrase, perhaps
-    return sum(weight(s) for s in own) < QUOTE_EXPLAINED * information
+    written_words = [s for s in stems_of_title(written) if weight(s) > 0]
+    title_words = [s for s in stems_of_title(title) if weight(s) > 0]
+    if len(written_words) <= len(title_words):
+        return False  # no longer than the title: a word spun or misspelt, not another title
+    named = {s for s in written_words if weight(s) > 0.5}
+    own = {s for s in title_words if weight(s) > 0.5}
+    if not own <= named:
+        return False  # words of the title are not in the written one: a paraphrase, perhaps
+    return sum(weight(s) for s in own) < QUOTE_EXPLAINED * sum(weight(s) for s in named)
 
 
 def unless_late(probability: float, features: dict[str, float]) -> float:

@@ -55,7 +55,7 @@ from lightnews.link.title_features import (
     CONTEXT_AFTER,
     CONTEXT_BEFORE,
     describe_match,
-    inside_a_longer_quote,
+    inside_a_longer_title,
     is_late,
     names_its_subject,
     presents_as_own,
@@ -358,7 +358,7 @@ def score_titles(
             if (
                 version_clash(text, a, b, match.candidate.title)
                 or series_clash(text, a, b, match.candidate.title)
-                or (not whole and inside_a_longer_quote(text, a, b, match.candidate.title, weight))
+                or (not whole and inside_a_longer_title(text, a, b, match.candidate.title, weight))
                 or (
                     not whole
                     and names_its_subject(
