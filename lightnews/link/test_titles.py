@@ -359,6 +359,7 @@ def test_a_title_inside_a_longer_title_a_post_writes_is_not_the_paper_named(stor
         f"Our latest preprint: {title} w/ Carol Jones",
         f"{title} (accepted at Underwater Robotics 2025) <LINK>",
         f"New paper: {title} 🎉 Sonar next",
+        f"Preprint of our new paper: Alice Smith, Bob Jones, Carol Lee: {title}.\n<LINK>",
         # A word misspelt makes the title no longer: it is not judged as another one.
         "Paper of the day: Monocular Depth Estimation with Transfromers",
     ):

@@ -538,6 +538,9 @@ def _introduced_around(text: str, start: int, end: int) -> str | None:
         return None  # a line that reads as a sentence opens with its subject, not a title
     ends = _TITLE_ENDS.search(after)
     title = text[head : end + (ends.start() if ends else len(after))].strip()
+    names, colon, rest = title.rpartition(": ")
+    if colon and "," in names and head + len(names) + 2 <= start:
+        title = rest  # "Hatakeyama, Sakuma, Suenaga: Visualizing ...": authors, then the title
     return title if title_like(title) else None
 
 
