@@ -186,6 +186,11 @@ def test_hand_made_title_change_on_the_story_page(shared: Path, tmp_path: Path) 
         shown.exit_code == 0
         and "v2: title changed (on arXiv 2009-07-01, stored 2025-11-20)" in shown.output
     )
+    # Stored the day arXiv dates it: one date, as the page gives it.
+    with SQLiteStore(path) as store, store.transaction():
+        store.db.execute("UPDATE paper_revisions SET seen_at = '2009-07-01T09:00:00Z'")
+    shown = CliRunner().invoke(cli, ["--db", str(path), "show", "0906.3336"])
+    assert "v2: title changed (on arXiv 2009-07-01)\n" in shown.output, shown.output
 
 
 # -- code links ------------------------------------------------------------------------------

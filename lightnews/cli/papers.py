@@ -271,8 +271,13 @@ def show(app: App, arxiv_id: ArxivId, as_json: bool, as_bibtex: bool, posts_page
     if venue is not None:
         out.print(f"venue: {venue.reason} (read from its {venue.source})", markup=False)
     for change in paper.changes:
-        when = f"on arXiv {change.dated[:10]}, " if change.dated else ""
-        out.print(f"{change.note} ({when}stored {change.seen_at[:10]})", markup=False)
+        # arXiv's date of the version, and the day it was stored when that differs (a
+        # later edit of the same version is stored under it), as the story page shows.
+        stored = f"stored {change.seen_at[:10]}"
+        if change.dated:
+            day = change.dated[:10]
+            stored = f"on arXiv {day}" + (f", {stored}" if day != change.seen_at[:10] else "")
+        out.print(f"{change.note} ({stored})", markup=False)
     if paper.abstract:
         out.print()
         out.print(paper.abstract)
