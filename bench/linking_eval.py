@@ -286,16 +286,28 @@ def report(result: dict[str, Any], args: argparse.Namespace) -> None:
         )
     named: list[str] = result["named"]  # type: ignore[assignment]
     if total_texts:
-        methods_all: Counter[str] = Counter()
-        for kind in false:
-            if kind.startswith("negative:"):
+        # Real texts as written (the figure issue 10 sets a bound on), then with the
+        # generated ones: held-out papers' whole titles in a template.
+        for label, generated in (("real texts", False), ("all", True)):
+            kinds = [
+                k
+                for k in false
+                if k.startswith("negative:") and (generated or k != "negative:absent-title")
+            ]
+            methods_all: Counter[str] = Counter()
+            for kind in kinds:
                 methods_all.update(false[kind])
-        print(
-            f"| **all** | {total_texts} | {total_false} | "
-            f"{1000 * total_false / total_texts:.2f} | "
-            f"{1000 * upper_bound(total_false, total_texts):.2f} | "
-            f"{', '.join(f'{m} {n}' for m, n in methods_all.most_common()) or '-'} |"
-        )
+            texts = sum(
+                tallies[k]["texts"]
+                for k in tallies
+                if k.startswith("negative:") and (generated or k != "negative:absent-title")
+            )
+            wrong = sum(methods_all.values())
+            print(
+                f"| **{label}** | {texts} | {wrong} | {1000 * wrong / texts:.2f} | "
+                f"{1000 * upper_bound(wrong, texts):.2f} | "
+                f"{', '.join(f'{m} {n}' for m, n in methods_all.most_common()) or '-'} |"
+            )
         old_count = total_false + len(named)
         print(
             f"\nlinks from these texts to a paper they name in so many words (coined name "
