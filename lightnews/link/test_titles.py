@@ -5,9 +5,8 @@ from __future__ import annotations
 from lightnews.link.title_features import (
     inside_a_longer_title,
     names_its_subject,
+    numbering_clash,
     presents_as_own,
-    series_clash,
-    version_clash,
 )
 from lightnews.link.title_words import stems, stems_of_title, title_weights, tokenize
 from lightnews.link.titles import Reference, find_title_mentions, match_reference, score_titles
@@ -131,7 +130,7 @@ def test_stems_match_the_index() -> None:
 def test_a_version_sibling_is_not_the_paper_named() -> None:
     def clash(text: str, title: str) -> bool:
         name = text.split(" ")[0]
-        return version_clash(text, 0, len(name), title)
+        return numbering_clash(text, 0, len(name), title)
 
     assert clash("InternVL3.5 reaches a new state of the art", "InternVL3: Exploring Training")
     assert clash("InternVL3 reaches a new state of the art", "InternVL3.5: Advancing Open")
@@ -144,7 +143,7 @@ def test_a_version_sibling_is_not_the_paper_named() -> None:
 
 def test_another_part_of_a_series_is_not_the_paper_named() -> None:
     def clash(text: str, title: str) -> bool:
-        return series_clash(text, 0, len(text), title)
+        return numbering_clash(text, 0, len(text), title)
 
     asas = "The ASAS-SN Catalog of Variable Stars V: Variables in the Southern Hemisphere"
     assert clash("The ASAS-SN Catalog of Variable Stars VI: An All-Sky Sample", asas)

@@ -8,12 +8,12 @@ line, quoted, Title Case, after a colon) or sits inside a sentence of prose.
 The fitted model (:mod:`lightnews.link.calibration`) turns them into a
 probability. Rules cap it where the features cannot tell: a paper that
 appeared well after the text (:func:`unless_late`), another version of the
-name a title coins (:func:`version_clash`), a proper name the title is about
-written without the rest of the title (:func:`names_its_subject`), a title
-found inside a longer title the text writes (:func:`inside_a_longer_title`),
-another part of a numbered series (:func:`series_clash`), and, in a paper's
-own abstract, a name it presents as its own work (:func:`presents_as_own`)
-and a title of plain words met as a topic in its prose (:func:`reads_as_topic`).
+name a title coins or another part of its series (:func:`numbering_clash`), a
+proper name the title is about written without the rest of the title
+(:func:`names_its_subject`), a title found inside a longer title the text
+writes (:func:`inside_a_longer_title`), and, in a paper's own abstract, a
+name it presents as its own work (:func:`presents_as_own`) and a title of
+plain words met as a topic in its prose (:func:`reads_as_topic`).
 """
 
 from __future__ import annotations
@@ -44,13 +44,12 @@ __all__ = [
     "inside_a_longer_title",
     "is_late",
     "names_its_subject",
+    "numbering_clash",
     "presents_as_own",
     "reads_as_topic",
-    "series_clash",
     "surname_agrees",
     "title_like",
     "unless_late",
-    "version_clash",
 ]
 
 
@@ -588,26 +587,6 @@ def unless_late(probability: float, features: dict[str, float]) -> float:
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)*")
 
-
-def version_clash(text: str, start: int, end: int, title: str) -> bool:
-    """Whether the name at ``text[start:end]`` carries another version than the title's
-    coined name ("InternVL3.5" is not "InternVL3: ...", "Wan-Streamer v0.3" not "v0.2").
-
-    A rule, like a paper that appeared after the text: version siblings share
-    every word but the number, so their match features cannot tell them apart.
-    Only a title whose coined name (before its colon, at most four words) has a
-    number is checked, against the numbers in the span and just after it.
-    """
-    head = title.split(":", 1)[0] if ":" in title else ""
-    if not head or len(head.split()) > 4:
-        return False
-    wanted = set(_NUMBER.findall(head))
-    if not wanted:
-        return False
-    found = set(_NUMBER.findall(text[start : end + 8]))
-    return bool(found) and not wanted & found
-
-
 #: A part of a series, as titles number it: "Stars V:", "Star Formation. III.",
 #: "Part 2", "Paper II".
 #: A lone "I" counts only before a stop or a colon ("Simulations I: ..."), not as the
@@ -619,22 +598,37 @@ _PART = re.compile(
 )
 
 
+def _versions(text: str) -> set[str]:
+    return set(_NUMBER.findall(text))
+
+
 def _parts(text: str) -> set[str]:
     return {m["word"] or m["roman"] or m["one"] for m in _PART.finditer(text)}
 
 
-def series_clash(text: str, start: int, end: int, title: str) -> bool:
-    """Whether the text at ``text[start:end]`` names another part of the title's series
-    ("The ASAS-SN Catalog of Variable Stars VI: ..." is not "... Stars V: ...",
+def _coined_head(title: str) -> str:
+    """The name a title coins before its colon (at most four words), or nothing."""
+    head = title.split(":", 1)[0] if ":" in title else ""
+    return head if len(head.split()) <= 4 else ""
+
+
+def numbering_clash(text: str, start: int, end: int, title: str) -> bool:
+    """Whether the text at ``text[start:end]`` numbers what it names otherwise than the
+    title does: another version of the name the title coins ("InternVL3.5" is not
+    "InternVL3: ...", "Wan-Streamer v0.3" not "v0.2"), or another part of the title's
+    series ("The ASAS-SN Catalog of Variable Stars VI: ..." is not "... Stars V: ...",
     "GMC Collisions as Triggers of Star Formation. IV." not "... III.").
 
-    The parts of a series share every word but their number, and often their
-    subtitles' field too, so the match features cannot tell them apart. Only a
-    title that numbers its part is checked, against the parts written in the
-    matched stretch and just after it; a text that writes no part is not judged.
+    A rule, like a paper that appeared after the text: versions and parts share
+    every word but their number, and parts often their subtitles' field too, so
+    the match features cannot tell them apart. Only a title that numbers its
+    coined name (before its colon, at most four words) or its part is checked,
+    against the numbers of that kind in the matched stretch and just after it; a
+    text that writes none is not judged.
     """
-    wanted = _parts(title)
-    if not wanted:
-        return False
-    found = _parts(text[start : end + 8])
-    return bool(found) and not wanted & found
+    near = text[start : end + 8]
+    for wanted, read in ((_versions(_coined_head(title)), _versions), (_parts(title), _parts)):
+        found = read(near) if wanted else set()
+        if found and not wanted & found:
+            return True
+    return False

@@ -58,12 +58,11 @@ from lightnews.link.title_features import (
     inside_a_longer_title,
     is_late,
     names_its_subject,
+    numbering_clash,
     presents_as_own,
     reads_as_topic,
-    series_clash,
     surname_agrees,
     unless_late,
-    version_clash,
 )
 from lightnews.link.title_words import (
     EXPANSIONS,
@@ -356,8 +355,7 @@ def score_titles(
             a = tokens.spans[start + match.start][0]
             b = tokens.spans[start + match.end - 1][1]
             if (
-                version_clash(text, a, b, match.candidate.title)
-                or series_clash(text, a, b, match.candidate.title)
+                numbering_clash(text, a, b, match.candidate.title)
                 or (not whole and inside_a_longer_title(text, a, b, match.candidate.title, weight))
                 or (
                     not whole
