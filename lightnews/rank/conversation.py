@@ -1,9 +1,12 @@
 """The conversation on a story: what the network says about a paper, not only how many.
 
 The store gives every network post about a paper
-(:meth:`~lightnews.store.base.Store.paper_conversation`); this module shapes
-them the way the story page, ``/api/paper``, ``lightnews show`` and the
-digest's watched papers all show them, so they cannot disagree:
+(:meth:`~lightnews.store.base.Store.paper_conversation`: what ``listen``
+heard) and every post about it read from the network's own feeds, a followed
+scholar's (:meth:`~lightnews.store.base.Store.paper_feed_posts`), each post
+once; this module shapes them the way the story page, ``/api/paper``,
+``lightnews show`` and the digest's watched papers all show them, so they
+cannot disagree:
 
 * a self-thread (an author replying to their own post) is one unit, in
   reading order;
@@ -25,7 +28,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from lightnews.sources import Network, network
+from lightnews.sources import Network, all_traits, network
 from lightnews.store import Store
 from lightnews.store.network import ConversationPost
 from lightnews.store.readers import ReaderId
@@ -328,7 +331,14 @@ def read_conversation(
     store: Store, paper: str, reader: ReaderId, now: datetime, page: int = 1
 ) -> Conversation:
     """A page of a paper's conversation as ``reader`` sees it (their scholars first)."""
-    posts = store.paper_conversation(network().service, paper)
+    net = network()
+    heard = store.paper_conversation(net.service, paper)
+    # What the library read from the network's own feeds (a followed scholar's posts)
+    # is part of the conversation too, once: a post ``listen`` heard as well is kept as heard.
+    kinds = [k for k, t in all_traits().items() if t.network == net]
+    known = {p.uri for p in heard}
+    read = [p for p in store.paper_feed_posts(net.service, kinds, paper) if p.uri not in known]
+    posts = sorted([*heard, *read], key=lambda p: (-p.time_us, p.uri))
     if not posts:
         return conversation_of(paper, (), followed={}, now=now, page=page)
     return conversation_of(

@@ -157,7 +157,8 @@ def test_article_daily_and_notes_pages(page: object, base_url: str) -> None:
     p = page
     p.goto(base_url + "/paper/2511.18342")  # type: ignore[attr-defined]
     p.get_by_role("heading", name="Blog posts", exact=True).wait_for()  # type: ignore[attr-defined]
-    p.locator("main section article a").first.click()  # type: ignore[attr-defined]
+    # The first of everything that mentions it (the conversation above links to Bluesky).
+    p.locator("section[aria-labelledby=mentions-title] article a").first.click()  # type: ignore[attr-defined]
     p.wait_for_url("**/item/*")  # type: ignore[attr-defined]
     assert "Papers it names" in p.locator("main").inner_text()  # type: ignore[attr-defined]
     shot(p, "article")

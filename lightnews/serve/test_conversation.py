@@ -268,3 +268,54 @@ def test_api_paper_and_show_carry_the_conversation(
     assert "Michael Kirchhof @mkirchhof.bsky.social (you follow) [this week]" in text
     assert "reposted by did:plc:reposterreposterrepost1" in text
     assert "@quoter.bsky.social [this week] quoted it" in text
+
+
+# -- posts read from followed feeds ----------------------------------------------------------
+
+DEMO_PAPER = "2511.10268"  # the demo's leaderboard paper: a repost and a listing bot's post
+DEMO_AUTHOR = "did:plc:cihr6d2r5pj5mruxm5smgnyo"  # pdeshmane.bsky.social
+DEMO_POST = f"at://{DEMO_AUTHOR}/{POST}/3m6me6azutksv"
+DEMO_NOW = datetime(2025, 11, 28, 12, 0, tzinfo=UTC)
+
+
+def _demo_check(talk: dict[str, Any]) -> None:
+    """The demo paper's conversation: the post a followed scholar reposted, once."""
+    [unit] = talk["units"]
+    [post] = unit["posts"]
+    assert post["uri"] == DEMO_POST and post["handle"] == "pdeshmane.bsky.social"
+    assert post["author"] == "Priyanka Deshmane" and post["recent"]
+    # The whole text, not the feed's shortened title of it.
+    assert post["text"].startswith("Version 3 of our leaderboard paper is up")
+    assert "without a single weight changing" in post["text"]
+    assert unit["reposted_by"] == ["maralindqvist.bsky.social"]
+    assert talk["bot_posts"] == 1 and talk["bots"] == 1  # the listing mirror, folded away
+
+
+def test_posts_read_from_followed_feeds_join_the_conversation_once(
+    library: Library, settings: Settings, tmp_path: Path
+) -> None:
+    """Without ``listen``, the posts of the feeds a reader follows are the conversation;
+    with it, a post heard on the network and read from a feed shows once."""
+    from lightnews.demo import build_demo
+    from lightnews.serve.app import create_app
+
+    build_demo(library.store, settings)
+    _demo_check(read_conversation(library.store, DEMO_PAPER, LOCAL_READER, DEMO_NOW).to_json())
+    record = text_record(
+        "Version 3 of our leaderboard paper is up. https://arxiv.org/abs/2511.10268",
+        "2025-11-27T12:20:05.000Z",
+    )
+    heard_too = commit_event(DEMO_AUTHOR, 1764246005000000, POST, "3m6me6azutksv", record)
+    replay(library.store, [heard_too], tmp_path / "events.jsonl")
+    assert [p.uri for p in library.store.paper_conversation(SERVICE, DEMO_PAPER)] == [DEMO_POST]
+    talk = read_conversation(library.store, DEMO_PAPER, LOCAL_READER, DEMO_NOW).to_json()
+    [unit] = talk["units"]
+    assert [p["uri"] for p in unit["posts"]] == [DEMO_POST]  # once, as listen heard it
+    assert unit["posts"][0]["text"].endswith("https://arxiv.org/abs/2511.10268")
+    app = create_app(library.address, settings)
+    with TestClient(app, base_url="http://localhost") as client:
+        answer = client.get(f"/api/paper/{DEMO_PAPER}").json()["conversation"]
+        assert [p["uri"] for u in answer["units"] for p in u["posts"]] == [DEMO_POST]
+        page = client.get(f"/paper/{DEMO_PAPER}").text
+    assert "No post about it has been heard" not in page
+    assert "Reposted by @maralindqvist.bsky.social" in page

@@ -826,6 +826,14 @@ class Store(Protocol):
         answers (the story's conversation)."""
         ...
 
+    def paper_feed_posts(
+        self, service: str, kinds: Sequence[str], paper: str, limit: int = 5_000
+    ) -> list[ConversationPost]:
+        """The posts about one paper read from the network's feeds (sources of these
+        ``kinds``), as conversation posts, newest first; a repost gives the post it
+        shares and the repost."""
+        ...
+
     def paper_cards(self, papers: Sequence[str], limit: int = 2_000) -> dict[str, LinkCard]:
         """The newest link card naming each paper among network posts about it."""
         ...

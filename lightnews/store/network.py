@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -153,6 +154,28 @@ def _payload(text: str) -> dict[str, Any]:
 def _uri_of(value: Any) -> str | None:
     uri = value.get("uri") if isinstance(value, dict) else None
     return uri if isinstance(uri, str) and uri.startswith("at://") else None
+
+
+def _micros(moment: str | None) -> int:
+    """An ISO 8601 moment in microseconds since the epoch (0 when it cannot be read)."""
+    if not moment:
+        return 0
+    try:
+        parsed = datetime.fromisoformat(moment.replace("Z", "+00:00"))
+    except ValueError:
+        return 0
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return int(parsed.timestamp() * 1_000_000)
+
+
+def _card(data: dict[str, Any]) -> LinkCard | None:
+    """A link card as an item's details store it, if it has an address and a title."""
+    uri, title = data.get("uri"), data.get("title")
+    if not isinstance(uri, str) or not isinstance(title, str) or not title:
+        return None
+    description = data.get("description")
+    return LinkCard(uri, title, description if isinstance(description, str) else "")
 
 
 def link_card(record: dict[str, Any]) -> LinkCard | None:
@@ -501,16 +524,7 @@ class NetworkQueries(Queries):
             "WHERE m.paper = ? ORDER BY p.time_us DESC, p.uri LIMIT ?",
             (service, paper, limit),
         ).fetchall()
-        dids = sorted({r[1] for r in rows})
-        scholars: dict[str, tuple[int, str]] = {}
-        if dids:
-            for did, scholar_id, name in self.db.execute(
-                "SELECT d.value, s.id, s.name FROM identities d JOIN scholars s "
-                "ON s.id = d.scholar_id WHERE d.kind LIKE '%-did' AND "
-                f"{self.sql.in_list('d.value')} ORDER BY s.id",
-                (self.sql.list_param(dids),),
-            ):
-                scholars.setdefault(did, (int(scholar_id), name))
+        scholars = self._scholars_of({r[1] for r in rows})
         found = []
         for r in rows:
             record = _payload(r[12])
@@ -539,6 +553,114 @@ class NetworkQueries(Queries):
                     card=link_card(record),
                 )
             )
+        return found
+
+    def _scholars_of(self, dids: Iterable[str]) -> dict[str, tuple[int, str]]:
+        """The scholar (id, name) each of these accounts is, for those that are one."""
+        wanted = sorted(set(dids))
+        scholars: dict[str, tuple[int, str]] = {}
+        if wanted:
+            for did, scholar_id, name in self.db.execute(
+                "SELECT d.value, s.id, s.name FROM identities d JOIN scholars s "
+                "ON s.id = d.scholar_id WHERE d.kind LIKE '%-did' AND "
+                f"{self.sql.in_list('d.value')} ORDER BY s.id",
+                (self.sql.list_param(wanted),),
+            ):
+                scholars.setdefault(did, (int(scholar_id), name))
+        return scholars
+
+    def paper_feed_posts(
+        self, service: str, kinds: Sequence[str], paper: str, limit: int = 5_000
+    ) -> list[ConversationPost]:
+        """The posts about one paper the library read from the network's own feeds
+        (sources of these ``kinds``: a followed account's posts, replies and reposts), as
+        conversation posts, newest first: what the reader follows is part of the
+        conversation though ``listen`` never heard it. A repost gives the post it shares
+        and the repost (keyed by the repost's item key, its ``subject`` the post)."""
+        if not kinds:
+            return []
+        rows = self.db.execute(
+            "SELECT i.key, i.kind, i.text, i.published, i.account, i.thread_root, "
+            "i.reply_parent, i.extra, m.method, m.confidence FROM mentions m "
+            "JOIN papers p ON p.id = m.paper_id JOIN items i ON i.id = m.item_id "
+            "JOIN sources s ON s.id = i.source_id WHERE p.arxiv_id = ? "
+            f"AND i.kind IN ('post', 'repost') AND {self.sql.in_list('s.kind')} "
+            "ORDER BY i.published DESC, i.id DESC LIMIT ?",
+            (paper, self.sql.list_param(list(kinds)), limit),
+        ).fetchall()
+        shaped = []
+        for r in rows:
+            details = _payload(r[7])
+            uri = details.get("uri")
+            if not isinstance(uri, str) or not uri.startswith("at://"):
+                continue  # not a network post (a feed's item of another kind)
+            sharer = details.get("reposted_by") if r[1] == "repost" else None
+            shaped.append((r, details, uri, sharer if isinstance(sharer, dict) else None))
+        dids = {str(d.get("did") or r[4] or "") for r, d, _, _ in shaped}
+        dids |= {str(s.get("did") or "") for _, _, _, s in shaped if s}
+        dids.discard("")
+        people: dict[str, tuple[str, str, bool]] = {}
+        if dids:
+            for did, handle, name, bot in self.db.execute(
+                "SELECT id, COALESCE(handle, ''), COALESCE(name, ''), COALESCE(bot, 0) "
+                f"FROM accounts WHERE service = ? AND {self.sql.in_list('id')}",
+                (service, self.sql.list_param(sorted(dids))),
+            ):
+                people[did] = (handle, name, bool(bot))
+        scholars = self._scholars_of(dids)
+
+        def post(did: str, handle: str, **fields: Any) -> ConversationPost:
+            known_handle, name, bot = people.get(did, ("", "", False))
+            scholar_id, scholar = scholars.get(did, (None, None))
+            return ConversationPost(
+                did=did,
+                handle=handle or known_handle,
+                name=name,
+                bot=bot,
+                scholar_id=scholar_id,
+                scholar=scholar,
+                **fields,
+            )
+
+        found = []
+        for r, details, uri, sharer in shaped:
+            author = str(details.get("did") or r[4] or "")
+            quote = details.get("quote")
+            quoted = _uri_of(quote) if isinstance(quote, dict) else None
+            card = details.get("card")
+            found.append(
+                post(
+                    author,
+                    str(details.get("handle") or ""),
+                    uri=uri,
+                    kind="quote" if quoted else "post",
+                    text=str(details.get("text_full") or r[2] or ""),
+                    created_at=r[3],
+                    time_us=_micros(r[3]),
+                    method=r[8],
+                    confidence=float(r[9]),
+                    reply_root=None if sharer else r[5],
+                    reply_parent=None if sharer else r[6],
+                    subject=quoted,
+                    card=_card(card) if isinstance(card, dict) else None,
+                )
+            )
+            if sharer:
+                shared_at = details.get("reposted_at")
+                found.append(
+                    post(
+                        str(sharer.get("did") or ""),
+                        str(sharer.get("handle") or ""),
+                        uri=r[0],
+                        kind="repost",
+                        text="",
+                        created_at=shared_at if isinstance(shared_at, str) else r[3],
+                        time_us=_micros(shared_at if isinstance(shared_at, str) else r[3]),
+                        method=r[8],
+                        confidence=float(r[9]),
+                        subject=uri,
+                    )
+                )
         return found
 
     def paper_cards(self, papers: Sequence[str], limit: int = 2_000) -> dict[str, LinkCard]:
