@@ -226,8 +226,9 @@ def show(app: App, arxiv_id: ArxivId, as_json: bool, as_bibtex: bool, posts_page
 
     ARXIV_ID is an id (2510.03172, arXiv:2510.03172v2) or the paper's address
     (https://arxiv.org/abs/2510.03172, its PDF, Hugging Face or DOI link).
-    The conversation is what the network (``lightnews listen``) says of it:
-    threads whole, replies and quotes under what they answer, bots folded away.
+    The conversation is what Bluesky says of it, as ``lightnews listen`` heard it
+    and as the feeds you follow carry it: threads whole, replies and quotes under
+    what they answer, bots folded away.
     Exit status 1 when the paper is not stored.
     """
     from lightnews.rank.conversation import read_conversation

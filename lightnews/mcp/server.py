@@ -109,8 +109,13 @@ def search(
 
 
 def story(library: Library, arxiv_id: str) -> dict[str, Any]:
-    """One paper's story, with everything that mentions it."""
-    return library.store.get_paper(arxiv_id).to_json()
+    """One paper's story, with everything that mentions it and the first page of its
+    conversation (as ``/api/paper`` and ``show --json`` give it)."""
+    from lightnews.rank.conversation import read_conversation
+
+    paper = library.store.get_paper(arxiv_id)
+    talk = read_conversation(library.store, paper.arxiv_id, library.reader, library.settings.now())
+    return {**paper.to_json(), "conversation": talk.to_json()}
 
 
 def scholar(library: Library, who: str, page: int = 1) -> dict[str, Any]:
@@ -187,7 +192,8 @@ TOOLS: tuple[Tool, ...] = (
     Tool.of(
         story,
         "One paper's story: authors, abstract, versions and what changed, venue, "
-        "code links, withdrawal, and every item that mentions it; JSON object.",
+        "code links, withdrawal, every item that mentions it and what people say of it "
+        "on Bluesky (threads whole, followed scholars first); JSON object.",
     ),
     Tool.of(
         scholar,

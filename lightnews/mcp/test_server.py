@@ -120,6 +120,28 @@ def test_the_scholar_tool_says_whether_the_asking_reader_follows(tmp_path: Path)
         assert anyio.run(followed, ada.reader) is False  # bob's follow, not ada's
 
 
+def test_the_story_tool_carries_the_conversation(tmp_path: Path, settings: Any) -> None:
+    """What people say of a paper on Bluesky reaches an assistant as it reaches the page:
+    the demo's leaderboard paper, a post its followed co-author reposted, a mirror folded."""
+    from lightnews.demo import build_demo
+    from lightnews.mcp.server import build_server
+
+    with SQLiteStore(tmp_path / "lightnews.db") as store:
+        build_demo(store, settings)
+
+        async def story() -> dict[str, Any]:
+            server = build_server(store, settings, LOCAL_READER)
+            result = await server.call_tool("story", {"arxiv_id": "2511.10268"})
+            blocks = result[0] if isinstance(result, tuple) else result
+            return dict(json.loads(blocks[0].text))
+
+        talk = anyio.run(story)["conversation"]
+    [unit] = talk["units"]
+    assert [p["handle"] for p in unit["posts"]] == ["pdeshmane.bsky.social"]
+    assert unit["reposted_by"] == ["maralindqvist.bsky.social"]
+    assert talk["bot_posts"] == 1
+
+
 def test_every_malformed_request_gets_an_answer(library: Path) -> None:
     """A broken line, a non-request, a batch, a request with bad params: each is answered
     with its JSON-RPC error (before, some got only a log line, and the client waited)."""
