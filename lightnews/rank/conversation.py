@@ -336,9 +336,13 @@ def read_conversation(
     # What the library read from the network's own feeds (a followed scholar's posts)
     # is part of the conversation too, once: a post ``listen`` heard as well is kept as heard.
     kinds = [k for k, t in all_traits().items() if t.network == net]
+    posts = list(heard)
     known = {p.uri for p in heard}
-    read = [p for p in store.paper_feed_posts(net.service, kinds, paper) if p.uri not in known]
-    posts = sorted([*heard, *read], key=lambda p: (-p.time_us, p.uri))
+    for post in store.paper_feed_posts(net.service, kinds, paper):
+        if post.uri not in known:  # a post two followed accounts reposted is read twice
+            known.add(post.uri)
+            posts.append(post)
+    posts.sort(key=lambda p: (-p.time_us, p.uri))
     if not posts:
         return conversation_of(paper, (), followed={}, now=now, page=page)
     return conversation_of(

@@ -296,11 +296,35 @@ def test_posts_read_from_followed_feeds_join_the_conversation_once(
 ) -> None:
     """Without ``listen``, the posts of the feeds a reader follows are the conversation;
     with it, a post heard on the network and read from a feed shows once."""
-    from lightnews.demo import build_demo
+    from lightnews.demo import build_demo, snapshot_path
     from lightnews.serve.app import create_app
 
     build_demo(library.store, settings)
     _demo_check(read_conversation(library.store, DEMO_PAPER, LOCAL_READER, DEMO_NOW).to_json())
+    # Another followed account reposts the same post: the post is still shown once.
+    feed = json.loads((snapshot_path("bluesky-feed.mara.json")).read_text())
+    [entry] = [e for e in feed["feed"] if "reason" in e and e["post"]["uri"] == DEMO_POST]
+    entry["reason"]["by"] = {"did": "did:plc:sharersharersharer00001", "handle": "sharer.test"}
+    entry["reason"]["uri"] = "at://did:plc:sharersharersharer00001/app.bsky.feed.repost/3x1"
+    (tmp_path / "sharer.json").write_text(json.dumps({"feed": [entry]}))
+    ingested = CliRunner().invoke(
+        cli,
+        [
+            "--db",
+            library.address,
+            "ingest",
+            "--kind",
+            "bluesky",
+            "--from-file",
+            str(tmp_path / "sharer.json"),
+        ],
+        catch_exceptions=False,
+    )
+    assert ingested.exit_code == 0, ingested.output
+    talk = read_conversation(library.store, DEMO_PAPER, LOCAL_READER, DEMO_NOW).to_json()
+    [unit] = talk["units"]
+    assert [p["uri"] for p in unit["posts"]] == [DEMO_POST]
+    assert sorted(unit["reposted_by"]) == ["maralindqvist.bsky.social", "sharer.test"]
     record = text_record(
         "Version 3 of our leaderboard paper is up. https://arxiv.org/abs/2511.10268",
         "2025-11-27T12:20:05.000Z",
