@@ -207,6 +207,7 @@ def main() -> None:
     result["words"] = sum(len(c.text.split()) for c in cases)
     result["library"] = [len(papers) - len(held_out), len(held_out)]
     result["counts"] = [len(positives), len(negatives)]
+    result["split"] = args.split
     if args.json:
         args.json.write_text(json.dumps(result, indent=1))
     report(result, args)
@@ -234,6 +235,8 @@ def merged(paths: list[Path]) -> dict[str, Any]:
             a + b for a, b in zip(result.get("counts", [0, 0]), part["counts"], strict=True)
         ]
         result["library"] = part["library"]
+        # Which split the shards ran (files written before 2026-12-08 do not say).
+        result["split"] = part.get("split", result.get("split"))
     return result
 
 
@@ -247,7 +250,8 @@ def report(result: dict[str, Any], args: argparse.Namespace) -> None:
     mentions, texts = result["counts"]
     print(
         f"library: {stored} papers stored, {held} held out; "
-        f"{args.split} split: {mentions} mentions, {texts} texts naming no paper"
+        f"{result.get('split') or args.split} split: {mentions} mentions, "
+        f"{texts} texts naming no paper"
     )
     print(
         f"linked {mentions + texts} texts ({words} words) in {seconds:.1f}s of wall time "
