@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from lightnews.model import NetworkPost
+from lightnews.model import NetworkPost, PostDetails
 from lightnews.normalize.arxiv_ids import parse_arxiv_id
 from lightnews.store.connection import Queries, retried
 
@@ -167,15 +167,6 @@ def _micros(moment: str | None) -> int:
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
     return int(parsed.timestamp() * 1_000_000)
-
-
-def _card(data: dict[str, Any]) -> LinkCard | None:
-    """A link card as an item's details store it, if it has an address and a title."""
-    uri, title = data.get("uri"), data.get("title")
-    if not isinstance(uri, str) or not isinstance(title, str) or not title:
-        return None
-    description = data.get("description")
-    return LinkCard(uri, title, description if isinstance(description, str) else "")
 
 
 def link_card(record: dict[str, Any]) -> LinkCard | None:
@@ -588,16 +579,11 @@ class NetworkQueries(Queries):
             "ORDER BY i.published DESC, i.id DESC LIMIT ?",
             (paper, self.sql.list_param(list(kinds)), limit),
         ).fetchall()
-        shaped = []
-        for r in rows:
-            details = _payload(r[7])
-            uri = details.get("uri")
-            if not isinstance(uri, str) or not uri.startswith("at://"):
-                continue  # not a network post (a feed's item of another kind)
-            sharer = details.get("reposted_by") if r[1] == "repost" else None
-            shaped.append((r, details, uri, sharer if isinstance(sharer, dict) else None))
-        dids = {str(d.get("did") or r[4] or "") for r, d, _, _ in shaped}
-        dids |= {str(s.get("did") or "") for _, _, _, s in shaped if s}
+        shaped = [(r, PostDetails.from_json(_payload(r[7]))) for r in rows]
+        # Only network posts (a feed's item of another kind has no ``at://`` address).
+        shaped = [(r, d) for r, d in shaped if d.uri.startswith("at://")]
+        dids = {d.did or r[4] or "" for r, d in shaped}
+        dids |= {d.reposted_by.did for r, d in shaped if r[1] == "repost" and d.reposted_by}
         dids.discard("")
         people: dict[str, tuple[str, str, bool]] = {}
         if dids:
@@ -623,18 +609,17 @@ class NetworkQueries(Queries):
             )
 
         found = []
-        for r, details, uri, sharer in shaped:
-            author = str(details.get("did") or r[4] or "")
-            quote = details.get("quote")
-            quoted = _uri_of(quote) if isinstance(quote, dict) else None
-            card = details.get("card")
+        for r, details in shaped:
+            sharer = details.reposted_by if r[1] == "repost" else None
+            quoted = (details.quote.uri or None) if details.quote else None
+            card = details.card
             found.append(
                 post(
-                    author,
-                    str(details.get("handle") or ""),
-                    uri=uri,
+                    details.did or r[4] or "",
+                    details.handle,
+                    uri=details.uri,
                     kind="quote" if quoted else "post",
-                    text=str(details.get("text_full") or r[2] or ""),
+                    text=details.text_full or r[2] or "",
                     created_at=r[3],
                     time_us=_micros(r[3]),
                     method=r[8],
@@ -642,23 +627,25 @@ class NetworkQueries(Queries):
                     reply_root=None if sharer else r[5],
                     reply_parent=None if sharer else r[6],
                     subject=quoted,
-                    card=_card(card) if isinstance(card, dict) else None,
+                    card=LinkCard(card.uri, card.title, card.description)
+                    if card and card.uri and card.title
+                    else None,
                 )
             )
             if sharer:
-                shared_at = details.get("reposted_at")
+                shared_at = details.reposted_at or r[3]
                 found.append(
                     post(
-                        str(sharer.get("did") or ""),
-                        str(sharer.get("handle") or ""),
+                        sharer.did,
+                        sharer.handle,
                         uri=r[0],
                         kind="repost",
                         text="",
-                        created_at=shared_at if isinstance(shared_at, str) else r[3],
-                        time_us=_micros(shared_at if isinstance(shared_at, str) else r[3]),
+                        created_at=shared_at,
+                        time_us=_micros(shared_at),
                         method=r[8],
                         confidence=float(r[9]),
-                        subject=uri,
+                        subject=details.uri,
                     )
                 )
         return found
