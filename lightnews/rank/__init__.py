@@ -208,18 +208,21 @@ def engagement(story: Story, context: Context) -> tuple[float, list[Reason]]:
         on = Part("Daily Papers", best.url)
         why.append(reason(f"{upvotes} upvotes on ", on, weight=vote_points))
     if likes >= 20:
-        by: dict[str, int] = {}  # whose posts, the most liked first
+        by: dict[str, int] = {}  # whose posts, the most liked first; bots are not named
+        bots: set[str] = set()
         for i in social:
+            n = (i.engagement.get("likes") or 0) + 2 * (i.engagement.get("reposts") or 0)
+            if i.bot:
+                bots.update([i.account or i.author or i.source] if n else [])
+                continue
             who = display_name(i.author, i.source)
-            by[who] = (
-                by.get(who, 0)
-                + (i.engagement.get("likes") or 0)
-                + 2 * (i.engagement.get("reposts") or 0)
-            )
+            by[who] = by.get(who, 0) + n
         ranked = [w for w, n in sorted(by.items(), key=lambda kv: -kv[1]) if n]
         shown = [Part(w) for w in ranked[:2]]
         if len(ranked) > 2:
             shown.append(Part(f"{len(ranked) - 2} other" + ("s" if len(ranked) > 3 else "")))
+        if bots:
+            shown.append(Part("a bot" if len(bots) == 1 else f"{len(bots)} bots"))
         posts = Part(f"{likes} likes and reposts", _posts_href(story))
         why.append(reason(posts, " on posts by ", shown, weight=like_points))
     return like_points + vote_points, why

@@ -182,7 +182,8 @@ def test_reasons_are_specific_linked_unrepeated_and_by_weight(
         "posted by Mara Lindqvist (followed)",  # not "reposted by" her as well
         "87 upvotes on Daily Papers",
         "2 scholars discuss it",
-        "531 likes and reposts on posts by Mara Lindqvist, Tobias Achterberg-Reyes and 1 other",
+        # the listing bot's post counts, but the bot is not named among the posters
+        "531 likes and reposts on posts by Mara Lindqvist, Tobias Achterberg-Reyes and a bot",
         "in a post on Northlake AI Lab Blog",
         "in Elif Brennan's notes",
         "code released",  # its repository was first linked by a post the day after
