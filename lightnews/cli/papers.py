@@ -294,8 +294,8 @@ def show(app: App, arxiv_id: ArxivId, as_json: bool, as_bibtex: bool, posts_page
         for unit in talk.units:
             for n, post in enumerate(unit.posts):
                 _said_line(post, "  " if n == 0 else "   ↳ ", "")
-            if unit.reposted_by:
-                who = (h if h.startswith("did:") else f"@{h}" for h in unit.reposted_by)
+            if unit.reposters:
+                who = (r.label + (" (you follow)" if r.followed else "") for r in unit.reposters)
                 out.print("     reposted by " + ", ".join(who), markup=False)
             for post in unit.replies:
                 _said_line(post, "     ", "replied")

@@ -433,6 +433,10 @@ def _byline(post: SaidPost) -> str:
     return f"{post.author} (you follow)" if post.followed else post.author
 
 
+def _reposters(unit: ConversationUnit) -> str:
+    return ", ".join(r.label + (" (you follow)" if r.followed else "") for r in unit.reposters)
+
+
 def _post_markdown(how: str, post: SaidPost, indent: str) -> list[str]:
     said = f"**{_byline(post)}**" + (f" ({how})" if how else "")
     lines = [f"{indent}- {said} · {_time(post)}" + (f" · [post]({post.url})" if post.url else "")]
@@ -445,8 +449,8 @@ def _talk_markdown(watched: WatchedTalk) -> list[str]:
     for unit in watched.talk.units:
         for n, (how, post) in enumerate(_unit_posts(unit)):
             lines += _post_markdown(how, post, "  " if n else "")
-        if unit.reposted_by:
-            lines.append(f"  - reposted by {', '.join(unit.reposted_by)}")
+        if unit.reposters:
+            lines.append(f"  - reposted by {_reposters(unit)}")
     if rest := _talk_rest(watched):
         lines.append(
             f"- and {_plural(rest, 'more thread or post', 'more threads and posts')}"
@@ -472,8 +476,8 @@ def _talk_html(watched: WatchedTalk) -> str:
     for unit in watched.talk.units:
         (how, first), *rest = _unit_posts(unit)
         inner = "".join(f"<li>{_post_html(h, p)}</li>" for h, p in rest)
-        if unit.reposted_by:
-            inner += f"<li>reposted by {escape(', '.join(unit.reposted_by))}</li>"
+        if unit.reposters:
+            inner += f"<li>reposted by {escape(_reposters(unit))}</li>"
         units.append(f"<li>{_post_html(how, first)}{f'<ul>{inner}</ul>' if inner else ''}</li>")
     if more := _talk_rest(watched):
         units.append(

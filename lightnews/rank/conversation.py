@@ -37,6 +37,7 @@ __all__ = [
     "PAGE_SIZE",
     "Conversation",
     "ConversationUnit",
+    "Reposter",
     "SaidPost",
     "conversation_of",
     "read_conversation",
@@ -86,13 +87,46 @@ class SaidPost:
 
 
 @dataclass(frozen=True, slots=True)
+class Reposter:
+    """Who shared a unit's post, named as a post's author is: a followed scholar by the
+    name the reader knows, anyone else by their display name, else their handle."""
+
+    did: str
+    handle: str
+    name: str | None
+    scholar_id: int | None
+    followed: bool
+
+    @property
+    def label(self) -> str:
+        """``Mara Lindqvist (@maralindqvist.bsky.social)``, ``@someone.bsky.social``."""
+        at = f"@{self.handle}" if self.handle else self.did
+        return f"{self.name} ({at})" if self.name else at
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "did": self.did,
+            "handle": self.handle or None,
+            "name": self.name,
+            "scholar_id": self.scholar_id,
+            "followed": self.followed,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class ConversationUnit:
     """A thread (or a lone post) and what answers it: replies, quotes and reposts."""
 
     posts: tuple[SaidPost, ...]
     replies: tuple[SaidPost, ...] = ()
     quotes: tuple[SaidPost, ...] = ()
-    reposted_by: tuple[str, ...] = ()
+    #: Followed scholars first, each account once.
+    reposters: tuple[Reposter, ...] = ()
+
+    @property
+    def reposted_by(self) -> tuple[str, ...]:
+        """The reposters' handles (a DID where the handle is unknown), as the API gives them."""
+        return tuple(r.handle or r.did for r in self.reposters)
 
     @property
     def first(self) -> SaidPost:
@@ -114,6 +148,7 @@ class ConversationUnit:
             "replies": [p.to_json() for p in self.replies],
             "quotes": [p.to_json() for p in self.quotes],
             "reposted_by": list(self.reposted_by),
+            "reposters": [r.to_json() for r in self.reposters],
         }
 
 
@@ -212,6 +247,20 @@ def _said(
     )
 
 
+def _reposters(
+    posts: Sequence[ConversationPost], followed: Mapping[str, int]
+) -> tuple[Reposter, ...]:
+    """Who reposted a unit's post, each account once, followed scholars first."""
+    seen: dict[str, Reposter] = {}
+    for post in posts:
+        is_followed = post.did in followed
+        name = (post.scholar if is_followed else None) or post.name or post.scholar or None
+        seen.setdefault(
+            post.did, Reposter(post.did, post.handle, name, post.scholar_id, is_followed)
+        )
+    return tuple(sorted(seen.values(), key=lambda r: not r.followed))
+
+
 def _self_thread(post: ConversationPost, author_of: Callable[[str], str]) -> str | None:
     """The root of the self-thread a post belongs to (its author replying to themself)."""
     if post.kind == "repost" or not post.reply_root:
@@ -275,13 +324,13 @@ def conversation_of(
 
     own: dict[str, list[ConversationPost]] = {}
     under: dict[str, list[tuple[ConversationPost, str]]] = {}
-    reposts: dict[str, list[str]] = {}
+    reposts: dict[str, list[ConversationPost]] = {}
     for post in people:
         target = answered(post)
         home = top(target) if target else None
         if post.kind == "repost":
             if home is not None:  # a repost of what was not heard says nothing to show
-                reposts.setdefault(home, []).append(post.handle or post.did)
+                reposts.setdefault(home, []).append(post)
             continue
         if target is not None and home is not None and home != unit_key[post.uri]:
             under.setdefault(home, []).append((post, target))
@@ -304,7 +353,7 @@ def conversation_of(
                     said,
                     replies,
                     quotes,
-                    tuple(dict.fromkeys(reposts.get(key, ()))),
+                    _reposters(reposts.get(key, ()), followed),
                 ),
             )
         )

@@ -288,6 +288,8 @@ def _demo_check(talk: dict[str, Any]) -> None:
     assert post["text"].startswith("Version 3 of our leaderboard paper is up")
     assert "without a single weight changing" in post["text"]
     assert unit["reposted_by"] == ["maralindqvist.bsky.social"]
+    [mara] = unit["reposters"]  # a followed scholar, named as the reader knows her
+    assert mara["name"] == "Mara Lindqvist" and mara["followed"] and mara["scholar_id"]
     assert talk["bot_posts"] == 1 and talk["bots"] == 1  # the listing mirror, folded away
 
 
@@ -324,7 +326,12 @@ def test_posts_read_from_followed_feeds_join_the_conversation_once(
     talk = read_conversation(library.store, DEMO_PAPER, LOCAL_READER, DEMO_NOW).to_json()
     [unit] = talk["units"]
     assert [p["uri"] for p in unit["posts"]] == [DEMO_POST]
-    assert sorted(unit["reposted_by"]) == ["maralindqvist.bsky.social", "sharer.test"]
+    # Followed scholars first; an account the library knows nothing of by its handle.
+    assert unit["reposted_by"] == ["maralindqvist.bsky.social", "sharer.test"]
+    assert [(r["name"], r["followed"]) for r in unit["reposters"]] == [
+        ("Mara Lindqvist", True),
+        (None, False),
+    ]
     record = text_record(
         "Version 3 of our leaderboard paper is up. https://arxiv.org/abs/2511.10268",
         "2025-11-27T12:20:05.000Z",
@@ -342,4 +349,13 @@ def test_posts_read_from_followed_feeds_join_the_conversation_once(
         assert [p["uri"] for u in answer["units"] for p in u["posts"]] == [DEMO_POST]
         page = client.get(f"/paper/{DEMO_PAPER}").text
     assert "No post about it has been heard" not in page
-    assert "Reposted by @maralindqvist.bsky.social" in page
+    mara = library.store.find_scholar("Mara Lindqvist")
+    assert (
+        f'Reposted by <a class="followed" href="/scholar/{mara}">'
+        "Mara Lindqvist (@maralindqvist.bsky.social)</a>, @sharer.test</p>"
+    ) in page
+    shown = CliRunner().invoke(cli, ["--db", library.address, "show", DEMO_PAPER])
+    assert (
+        "reposted by Mara Lindqvist (@maralindqvist.bsky.social) (you follow), @sharer.test"
+        in " ".join(shown.output.split())
+    )
