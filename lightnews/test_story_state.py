@@ -136,6 +136,7 @@ def test_new_version_changes_abstract_reembeds_diffs_and_resurfaces(
     ranked = rank_stories(store, LOCAL_READER, limit=None, now=datetime(2025, 11, 30, tzinfo=UTC))
     story = next(s for s in ranked if s.arxiv_id == "1605.09669")
     assert story.why[0] == "new since you read it: v2: abstract changed"
+    assert "v2: abstract changed" not in story.why  # said once, not again as a reason of its own
     assert "read" not in story.why and story.to_json()["revision"] == "v2: abstract changed"
 
 

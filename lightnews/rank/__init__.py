@@ -674,7 +674,9 @@ def _explain(
         story.reasons.append(reason(Part("saved", "/saved")))
     if read_at:
         news = _since(story, read_at)
-        if news:  # something material happened: it comes back, saying what
+        if news:  # something material happened: it comes back, saying what, once
+            told = news.removeprefix(NEW_SINCE_READ)
+            story.reasons = [r for r in story.reasons if r.text != told]
             story.reasons.insert(0, reason(news))
         else:
             story.reasons.append(reason("read"))
@@ -693,16 +695,20 @@ def _reasons_of(
         _explain(story, why, states)
 
 
+#: How a read story that comes back says why.
+NEW_SINCE_READ = "new since you read it: "
+
+
 def _since(story: Story, read_at: str) -> str | None:
     """What is material since the story was read: a followed scholar speaking, a new version."""
     if story.revision and story.revised_at and story.revised_at > read_at:
-        return f"new since you read it: {story.revision}"
+        return NEW_SINCE_READ + story.revision
     for item in story.items:
         if item.followed_scholar is not None and (item.published or "") > read_at:
-            return "new since you read it: a scholar you follow posted about it"
+            return NEW_SINCE_READ + "a scholar you follow posted about it"
     for item in story.items:
         if item.kind == "paper" and (item.published or "") > read_at:
-            return "new since you read it: a new version"
+            return NEW_SINCE_READ + "a new version"
     return None
 
 
