@@ -352,7 +352,8 @@ def test_posts_read_from_followed_feeds_join_the_conversation_once(
     mara = library.store.find_scholar("Mara Lindqvist")
     assert (
         f'Reposted by <a class="followed" href="/scholar/{mara}">'
-        "Mara Lindqvist (@maralindqvist.bsky.social)</a>, @sharer.test</p>"
+        "Mara Lindqvist (@maralindqvist.bsky.social)</a>"
+        '<span class="badge" title="A scholar you follow">followed</span>, @sharer.test</p>'
     ) in page
     shown = CliRunner().invoke(cli, ["--db", library.address, "show", DEMO_PAPER])
     assert (
