@@ -336,38 +336,35 @@ def conversation_of(
             under.setdefault(home, []).append((post, target))
         else:
             own.setdefault(unit_key[post.uri], []).append(post)
-    units: list[tuple[tuple[int, float], ConversationUnit]] = []
+    # Rank every unit by its raw posts; only the page shown is shaped (a popular paper's
+    # conversation has hundreds of units, and shaping a post builds its links).
+    ranked: list[tuple[tuple[int, float], str]] = []
     for key, mine in own.items():  # every unit's own posts were heard (see ``top``)
         mine.sort(key=_moment)
-        answers = sorted(under.get(key, []), key=lambda pair: _moment(pair[0]))
-        said = tuple(_said(p, followed, now, answered(p), net) for p in mine)
-        replies = tuple(_said(p, followed, now, t, net) for p, t in answers if p.kind != "quote")
-        quotes = tuple(_said(p, followed, now, t, net) for p, t in answers if p.kind == "quote")
-        who = [p for p in said if p.followed]
-        newest = max(_moment(p) for p in (*mine, *(p for p, _ in answers)))
-        rank = (0 if who else 1 if any(p.scholar_id for p in said) else 2, -newest.timestamp())
-        units.append(
-            (
-                rank,
-                ConversationUnit(
-                    said,
-                    replies,
-                    quotes,
-                    _reposters(reposts.get(key, ()), followed),
-                ),
-            )
-        )
-    units.sort(key=lambda pair: pair[0])
-    ordered = [u for _, u in units]
-    pages = max(1, -(-len(ordered) // page_size))
+        newest = max(_moment(p) for p in (*mine, *(p for p, _ in under.get(key, []))))
+        by_followed = any(p.did in followed for p in mine)
+        known = 0 if by_followed else 1 if any(p.scholar_id for p in mine) else 2
+        ranked.append(((known, -newest.timestamp()), key))
+    ranked.sort(key=lambda pair: pair[0])
+    pages = max(1, -(-len(ranked) // page_size))
     page = min(max(page, 1), pages)
+
+    def shaped(key: str) -> ConversationUnit:
+        answers = sorted(under.get(key, []), key=lambda pair: _moment(pair[0]))
+        return ConversationUnit(
+            tuple(_said(p, followed, now, answered(p), net) for p in own[key]),
+            tuple(_said(p, followed, now, t, net) for p, t in answers if p.kind != "quote"),
+            tuple(_said(p, followed, now, t, net) for p, t in answers if p.kind == "quote"),
+            _reposters(reposts.get(key, ()), followed),
+        )
+
     week = now - RECENT
     return Conversation(
         paper=paper,
-        units=tuple(ordered[(page - 1) * page_size : page * page_size]),
+        units=tuple(shaped(key) for _, key in ranked[(page - 1) * page_size : page * page_size]),
         page=page,
         pages=pages,
-        total_units=len(ordered),
+        total_units=len(ranked),
         posts=len(people),
         people=len({p.did for p in people}),
         this_week=sum(1 for p in people if _moment(p) >= week),
