@@ -227,7 +227,9 @@ def test_a_read_waiting_on_postgresql_is_stopped_at_the_ceiling_not_the_budget(
         began = time.monotonic()
         with pytest.raises(TooExpensive, match="narrow it"), store.time_budget(0.25, "this"):
             store.db.execute("SELECT pg_sleep(5)").fetchone()
-        assert WALL_FACTOR * 0.25 <= time.monotonic() - began < 4.0
+        # The server's timer and this clock differ by a few milliseconds (a CI run stopped
+        # at 0.998 s of a 1 s timeout): the bound is the ceiling, far from the 0.25 s budget.
+        assert 0.95 * WALL_FACTOR * 0.25 <= time.monotonic() - began < 4.0
 
 
 def _pause_and_measure(store: SQLiteStore) -> None:
