@@ -164,7 +164,8 @@ def search(
         who = f" · {item.author}" if item.author else ""
         out.print(
             f"{item.kind:>18}  {escape(item.title or item.snippet[:80])}  [dim]"
-            f"{(item.published or '')[:10]}{who} · {item.source_kind} · item {item.item_id}[/dim]"
+            f"{'' if item.dated else 'seen '}{(item.published or '')[:10]}{who}"
+            f" · {item.source_kind} · item {item.item_id}[/dim]"
         )
         out.print(f"{'':>18}  [dim]{escape(item.snippet)}[/dim]")
         if item.url:

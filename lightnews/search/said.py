@@ -79,6 +79,8 @@ class ItemHit:
     source: str
     score: float
     thread_posts: int = 0
+    #: Whether ``published`` is the item's own date, not when the library first saw it.
+    dated: bool = True
 
     @property
     def link(self) -> str:
@@ -95,6 +97,7 @@ class ItemHit:
             "snippet": self.snippet,
             "author": self.author,
             "published": self.published,
+            "dated": self.dated,
             "source_kind": self.source_kind,
             "source": self.source,
             "thread_posts": self.thread_posts,
@@ -286,6 +289,7 @@ def search_said(
             row.source,
             match.score,
             row.thread_posts,
+            row.dated,
         )
         hits.append(hit)
     return hits

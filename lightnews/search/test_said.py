@@ -98,6 +98,10 @@ def test_notes_are_found_and_nonsense_finds_nothing(said: Store) -> None:
     notes = search_papers(said, "zero computation experts", settings=lexical(), items=True).items
     assert notes[0].kind == "note" and notes[0].source_kind == "notes"
     assert notes[0].title == "ICLR2025 Jin: MOE++ zero computation experts"
+    # The notes page gives no date: the hit says its date is when the library saw it.
+    assert not notes[0].dated and notes[0].published and notes[0].to_json()["dated"] is False
+    articles = search_papers(said, "KV cache", settings=lexical(), items=True).items
+    assert articles and all(h.dated for h in articles)
     for nonsense in ("zzzxqy", "banana bread recipe"):
         assert search_papers(said, nonsense, settings=lexical(), items=True).items == []
 

@@ -111,3 +111,14 @@ def test_search_page_and_api_show_authors_snippet_why_and_save(fresh_demo: str) 
         page = client.get("/search", params={"q": "attention"}).text
         assert "<mark>" in page and "Matched by" in page
         assert 'action="/mark"' not in page and "Saved ✓" not in page  # no one's state either
+
+
+def test_a_said_item_without_a_date_says_when_it_was_seen(fresh_demo: str) -> None:
+    """The demo's notes give no date: the search page does not pass off the day the library
+    read them as the day they were written."""
+    with TestClient(create_app(fresh_demo, SETTINGS), base_url="http://localhost") as client:
+        said = client.get("/api/search", params={"q": "leaderboards", "items": "1"}).json()
+        notes = [h for h in said.get("items", []) if h["kind"] == "note"]
+        assert notes and all(h["dated"] is False for h in notes)
+        page = client.get("/search", params={"q": "leaderboards"}).text
+    assert 'title="The item gives no date: when this library first saw it">seen </span>' in page

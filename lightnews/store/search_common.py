@@ -59,11 +59,15 @@ class SearchQueries(Queries):
             "AND t.kind = 'post' AND t.source_id = i.source_id) + "
             "(SELECT count(*) FROM items t WHERE t.key = COALESCE(i.thread_root, i.key) "
             "AND t.kind = 'post' AND t.source_id = i.source_id AND (t.thread_root IS NULL "
-            "OR t.thread_root <> COALESCE(i.thread_root, i.key)))) ELSE 0 END AS thread_posts "
+            "OR t.thread_root <> COALESCE(i.thread_root, i.key)))) ELSE 0 END AS thread_posts, "
+            "i.published IS NOT NULL AS dated "
             f"FROM items i JOIN sources s ON s.id = i.source_id WHERE {self.sql.in_list('i.id')}",
             (self.sql.list_param(item_ids),),
         )
-        return {r[0]: SaidItem(*r) for r in rows}
+        return {
+            r[0]: SaidItem(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10]))
+            for r in rows
+        }
 
     @staticmethod
     def _item_filters(filters: SearchFilters | None) -> tuple[str, list[Any]]:

@@ -240,7 +240,9 @@ class ItemMatch:
 @dataclass(frozen=True, slots=True)
 class SaidItem:
     """A post, article or note as a search result shows it (``thread_posts``: how many
-    stored posts its conversation has, 1 for a lone post, 0 for other kinds)."""
+    stored posts its conversation has, 1 for a lone post, 0 for other kinds;
+    ``published`` when the item gives no date is when the library first saw it, and
+    ``dated`` says which)."""
 
     item_id: int
     kind: str
@@ -252,6 +254,7 @@ class SaidItem:
     source_kind: str
     source: str
     thread_posts: int
+    dated: bool = True
 
 
 @dataclass(frozen=True, slots=True)
