@@ -19,12 +19,16 @@ from lightnews.store.views import PaperMention, PaperPage
 
 __all__ = [
     "KIND_LABELS",
+    "MENTIONS_SHOWN",
     "MentionEntry",
     "MentionGroup",
     "confidence_words",
     "story_authors",
     "story_groups",
 ]
+
+#: Entries of one kind the story page lists before "show all".
+MENTIONS_SHOWN = 20
 
 KIND_LABELS = {
     "paper": "arXiv record",
@@ -88,7 +92,15 @@ class MentionEntry:
 class MentionGroup:
     kind: str
     label: str
+    #: The newest, when the group is longer than the page lists.
     entries: tuple[MentionEntry, ...]
+    #: Entries in all.
+    total: int = 0
+
+    @property
+    def hidden(self) -> int:
+        """Entries the page leaves out (older ones)."""
+        return max(self.total - len(self.entries), 0)
 
 
 def story_authors(
@@ -128,8 +140,10 @@ def _listed(paper: PaperPage, kind: str, source: str, url: str | None) -> PaperM
     )
 
 
-def story_groups(paper: PaperPage) -> list[MentionGroup]:
-    """Mentions by kind (posts of one thread together), then where the paper was listed."""
+def story_groups(paper: PaperPage, shown: int | None = None) -> list[MentionGroup]:
+    """Mentions by kind (posts of one thread together), newest first, then where the paper
+    was listed; ``shown``: at most this many entries of a kind (a popular paper's posts are
+    hundreds, and the conversation above pages them)."""
     grouped: dict[str, list[MentionEntry]] = {}
     threads: dict[tuple[str, str], list[PaperMention]] = {}
     for mention in paper.mentions:
@@ -164,4 +178,13 @@ def story_groups(paper: PaperPage) -> list[MentionGroup]:
         )
     order = ["post", "repost", "article", "note", "daily", "paper"]
     kinds = sorted(grouped, key=lambda k: order.index(k) if k in order else len(order))
-    return [MentionGroup(k, KIND_LABELS.get(k, k), tuple(grouped[k])) for k in kinds]
+    groups = []
+    for kind in kinds:
+        entries = sorted(grouped[kind], key=_newest, reverse=True)  # threads among lone posts
+        listed = entries[:shown] if shown is not None else entries
+        groups.append(MentionGroup(kind, KIND_LABELS.get(kind, kind), tuple(listed), len(entries)))
+    return groups
+
+
+def _newest(entry: MentionEntry) -> str:
+    return max((m.published or "" for m in entry.mentions), default="")

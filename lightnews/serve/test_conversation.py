@@ -360,3 +360,50 @@ def test_posts_read_from_followed_feeds_join_the_conversation_once(
         "reposted by Mara Lindqvist (@maralindqvist.bsky.social) (you follow), @sharer.test"
         in " ".join(shown.output.split())
     )
+
+
+def test_a_popular_papers_mentions_list_the_newest_and_show_all_on_asking(
+    library: Library, settings: Settings, tmp_path: Path
+) -> None:
+    """Hundreds of posts name a popular paper; its page lists the newest of each kind (the
+    conversation above pages them all) and the rest on asking."""
+    from lightnews.demo import build_demo, snapshot_path
+    from lightnews.serve.app import create_app
+    from lightnews.serve.story import MENTIONS_SHOWN
+
+    build_demo(library.store, settings)
+    feed = json.loads(snapshot_path("bluesky-feed.mara.json").read_text())
+    [entry] = [e for e in feed["feed"] if e["post"]["uri"].endswith("/3m6gwfebnikhb")]
+    count = MENTIONS_SHOWN + 5
+    posts = []
+    for n in range(count):  # one post a day, each naming the paper by its arXiv link
+        post = json.loads(json.dumps(entry["post"]))
+        post["uri"] = post["uri"].rsplit("/", 1)[0] + f"/3popular{n:05d}"
+        post["cid"] = f"bafypopular{n:05d}"
+        post["record"]["createdAt"] = f"2025-11-{n + 1:02d}T09:00:00.000Z"
+        post["record"]["text"] = f"Day {n + 1} of reading arxiv.org/abs/2511.18342 again"
+        post["record"]["facets"] = []
+        posts.append({"post": post})
+    saved = tmp_path / "popular.json"
+    saved.write_text(json.dumps({"feed": posts[::-1]}))
+    ingested = CliRunner().invoke(
+        cli,
+        ["--db", library.address, "ingest", "--kind", "bluesky", "--from-file", str(saved)],
+        catch_exceptions=False,
+    )
+    assert ingested.exit_code == 0, ingested.output
+    app = create_app(library.address, settings)
+    with TestClient(app, base_url="http://localhost") as client:
+        page = client.get("/paper/2511.18342").text
+        whole = client.get("/paper/2511.18342", params={"mentions": "all"}).text
+        api = client.get("/api/paper/2511.18342").json()
+    posts_section = page.split('id="posts"', 1)[1].split("<h3", 1)[0]
+    assert posts_section.count('<article class="mention') == MENTIONS_SHOWN
+    assert "Day 25 of reading" in posts_section and "Day 1 of reading" not in posts_section
+    total = whole.split('id="posts"', 1)[1].split("<h3", 1)[0].count('<article class="mention')
+    assert total > MENTIONS_SHOWN and "Day 1 of reading" in whole
+    assert f"{total - MENTIONS_SHOWN} older not listed" in posts_section
+    assert f'href="/paper/2511.18342?mentions=all#posts">show all {total}</a>' in posts_section
+    assert "older not listed" not in whole
+    # The JSON twin carries every mention, as before.
+    assert sum(1 for m in api["mentions"] if "Day " in (m.get("title") or "")) == count

@@ -22,7 +22,7 @@ from lightnews.normalize.validate import whole_number
 from lightnews.search import SearchResults
 from lightnews.serve.owned import reader_states
 from lightnews.serve.site import MAX_PAGE, Site, own_state, reader_of, wants_json
-from lightnews.serve.story import story_authors, story_groups
+from lightnews.serve.story import MENTIONS_SHOWN, story_authors, story_groups
 from lightnews.store.views import PaperPage
 
 if TYPE_CHECKING:
@@ -108,7 +108,9 @@ def _page(
     return site.page(
         "paper.html",
         paper=data,
-        groups=story_groups(data),
+        groups=story_groups(
+            data, None if request.query_params.get("mentions") == "all" else MENTIONS_SHOWN
+        ),
         authors=story_authors(data, followed, site.current_settings().attribution_bar),
         saved=saved_at is not None,
         read=read_at is not None,
