@@ -213,7 +213,8 @@ def engagement(story: Story, context: Context) -> tuple[float, list[Reason]]:
         for i in social:
             n = (i.engagement.get("likes") or 0) + 2 * (i.engagement.get("reposts") or 0)
             if i.bot:
-                bots.update([i.account or i.author or i.source] if n else [])
+                if n:
+                    bots.add(i.account or i.author or i.source)
                 continue
             who = display_name(i.author, i.source)
             by[who] = by.get(who, 0) + n
